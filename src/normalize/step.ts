@@ -1,0 +1,107 @@
+/**
+ * @module normalize/step
+ * The canonical step model: what every layout folds into (DESIGN.md "Canonical shapes").
+ */
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+export type StepKind = 'llm' | 'tool' | 'agent';
+
+export interface ToolCall {
+  id?: string;
+  name: string;
+  arguments?: JsonValue;
+}
+
+/** One message, whichever layout or provider it came from. Keys that carry nothing are absent. */
+export interface Message {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content?: JsonValue;
+  tool_call_id?: string;
+  tool_calls?: ToolCall[];
+  finish_reason?: string;
+}
+
+/** A reference to a value moved to the payload store. */
+export interface PayloadRef {
+  $payload: string; // "sha256/<64 hex>"
+}
+
+export interface Tokens {
+  input: number | null;
+  output: number | null;
+  cache_read: number | null;
+  cache_write: number | null;
+  context: number | null;
+}
+
+export type StepStatus = 'ok' | 'error' | 'unset';
+
+/** Layout a step was read from. */
+export type LayoutName = 'otel-genai' | 'otel-genai-events' | 'openllmetry' | 'openinference' | 'vercel-ai';
+
+/**
+ * What the normalizer derives from one span (and the log records correlated to it).
+ * Pure data: no digests yet, because digests describe the stored (offloaded) form.
+ */
+export interface StepDraft {
+  kind: StepKind;
+  name: string;
+  model: string | null;
+  tool: string | null;
+  status: StepStatus;
+  /** llm: Message[]; tool: the arguments; agent: its input. null when content was not recorded. */
+  request: JsonValue | null;
+  /** llm: Message[]; tool: the result; agent: its output. null when not recorded. */
+  response: JsonValue | null;
+  tokens: Tokens;
+  /** gen_ai.request.* / llm.invocation_parameters configuration, keys without prefix */
+  params: { [key: string]: JsonValue };
+  layout: LayoutName;
+  /** cost the span itself reported (metered), if any */
+  costUsd: number | null;
+}
+
+/** Everything normalize knows about a span. */
+export interface SpanFacts {
+  /** run id carried by the span itself (session.id, gen_ai.conversation.id, ...), or null */
+  ownRun: string | null;
+  /** parent run named by an explicit attribute, or null */
+  parentRun: string | null;
+  /** the step this span is, or null when it is context (wrapper, HTTP, retrieval, unknown) */
+  step: StepDraft | null;
+}
+
+/** A step as stored and served on a tape (DESIGN.md "A step"). */
+export interface Step {
+  index: number;
+  kind: StepKind;
+  name: string;
+  model: string | null;
+  tool: string | null;
+  service: string | null;
+  trace_id: string;
+  span_id: string;
+  parent_span_id: string | null;
+  start_ns: bigint;
+  duration_ns: bigint;
+  status: StepStatus;
+  request: JsonValue | null;
+  response: JsonValue | null;
+  request_digest: string | null;
+  response_digest: string | null;
+  fingerprint: string;
+  tokens: Tokens;
+  params: { [key: string]: JsonValue };
+  layout: LayoutName;
+  cost_usd: number | null;
+}
+
+export interface Tape {
+  run: string;
+  tenant: string | null;
+  spans_examined: number;
+  truncated: boolean;
+  steps: Step[];
+  resolved_partial?: boolean;
+}
