@@ -6,8 +6,11 @@
  *   never be rounded through a double), undefined dropped like JSON.stringify does.
  */
 import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import canonicalizeModule from 'canonicalize';
 import type { JsonValue } from '../normalize/step.js';
+
+// The package is CommonJS (`module.exports = fn`) but its types declare a default export.
+const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
 
 export function canonicalJson(value: JsonValue): string {
   const text = canonicalize(value);
