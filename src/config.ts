@@ -1,0 +1,130 @@
+/**
+ * @module config
+ * What operators set (flags and TAPEDECK_* environment), validated at start.
+ * An invalid setting fails start-up with a message naming the setting; nothing is guessed.
+ */
+import path from 'node:path';
+
+export interface Config {
+  /** postgres://... selects a PostgreSQL server; null selects embedded PGlite under dataDir */
+  databaseUrl: string | null;
+  /** embedded database, payloads and other local state live here */
+  dataDir: string;
+  /** interface both listeners bind to; loopback by default so nothing is exposed by accident */
+  host: string;
+  httpPort: number;
+  grpcPort: number;
+  /** decoded (after gunzip) request body bound; the OTLP spec recommends 64 MiB */
+  maxBodyBytes: number;
+  /** export requests being decoded or written at once; past it senders get a retryable 503/429 */
+  maxInflightRequests: number;
+  /** values larger than this go to the payload store */
+  payloadThresholdBytes: number;
+  /** resolve=true inlines at most this many payload bytes per tape */
+  tapeMaxBytes: number;
+  /** one budget per read request: reads, alignment, classification, explanation */
+  queryDeadlineMs: number;
+  /** per-model price table (JSON); null: cost is only what spans report themselves */
+  pricingFile: string | null;
+  /** how long SIGTERM waits for in-flight requests before closing anyway */
+  shutdownGraceMs: number;
+}
+
+export const defaultConfig: Readonly<Config> = Object.freeze({
+  databaseUrl: null,
+  dataDir: './.tapedeck',
+  host: '127.0.0.1',
+  httpPort: 4318,
+  grpcPort: 4317,
+  maxBodyBytes: 64 * 1024 * 1024,
+  maxInflightRequests: 32,
+  payloadThresholdBytes: 256 * 1024,
+  tapeMaxBytes: 8 * 1024 * 1024,
+  queryDeadlineMs: 10_000,
+  pricingFile: null,
+  shutdownGraceMs: 10_000,
+});
+
+export class ConfigError extends Error {
+  constructor(readonly setting: string, message: string) {
+    super(`invalid configuration: ${setting}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Setting name, its environment variable and its CLI flag; one table so docs and code agree. */
+export const settings = [
+  { key: 'databaseUrl', env: 'TAPEDECK_DATABASE_URL', flag: '--database-url' },
+  { key: 'dataDir', env: 'TAPEDECK_DATA_DIR', flag: '--data-dir' },
+  { key: 'host', env: 'TAPEDECK_HOST', flag: '--host' },
+  { key: 'httpPort', env: 'TAPEDECK_HTTP_PORT', flag: '--http-port' },
+  { key: 'grpcPort', env: 'TAPEDECK_GRPC_PORT', flag: '--grpc-port' },
+  { key: 'maxBodyBytes', env: 'TAPEDECK_MAX_BODY_BYTES', flag: '--max-body-bytes' },
+  { key: 'maxInflightRequests', env: 'TAPEDECK_MAX_INFLIGHT_REQUESTS', flag: '--max-inflight-requests' },
+  { key: 'payloadThresholdBytes', env: 'TAPEDECK_PAYLOAD_THRESHOLD_BYTES', flag: '--payload-threshold-bytes' },
+  { key: 'tapeMaxBytes', env: 'TAPEDECK_TAPE_MAX_BYTES', flag: '--tape-max-bytes' },
+  { key: 'queryDeadlineMs', env: 'TAPEDECK_QUERY_DEADLINE_MS', flag: '--query-deadline-ms' },
+  { key: 'pricingFile', env: 'TAPEDECK_PRICING', flag: '--pricing' },
+  { key: 'shutdownGraceMs', env: 'TAPEDECK_SHUTDOWN_GRACE_MS', flag: '--shutdown-grace-ms' },
+] as const satisfies readonly { key: keyof Config; env: string; flag: string }[];
+
+type RawSettings = Partial<Record<keyof Config, string | undefined>>;
+
+/**
+ * Builds the Config from flags (highest precedence), then environment, then defaults.
+ * `flags` holds raw strings keyed by Config key, as the CLI parsed them.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: RawSettings = {}): Config {
+  const config: Config = { ...defaultConfig };
+  for (const s of settings) {
+    const fromFlag = flags[s.key];
+    const raw = fromFlag ?? env[s.env];
+    if (raw === undefined || raw === '') continue;
+    const name = fromFlag !== undefined ? s.flag : s.env;
+    (config as unknown as Record<string, unknown>)[s.key] = parseSetting(s.key, name, raw);
+  }
+  config.dataDir = path.resolve(config.dataDir);
+  return config;
+}
+
+const integerBounds: Partial<Record<keyof Config, [number, number]>> = {
+  httpPort: [0, 65535],
+  grpcPort: [0, 65535],
+  maxBodyBytes: [1024, 2 ** 31],
+  maxInflightRequests: [1, 10_000],
+  payloadThresholdBytes: [1, 2 ** 31],
+  tapeMaxBytes: [0, 2 ** 31],
+  queryDeadlineMs: [1, 3_600_000],
+  shutdownGraceMs: [0, 3_600_000],
+};
+
+function parseSetting(key: keyof Config, name: string, raw: string): unknown {
+  const bounds = integerBounds[key];
+  if (bounds) {
+    if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `expected a whole number, got ${JSON.stringify(raw)}`);
+    const n = Number(raw.trim());
+    if (n < bounds[0] || n > bounds[1]) throw new ConfigError(name, `${n} is outside ${bounds[0]}..${bounds[1]}`);
+    return n;
+  }
+  if (key === 'databaseUrl') {
+    let url: URL;
+    try { url = new URL(raw); } catch { throw new ConfigError(name, `not a URL: ${JSON.stringify(redact(raw))}`); }
+    if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+      throw new ConfigError(name, `expected a postgres:// or postgresql:// URL, got ${url.protocol}//`);
+    }
+    return raw;
+  }
+  if (key === 'host' && /\s/.test(raw)) throw new ConfigError(name, `not a host name or address: ${JSON.stringify(raw)}`);
+  return raw;
+}
+
+/** Hides a password in a database URL before it reaches a message or a log. */
+export function redact(databaseUrl: string): string {
+  try {
+    const url = new URL(databaseUrl);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return databaseUrl.replace(/:[^:@/]*@/, ':***@');
+  }
+}

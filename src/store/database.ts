@@ -1,0 +1,49 @@
+/**
+ * @module store/database
+ * The one small port every store is written against. Two adapters implement it: PGlite
+ * (embedded, the zero-setup default) and PostgreSQL through `pg`. Both run the same SQL.
+ *
+ * Conventions both adapters guarantee, so callers never branch on the adapter:
+ * - int8 columns come back as bigint (nanosecond times must stay exact);
+ * - json/jsonb come back parsed; bytea comes back as a Uint8Array (a Buffer under pg);
+ * - errors that a retry may cure are wrapped in DatabaseUnavailableError.
+ */
+
+export interface Queryable {
+  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Database extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /** Runs fn in one transaction: commit when it resolves, roll back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Cheap liveness probe for /readyz. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The database could not be reached or refused for a transient reason; retrying may succeed. */
+export class DatabaseUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'DatabaseUnavailableError';
+  }
+}
+
+/**
+ * SQLSTATE classes a retry can cure: connection exceptions (08), serialization failure
+ * (40001), deadlock (40P01), insufficient resources (53), operator intervention such as
+ * admin shutdown (57P0x).
+ */
+export function isTransientSqlState(code: unknown): boolean {
+  if (typeof code !== 'string') return false;
+  return code.startsWith('08') || code === '40001' || code === '40P01' || code.startsWith('53') || code.startsWith('57P');
+}
+
+/** Node socket errors that mean the server is not there (yet). */
+export function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN'].includes(code);
+}

@@ -1,0 +1,93 @@
+/**
+ * @module store/pg-database
+ * Database port over a PostgreSQL server through a `pg` Pool.
+ */
+import pg from 'pg';
+import { type Database, type Queryable, DatabaseUnavailableError, isConnectionError, isTransientSqlState } from './database.js';
+import { redact } from '../config.js';
+
+const INT8_OID = 20;
+const BYTEA_OID = 17;
+
+export interface PgDatabaseSettings {
+  maxConnections?: number;
+  connectionTimeoutMillis?: number;
+  /** reported in errors; never logged with its password */
+  applicationName?: string;
+}
+
+export function createPgDatabase(url: string, settings: PgDatabaseSettings = {}): Database {
+  // A private type set: the global pg.types would change parsing for the embedding app too.
+  const types = {
+    getTypeParser(oid: number, format?: 'text' | 'binary') {
+      if (oid === INT8_OID && format !== 'binary') return (v: string) => BigInt(v);
+      if (oid === BYTEA_OID && format !== 'binary') return (v: string) => pg.types.getTypeParser(BYTEA_OID, 'text')(v);
+      return pg.types.getTypeParser(oid, format ?? 'text');
+    },
+  };
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: settings.maxConnections ?? 8,
+    connectionTimeoutMillis: settings.connectionTimeoutMillis ?? 5_000,
+    application_name: settings.applicationName ?? 'tapedeck',
+    types: types as pg.CustomTypesConfig,
+  });
+  // An idle client's error is re-emitted on the pool; unheard, it would kill the process.
+  pool.on('error', () => {});
+
+  const where = redact(url);
+  const translate = (error: unknown): unknown => {
+    const code = (error as { code?: unknown }).code;
+    if (isConnectionError(error) || isTransientSqlState(code) || isPoolTimeout(error)) {
+      return new DatabaseUnavailableError(`PostgreSQL at ${where} is unavailable: ${(error as Error).message}`, { cause: error });
+    }
+    return error;
+  };
+  const run = async <Row>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]): Promise<Row[]> => {
+    try {
+      const result = await client.query(sql, params as unknown[] | undefined);
+      return result.rows as Row[];
+    } catch (error) {
+      throw translate(error);
+    }
+  };
+
+  return {
+    kind: 'postgres',
+    query: (sql, params) => run(pool, sql, params),
+    exec: async (sql) => { await run(pool, sql); },
+    async transaction(fn) {
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (error) {
+        throw translate(error);
+      }
+      const tx: Queryable = {
+        query: (sql, params) => run(client, sql, params),
+        exec: async (sql) => { await run(client, sql); },
+      };
+      try {
+        await tx.query('BEGIN');
+        const value = await fn(tx);
+        await tx.query('COMMIT');
+        client.release();
+        return value;
+      } catch (error) {
+        // A failed ROLLBACK means the connection is broken: destroy it rather than reuse it.
+        await client.query('ROLLBACK').then(() => client.release(), (e: Error) => client.release(e));
+        throw error;
+      }
+    },
+    async ping() {
+      await run(pool, 'SELECT 1');
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}
+
+function isPoolTimeout(error: unknown): boolean {
+  return error instanceof Error && /timeout exceeded when trying to connect|Connection terminated/i.test(error.message);
+}

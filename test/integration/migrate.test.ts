@@ -1,0 +1,45 @@
+/**
+ * Migrations: applied once, recorded, and a database newer than the code refuses to start.
+ * Runs on every adapter in databaseKinds.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
+import { isSchemaCurrent, loadMigrations, migrate, SchemaTooNewError } from '../../src/store/migrate.js';
+
+describe.each(databaseKinds)('migrations on %s', (kind) => {
+  let t: TestDatabase | undefined;
+  afterEach(async () => {
+    await t?.drop();
+    t = undefined;
+  });
+
+  it('applies every migration once and records it', async () => {
+    t = await createTestDatabase(kind, { migrated: false });
+    expect(await isSchemaCurrent(t.db)).toBe(false);
+    const first = await migrate(t.db);
+    expect(first).toEqual(loadMigrations().map((m) => m.version));
+    expect(await migrate(t.db)).toEqual([]);
+    expect(await isSchemaCurrent(t.db)).toBe(true);
+    const views = await t.db.query<{ table_name: string }>(
+      "SELECT table_name FROM information_schema.views WHERE table_schema = 'tapedeck' ORDER BY table_name",
+    );
+    expect(views.map((v) => v.table_name)).toEqual(expect.arrayContaining(['logs', 'runs', 'spans', 'step_messages', 'tape_steps']));
+  });
+
+  it('refuses a database written by a newer tapedeck, naming both versions', async () => {
+    t = await createTestDatabase(kind);
+    const known = loadMigrations().length;
+    await t.db.query('INSERT INTO tapedeck_store.schema_migrations (version, name) VALUES ($1, $2)', [known + 1, 'from_the_future']);
+    const error = await migrate(t.db).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SchemaTooNewError);
+    expect((error as Error).message).toContain(`migration ${known + 1}`);
+    expect((error as Error).message).toContain(`up to ${known}`);
+  });
+
+  it('returns int8 as bigint and bytea as bytes', async () => {
+    t = await createTestDatabase(kind, { migrated: false });
+    const [row] = await t.db.query<{ x: bigint; y: Uint8Array }>("SELECT 1791964800010000001::int8 AS x, '\\x6162'::bytea AS y");
+    expect(row.x).toBe(1791964800010000001n);
+    expect(Buffer.from(row.y).toString()).toBe('ab');
+  });
+});
