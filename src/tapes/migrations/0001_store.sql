@@ -27,9 +27,12 @@ CREATE TABLE tapedeck_store.spans (
   dropped_events_count               integer NOT NULL DEFAULT 0,
   dropped_links_count                integer NOT NULL DEFAULT 0,
   resource_dropped_attributes_count  integer NOT NULL DEFAULT 0,
-  -- Derived (rebuildable by reindex): the run the span belongs to, the run id the span
-  -- itself carries, and the parent run when the span starts a child run.
+  -- What the span itself says about its run (from the normalizer): the run id it carries
+  -- and an explicitly named parent run.
   own_run           text,
+  own_parent_run    text,
+  -- Derived from the trace (src/tapes/resolve-runs.ts): the run the span belongs to and,
+  -- for every span of a child run, that run's parent run.
   run_id            text,
   parent_run        text,
   received_at       timestamptz NOT NULL DEFAULT now(),

@@ -1,0 +1,55 @@
+/**
+ * @module api/read-routes
+ * The read API over the store: tapes and runs here; replay and diff come from their own
+ * modules' route factories, wired to the same tape reader.
+ */
+import { Hono } from 'hono';
+import type { Config } from '../config.js';
+import { ApiError } from '../errors.js';
+import type { Store } from '../store/open-store.js';
+import { readTape } from '../tapes/tape-service.js';
+import { InvalidCursorError, listRuns } from '../tapes/run-reader.js';
+import { jsonResponse } from './app.js';
+
+const MAX_RUNS_PAGE = 1000;
+const DEFAULT_RUNS_PAGE = 50;
+
+export function createReadRoutes(store: Store, config: Config): Hono[] {
+  const app = new Hono();
+  const tenant = '';
+
+  app.get('/v1/tapes/:run', async (c) => {
+    const run = c.req.param('run');
+    const resolve = parseBoolean(c.req.query('resolve'), 'resolve');
+    const tape = await readTape(store, tenant, run, { resolve, maxResolveBytes: config.tapeMaxBytes });
+    if (!tape) throw new ApiError(404, 'not_found', `no run ${JSON.stringify(run)}`);
+    return jsonResponse(tape);
+  });
+
+  app.get('/v1/runs', async (c) => {
+    const limit = parseLimit(c.req.query('limit'));
+    try {
+      const page = await listRuns(store.db, tenant, { limit, cursor: c.req.query('cursor') || undefined });
+      return jsonResponse(page);
+    } catch (error) {
+      if (error instanceof InvalidCursorError) throw new ApiError(400, 'bad_input', error.message);
+      throw error;
+    }
+  });
+
+  return [app];
+}
+
+function parseBoolean(value: string | undefined, name: string): boolean {
+  if (value === undefined || value === '' || value === 'false' || value === '0') return false;
+  if (value === 'true' || value === '1') return true;
+  throw new ApiError(400, 'bad_input', `${name} must be true or false, got ${JSON.stringify(value)}`);
+}
+
+function parseLimit(value: string | undefined): number {
+  if (value === undefined || value === '') return DEFAULT_RUNS_PAGE;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > MAX_RUNS_PAGE) {
+    throw new ApiError(400, 'bad_input', `limit must be a whole number from 1 to ${MAX_RUNS_PAGE}, got ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}

@@ -1,0 +1,22 @@
+import { Option, type Command } from 'commander';
+import { settings, type Config } from '../config.js';
+
+/** Commander's attribute name for a flag: --http-port → httpPort. */
+const attributeOf = (flag: string) => flag.replace(/^--/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/** Commander's option values → the raw strings loadConfig validates, keyed by Config key. */
+export function flagsOf(options: Record<string, unknown>): Partial<Record<keyof Config, string>> {
+  const out: Partial<Record<keyof Config, string>> = {};
+  for (const s of settings) {
+    const value = options[attributeOf(s.flag)];
+    if (typeof value === 'string') out[s.key] = value;
+  }
+  return out;
+}
+
+/** Config flags every command accepts. */
+export function addConfigOptions(command: Command): Command {
+  return command
+    .addOption(new Option('--database-url <url>', 'PostgreSQL URL (env TAPEDECK_DATABASE_URL); absent: embedded PGlite'))
+    .addOption(new Option('--data-dir <dir>', 'local data directory (env TAPEDECK_DATA_DIR, default ./.tapedeck)'));
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+/**
+ * @module cli/main
+ * The `tapedeck` binary. Every command reads the same configuration as the server (flags,
+ * then TAPEDECK_* environment, then defaults). Exit codes: 0 success, 1 failure,
+ * 2 usage or configuration error, 3 not found.
+ */
+import { Command } from 'commander';
+import { ConfigError } from '../config.js';
+import { registerServe } from './serve.js';
+import { registerReadCommands } from './read-commands.js';
+import { CliError, EXIT } from './cli-error.js';
+
+export function buildProgram(): Command {
+  const program = new Command('tapedeck')
+    .description('Record, replay and compare LLM agent runs from their OpenTelemetry spans.')
+    .showHelpAfterError()
+    .exitOverride();
+  registerServe(program);
+  registerReadCommands(program);
+  return program;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return process.exitCode === undefined ? EXIT.ok : Number(process.exitCode);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'commander.helpDisplayed' || code === 'commander.version' || code === 'commander.help') return EXIT.ok;
+    if (typeof code === 'string' && code.startsWith('commander.')) return EXIT.usage;
+    if (error instanceof ConfigError) {
+      process.stderr.write(`tapedeck: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof CliError) {
+      process.stderr.write(`tapedeck: ${error.message}\n`);
+      return error.exitCode;
+    }
+    process.stderr.write(`tapedeck: ${(error as Error)?.message ?? String(error)}\n`);
+    return EXIT.failure;
+  }
+}
+
+main(process.argv).then((code) => {
+  process.exitCode = code;
+});

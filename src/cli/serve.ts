@@ -1,0 +1,57 @@
+/**
+ * `tapedeck serve`: runs the OTLP receivers and the API until SIGTERM or SIGINT, then drains
+ * in-flight requests and exits.
+ */
+import { Option, type Command } from 'commander';
+import { loadConfig } from '../config.js';
+import { createLogger } from '../logger.js';
+import { startTapedeck } from '../server.js';
+import { addConfigOptions, flagsOf } from './flags.js';
+
+export function registerServe(program: Command): void {
+  const serve = program.command('serve').description('receive OTLP on gRPC and HTTP and serve the API');
+  addConfigOptions(serve)
+    .addOption(new Option('--host <host>', 'interface to bind (env TAPEDECK_HOST, default 127.0.0.1)'))
+    .addOption(new Option('--http-port <port>', 'OTLP/HTTP and API port (env TAPEDECK_HTTP_PORT, default 4318)'))
+    .addOption(new Option('--grpc-port <port>', 'OTLP/gRPC port (env TAPEDECK_GRPC_PORT, default 4317)'))
+    .addOption(new Option('--max-body-bytes <n>', 'decoded request body bound (env TAPEDECK_MAX_BODY_BYTES, default 64 MiB)'))
+    .addOption(new Option('--max-inflight-requests <n>', 'export requests handled at once (env TAPEDECK_MAX_INFLIGHT_REQUESTS, default 32)'))
+    .addOption(new Option('--payload-threshold-bytes <n>', 'offload values larger than this (default 262144)'))
+    .addOption(new Option('--tape-max-bytes <n>', 'payload bytes resolve=true inlines per tape (default 8 MiB)'))
+    .addOption(new Option('--query-deadline-ms <n>', 'budget per read request (default 10000)'))
+    .addOption(new Option('--pricing <file>', 'per-model price table (JSON)'))
+    .addOption(new Option('--shutdown-grace-ms <n>', 'how long SIGTERM waits for in-flight requests (default 10000)'))
+    .action(async (options: Record<string, string>) => {
+      const config = loadConfig(process.env, flagsOf(options));
+      const logger = createLogger();
+      const running = await startTapedeck(config, logger);
+      const shown = running.host === '0.0.0.0' || running.host === '::' ? 'localhost' : running.host;
+      process.stdout.write(
+        [
+          'tapedeck is running',
+          `  OTLP/gRPC   ${running.host}:${running.grpcPort}`,
+          `  OTLP/HTTP   http://${shown}:${running.httpPort}/v1/traces  (and /v1/logs)`,
+          `  API         http://${shown}:${running.httpPort}/v1/runs`,
+          `  data        ${running.dataLocation}`,
+          '',
+          'Point your agent at it:',
+          `  export OTEL_EXPORTER_OTLP_ENDPOINT=http://${shown}:${running.httpPort}`,
+          `  # or, for gRPC exporters: OTEL_EXPORTER_OTLP_ENDPOINT=http://${shown}:${running.grpcPort}`,
+          '',
+        ].join('\n'),
+      );
+      await new Promise<void>((resolve) => {
+        const stop = (signal: string) => {
+          logger.info({ signal }, 'shutting down: draining in-flight requests');
+          running.close().then(resolve, (error: unknown) => {
+            logger.error({ err: error }, 'shutdown failed');
+            process.exitCode = 1;
+            resolve();
+          });
+        };
+        process.once('SIGTERM', () => stop('SIGTERM'));
+        process.once('SIGINT', () => stop('SIGINT'));
+      });
+      process.stdout.write('tapedeck stopped\n');
+    });
+}

@@ -1,0 +1,90 @@
+/**
+ * @module exporter/tapedeck-span-exporter
+ * A SpanExporter for @opentelemetry/sdk-trace-base that writes straight into tapedeck's
+ * store through the same ingest core as the OTLP receivers: for apps that want no collector.
+ *
+ * It never throws into the app: every outcome reaches resultCallback exactly once, failures
+ * as ExportResultCode.FAILED with the error. Its own database writes run with tracing
+ * suppressed, so an instrumented `pg` does not trace them. shutdown() is idempotent and
+ * waits for exports in flight; exports after shutdown fail.
+ */
+import { context } from '@opentelemetry/api';
+import { BindOnceFuture, ExportResultCode, suppressTracing, type ExportResult } from '@opentelemetry/core';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { loadConfig, type Config } from '../config.js';
+import { ingestSpans } from '../ingest/ingest.js';
+import { silentLogger } from '../logger.js';
+import { openStore, type Store } from '../store/open-store.js';
+import { readableSpanToRecord } from './readable-span.js';
+
+export interface TapedeckSpanExporterOptions {
+  /** an open store to write into (shared with a server in the same process) */
+  store?: Store;
+  /** otherwise a store is opened from this configuration (defaults: TAPEDECK_* environment) */
+  config?: Partial<Config>;
+  /** tenant the spans are stored under; default none */
+  tenant?: string;
+}
+
+export class TapedeckSpanExporter implements SpanExporter {
+  private storePromise: Promise<Store> | undefined;
+  private readonly ownsStore: boolean;
+  private readonly pending = new Set<Promise<void>>();
+  private readonly shutdownOnce: BindOnceFuture<void>;
+  private stopped = false;
+
+  constructor(private readonly options: TapedeckSpanExporterOptions = {}) {
+    this.ownsStore = !options.store;
+    if (options.store) this.storePromise = Promise.resolve(options.store);
+    this.shutdownOnce = new BindOnceFuture(this.doShutdown, this);
+  }
+
+  export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
+    if (this.stopped) {
+      setImmediate(() => resultCallback({ code: ExportResultCode.FAILED, error: new Error('TapedeckSpanExporter is shut down') }));
+      return;
+    }
+    const work = context.with(suppressTracing(context.active()), async () => {
+      const records = spans.map(readableSpanToRecord);
+      const store = await this.store();
+      await ingestSpans(records, { tenant: this.options.tenant ?? '' }, store.ingest);
+    });
+    const settled = work.then(
+      () => resultCallback({ code: ExportResultCode.SUCCESS }),
+      (error: unknown) =>
+        resultCallback({ code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) }),
+    );
+    this.pending.add(settled);
+    void settled.finally(() => this.pending.delete(settled));
+  }
+
+  /** Waits for the exports already handed to this exporter. */
+  async forceFlush(): Promise<void> {
+    await Promise.all([...this.pending]);
+  }
+
+  shutdown(): Promise<void> {
+    return this.shutdownOnce.call();
+  }
+
+  private store(): Promise<Store> {
+    this.storePromise ??= openStore(loadConfig(process.env, {}), silentLogger()).then((store) => store, (error: unknown) => {
+      this.storePromise = undefined; // the next export tries again
+      throw error;
+    });
+    if (this.options.config) {
+      const config = { ...loadConfig(process.env, {}), ...this.options.config };
+      this.storePromise = this.storePromise === undefined ? openStore(config, silentLogger()) : this.storePromise;
+    }
+    return this.storePromise;
+  }
+
+  private async doShutdown(): Promise<void> {
+    this.stopped = true;
+    await this.forceFlush();
+    if (this.ownsStore && this.storePromise) {
+      const store = await this.storePromise.catch(() => undefined);
+      await store?.close();
+    }
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * @module ingest/grpc-receiver
+ * OTLP/gRPC: TraceService/Export and LogsService/Export on @grpc/grpc-js. Messages pass
+ * through as raw bytes (identity serializers) into the same decode and ingest core as HTTP;
+ * grpc-js inflates gzip-compressed messages and enforces the message size bound.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { decodeLogsRequest, decodeTraceRequest } from '../otlp/decode.js';
+import { LOGS_EXPORT_PATH, TRACE_EXPORT_PATH } from '../otlp/proto.js';
+import { encodeExportResponse, partialSuccessFor, type OtlpSignal } from '../otlp/response.js';
+import type { Logger } from '../logger.js';
+import type { Admission } from './admission.js';
+import { type IngestDeps, ingestLogs, ingestSpans } from './ingest.js';
+import { classifyError } from './status.js';
+
+export interface GrpcReceiverDeps {
+  ingest: IngestDeps;
+  admission: Admission;
+  logger: Logger;
+}
+
+export interface GrpcReceiverSettings {
+  maxBodyBytes: number;
+}
+
+const passThrough = (b: Buffer) => b;
+
+function exportMethod(path: string): grpc.MethodDefinition<Buffer, Buffer> {
+  return {
+    path,
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: passThrough,
+    requestDeserialize: passThrough,
+    responseSerialize: passThrough,
+    responseDeserialize: passThrough,
+  };
+}
+
+export function createGrpcServer(deps: GrpcReceiverDeps, settings: GrpcReceiverSettings): grpc.Server {
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': settings.maxBodyBytes,
+    'grpc.max_send_message_length': 4 * 1024 * 1024,
+  });
+  server.addService({ Export: exportMethod(TRACE_EXPORT_PATH) }, { Export: handler('traces', deps) });
+  server.addService({ Export: exportMethod(LOGS_EXPORT_PATH) }, { Export: handler('logs', deps) });
+  return server;
+}
+
+function handler(signal: OtlpSignal, deps: GrpcReceiverDeps): grpc.handleUnaryCall<Buffer, Buffer> {
+  return (call, callback) => {
+    deps.admission
+      .run(async () => {
+        const meta = { tenant: '' };
+        if (signal === 'traces') {
+          const decoded = decodeTraceRequest(call.request, 'protobuf');
+          await ingestSpans(decoded.spans, meta, deps.ingest);
+          return encodeExportResponse(signal, 'protobuf', partialSuccessFor(signal, decoded.rejected));
+        }
+        const decoded = decodeLogsRequest(call.request, 'protobuf');
+        await ingestLogs(decoded.logs, meta, deps.ingest);
+        return encodeExportResponse(signal, 'protobuf', partialSuccessFor(signal, decoded.rejected));
+      })
+      .then(
+        (response) => callback(null, Buffer.from(response)),
+        (error: unknown) => {
+          const c = classifyError(error);
+          if (c.kind === 'internal') deps.logger.error({ err: error, signal }, 'OTLP/gRPC export failed');
+          const metadata = new grpc.Metadata();
+          if (c.status.retryable) metadata.set('retry-after', String(c.retryAfterSeconds ?? 1));
+          callback({ code: c.status.grpc, details: c.message, metadata });
+        },
+      );
+  };
+}
+
+/** Binds the server; resolves with the port actually bound (0 picks a free one). */
+export function bindGrpcServer(server: grpc.Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)));
+  });
+}

@@ -1,0 +1,83 @@
+/**
+ * @module ingest/http-receiver
+ * OTLP/HTTP: POST /v1/traces and POST /v1/logs, protobuf or JSON, optionally gzip. The answer
+ * is encoded in the request's own content type: an Export*ServiceResponse on success (with
+ * partial_success when some records were rejected), a google.rpc.Status on failure, with
+ * Retry-After on retryable failures. Decoding and storing are the shared core's.
+ */
+import { Hono, type Context } from 'hono';
+import { decodeLogsRequest, decodeTraceRequest, type OtlpEncoding } from '../otlp/decode.js';
+import { encodeExportResponse, encodeStatus, partialSuccessFor, type OtlpSignal } from '../otlp/response.js';
+import { IngestError } from '../errors.js';
+import type { Admission } from './admission.js';
+import { decodeContentEncoding, readBoundedBody } from './body.js';
+import { type IngestDeps, type IngestMeta, ingestLogs, ingestSpans } from './ingest.js';
+import { classifyError } from './status.js';
+import type { Logger } from '../logger.js';
+
+export interface HttpReceiverDeps {
+  ingest: IngestDeps;
+  admission: Admission;
+  logger: Logger;
+}
+
+export interface HttpReceiverSettings {
+  maxBodyBytes: number;
+}
+
+const contentTypes: Record<string, OtlpEncoding> = {
+  'application/x-protobuf': 'protobuf',
+  'application/protobuf': 'protobuf',
+  'application/json': 'json',
+};
+
+export function createOtlpHttpRoutes(deps: HttpReceiverDeps, settings: HttpReceiverSettings): Hono {
+  const app = new Hono();
+  app.post('/v1/traces', (c) => handleExport(c, 'traces', deps, settings));
+  app.post('/v1/logs', (c) => handleExport(c, 'logs', deps, settings));
+  return app;
+}
+
+async function handleExport(c: Context, signal: OtlpSignal, deps: HttpReceiverDeps, settings: HttpReceiverSettings): Promise<Response> {
+  const mediaType = (c.req.header('content-type') ?? '').split(';')[0].trim().toLowerCase();
+  const encoding = contentTypes[mediaType];
+  if (!encoding) {
+    const error = new IngestError(
+      'unsupported_media_type',
+      `unsupported Content-Type ${JSON.stringify(mediaType || '(none)')}: send application/x-protobuf or application/json`,
+    );
+    return errorResponse(error, 'json');
+  }
+  try {
+    return await deps.admission.run(async () => {
+      const raw = await readBoundedBody(c.req.raw.body, settings.maxBodyBytes);
+      const body = await decodeContentEncoding(c.req.header('content-encoding'), raw, settings.maxBodyBytes);
+      const meta: IngestMeta = { tenant: '' };
+      let rejected;
+      if (signal === 'traces') {
+        const decoded = decodeTraceRequest(body, encoding);
+        rejected = decoded.rejected;
+        await ingestSpans(decoded.spans, meta, deps.ingest);
+      } else {
+        const decoded = decodeLogsRequest(body, encoding);
+        rejected = decoded.rejected;
+        await ingestLogs(decoded.logs, meta, deps.ingest);
+      }
+      const payload = encodeExportResponse(signal, encoding, partialSuccessFor(signal, rejected));
+      return new Response(payload, { status: 200, headers: { 'content-type': contentTypeOf(encoding) } });
+    });
+  } catch (error) {
+    const classified = classifyError(error);
+    if (classified.kind === 'internal') deps.logger.error({ err: error, signal }, 'OTLP/HTTP export failed');
+    return errorResponse(error, encoding);
+  }
+}
+
+function errorResponse(error: unknown, encoding: OtlpEncoding): Response {
+  const c = classifyError(error);
+  const headers: Record<string, string> = { 'content-type': contentTypeOf(encoding) };
+  if (c.status.retryable) headers['retry-after'] = String(c.retryAfterSeconds ?? 1);
+  return new Response(encodeStatus(encoding, c.status.grpc, c.message), { status: c.status.http, headers });
+}
+
+const contentTypeOf = (encoding: OtlpEncoding) => (encoding === 'json' ? 'application/json' : 'application/x-protobuf');

@@ -1,0 +1,101 @@
+/**
+ * @module server
+ * Composition root for `tapedeck serve`: config → database → migrations → payload store →
+ * ingest core → HTTP and gRPC listeners. Start and stop are symmetric; a partial start is
+ * undone. close() stops accepting, lets in-flight exports finish (within the grace period),
+ * then closes the database.
+ */
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import type * as grpc from '@grpc/grpc-js';
+import type { Config } from './config.js';
+import { redact } from './config.js';
+import type { Logger } from './logger.js';
+import { openStore, type Store } from './store/open-store.js';
+import { createAdmission } from './ingest/admission.js';
+import { createOtlpHttpRoutes } from './ingest/http-receiver.js';
+import { bindGrpcServer, createGrpcServer } from './ingest/grpc-receiver.js';
+import { createApp } from './api/app.js';
+import { createReadRoutes } from './api/read-routes.js';
+import { isSchemaCurrent } from './store/migrate.js';
+
+export interface RunningTapedeck {
+  host: string;
+  httpPort: number;
+  grpcPort: number;
+  /** where the data lives: the redacted database URL or the embedded database directory */
+  dataLocation: string;
+  store: Store;
+  close(): Promise<void>;
+}
+
+export async function startTapedeck(config: Config, logger: Logger): Promise<RunningTapedeck> {
+  const store = await openStore(config, logger);
+  const admission = createAdmission(config.maxInflightRequests);
+  let http: ServerType | undefined;
+  let grpcServer: grpc.Server | undefined;
+  try {
+    const receiverDeps = { ingest: store.ingest, admission, logger };
+    const app = createApp({
+      logger,
+      routes: [createOtlpHttpRoutes(receiverDeps, config), ...createReadRoutes(store, config)],
+      async ready() {
+        try {
+          await store.db.ping();
+        } catch (error) {
+          return { ok: false, reason: `database unreachable: ${(error as Error).message}` };
+        }
+        return (await isSchemaCurrent(store.db)) ? { ok: true } : { ok: false, reason: 'migrations not applied' };
+      },
+    });
+    const httpPort = await new Promise<number>((resolve, reject) => {
+      const server = serve({ fetch: app.fetch, hostname: config.host, port: config.httpPort }, (info: AddressInfo) => resolve(info.port));
+      server.once('error', reject);
+      http = server;
+    });
+    grpcServer = createGrpcServer(receiverDeps, config);
+    const grpcPort = await bindGrpcServer(grpcServer, config.host, config.grpcPort);
+
+    let closing: Promise<void> | undefined;
+    return {
+      host: config.host,
+      httpPort,
+      grpcPort,
+      dataLocation: config.databaseUrl ? redact(config.databaseUrl) : path.join(config.dataDir, 'pglite'),
+      store,
+      close() {
+        closing ??= shutdown(http, grpcServer, store, admission.drained(), config.shutdownGraceMs, logger);
+        return closing;
+      },
+    };
+  } catch (error) {
+    await shutdown(http, grpcServer, store, Promise.resolve(), 0, logger).catch(() => {});
+    throw error;
+  }
+}
+
+async function shutdown(
+  http: ServerType | undefined,
+  grpcServer: grpc.Server | undefined,
+  store: Store,
+  drained: Promise<void>,
+  graceMs: number,
+  logger: Logger,
+): Promise<void> {
+  const httpClosed = http ? new Promise<void>((resolve) => http!.close(() => resolve())) : Promise.resolve();
+  const grpcClosed = grpcServer ? new Promise<void>((resolve) => grpcServer!.tryShutdown(() => resolve())) : Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  const grace = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), graceMs);
+    timer.unref();
+  });
+  const outcome = await Promise.race([Promise.all([httpClosed, grpcClosed, drained]).then(() => 'drained' as const), grace]);
+  clearTimeout(timer);
+  if (outcome === 'timeout') {
+    logger.warn({ graceMs }, 'shutdown grace period over; closing with requests still in flight');
+    grpcServer?.forceShutdown();
+    (http as { closeAllConnections?: () => void } | undefined)?.closeAllConnections?.();
+  }
+  await store.close();
+}

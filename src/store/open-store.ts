@@ -1,0 +1,46 @@
+/**
+ * @module store/open-store
+ * Opens what every command needs from config: the database (PGlite under <dataDir>/pglite
+ * when no URL is set, else PostgreSQL), with migrations applied, and the payload store
+ * (filesystem under <dataDir>/payloads by default).
+ */
+import path from 'node:path';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+import type { Database } from './database.js';
+import { createPgDatabase } from './pg-database.js';
+import { createPgliteDatabase } from './pglite-database.js';
+import { migrate } from './migrate.js';
+import type { PayloadStore } from '../payloads/payload-store.js';
+import { createFsPayloadStore } from '../payloads/fs-payload-store.js';
+import type { IngestDeps } from '../ingest/ingest.js';
+import { createDeriveSpans } from '../ingest/derive.js';
+
+export interface Store {
+  db: Database;
+  payloads: PayloadStore;
+  ingest: IngestDeps;
+  close(): Promise<void>;
+}
+
+export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Database> {
+  return config.databaseUrl ? createPgDatabase(config.databaseUrl) : createPgliteDatabase(path.join(config.dataDir, 'pglite'));
+}
+
+export async function openStore(config: Config, logger: Logger, options: { db?: Database; payloads?: PayloadStore } = {}): Promise<Store> {
+  const db = options.db ?? (await openDatabase(config));
+  try {
+    const applied = await migrate(db);
+    if (applied.length > 0) logger.info({ migrations: applied }, 'applied database migrations');
+  } catch (error) {
+    await db.close().catch(() => {});
+    throw error;
+  }
+  const payloads = options.payloads ?? createFsPayloadStore({ dir: path.join(config.dataDir, 'payloads') });
+  return {
+    db,
+    payloads,
+    ingest: { db, derive: createDeriveSpans({ payloads }, { payloadThresholdBytes: config.payloadThresholdBytes }) },
+    close: () => db.close(),
+  };
+}

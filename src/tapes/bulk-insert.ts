@@ -1,0 +1,42 @@
+/**
+ * @module tapes/bulk-insert
+ * Multi-row INSERT with per-column casts, chunked under PostgreSQL's 65,535 bind-parameter
+ * limit. Portable across both adapters (PGlite has no COPY FROM STDIN over its query API).
+ */
+import type { Queryable } from '../store/database.js';
+
+export interface Column {
+  name: string;
+  /** SQL cast applied to the parameter, e.g. 'jsonb', 'bytea', 'bigint' */
+  cast?: string;
+}
+
+const MAX_PARAMS = 60_000;
+
+/** Inserts rows; `tail` is appended to each statement (ON CONFLICT ..., RETURNING ...). */
+export async function insertRows<Row = unknown>(
+  tx: Queryable,
+  table: string,
+  columns: readonly Column[],
+  rows: readonly unknown[][],
+  tail = '',
+): Promise<Row[]> {
+  const out: Row[] = [];
+  if (rows.length === 0) return out;
+  const perChunk = Math.max(1, Math.floor(MAX_PARAMS / columns.length));
+  const columnList = columns.map((c) => c.name).join(', ');
+  for (let start = 0; start < rows.length; start += perChunk) {
+    const chunk = rows.slice(start, start + perChunk);
+    const params: unknown[] = [];
+    const tuples = chunk.map((row) => {
+      const cells = columns.map((c, i) => {
+        params.push(row[i]);
+        return c.cast ? `$${params.length}::${c.cast}` : `$${params.length}`;
+      });
+      return `(${cells.join(', ')})`;
+    });
+    const result = await tx.query<Row>(`INSERT INTO ${table} (${columnList}) VALUES ${tuples.join(', ')} ${tail}`, params);
+    out.push(...result);
+  }
+  return out;
+}

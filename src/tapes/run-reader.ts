@@ -1,0 +1,100 @@
+/**
+ * @module tapes/run-reader
+ * Runs, newest first (by the end of their last span), from the tapedeck.runs view, paged
+ * with an opaque cursor that names the last run of the previous page.
+ */
+import type { Queryable } from '../store/database.js';
+
+export interface RunSummary {
+  run: string;
+  tenant: string | null;
+  parent_run: string | null;
+  spans: number;
+  steps: number;
+  llm_steps: number;
+  tool_steps: number;
+  agent_steps: number;
+  errors: number;
+  tokens: { input: number | null; output: number | null; cache_read: number | null; cache_write: number | null };
+  metered_cost_usd: number | null;
+  first_start_ns: bigint;
+  last_end_ns: bigint;
+  duration_ns: bigint;
+  service: string | null;
+  outcome: 'success' | 'failure' | 'unknown';
+}
+
+export interface RunPage {
+  runs: RunSummary[];
+  next_cursor: string | null;
+}
+
+export class InvalidCursorError extends Error {}
+
+const runColumns = `tenant, run, parent_run, spans, steps, llm_steps, tool_steps, agent_steps, errors,
+  tokens_input, tokens_output, tokens_cache_read, tokens_cache_write, metered_cost_usd,
+  first_start_ns, last_end_ns, duration_ns, service, outcome`;
+
+export async function listRuns(db: Queryable, tenant: string, options: { limit: number; cursor?: string }): Promise<RunPage> {
+  const params: unknown[] = [tenant || null, options.limit + 1];
+  let after = '';
+  if (options.cursor) {
+    const { lastEndNs, run } = decodeCursor(options.cursor);
+    params.push(lastEndNs.toString(), run);
+    after = 'AND (last_end_ns, run) < ($3::bigint, $4::text)';
+  }
+  const rows = await db.query<Record<string, unknown>>(
+    `SELECT ${runColumns} FROM tapedeck.runs
+      WHERE tenant IS NOT DISTINCT FROM $1 ${after}
+      ORDER BY last_end_ns DESC, run DESC
+      LIMIT $2`,
+    params,
+  );
+  const page = rows.slice(0, options.limit).map(toSummary);
+  const last = page[page.length - 1];
+  return { runs: page, next_cursor: rows.length > options.limit && last ? encodeCursor(last.last_end_ns, last.run) : null };
+}
+
+export async function getRun(db: Queryable, tenant: string, run: string): Promise<RunSummary | undefined> {
+  const rows = await db.query<Record<string, unknown>>(
+    `SELECT ${runColumns} FROM tapedeck.runs WHERE tenant IS NOT DISTINCT FROM $1 AND run = $2`,
+    [tenant || null, run],
+  );
+  return rows[0] ? toSummary(rows[0]) : undefined;
+}
+
+function toSummary(r: Record<string, unknown>): RunSummary {
+  const n = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  return {
+    run: r.run as string,
+    tenant: (r.tenant as string | null) ?? null,
+    parent_run: (r.parent_run as string | null) ?? null,
+    spans: Number(r.spans),
+    steps: Number(r.steps),
+    llm_steps: Number(r.llm_steps),
+    tool_steps: Number(r.tool_steps),
+    agent_steps: Number(r.agent_steps),
+    errors: Number(r.errors),
+    tokens: { input: n(r.tokens_input), output: n(r.tokens_output), cache_read: n(r.tokens_cache_read), cache_write: n(r.tokens_cache_write) },
+    metered_cost_usd: n(r.metered_cost_usd),
+    first_start_ns: BigInt(r.first_start_ns as bigint),
+    last_end_ns: BigInt(r.last_end_ns as bigint),
+    duration_ns: BigInt(r.duration_ns as bigint),
+    service: (r.service as string | null) ?? null,
+    outcome: r.outcome as RunSummary['outcome'],
+  };
+}
+
+function encodeCursor(lastEndNs: bigint, run: string): string {
+  return Buffer.from(JSON.stringify([lastEndNs.toString(), run])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { lastEndNs: bigint; run: string } {
+  try {
+    const [end, run] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
+    if (typeof run !== 'string' || !/^\d+$/.test(end)) throw new Error('shape');
+    return { lastEndNs: BigInt(end), run };
+  } catch {
+    throw new InvalidCursorError(`cursor ${JSON.stringify(cursor)} is not one this server issued`);
+  }
+}
