@@ -1,4 +1,57 @@
+/**
+ * Commands that read the store: runs, tape, reindex. Human-readable by default, --json for
+ * machines (sorted keys, exact nanosecond integers).
+ */
 import type { Command } from 'commander';
+import { renderJson } from '../json/canonical.js';
+import { listRuns } from '../tapes/run-reader.js';
+import { readTape } from '../tapes/tape-service.js';
+import { reindex } from '../tapes/reindex.js';
+import { CliError, EXIT } from './cli-error.js';
+import { print, withStore } from './context.js';
+import { addConfigOptions } from './flags.js';
+import { createProgress } from './progress.js';
+import { formatRuns, formatTape } from './format.js';
 
-/** Commands that read the store (runs, tape, ...); registered in later changes. */
-export function registerReadCommands(_program: Command): void {}
+export function registerReadCommands(program: Command): void {
+  addConfigOptions(program.command('runs').description('list runs, newest first'))
+    .option('--limit <n>', 'how many runs', '20')
+    .option('--cursor <cursor>', 'continue after a previous page')
+    .option('--json', 'print JSON')
+    .action(async (options: Record<string, string | boolean>) => {
+      const limit = Number(options.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new CliError('--limit must be a whole number from 1 to 1000', EXIT.usage);
+      await withStore(options, async (store) => {
+        const page = await listRuns(store.db, '', { limit, cursor: (options.cursor as string) || undefined });
+        print(options.json ? renderJson(page, 2) : formatRuns(page));
+      });
+    });
+
+  addConfigOptions(program.command('tape').description("print a run's tape").argument('<run>', 'run id'))
+    .option('--resolve', 'inline offloaded payloads')
+    .option('--json', 'print JSON')
+    .action(async (run: string, options: Record<string, string | boolean>) => {
+      await withStore(options, async (store, config) => {
+        const tape = await readTape(store, '', run, { resolve: Boolean(options.resolve), maxResolveBytes: config.tapeMaxBytes });
+        if (!tape) throw new CliError(`no run ${JSON.stringify(run)}`, EXIT.notFound);
+        print(options.json ? renderJson(tape, 2) : formatTape(tape));
+      });
+    });
+
+  addConfigOptions(program.command('reindex').description('re-derive every step from the stored spans (after a normalizer change)'))
+    .option('--json', 'print the totals as JSON')
+    .action(async (options: Record<string, string | boolean>) => {
+      await withStore(options, async (store) => {
+        const bar = createProgress();
+        const totals = await reindex(store.db, store.ingest.derive, {
+          onProgress: (p) => bar.update(p.tracesDone, p.tracesTotal, 'traces'),
+        });
+        bar.finish();
+        print(
+          options.json
+            ? renderJson(totals)
+            : `reindexed ${totals.tracesDone} traces: ${totals.spansDone} spans, ${totals.steps} steps`,
+        );
+      });
+    });
+}

@@ -12,13 +12,14 @@
  * meet: whichever commits second sees the other and derives the complete step.
  */
 import { IngestError } from '../errors.js';
-import { type Database, type Queryable, DatabaseUnavailableError } from '../store/database.js';
+import { type Database, DatabaseUnavailableError } from '../store/database.js';
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import { insertRows } from '../tapes/bulk-insert.js';
 import { logRecordKeys } from '../tapes/log-key.js';
 import { resolveRuns } from '../tapes/resolve-runs.js';
-import { hexToBytes, logColumns, logSelectList, logToRow, rowToLogRecord, rowToSpanRecord, spanColumns, spanSelectList, spanToRow } from '../tapes/span-rows.js';
-import { stepColumns, stepToRow, stepUpsertTail, type StoredStep } from '../tapes/step-rows.js';
+import { hexToBytes, logColumns, logToRow, spanColumns, spanToRow } from '../tapes/span-rows.js';
+import type { StoredStep } from '../tapes/step-rows.js';
+import { distinct, lockTraces, readLogsFor, readSpans, spanKey, upsertSteps } from '../tapes/trace-store.js';
 
 /** What deriving a span produced: its run facts and, when it is a step, the stored step. */
 export interface DerivedSpan {
@@ -40,7 +41,9 @@ export interface IngestMeta {
   tenant: string;
 }
 
-export async function ingestSpans(spans: readonly SpanRecord[], meta: IngestMeta, deps: IngestDeps): Promise<{ stored: number }> {
+export async function ingestSpans(received: readonly SpanRecord[], meta: IngestMeta, deps: IngestDeps): Promise<{ stored: number }> {
+  // A span sent twice in one request is one span (the first copy wins, as on redelivery).
+  const spans = firstOfEach(received);
   if (spans.length === 0) return { stored: 0 };
   return withDatabase(() =>
     deps.db.transaction(async (tx) => {
@@ -91,48 +94,6 @@ export async function ingestLogs(logs: readonly LogRecord[], meta: IngestMeta, d
   );
 }
 
-async function upsertSteps(tx: Queryable, tenant: string, derived: readonly DerivedSpan[]): Promise<void> {
-  const steps = derived.flatMap((d) => (d.step ? [d.step] : []));
-  await insertRows(tx, 'tapedeck_store.steps', stepColumns, steps.map((s) => stepToRow(tenant, s)), stepUpsertTail);
-}
-
-/** Advisory locks keyed by the trace id's first 8 bytes, taken in one order to avoid deadlock. */
-async function lockTraces(tx: Queryable, traceIds: readonly string[]): Promise<void> {
-  if (traceIds.length === 0) return;
-  const keys = distinct(traceIds.map((t) => Buffer.from(t.slice(0, 16), 'hex').readBigInt64BE(0).toString())).sort();
-  await tx.query('SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::bigint[]) AS k', [keys]);
-}
-
-async function readLogsFor(tx: Queryable, tenant: string, spans: readonly SpanRecord[]): Promise<Map<string, LogRecord[]>> {
-  const wanted = new Set(spans.map((s) => spanKey(s.traceId, s.spanId)));
-  const rows = await tx.query(
-    `SELECT ${logSelectList} FROM tapedeck_store.logs
-      WHERE tenant = $1 AND trace_id = ANY($2::bytea[]) AND span_id = ANY($3::bytea[])
-      ORDER BY time_ns, record_key`,
-    [tenant, distinct(spans.map((s) => s.traceId)).map(hexToBytes), distinct(spans.map((s) => s.spanId)).map(hexToBytes)],
-  );
-  const bySpan = new Map<string, LogRecord[]>();
-  for (const row of rows) {
-    const log = rowToLogRecord(row);
-    const key = spanKey(log.traceId!, log.spanId!);
-    if (!wanted.has(key)) continue;
-    const list = bySpan.get(key);
-    if (list) list.push(log);
-    else bySpan.set(key, [log]);
-  }
-  return bySpan;
-}
-
-async function readSpans(tx: Queryable, tenant: string, ids: readonly [string, string][]): Promise<SpanRecord[]> {
-  const wanted = new Set(ids.map(([t, s]) => spanKey(t, s)));
-  const rows = await tx.query(
-    `SELECT ${spanSelectList} FROM tapedeck_store.spans
-      WHERE tenant = $1 AND trace_id = ANY($2::bytea[]) AND span_id = ANY($3::bytea[])`,
-    [tenant, distinct(ids.map(([t]) => t)).map(hexToBytes), distinct(ids.map(([, s]) => s)).map(hexToBytes)],
-  );
-  return rows.map(rowToSpanRecord).filter((s) => wanted.has(spanKey(s.traceId, s.spanId)));
-}
-
 async function withDatabase<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
@@ -147,5 +108,14 @@ async function withDatabase<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-const spanKey = (traceId: string, spanId: string) => `${traceId}/${spanId}`;
-const distinct = <T>(values: readonly T[]): T[] => [...new Set(values)];
+function firstOfEach(spans: readonly SpanRecord[]): readonly SpanRecord[] {
+  const seen = new Set<string>();
+  const out: SpanRecord[] = [];
+  for (const s of spans) {
+    const key = spanKey(s.traceId, s.spanId);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(s);
+  }
+  return out.length === spans.length ? spans : out;
+}

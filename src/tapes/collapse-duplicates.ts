@@ -1,0 +1,84 @@
+/**
+ * @module tapes/collapse-duplicates
+ * DESIGN.md: "Two spans for one model call (an instrumentation's span and the provider SDK's
+ * own span nested inside it, with the same request) are one step." With Anthropic SDK ≥ 0.137
+ * installed, every third-party Anthropic instrumentation yields its own LLM span plus the
+ * SDK's `anthropic.messages.create` child (corpus REPORT.md §4.3).
+ *
+ * Rule: an llm step whose nearest enclosing step is an llm step is the same call when their
+ * request digests are equal or either was not recorded (the SDK's span records no content by
+ * default) — a model call does not make model calls. The pair keeps the more complete step;
+ * a token count or model only the other recorded fills the kept step's null, and the status
+ * is the more informative of the two (error, else ok, else unset).
+ */
+import type { StepRow } from '../normalize/finish.js';
+import type { StepStatus, Tokens } from '../normalize/step.js';
+import { spanKey, type SpanTree } from './span-tree.js';
+
+function completeness(s: StepRow): number {
+  let score = 0;
+  if (s.request !== null) score += 8;
+  if (s.response !== null) score += 8;
+  if (s.model !== null) score += 1;
+  for (const v of Object.values(s.tokens)) if (v !== null) score += 1;
+  return score;
+}
+
+function sameCall(inner: StepRow, outer: StepRow): boolean {
+  return inner.kind === 'llm' && outer.kind === 'llm'
+    && (inner.request_digest === null || outer.request_digest === null || inner.request_digest === outer.request_digest);
+}
+
+const STATUS_RANK: Record<StepStatus, number> = { error: 2, ok: 1, unset: 0 };
+
+function merge(kept: StepRow, other: StepRow): StepRow {
+  const tokens = { ...kept.tokens };
+  for (const k of Object.keys(tokens) as (keyof Tokens)[]) if (tokens[k] === null) tokens[k] = other.tokens[k];
+  return {
+    ...kept,
+    model: kept.model ?? other.model,
+    tokens,
+    status: STATUS_RANK[other.status] > STATUS_RANK[kept.status] ? other.status : kept.status,
+    cost_usd: kept.cost_usd ?? other.cost_usd,
+  };
+}
+
+/** Steps with each duplicate pair (or chain) folded into one, in input order. */
+export function collapseDuplicateCalls(steps: readonly StepRow[], tree: SpanTree): StepRow[] {
+  const byKey = new Map(steps.map((s) => [spanKey(s.trace_id, s.span_id), s]));
+  // The outermost step of each duplicate chain stands for the chain.
+  const headOf = new Map<string, string>();
+  const findHead = (key: string): string => {
+    const known = headOf.get(key);
+    if (known) return known;
+    const step = byKey.get(key) as StepRow;
+    let head = key;
+    if (step.kind === 'llm') {
+      for (const a of tree.ancestors(key)) {
+        const enclosing = byKey.get(a);
+        if (!enclosing) continue; // context span: keep walking
+        if (sameCall(step, enclosing)) head = findHead(a);
+        break; // only the nearest enclosing step decides
+      }
+    }
+    headOf.set(key, head);
+    return head;
+  };
+  const groups = new Map<string, StepRow[]>();
+  for (const s of steps) {
+    const head = findHead(spanKey(s.trace_id, s.span_id));
+    const g = groups.get(head);
+    if (g) g.push(s); else groups.set(head, [s]);
+  }
+  const out: StepRow[] = [];
+  for (const [head, members] of groups) {
+    if (members.length === 1) { out.push(members[0]); continue; }
+    // Most complete wins; on a tie the outer (instrumentation) span, which is the head.
+    const outer = byKey.get(head) as StepRow;
+    let kept = outer;
+    for (const m of members) if (completeness(m) > completeness(kept)) kept = m;
+    for (const m of members) if (m !== kept) kept = merge(kept, m);
+    out.push(kept);
+  }
+  return out;
+}

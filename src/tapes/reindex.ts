@@ -1,0 +1,88 @@
+/**
+ * @module tapes/reindex
+ * Re-derives every step (and every span's own run facts) from the stored spans and log
+ * records, after a normalizer change (B5). Spans are the source of truth; steps are an index.
+ * Works trace by trace in batches, one transaction per batch, so it is safe to run while
+ * tapedeck is receiving, can be interrupted and re-run, and converges to what ingest would
+ * store today. A span that is no longer a step loses its step row.
+ */
+import type { Database } from '../store/database.js';
+import type { DeriveSpans } from '../ingest/ingest.js';
+import { resolveRuns } from './resolve-runs.js';
+import { rowToSpanRecord, spanSelectList } from './span-rows.js';
+import { lockTraces, readLogsFor, spanKey, upsertSteps } from './trace-store.js';
+
+export interface ReindexProgress {
+  tracesDone: number;
+  tracesTotal: number;
+  spansDone: number;
+  steps: number;
+}
+
+export interface ReindexOptions {
+  /** traces per transaction */
+  batchTraces?: number;
+  onProgress?: (progress: ReindexProgress) => void;
+}
+
+export async function reindex(db: Database, derive: DeriveSpans, options: ReindexOptions = {}): Promise<ReindexProgress> {
+  const batchTraces = options.batchTraces ?? 200;
+  const [{ n }] = await db.query<{ n: bigint }>('SELECT count(*) AS n FROM (SELECT DISTINCT tenant, trace_id FROM tapedeck_store.spans) t');
+  const progress: ReindexProgress = { tracesDone: 0, tracesTotal: Number(n), spansDone: 0, steps: 0 };
+  options.onProgress?.({ ...progress });
+  let after: { tenant: string; traceId: Buffer } | null = null;
+  for (;;) {
+    const traces: { tenant: string; trace_id: Uint8Array }[] = await db.query(
+      `SELECT DISTINCT tenant, trace_id FROM tapedeck_store.spans
+        ${after ? 'WHERE (tenant, trace_id) > ($2, $3::bytea)' : ''}
+        ORDER BY tenant, trace_id LIMIT $1`,
+      after ? [batchTraces, after.tenant, after.traceId] : [batchTraces],
+    );
+    if (traces.length === 0) break;
+    const byTenant = new Map<string, Buffer[]>();
+    for (const t of traces) {
+      const list = byTenant.get(t.tenant) ?? [];
+      list.push(Buffer.from(t.trace_id));
+      byTenant.set(t.tenant, list);
+    }
+    await db.transaction(async (tx) => {
+      for (const [tenant, traceIds] of byTenant) {
+        await lockTraces(tx, traceIds.map((b) => b.toString('hex')));
+        const spans = (
+          await tx.query(`SELECT ${spanSelectList} FROM tapedeck_store.spans WHERE tenant = $1 AND trace_id = ANY($2::bytea[])`, [tenant, traceIds])
+        ).map(rowToSpanRecord);
+        const logs = await readLogsFor(tx, tenant, spans);
+        const derived = await derive(spans, (s) => logs.get(spanKey(s.traceId, s.spanId)) ?? []);
+        await tx.query(
+          `UPDATE tapedeck_store.spans s SET own_run = u.own_run, own_parent_run = u.own_parent_run
+             FROM unnest($2::bytea[], $3::bytea[], $4::text[], $5::text[]) AS u(trace_id, span_id, own_run, own_parent_run)
+            WHERE s.tenant = $1 AND s.trace_id = u.trace_id AND s.span_id = u.span_id`,
+          [
+            tenant,
+            spans.map((s) => Buffer.from(s.traceId, 'hex')),
+            spans.map((s) => Buffer.from(s.spanId, 'hex')),
+            derived.map((d) => d.ownRun),
+            derived.map((d) => d.ownParentRun),
+          ],
+        );
+        const notSteps = spans.filter((_, i) => !derived[i].step);
+        if (notSteps.length > 0) {
+          await tx.query(
+            `DELETE FROM tapedeck_store.steps st USING unnest($2::bytea[], $3::bytea[]) AS u(trace_id, span_id)
+              WHERE st.tenant = $1 AND st.trace_id = u.trace_id AND st.span_id = u.span_id`,
+            [tenant, notSteps.map((s) => Buffer.from(s.traceId, 'hex')), notSteps.map((s) => Buffer.from(s.spanId, 'hex'))],
+          );
+        }
+        await upsertSteps(tx, tenant, derived);
+        await resolveRuns(tx, tenant, traceIds);
+        progress.spansDone += spans.length;
+        progress.steps += derived.filter((d) => d.step).length;
+      }
+    });
+    progress.tracesDone += traces.length;
+    options.onProgress?.({ ...progress });
+    const last = traces[traces.length - 1];
+    after = { tenant: last.tenant, traceId: Buffer.from(last.trace_id) };
+  }
+  return progress;
+}
