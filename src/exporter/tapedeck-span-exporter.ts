@@ -68,14 +68,10 @@ export class TapedeckSpanExporter implements SpanExporter {
   }
 
   private store(): Promise<Store> {
-    this.storePromise ??= openStore(loadConfig(process.env, {}), silentLogger()).then((store) => store, (error: unknown) => {
+    this.storePromise ??= openStore({ ...loadConfig(process.env, {}), ...this.options.config }, silentLogger()).catch((error: unknown) => {
       this.storePromise = undefined; // the next export tries again
       throw error;
     });
-    if (this.options.config) {
-      const config = { ...loadConfig(process.env, {}), ...this.options.config };
-      this.storePromise = this.storePromise === undefined ? openStore(config, silentLogger()) : this.storePromise;
-    }
     return this.storePromise;
   }
 
