@@ -1,0 +1,86 @@
+/**
+ * @module diff/routes
+ * `GET /v1/diff?a=<run>&b=<run>` (seed 004, "Comparing two runs").
+ *
+ * - 400 `bad_input` when a or b is missing, empty or longer than 1,024 characters.
+ * - 404 `not_found` when either run does not exist for the caller's tenant (a run of another
+ *   tenant is indistinguishable from one that does not exist).
+ * - 400 `deadline_exceeded` when reading both runs and diffing them does not fit in one
+ *   `--query-deadline-ms` budget. The budget starts when the handler does; the reads are raced
+ *   against it (answered on time even if a read ignores its signal), and when the handler
+ *   returns — whatever it returned — the deadline is released, which aborts any read still in
+ *   flight and stops any loop still holding it.
+ * - 200 with the RunDiff, keys sorted (renderJson), nanoseconds as exact integers.
+ */
+import { Hono, type Context } from 'hono';
+import { renderJson } from '../json/canonical.js';
+import { Deadline, DeadlineExceeded } from '../deadline/deadline.js';
+import type { PricingTable } from '../pricing/pricing-table.js';
+import { diffRuns } from './diff-runs.js';
+import { DEFAULT_MAX_DIFF_SPANS, DEFAULT_MAX_DIFF_STEPS, type DiffTape } from './types.js';
+
+export interface DiffDeps {
+  /** Reads a run's tape, at most maxSpans spans (saying truncated past them); undefined when
+   * the run does not exist for this tenant. Should pass deadline.signal to its queries. */
+  loadTape(run: string, tenant: string | null, opts: { maxSpans: number; deadline: Deadline }): Promise<DiffTape | undefined>;
+}
+
+export interface DiffRouteSettings {
+  /** --query-deadline-ms */
+  queryDeadlineMs: number;
+  /** --pricing, loaded; null when not configured */
+  pricing: PricingTable | null;
+  /** steps compared per side (default 5,000) */
+  maxSteps?: number;
+  /** spans read per side (default 50,000) */
+  maxSpans?: number;
+  /** wall clock in Unix nanoseconds (tests fix it) */
+  nowNs?: () => bigint;
+  /** the caller's tenant (from authentication); null: the operator view. Default null. */
+  tenantOf?: (c: Context) => string | null;
+}
+
+export const MAX_RUN_ID_CHARS = 1024;
+
+export function createDiffRoutes(deps: DiffDeps, settings: DiffRouteSettings): Hono {
+  const app = new Hono();
+  const maxSpans = settings.maxSpans ?? DEFAULT_MAX_DIFF_SPANS;
+  const maxSteps = settings.maxSteps ?? DEFAULT_MAX_DIFF_STEPS;
+  const nowNs = settings.nowNs ?? (() => BigInt(Date.now()) * 1_000_000n);
+
+  app.get('/v1/diff', async (c) => {
+    const runs = { a: c.req.query('a'), b: c.req.query('b') };
+    for (const side of ['a', 'b'] as const) {
+      const run = runs[side];
+      if (run === undefined || run === '') {
+        return fail(c, 400, 'bad_input', `missing run ${side}: GET /v1/diff?a=<run>&b=<run> compares run a with run b`);
+      }
+      if (run.length > MAX_RUN_ID_CHARS) {
+        return fail(c, 400, 'bad_input', `run ${side} is ${run.length} characters long; a run id has at most ${MAX_RUN_ID_CHARS}`);
+      }
+    }
+    const a = runs.a as string;
+    const b = runs.b as string;
+    const tenant = settings.tenantOf ? settings.tenantOf(c) : null;
+    const deadline = new Deadline(settings.queryDeadlineMs, { signal: c.req.raw.signal });
+    try {
+      const readA = deps.loadTape(a, tenant, { maxSpans, deadline });
+      const readB = b === a ? readA : deps.loadTape(b, tenant, { maxSpans, deadline });
+      const [tapeA, tapeB] = await deadline.race(Promise.all([readA, readB]), 'reading the runs');
+      if (tapeA === undefined) return fail(c, 404, 'not_found', `run a (${JSON.stringify(a)}) was not found`);
+      if (tapeB === undefined) return fail(c, 404, 'not_found', `run b (${JSON.stringify(b)}) was not found`);
+      const diff = diffRuns(tapeA, tapeB, { deadline, pricing: settings.pricing, nowNs: nowNs(), maxSteps });
+      return c.body(renderJson(diff), 200, { 'content-type': 'application/json; charset=utf-8' });
+    } catch (error) {
+      if (error instanceof DeadlineExceeded) return fail(c, 400, error.type, error.message);
+      throw error;
+    } finally {
+      deadline.release();
+    }
+  });
+  return app;
+}
+
+function fail(c: Context, status: 400 | 404, type: string, message: string): Response {
+  return c.body(renderJson({ error: { type, message } }), status, { 'content-type': 'application/json; charset=utf-8' });
+}
