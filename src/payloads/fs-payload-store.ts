@@ -1,0 +1,131 @@
+/**
+ * @module payloads/fs-payload-store
+ * The default payload backend: one file per payload at <dir>/sha256/ab/cd/<hex>, where
+ * <dir> is the payload directory (by default <dataDir>/payloads) and ab, cd are the first
+ * two bytes of the hash in hex, so each leaf directory holds about 1/65,536 of the payloads
+ * and no single directory grows large enough to slow lookups.
+ *
+ * Crash safety: bytes are written to a temporary file in the payload's own directory,
+ * fsynced, then renamed onto the final name (rename is atomic within one file system), and
+ * the directory is fsynced so the rename itself survives a power cut. A crash therefore
+ * leaves either no file under the final name or the complete one, never a prefix; at worst
+ * it leaves a ".tmp" file behind, which no read ever looks at.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { type PayloadStore, asPlainBytes, parsePayloadRef, payloadRefOf, verifyPayload } from './payload-store.js';
+
+export interface FsPayloadStoreSettings {
+  /** The payload directory, e.g. path.join(config.dataDir, 'payloads'). Created on demand. */
+  dir: string;
+}
+
+// Prompts and completions can hold secrets; only the server's own user needs to read them.
+const FILE_MODE = 0o600;
+
+export function createFsPayloadStore(settings: FsPayloadStoreSettings): PayloadStore {
+  const root = path.resolve(settings.dir);
+
+  // parsePayloadRef admits only [0-9a-f]{64}, so a ref can never name a path outside root.
+  const locate = (ref: string) => {
+    const { algorithm, hex } = parsePayloadRef(ref);
+    const shard = path.join(root, algorithm, hex.slice(0, 2), hex.slice(2, 4));
+    return { hex, shard, file: path.join(shard, hex) };
+  };
+
+  return {
+    async put(bytes) {
+      const ref = payloadRefOf(bytes);
+      const { hex, shard, file } = locate(ref);
+      // Write-once: a file already there under this name is these bytes. Comparing its size
+      // (not its hash, which would mean reading it) is enough to notice a truncated or
+      // foreign file and put the right bytes back instead of keeping it forever.
+      if ((await sizeOf(file)) === bytes.byteLength) return ref;
+      await mkdir(shard, { recursive: true });
+      // Unique per call: concurrent puts of the same bytes each write their own temporary
+      // file, and whichever rename lands last replaces identical bytes with identical bytes.
+      const temporary = path.join(shard, `.${hex}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+      try {
+        await writeDurably(temporary, bytes);
+        await rename(temporary, file);
+      } catch (error) {
+        await unlink(temporary).catch(() => {});
+        throw error;
+      }
+      await syncDirectory(shard);
+      return ref;
+    },
+
+    async get(ref) {
+      const { file } = locate(ref);
+      let bytes: Uint8Array;
+      try {
+        bytes = await readFile(file);
+      } catch (error) {
+        if (isAbsent(error)) return undefined;
+        throw error;
+      }
+      return verifyPayload(ref, asPlainBytes(bytes), 'filesystem');
+    },
+
+    async has(ref) {
+      return (await sizeOf(locate(ref).file)) !== undefined;
+    },
+
+    async delete(ref) {
+      const { file } = locate(ref);
+      try {
+        await unlink(file);
+        return true;
+      } catch (error) {
+        if (isAbsent(error)) return false;
+        throw error;
+      }
+    },
+  };
+}
+
+async function writeDurably(file: string, bytes: Uint8Array): Promise<void> {
+  // 'wx': the name is fresh, so an existing file there means something is badly wrong.
+  const handle = await open(file, 'wx', FILE_MODE);
+  try {
+    await handle.writeFile(bytes);
+    // Without fsync the rename could reach the disk before the data: after a power cut the
+    // final name would then point at an empty or partial file.
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  let handle;
+  try {
+    handle = await open(dir, 'r');
+    await handle.sync();
+  } catch (error) {
+    // Some platforms (Windows) cannot open or fsync a directory; the rename still happened.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EISDIR' && code !== 'EPERM' && code !== 'EINVAL' && code !== 'EACCES') throw error;
+  } finally {
+    await handle?.close();
+  }
+}
+
+/** The size of a regular file, or undefined when there is none under that name. */
+async function sizeOf(file: string): Promise<number | undefined> {
+  try {
+    const info = await stat(file);
+    return info.isFile() ? info.size : undefined;
+  } catch (error) {
+    if (isAbsent(error)) return undefined;
+    throw error;
+  }
+}
+
+// ENOTDIR: a shard path component exists as a file (foreign content); the payload is absent.
+function isAbsent(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}

@@ -1,0 +1,123 @@
+/**
+ * @module payloads/offload
+ * Moves large step values into the payload store and leaves {"$payload": "sha256/<hex>"}
+ * in their place (DESIGN.md "Payload store"; seed 004 "Offloaded values"). What this
+ * returns is the stored form, and digests describe the stored form, so a tape reads the same
+ * identities with and without resolve, whichever backend holds the bytes.
+ *
+ * The rules:
+ * - A request or response whose canonical JSON (RFC 8785) is longer than thresholdBytes
+ *   (UTF-8) is stored whole: its bytes are that canonical JSON, media type application/json.
+ *   Its name is therefore "sha256/" + the digest the value would have had inline.
+ * - An llm request (a message list) that starts with system messages keeps them inline and
+ *   stores only the rest: [system…, {"$payload": ref-of-the-rest}]. That is how
+ *   gen_ai.system_instructions beside an offloaded gen_ai.input.messages is stored (the
+ *   normalizer has already folded the instructions into leading system messages), and it
+ *   keeps the system prompt inside the request digest. The rule keys on leading system
+ *   messages rather than on where they came from, so a layout that carried the system prompt
+ *   as message 0 produces the same stored form and digest (layout independence, B1).
+ *   When the system messages alone exceed the threshold, the whole list is stored instead.
+ * Values at or under the threshold, and null (not recorded), are left as they are.
+ *
+ * Resolution (inlining references again) lives in resolve-payloads.ts; it is re-exported
+ * here so callers find both halves of the format in one place.
+ */
+import { canonicalJson, sha256Hex } from '../json/canonical.js';
+import type { JsonValue, PayloadRef } from '../normalize/step.js';
+import type { PayloadStore } from './payload-store.js';
+import { countLeadingSystemMessages } from './system-prefix.js';
+
+export {
+  createPayloadResolver,
+  resolvePayloads,
+  type PayloadResolver,
+  type ResolveOptions,
+  type ResolveResult,
+  type UnreadablePayload,
+  type UnreadableReason,
+} from './resolve-payloads.js';
+
+export const JSON_MEDIA_TYPE = 'application/json';
+
+/** The parts of a step draft offloading reads; other fields are carried through unchanged. */
+export interface OffloadableDraft {
+  /** 'llm' turns on the leading-system-messages rule for the request. */
+  kind?: string;
+  request: JsonValue | null;
+  response: JsonValue | null;
+}
+
+export interface OffloadedPayload {
+  field: 'request' | 'response';
+  ref: string;
+  sizeBytes: number;
+}
+
+export interface OffloadResult<T extends OffloadableDraft> {
+  /** The draft in its stored form: request and response possibly replaced by references. */
+  draft: T;
+  /** What was put in the store, in order (request first). Empty when nothing was offloaded. */
+  payloads: OffloadedPayload[];
+  /**
+   * digestOf(draft.request) and digestOf(draft.response) of the stored form. Offloading has to
+   * canonicalise each value to measure it, so it hands the digests over rather than making
+   * the caller canonicalise a second time.
+   */
+  requestDigest: string | null;
+  responseDigest: string | null;
+}
+
+export async function offloadLargeValues<T extends OffloadableDraft>(
+  draft: T,
+  store: PayloadStore,
+  thresholdBytes: number,
+): Promise<OffloadResult<T>> {
+  if (!(thresholdBytes >= 0)) throw new RangeError(`thresholdBytes must be a non-negative number, got ${thresholdBytes}`);
+  const payloads: OffloadedPayload[] = [];
+  const request = await offloadValue(draft.request, store, thresholdBytes, draft.kind === 'llm');
+  const response = await offloadValue(draft.response, store, thresholdBytes, false);
+  if (request.payload) payloads.push({ field: 'request', ...request.payload });
+  if (response.payload) payloads.push({ field: 'response', ...response.payload });
+  return {
+    // The caller's draft is never modified; an unchanged draft is returned as it came.
+    draft: payloads.length === 0 ? draft : { ...draft, request: request.stored, response: response.stored },
+    payloads,
+    requestDigest: request.digest,
+    responseDigest: response.digest,
+  };
+}
+
+interface OffloadedValue {
+  stored: JsonValue | null;
+  digest: string | null;
+  payload?: { ref: string; sizeBytes: number };
+}
+
+async function offloadValue(value: JsonValue | null, store: PayloadStore, thresholdBytes: number, isLlmRequest: boolean): Promise<OffloadedValue> {
+  if (value === null) return { stored: null, digest: null };
+  const text = canonicalJson(value);
+  if (Buffer.byteLength(text, 'utf8') <= thresholdBytes) return { stored: value, digest: sha256Hex(text) };
+
+  if (isLlmRequest && Array.isArray(value)) {
+    const lead = countLeadingSystemMessages(value);
+    const head = value.slice(0, lead);
+    // Some messages must be left to offload, and the inline part must itself be small.
+    if (lead > 0 && lead < value.length && Buffer.byteLength(canonicalJson(head), 'utf8') <= thresholdBytes) {
+      const payload = await putJson(store, canonicalJson(value.slice(lead)));
+      const stored: JsonValue[] = [...head, refTo(payload.ref)];
+      return { stored, digest: sha256Hex(canonicalJson(stored)), payload };
+    }
+  }
+  const payload = await putJson(store, text);
+  const stored = refTo(payload.ref);
+  return { stored, digest: sha256Hex(canonicalJson(stored)), payload };
+}
+
+async function putJson(store: PayloadStore, text: string): Promise<{ ref: string; sizeBytes: number }> {
+  const bytes = Buffer.from(text, 'utf8');
+  return { ref: await store.put(bytes, JSON_MEDIA_TYPE), sizeBytes: bytes.byteLength };
+}
+
+function refTo(ref: string): PayloadRef & { [key: string]: JsonValue } {
+  return { $payload: ref };
+}

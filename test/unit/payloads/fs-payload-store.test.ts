@@ -1,0 +1,76 @@
+/**
+ * What only the filesystem backend promises: where files go, that a crash can leave nothing
+ * under a final name but complete bytes, and that put never rewrites a good file. The shared
+ * contract runs in test/integration/payloads.test.ts.
+ */
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createFsPayloadStore } from '../../../src/payloads/fs-payload-store.js';
+import { parsePayloadRef, payloadRefOf } from '../../../src/payloads/payload-store.js';
+
+let dir: string;
+beforeEach(async () => { dir = await mkdtemp(path.join(tmpdir(), 'tapedeck-fs-payloads-')); });
+afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+
+const bytes = new TextEncoder().encode('[{"content":"a long prompt","role":"user"}]');
+const ref = payloadRefOf(bytes);
+const { hex } = parsePayloadRef(ref);
+const finalPath = () => path.join(dir, 'sha256', hex.slice(0, 2), hex.slice(2, 4), hex);
+
+async function filesUnder(root: string): Promise<string[]> {
+  const entries = await readdir(root, { recursive: true, withFileTypes: true });
+  return entries.filter((e) => e.isFile()).map((e) => path.relative(root, path.join(e.parentPath ?? e.path, e.name))).sort();
+}
+
+describe('filesystem payload store', () => {
+  it('writes <dir>/sha256/ab/cd/<hex> holding exactly the bytes, readable by the owner only', async () => {
+    await createFsPayloadStore({ dir }).put(bytes);
+    expect(await readFile(finalPath())).toEqual(Buffer.from(bytes));
+    expect((await stat(finalPath())).mode & 0o777).toBe(0o600);
+  });
+
+  it('creates the payload directory on demand', async () => {
+    const nested = path.join(dir, 'not', 'yet', 'there');
+    const store = createFsPayloadStore({ dir: nested });
+    expect(await store.has(ref)).toBe(false);
+    await store.put(bytes);
+    expect(await store.get(ref)).toEqual(bytes);
+  });
+
+  it('leaves no temporary files behind, even after concurrent puts of the same bytes', async () => {
+    const store = createFsPayloadStore({ dir });
+    await Promise.all(Array.from({ length: 12 }, () => store.put(bytes)));
+    expect(await filesUnder(dir)).toEqual([path.join('sha256', hex.slice(0, 2), hex.slice(2, 4), hex)]);
+  });
+
+  it('ignores a half-written temporary file left by a crash, and a later put completes', async () => {
+    const shard = path.dirname(finalPath());
+    await mkdir(shard, { recursive: true });
+    await writeFile(path.join(shard, `.${hex}.999.abcdef.tmp`), bytes.subarray(0, 5));
+    const store = createFsPayloadStore({ dir });
+    expect(await store.has(ref)).toBe(false);
+    expect(await store.get(ref)).toBeUndefined();
+    await store.put(bytes);
+    expect(await store.get(ref)).toEqual(bytes);
+  });
+
+  it('does not rewrite a payload that is already there (same file, untouched)', async () => {
+    const store = createFsPayloadStore({ dir });
+    await store.put(bytes);
+    const before = await stat(finalPath());
+    await store.put(bytes);
+    const after = await stat(finalPath());
+    expect(after.ino).toBe(before.ino);
+    expect(after.mtimeMs).toBe(before.mtimeMs);
+  });
+
+  it('replaces a truncated file on the next put instead of keeping it forever', async () => {
+    const store = createFsPayloadStore({ dir });
+    await store.put(bytes);
+    await truncate(finalPath(), 3);
+    await store.put(bytes);
+    expect(await store.get(ref)).toEqual(bytes);
+  });
+});
