@@ -10,6 +10,9 @@ import type { Store } from '../store/open-store.js';
 import { readTape } from '../tapes/tape-service.js';
 import { InvalidCursorError, listRuns } from '../tapes/run-reader.js';
 import { jsonResponse } from './app.js';
+import { createDiffRoutes } from '../diff/routes.js';
+import type { DiffTape } from '../diff/types.js';
+import { getRun } from '../tapes/run-reader.js';
 
 const MAX_RUNS_PAGE = 1000;
 const DEFAULT_RUNS_PAGE = 50;
@@ -37,7 +40,15 @@ export function createReadRoutes(store: Store, config: Config): Hono[] {
     }
   });
 
-  return [app];
+  const loadRunTape = async (run: string, runTenant: string | null, opts: { maxSpans: number }): Promise<DiffTape | undefined> => {
+    const tape = await readTape(store, runTenant ?? '', run, { maxSpans: opts.maxSpans });
+    if (!tape) return undefined;
+    const summary = await getRun(store.db, runTenant ?? '', run);
+    return { ...tape, first_start_ns: summary?.first_start_ns ?? null, last_end_ns: summary?.last_end_ns ?? null, outcome: tape.truncated ? 'unknown' : summary?.outcome };
+  };
+  const diff = createDiffRoutes({ loadTape: (run, t, opts) => loadRunTape(run, t, opts) }, { queryDeadlineMs: config.queryDeadlineMs, pricing: store.pricing });
+
+  return [app, diff];
 }
 
 function parseBoolean(value: string | undefined, name: string): boolean {

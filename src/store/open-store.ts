@@ -15,11 +15,15 @@ import type { PayloadStore } from '../payloads/payload-store.js';
 import { createFsPayloadStore } from '../payloads/fs-payload-store.js';
 import type { IngestDeps } from '../ingest/ingest.js';
 import { createDeriveSpans } from '../ingest/derive.js';
+import { ConfigError } from '../config.js';
+import { loadPricingFile, type PricingTable } from '../pricing/pricing-table.js';
 
 export interface Store {
   db: Database;
   payloads: PayloadStore;
   ingest: IngestDeps;
+  /** --pricing, loaded and validated at start; null when not configured */
+  pricing: PricingTable | null;
   close(): Promise<void>;
 }
 
@@ -28,6 +32,7 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
 }
 
 export async function openStore(config: Config, logger: Logger, options: { db?: Database; payloads?: PayloadStore } = {}): Promise<Store> {
+  const pricing = config.pricingFile ? await loadPricing(config.pricingFile) : null;
   const db = options.db ?? (await openDatabase(config));
   try {
     const applied = await migrate(db);
@@ -41,6 +46,15 @@ export async function openStore(config: Config, logger: Logger, options: { db?: 
     db,
     payloads,
     ingest: { db, derive: createDeriveSpans({ payloads }, { payloadThresholdBytes: config.payloadThresholdBytes }) },
+    pricing,
     close: () => db.close(),
   };
+}
+
+async function loadPricing(file: string): Promise<PricingTable> {
+  try {
+    return await loadPricingFile(file);
+  } catch (error) {
+    throw new ConfigError('--pricing', (error as Error).message);
+  }
 }
