@@ -60,6 +60,12 @@ export interface StepDraft {
   layout: LayoutName;
   /** cost the span itself reported (metered), if any */
   costUsd: number | null;
+  /**
+   * tool steps: the id of the tool call this execution answered, when the span recorded it
+   * (gen_ai.tool.call.id, OpenInference tool.id). Lets a tape put a tool after the model
+   * answer that asked for it, and replay hand out tool results by call id.
+   */
+  toolCallId?: string | null;
 }
 
 /** Everything normalize knows about a span. */
@@ -95,6 +101,8 @@ export interface Step {
   params: { [key: string]: JsonValue };
   layout: LayoutName;
   cost_usd: number | null;
+  /** tool steps: the tool call id this execution answered, when recorded (see StepDraft.toolCallId) */
+  tool_call_id?: string | null;
 }
 
 export interface Tape {

@@ -115,9 +115,11 @@ function groupEdges(group: number[], steps: readonly StepRow[], tree: SpanTree, 
   const byLlm = new Map<number, { position: number; tool: number }[]>();
   for (const b of group) {
     const s = steps[b];
+    // An ancestor before its descendants. The nearest ancestor in the group is enough: any
+    // further one is an ancestor of that one, so the chain of nearest edges orders them all.
     for (const anc of tree.ancestors(spanKey(s.trace_id, s.span_id))) {
       const a = keyToIndex.get(anc);
-      if (a !== undefined) add(a, b); // an ancestor before its descendants
+      if (a !== undefined) { add(a, b); break; }
     }
     const m = matched.get(b);
     if (!m) continue;

@@ -1,0 +1,21 @@
+/**
+ * @module normalize/dialects
+ * The ordered dialect registry. Decided per span (one trace often mixes families), first
+ * match wins, in the order of the reference's detection table (genai-layouts.md):
+ * 1. OpenInference: openinference.span.kind is unambiguous.
+ * 2. OpenLLMetry: traceloop.span.kind, a Traceloop scope, or indexed gen_ai.prompt.{i} keys —
+ *    before OTel GenAI, because Traceloop ≥ 0.27 spans also carry gen_ai.input.messages.
+ * 3. Vercel AI SDK legacy: ai.operationId.
+ * 4. OTel GenAI: gen_ai.operation.name / message attributes / correlated gen_ai events;
+ *    also the Anthropic SDK's built-in spans, which only Traceloop's stamped keys could
+ *    otherwise confuse (hence Traceloop is tested on span kind and scope, not key prefix).
+ */
+import type { Dialect } from './types.js';
+import { openinference } from './openinference.js';
+import { openllmetry } from './openllmetry.js';
+import { vercelAi } from './vercel-ai.js';
+import { otelGenAi } from './otel-genai.js';
+
+export type { Dialect } from './types.js';
+
+export const DIALECTS: readonly Dialect[] = Object.freeze([openinference, openllmetry, vercelAi, otelGenAi]);

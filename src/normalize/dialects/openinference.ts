@@ -1,0 +1,132 @@
+/**
+ * @module normalize/dialects/openinference
+ * OpenInference (Arize / Phoenix): openinference.span.kind LLM / TOOL / AGENT are steps,
+ * everything else (CHAIN, RETRIEVER, EMBEDDING, RERANKER, GUARDRAIL, EVALUATOR, PROMPT) is
+ * context. An LLM span carries its messages twice:
+ * - flattened: llm.{input,output}_messages.{i}.message.{role,content,tool_call_id},
+ *   ….message.tool_calls.{j}.tool_call.{id,function.name,function.arguments} and, from the
+ *   Anthropic instrumentation, ….message.contents.{k}.message_content.{type,text} plus the
+ *   same tool calls again under ….contents.{k}.tool_call.*;
+ * - the provider's own bodies in input.value / output.value (application/json).
+ * DESIGN.md: the provider body is preferred when it is more complete, because the flattened
+ * keys drop things (the Anthropic system prompt; all but the last of parallel tool results).
+ * Streamed calls have plain-text output.value, so the flattened answer is used there.
+ */
+import type { Attributes, SpanRecord } from '../../spans/span-record.js';
+import type { JsonValue, Message, StepDraft } from '../step.js';
+import { firstNum, firstStr, indexedGroups, parseJson, str } from '../attrs.js';
+import { canonicalValue } from '../messages.js';
+import { fromProviderMessage, messagesFromRequestBody, messagesFromResponseBody } from '../provider-messages.js';
+import { makeTokens, providerParams, reportedCost } from '../usage.js';
+import { recorded } from './otel-genai.js';
+import { emptyDraft, orNull, type Dialect } from './types.js';
+
+/** One flattened message group → canonical messages (contents and tool calls deduplicated). */
+function flatMessage(g: Attributes, finishReason?: unknown): Message[] {
+  const toolCalls = indexedGroups(g, 'message.tool_calls.').map((tc) => ({
+    id: tc['tool_call.id'], name: tc['tool_call.function.name'], arguments: tc['tool_call.function.arguments'],
+  }));
+  const seen = new Set(toolCalls.map((tc) => tc.id).filter((id) => id !== undefined));
+  const parts: { [k: string]: unknown }[] = [];
+  for (const c of indexedGroups(g, 'message.contents.')) {
+    const type = str(c['message_content.type']) ?? (c['tool_call.id'] !== undefined ? 'tool_use' : 'text');
+    if (c['tool_call.function.name'] !== undefined) {
+      // The Anthropic instrumentation writes each tool_use block here and under tool_calls.
+      if (!seen.has(c['tool_call.id'])) toolCalls.push({ id: c['tool_call.id'], name: c['tool_call.function.name'], arguments: c['tool_call.function.arguments'] });
+    } else if (type === 'image') {
+      parts.push({ type: 'image_url', image_url: { url: c['message_content.image.image.url'] } });
+    } else {
+      parts.push({ type, text: c['message_content.text'] });
+    }
+  }
+  return fromProviderMessage({
+    role: g['message.role'],
+    content: g['message.content'] ?? (parts.length ? parts : undefined),
+    tool_calls: toolCalls,
+    tool_call_id: g['message.tool_call_id'],
+  }, finishReason);
+}
+
+function flatMessages(attrs: Attributes, prefix: string, finishReason?: unknown): Message[] | undefined {
+  const groups = indexedGroups(attrs, prefix);
+  if (!groups.length) return undefined;
+  return groups.flatMap((g, i) => flatMessage(g, i === 0 ? finishReason : undefined));
+}
+
+/** input.value / output.value parsed when the span says it is JSON (or it plainly is). */
+function bodyOf(attrs: Attributes, which: 'input' | 'output'): JsonValue | undefined {
+  const text = attrs[`${which}.value`];
+  if (typeof text !== 'string' || text === '') return undefined;
+  const mime = str(attrs[`${which}.mime_type`]);
+  if (mime !== null && mime !== 'application/json') return undefined;
+  return parseJson(text);
+}
+
+/** The provider body when it says at least as much as the flattened keys, else the flattened. */
+function moreComplete(body: Message[] | undefined, flat: Message[] | undefined): Message[] | undefined {
+  if (body === undefined) return flat;
+  if (flat === undefined || body.length >= flat.length) return body;
+  return flat;
+}
+
+/** A TOOL or AGENT span's input/output value: JSON by mime type, else text (JSON-shaped read as JSON). */
+function ioValue(attrs: Attributes, which: 'input' | 'output'): JsonValue | null {
+  const text = attrs[`${which}.value`];
+  if (typeof text !== 'string') return null;
+  if (str(attrs[`${which}.mime_type`]) === 'application/json') {
+    const parsed = parseJson(text);
+    if (parsed !== undefined) return orNull(canonicalValue(parsed));
+  }
+  return orNull(canonicalValue(text));
+}
+
+function readLlm(span: SpanRecord, draft: StepDraft): StepDraft {
+  const attrs = span.attributes;
+  const finish = attrs['llm.finish_reason'];
+  const request = moreComplete(messagesFromRequestBody(bodyOf(attrs, 'input')), flatMessages(attrs, 'llm.input_messages.'));
+  const response = moreComplete(messagesFromResponseBody(bodyOf(attrs, 'output')), flatMessages(attrs, 'llm.output_messages.', finish));
+  draft.request = recorded(request);
+  draft.response = recorded(response);
+  // llm.invocation_parameters is the request minus its messages; without it, the body says the same.
+  const invocation = typeof attrs['llm.invocation_parameters'] === 'string' ? parseJson(attrs['llm.invocation_parameters']) : bodyOf(attrs, 'input');
+  draft.params = providerParams(invocation);
+  const invokedModel = invocation && typeof invocation === 'object' && !Array.isArray(invocation) ? str(invocation.model as string) : null;
+  // llm.model_name holds the request model until the response model is known, then that.
+  draft.model = firstStr(attrs, ['llm.response.model_name', 'llm.model_name', 'llm.request.model_name']) ?? invokedModel;
+  draft.tokens = makeTokens(
+    firstNum(attrs, ['llm.token_count.prompt']), // includes cache reads and writes (OI-Anthropic 0.2.8)
+    firstNum(attrs, ['llm.token_count.completion']),
+    firstNum(attrs, ['llm.token_count.prompt_details.cache_read']),
+    firstNum(attrs, ['llm.token_count.prompt_details.cache_write']),
+  );
+  draft.costUsd = reportedCost(attrs);
+  return draft;
+}
+
+export const openinference: Dialect = {
+  name: 'openinference',
+  matches(span) {
+    return span.attributes['openinference.span.kind'] !== undefined;
+  },
+  read(span) {
+    const attrs = span.attributes;
+    const kind = (str(attrs['openinference.span.kind']) ?? '').toUpperCase();
+    if (kind === 'LLM') return readLlm(span, emptyDraft(span, 'llm', span.name, 'openinference'));
+    if (kind === 'TOOL') {
+      const draft = emptyDraft(span, 'tool', span.name, 'openinference');
+      // openinference-core's traceTool sets no tool.* keys: the span name is the tool name.
+      draft.tool = firstStr(attrs, ['tool.name']) ?? span.name;
+      draft.toolCallId = firstStr(attrs, ['tool.id', 'tool_call.id']);
+      draft.request = ioValue(attrs, 'input');
+      draft.response = ioValue(attrs, 'output');
+      return draft;
+    }
+    if (kind === 'AGENT') {
+      const draft = emptyDraft(span, 'agent', firstStr(attrs, ['agent.name']) ?? span.name, 'openinference');
+      draft.request = ioValue(attrs, 'input');
+      draft.response = ioValue(attrs, 'output');
+      return draft;
+    }
+    return null;
+  },
+};

@@ -1,0 +1,147 @@
+/**
+ * @module normalize/dialects/openllmetry
+ * OpenLLMetry / Traceloop. Three shapes:
+ * - instrumentation spans since 2026-03 (JS 0.27: `chat {model}` CLIENT): the OTel GenAI
+ *   message attributes, read with the same code as the otel-genai dialect;
+ * - the legacy indexed layout gen_ai.prompt.{i}.* / gen_ai.completion.{i}.* (incl. tool_calls
+ *   and function_call), still emitted by older installs;
+ * - the SDK's decorator spans, classified by traceloop.span.kind (workflow / task / agent /
+ *   tool), with traceloop.entity.input / output holding JSON.
+ * The SDK stamps traceloop.workflow.name, gen_ai.agent.name and gen_ai.conversation.id on
+ * every span in its context (other libraries' too), so matching tests traceloop.span.kind,
+ * the Traceloop scope and the indexed keys, never the `traceloop.` prefix.
+ */
+import type { Attributes, SpanRecord } from '../../spans/span-record.js';
+import type { JsonValue, Message, StepDraft } from '../step.js';
+import { firstStr, hasIndexedKey, indexedGroups, parseJson, str } from '../attrs.js';
+import { canonicalValue, isPartsList } from '../messages.js';
+import { fromProviderMessage } from '../provider-messages.js';
+import { genAiParams, genAiTokens, reportedCost } from '../usage.js';
+import { genAiKind, genAiMessages, llmModel, otelGenAi, recorded } from './otel-genai.js';
+import { emptyDraft, orNull, type Dialect } from './types.js';
+
+function isTraceloopScope(span: SpanRecord): boolean {
+  return span.scope.name.startsWith('@traceloop/') || span.scope.name.includes('traceloop');
+}
+
+/**
+ * DESIGN.md: a Traceloop input {"args": [...], "kwargs": {...}} is the arguments the tool
+ * received: the kwargs when there are no positional args, the single positional arg when
+ * there are no kwargs, otherwise left as it is.
+ */
+export function unwrapEntityInput(value: JsonValue): JsonValue {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const keys = Object.keys(value);
+  if (!keys.every((k) => k === 'args' || k === 'kwargs')) return value;
+  const args = value.args;
+  const kwargs = value.kwargs;
+  const noArgs = args === undefined || (Array.isArray(args) && args.length === 0);
+  const noKwargs = kwargs === undefined || (kwargs !== null && typeof kwargs === 'object' && !Array.isArray(kwargs) && Object.keys(kwargs).length === 0);
+  if (noArgs) return kwargs ?? {};
+  if (noKwargs && Array.isArray(args) && args.length === 1) return args[0];
+  return value;
+}
+
+/**
+ * traceloop.entity.input / output are JSON.stringify of the value by construction, so they
+ * are parsed whole (a JSON string literal included: the agent's answer arrives as "\"…\"");
+ * the parsed value then folds like any other (JSON-shaped text inside is read as JSON).
+ */
+function entityValue(v: unknown, unwrap: boolean): JsonValue | null {
+  if (typeof v !== 'string' || v === '') return null;
+  const parsed = parseJson(v);
+  if (parsed === undefined) return orNull(canonicalValue(v));
+  return orNull(canonicalValue(unwrap ? unwrapEntityInput(parsed) : parsed));
+}
+
+/** Legacy content: JSON-stringified when the message content was a parts array. */
+function legacyContent(v: unknown): unknown {
+  if (typeof v !== 'string' || !v.startsWith('[')) return v;
+  const parsed = parseJson(v);
+  return isPartsList(parsed) ? parsed : v;
+}
+
+function legacyToolCalls(group: Attributes): unknown[] {
+  return indexedGroups(group, 'tool_calls.').map((tc) => ({ id: tc.id, name: tc.name, arguments: tc.arguments }));
+}
+
+/** gen_ai.prompt.{i}.* / gen_ai.completion.{i}.* → messages; undefined when there are none. */
+function legacyMessages(attrs: Attributes, prefix: string, answer: boolean): Message[] | undefined {
+  const groups = indexedGroups(attrs, prefix);
+  if (!groups.length) return undefined;
+  const out: Message[] = [];
+  for (const g of groups) {
+    const raw: { [k: string]: unknown } = {
+      role: g.role ?? (answer ? 'assistant' : 'user'),
+      content: legacyContent(g.content),
+      tool_calls: legacyToolCalls(g),
+      tool_call_id: g.tool_call_id,
+    };
+    if (g['function_call.name'] !== undefined) raw.function_call = { name: g['function_call.name'], arguments: g['function_call.arguments'] };
+    out.push(...fromProviderMessage(raw, answer ? g.finish_reason : undefined));
+  }
+  return out;
+}
+
+function readLlm(span: SpanRecord, draft: StepDraft): StepDraft {
+  const attrs = span.attributes;
+  let { request, response } = genAiMessages(attrs);
+  request ??= legacyMessages(attrs, 'gen_ai.prompt.', false);
+  response ??= legacyMessages(attrs, 'gen_ai.completion.', true);
+  draft.model = llmModel(attrs);
+  draft.request = recorded(request);
+  draft.response = recorded(response);
+  // Traceloop JS 0.27's Anthropic instrumentation reports Anthropic's raw input_tokens
+  // (cache excluded) and the cache counts beside it (reference: genai-layouts.md (a)).
+  draft.tokens = genAiTokens(attrs, span.scope.name === '@traceloop/instrumentation-anthropic');
+  return draft;
+}
+
+/** A model call: chat/completion request type, an LLM operation, or model-call keys. */
+function isModelCall(attrs: Attributes): boolean {
+  const requestType = str(attrs['llm.request.type']);
+  if (requestType !== null) return requestType === 'chat' || requestType === 'completion';
+  return genAiKind(attrs) === 'llm' || attrs['gen_ai.request.model'] !== undefined
+    || attrs['gen_ai.input.messages'] !== undefined || hasIndexedKey(attrs, 'gen_ai.prompt.');
+}
+
+export const openllmetry: Dialect = {
+  name: 'openllmetry',
+  matches(span) {
+    const attrs = span.attributes;
+    return attrs['traceloop.span.kind'] !== undefined || isTraceloopScope(span)
+      || hasIndexedKey(attrs, 'gen_ai.prompt.') || hasIndexedKey(attrs, 'gen_ai.completion.');
+  },
+  read(span, logs) {
+    const attrs = span.attributes;
+    const spanKind = str(attrs['traceloop.span.kind']);
+    if (spanKind === 'tool') {
+      const draft = emptyDraft(span, 'tool', span.name, 'openllmetry');
+      draft.tool = firstStr(attrs, ['traceloop.entity.name']) ?? span.name.replace(/\.tool$/, '');
+      draft.request = entityValue(attrs['traceloop.entity.input'], true);
+      draft.response = entityValue(attrs['traceloop.entity.output'], false);
+      draft.toolCallId = str(attrs['gen_ai.tool.call.id']);
+      return draft;
+    }
+    if (spanKind === 'agent') {
+      const name = firstStr(attrs, ['traceloop.entity.name', 'gen_ai.agent.name']) ?? span.name.replace(/\.agent$/, '');
+      const draft = emptyDraft(span, 'agent', name, 'openllmetry');
+      draft.request = entityValue(attrs['traceloop.entity.input'], true);
+      draft.response = entityValue(attrs['traceloop.entity.output'], false);
+      return draft;
+    }
+    if (spanKind !== null) return null; // workflow, task, session, unknown: context around steps
+    // An instrumentation span (the SDK stamps its keys on other libraries' spans too).
+    const op = genAiKind(attrs);
+    if (op === 'tool' || op === 'agent') {
+      const step = otelGenAi.read(span, logs);
+      if (step) step.layout = 'openllmetry';
+      return step;
+    }
+    if (op === null || !isModelCall(attrs)) return null; // embeddings, rerank, vector DB, HTTP
+    const draft = emptyDraft(span, 'llm', span.name, 'openllmetry');
+    draft.params = genAiParams(attrs);
+    draft.costUsd = reportedCost(attrs);
+    return readLlm(span, draft);
+  },
+};

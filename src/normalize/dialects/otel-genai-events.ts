@@ -1,0 +1,108 @@
+/**
+ * @module normalize/dialects/otel-genai-events
+ * Message content that OTel GenAI instrumentations send beside the span instead of on it:
+ * - v1.28–1.36 per-message events gen_ai.{system,user,assistant,tool}.message and gen_ai.choice,
+ *   as LOG RECORDS correlated by trace and span id (@opentelemetry/instrumentation-openai
+ *   0.21: name in attribute `event.name`, OpenAI-shaped kvlist body, no role) or as span events;
+ * - ≤ v1.27 span events gen_ai.content.prompt / gen_ai.content.completion (JSON attributes);
+ * - v1.37+ gen_ai.client.inference.operation.details log records, whose attributes carry
+ *   gen_ai.input.messages / gen_ai.output.messages / gen_ai.system_instructions.
+ * The whole history is re-emitted on every call, so one span's records are its full request.
+ */
+import type { AttributeValue, Attributes, LogRecord, SpanRecord } from '../../spans/span-record.js';
+import type { JsonValue, Message } from '../step.js';
+import { asObject, jsonAttr, str, toJson } from '../attrs.js';
+import { fromProviderMessage, fromProviderMessages } from '../provider-messages.js';
+
+const MESSAGE_ROLES: Record<string, string> = {
+  'gen_ai.system.message': 'system',
+  'gen_ai.user.message': 'user',
+  'gen_ai.assistant.message': 'assistant',
+  'gen_ai.tool.message': 'tool',
+};
+const CHOICE = 'gen_ai.choice';
+const DETAILS = 'gen_ai.client.inference.operation.details';
+
+export interface EventContent {
+  /** request messages from per-message events; undefined when there were none */
+  request?: Message[];
+  /** answer messages from gen_ai.choice events; undefined when there were none */
+  response?: Message[];
+  /** merged attributes of gen_ai.client.inference.operation.details records */
+  details?: Attributes;
+}
+
+/** A log record's event name: the LogRecord field, else the older `event.name` attribute. */
+export function logEventName(log: LogRecord): string | null {
+  return log.eventName || str(log.attributes['event.name']);
+}
+
+/** The logs that belong to this span (callers may pass a whole batch). */
+export function logsOfSpan(span: SpanRecord, logs: readonly LogRecord[]): LogRecord[] {
+  return logs.filter((l) => l.spanId === span.spanId && (l.traceId === null || l.traceId === span.traceId));
+}
+
+export function isGenAiEventName(name: string | null): boolean {
+  return name !== null && (name in MESSAGE_ROLES || name === CHOICE || name === DETAILS
+    || name === 'gen_ai.content.prompt' || name === 'gen_ai.content.completion');
+}
+
+/** Span events carry their body as attributes; some SDKs JSON-encode it in one attribute. */
+function spanEventBody(attrs: Attributes): JsonValue | undefined {
+  const packed = attrs['gen_ai.event.content'] ?? attrs['body'];
+  if (packed !== undefined) return jsonAttr(packed);
+  const rest: Attributes = {};
+  for (const k in attrs) if (k !== 'gen_ai.system' && k !== 'event.name' && k !== 'gen_ai.provider.name') rest[k] = attrs[k];
+  return toJson(rest);
+}
+
+interface RawEvent { name: string; body: JsonValue | undefined; attributes: Attributes }
+
+function collect(span: SpanRecord, logs: readonly LogRecord[]): RawEvent[] {
+  const out: RawEvent[] = [];
+  for (const e of span.events) {
+    if (isGenAiEventName(e.name)) out.push({ name: e.name, body: spanEventBody(e.attributes), attributes: e.attributes });
+  }
+  for (const l of logs) {
+    const name = logEventName(l);
+    if (isGenAiEventName(name)) out.push({ name: name as string, body: jsonAttr(l.body as AttributeValue), attributes: l.attributes });
+  }
+  return out;
+}
+
+/** Reads the span's correlated events; undefined when it has none. */
+export function readEventContent(span: SpanRecord, logs: readonly LogRecord[]): EventContent | undefined {
+  const events = collect(span, logs);
+  if (events.length === 0) return undefined;
+  const result: EventContent = {};
+  const request: Message[] = [];
+  const choices: { index: number; messages: Message[] }[] = [];
+  for (const ev of events) {
+    const body = asObject(ev.body) ?? {};
+    const role = MESSAGE_ROLES[ev.name];
+    if (role) {
+      // The tool message's `id` is the tool_call_id it answers.
+      request.push(...fromProviderMessage({
+        role,
+        ...body,
+        ...(role === 'tool' && body.id !== undefined ? { tool_call_id: body.id } : {}),
+      }));
+    } else if (ev.name === CHOICE) {
+      const message = asObject(body.message) ?? {};
+      const index = typeof body.index === 'number' ? body.index : choices.length;
+      choices.push({ index, messages: fromProviderMessage({ role: 'assistant', ...message }, body.finish_reason) });
+    } else if (ev.name === 'gen_ai.content.prompt') {
+      request.push(...fromProviderMessages(jsonAttr(ev.attributes['gen_ai.prompt'])));
+    } else if (ev.name === 'gen_ai.content.completion') {
+      const list = jsonAttr(ev.attributes['gen_ai.completion']);
+      if (Array.isArray(list)) {
+        for (const m of list) choices.push({ index: choices.length, messages: fromProviderMessage(m, asObject(m)?.finish_reason) });
+      }
+    } else if (ev.name === DETAILS) {
+      result.details = { ...(result.details ?? {}), ...ev.attributes };
+    }
+  }
+  if (request.length) result.request = request;
+  if (choices.length) result.response = choices.sort((a, b) => a.index - b.index).flatMap((c) => c.messages);
+  return result;
+}

@@ -1,0 +1,132 @@
+/**
+ * @module normalize/dialects/otel-genai
+ * OpenTelemetry GenAI semantic conventions: spans classified by gen_ai.operation.name,
+ * content in gen_ai.input.messages / gen_ai.output.messages / gen_ai.system_instructions
+ * (JSON strings or structured values), or beside the span in events and log records
+ * (otel-genai-events.ts; the step's layout is then `otel-genai-events`). Also reads the
+ * Anthropic SDK's built-in spans (anthropic.messages.create, the tool runner's spans), which
+ * use the same keys plus a few of their own.
+ */
+import type { Attributes, LogRecord, SpanRecord } from '../../spans/span-record.js';
+import type { JsonValue, Message, StepDraft, StepKind } from '../step.js';
+import { firstStr, jsonAttr, str, toJson } from '../attrs.js';
+import { canonicalFinishReason, canonicalValue, carriesContent } from '../messages.js';
+import { genAiInput, genAiOutput, genAiSystem } from '../genai-parts.js';
+import { genAiParams, genAiTokens, reportedCost } from '../usage.js';
+import { emptyDraft, orNull, type Dialect } from './types.js';
+import { isGenAiEventName, logEventName, logsOfSpan, readEventContent } from './otel-genai-events.js';
+
+const LLM_OPERATIONS = new Set(['chat', 'generate_content', 'text_completion', 'completion', 'responses']);
+
+/** The operation → step kind; embeddings, retrieval, create_agent, workflows, memory ops are context. */
+export function genAiKind(attrs: Attributes): StepKind | null | undefined {
+  const op = str(attrs['gen_ai.operation.name']);
+  if (op === null) return undefined;
+  if (LLM_OPERATIONS.has(op)) return 'llm';
+  if (op === 'execute_tool') return 'tool';
+  if (op === 'invoke_agent') return 'agent';
+  return null;
+}
+
+function hasGenAiKeys(attrs: Attributes): boolean {
+  return attrs['gen_ai.operation.name'] !== undefined || attrs['gen_ai.input.messages'] !== undefined
+    || attrs['gen_ai.output.messages'] !== undefined || attrs['gen_ai.request.model'] !== undefined;
+}
+
+/** finish_reasons from the span, in the order of its answer messages. */
+export function spanFinishReasons(attrs: Attributes): unknown[] {
+  const v = jsonAttr(attrs['gen_ai.response.finish_reasons']);
+  if (Array.isArray(v)) return v;
+  // The Anthropic SDK records only the raw stop reason.
+  const raw = str(attrs['anthropic.message.stop_reason']);
+  return raw === null ? [] : [raw];
+}
+
+/** Request and response messages from gen_ai.* message attributes (span or details log). */
+export function genAiMessages(attrs: Attributes): { request?: Message[]; response?: Message[] } {
+  const out: { request?: Message[]; response?: Message[] } = {};
+  const input = genAiInput(attrs['gen_ai.input.messages']);
+  const system = genAiSystem(attrs['gen_ai.system_instructions']);
+  if (input !== undefined || system.length) out.request = [...system, ...(input ?? [])];
+  const output = genAiOutput(attrs['gen_ai.output.messages'], spanFinishReasons(attrs));
+  if (output !== undefined) out.response = output;
+  return out;
+}
+
+/** A recorded message list, or null when content capture was off (nothing but roles and ids). */
+export function recorded(messages: Message[] | undefined): JsonValue | null {
+  return messages !== undefined && carriesContent(messages) ? (messages as unknown as JsonValue) : null;
+}
+
+export function llmModel(attrs: Attributes): string | null {
+  return firstStr(attrs, ['gen_ai.response.model', 'gen_ai.request.model']);
+}
+
+function readLlm(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft): StepDraft {
+  const attrs = span.attributes;
+  let { request, response } = genAiMessages(attrs);
+  if (request === undefined || response === undefined) {
+    const events = readEventContent(span, logs);
+    if (events) {
+      const details = events.details ? genAiMessages(events.details) : {};
+      const fromEvents = request === undefined && (details.request ?? events.request) !== undefined;
+      request ??= details.request ?? events.request;
+      response ??= details.response ?? events.response;
+      if (fromEvents) draft.layout = 'otel-genai-events';
+    }
+  }
+  // An answer without a finish reason in the message takes the span's (one per choice).
+  const reasons = spanFinishReasons(attrs);
+  response?.forEach((m, i) => {
+    if (m.finish_reason === undefined && m.role === 'assistant') {
+      const f = canonicalFinishReason(reasons[i]);
+      if (f !== undefined) m.finish_reason = f;
+    }
+  });
+  draft.model = llmModel(attrs);
+  draft.request = recorded(request);
+  draft.response = recorded(response);
+  return draft;
+}
+
+function readTool(span: SpanRecord, draft: StepDraft): StepDraft {
+  const attrs = span.attributes;
+  draft.tool = firstStr(attrs, ['gen_ai.tool.name']) ?? span.name.replace(/^execute_tool\s+/, '');
+  draft.name = span.name;
+  draft.toolCallId = str(attrs['gen_ai.tool.call.id']);
+  draft.request = orNull(canonicalValue(toJson(attrs['gen_ai.tool.call.arguments'])));
+  draft.response = orNull(canonicalValue(toJson(attrs['gen_ai.tool.call.result'] ?? attrs['anthropic.tool_result.content'])));
+  return draft;
+}
+
+function readAgent(span: SpanRecord, draft: StepDraft): StepDraft {
+  const attrs = span.attributes;
+  draft.name = firstStr(attrs, ['gen_ai.agent.name']) ?? (span.name.replace(/^invoke_agent\s*/, '') || span.name);
+  draft.model = llmModel(attrs);
+  const { request, response } = genAiMessages(attrs);
+  draft.request = recorded(request);
+  draft.response = recorded(response);
+  return draft;
+}
+
+export const otelGenAi: Dialect = {
+  name: 'otel-genai',
+  matches(span, logs) {
+    if (hasGenAiKeys(span.attributes)) return true;
+    if (span.events.some((e) => isGenAiEventName(e.name))) return true;
+    return logs.some((l) => l.spanId === span.spanId && isGenAiEventName(logEventName(l)));
+  },
+  read(span, logs) {
+    const attrs = span.attributes;
+    let kind = genAiKind(attrs);
+    if (kind === undefined) kind = 'llm'; // request model or messages, no operation name: a model call
+    if (kind === null) return null;
+    const draft = emptyDraft(span, kind, span.name, 'otel-genai');
+    draft.tokens = genAiTokens(attrs);
+    draft.params = genAiParams(attrs);
+    draft.costUsd = reportedCost(attrs);
+    if (kind === 'llm') return readLlm(span, logsOfSpan(span, logs), draft);
+    if (kind === 'tool') return readTool(span, draft);
+    return readAgent(span, draft);
+  },
+};

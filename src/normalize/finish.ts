@@ -1,0 +1,67 @@
+/**
+ * @module normalize/finish
+ * A draft becomes a stored step: request and response digests (lower-case hex SHA-256 of
+ * their RFC 8785 canonical JSON) and the fingerprint `kind:name#<first 16 hex of the
+ * request digest>`. Run finishStep on the stored form — after offload has replaced large
+ * values with {"$payload": …} references — so digests describe what is stored.
+ */
+import type { SpanRecord } from '../spans/span-record.js';
+import type { Step, StepDraft, StepKind } from './step.js';
+import { digestOf } from '../json/canonical.js';
+
+/** The step fields a draft determines; span placement (ids, times, service) comes from the span. */
+export type FinishedStep = Omit<Step, 'index' | 'service' | 'trace_id' | 'span_id' | 'parent_span_id' | 'start_ns' | 'duration_ns'>;
+
+/** A stored step before it has a place on a tape (assemble.ts numbers them). */
+export type StepRow = Omit<Step, 'index'>;
+
+
+/** Model for llm steps ("unknown" when none was recorded), tool name for tools, agent name for agents. */
+export function fingerprintName(kind: StepKind, name: string, model: string | null, tool: string | null): string {
+  if (kind === 'llm') return model ?? 'unknown';
+  if (kind === 'tool') return tool ?? name;
+  return name;
+}
+
+/**
+ * `kind:name#<first 16 hex of the request digest>`. When the request was not recorded
+ * (content capture off) there is no digest and the fingerprint ends at `#`: it still groups
+ * by kind and name, and can never be mistaken for (or collide with) a recorded request.
+ */
+export function fingerprintOf(kind: StepKind, name: string, requestDigest: string | null): string {
+  return `${kind}:${name}#${requestDigest ? requestDigest.slice(0, 16) : ''}`;
+}
+
+export function finishStep(draft: StepDraft): FinishedStep {
+  const requestDigest = digestOf(draft.request);
+  return {
+    kind: draft.kind,
+    name: draft.name,
+    model: draft.model,
+    tool: draft.tool,
+    status: draft.status,
+    request: draft.request,
+    response: draft.response,
+    request_digest: requestDigest,
+    response_digest: digestOf(draft.response),
+    fingerprint: fingerprintOf(draft.kind, fingerprintName(draft.kind, draft.name, draft.model, draft.tool), requestDigest),
+    tokens: draft.tokens,
+    params: draft.params,
+    layout: draft.layout,
+    cost_usd: draft.costUsd,
+    tool_call_id: draft.toolCallId ?? null,
+  };
+}
+
+/** A finished step placed on its span: what the store keeps per step row. */
+export function toStepRow(span: SpanRecord, finished: FinishedStep): StepRow {
+  return {
+    ...finished,
+    service: span.serviceName,
+    trace_id: span.traceId,
+    span_id: span.spanId,
+    parent_span_id: span.parentSpanId,
+    start_ns: span.startTimeUnixNano,
+    duration_ns: span.endTimeUnixNano - span.startTimeUnixNano,
+  };
+}

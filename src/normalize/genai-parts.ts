@@ -1,0 +1,99 @@
+/**
+ * @module normalize/genai-parts
+ * OTel GenAI (v1.37+) message lists → canonical messages. Shared by the OTel GenAI dialect,
+ * Traceloop ≥ 0.27 (same attributes), the Anthropic SDK's built-in spans and the
+ * gen_ai.client.inference.operation.details log event.
+ *
+ *   InputMessages  = [{role, parts: [...], name?}]
+ *   OutputMessages = [{role, parts: [...], finish_reason}]
+ *   SystemInstructions = [parts]  (a raw string in @opentelemetry/instrumentation-openai's Responses spans)
+ */
+import type { JsonValue, Message, ToolCall } from './step.js';
+import { asObject, jsonAttr } from './attrs.js';
+import type { AttributeValue } from '../spans/span-record.js';
+import { canonicalContent, canonicalPart, makeMessage, makeToolCall, type Part } from './messages.js';
+
+type Obj = { [k: string]: JsonValue };
+
+/**
+ * A tool_call_response's payload. The schema says `response`; the registry's example says
+ * `result`; the Anthropic SDK writes the tool_result content blocks ([{type:"text",text}]).
+ */
+function responseContent(p: Obj): JsonValue | undefined {
+  return canonicalContent(p.response !== undefined ? p.response : p.result);
+}
+
+/**
+ * One GenAI message → canonical messages. tool_call_response parts become tool messages
+ * (one per part, in order), whatever role carried them: Traceloop's Anthropic layout and the
+ * Anthropic SDK put them in user messages.
+ */
+export function fromGenAiMessage(raw: unknown, fallbackFinish?: unknown): Message[] {
+  const m = asObject(raw);
+  if (!m) return [];
+  const parts = Array.isArray(m.parts) ? m.parts : [];
+  const out: Message[] = [];
+  const calls: (ToolCall | undefined)[] = [];
+  let content: Part[] = [];
+  let sawResponse = false;
+  const flush = () => {
+    if (content.length) out.push(makeMessage({ role: m.role, content }));
+    content = [];
+  };
+  for (const rawPart of parts) {
+    const p = asObject(rawPart);
+    if (!p) continue;
+    if (p.type === 'tool_call') {
+      calls.push(makeToolCall(p.id, p.name, p.arguments));
+    } else if (p.type === 'tool_call_response') {
+      flush();
+      sawResponse = true;
+      out.push(makeMessage({ role: 'tool', content: responseContent(p), toolCallId: p.id }));
+    } else {
+      const part = canonicalPart(p);
+      if (part) content.push(part);
+    }
+  }
+  const finish = m.finish_reason !== undefined && m.finish_reason !== '' ? m.finish_reason : fallbackFinish;
+  if (sawResponse) {
+    flush();
+    return out;
+  }
+  // Older drafts and some SDKs put a plain `content` on the message instead of parts.
+  const body = !parts.length && m.content !== undefined ? m.content : content;
+  out.push(makeMessage({ role: m.role, content: body, toolCalls: calls, finishReason: finish }));
+  return out;
+}
+
+/** gen_ai.input.messages (JSON string or structured) → messages; undefined when absent/unreadable. */
+export function genAiInput(value: AttributeValue | undefined): Message[] | undefined {
+  const list = jsonAttr(value);
+  if (!Array.isArray(list)) return undefined;
+  const out: Message[] = [];
+  for (const m of list) out.push(...fromGenAiMessage(m));
+  return out;
+}
+
+/**
+ * gen_ai.output.messages → answer messages. finish_reasons fills a message's missing
+ * finish_reason (the Anthropic SDK writes none in the message; Traceloop writes "" when
+ * streaming), position by position.
+ */
+export function genAiOutput(value: AttributeValue | undefined, finishReasons: readonly unknown[] = []): Message[] | undefined {
+  const list = jsonAttr(value);
+  if (!Array.isArray(list)) return undefined;
+  const out: Message[] = [];
+  list.forEach((m, i) => out.push(...fromGenAiMessage(m, finishReasons[i])));
+  return out;
+}
+
+/** gen_ai.system_instructions (parts, or a raw string) → a leading system message, or none. */
+export function genAiSystem(value: AttributeValue | undefined): Message[] {
+  const v = jsonAttr(value);
+  if (v === undefined) return [];
+  const parts: Part[] = Array.isArray(v)
+    ? v.map(canonicalPart).filter((p): p is Part => p !== undefined)
+    : typeof v === 'string' ? [{ type: 'text', text: v }] : [];
+  if (!parts.length) return [];
+  return [makeMessage({ role: 'system', content: parts })];
+}

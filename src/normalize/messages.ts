@@ -1,0 +1,209 @@
+/**
+ * @module normalize/messages
+ * The canonical message (DESIGN.md "Canonical shapes") and the folding rules every layout
+ * shares, so that two layouts that said the same thing produce the same bytes:
+ * - keys that carry nothing are left out ("" content, [] tool calls, null ids);
+ * - JSON-shaped text (an object or array) is read as JSON;
+ * - content made only of text parts is their concatenation (what
+ *   @opentelemetry/instrumentation-openai does before it logs a message), other parts stay a list;
+ * - tool-call arguments are parsed JSON; finish reasons use OpenAI chat's vocabulary.
+ */
+import type { JsonValue, Message, ToolCall } from './step.js';
+import { asObject, parseJson, readJsonShaped } from './attrs.js';
+
+type Role = Message['role'];
+
+const ROLE_ALIASES: Record<string, Role> = {
+  system: 'system',
+  developer: 'system', // OpenAI's newer name for the system role
+  user: 'user',
+  human: 'user',
+  assistant: 'assistant',
+  model: 'assistant', // Gemini
+  ai: 'assistant',
+  tool: 'tool',
+  function: 'tool', // OpenAI legacy function results
+  ipython: 'tool',
+};
+
+/** Maps a layout's role name to a canonical role; unknown roles read as user turns. */
+export function canonicalRole(role: unknown): Role {
+  return (typeof role === 'string' && ROLE_ALIASES[role.toLowerCase()]) || 'user';
+}
+
+const FINISH_REASONS: Record<string, string> = {
+  stop: 'stop',
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  tool_calls: 'tool_calls',
+  tool_call: 'tool_calls', // GenAI semconv, Traceloop
+  'tool-calls': 'tool_calls', // Vercel AI SDK
+  tool_use: 'tool_calls', // Anthropic
+  function_call: 'tool_calls',
+  length: 'length',
+  max_tokens: 'length',
+  content_filter: 'content_filter',
+  'content-filter': 'content_filter',
+};
+
+/** OpenAI chat's vocabulary; unmapped values (error, pause_turn, refusal) pass through raw. */
+export function canonicalFinishReason(reason: unknown): string | undefined {
+  if (typeof reason !== 'string' || reason === '') return undefined;
+  return FINISH_REASONS[reason] ?? reason;
+}
+
+/** Tool-call arguments as parsed JSON (any JSON value); unparseable text stays text. */
+export function canonicalArguments(args: unknown): JsonValue | undefined {
+  if (args === undefined || args === null) return undefined;
+  if (typeof args === 'string') {
+    if (args.trim() === '') return undefined;
+    const parsed = parseJson(args);
+    return parsed === undefined ? args : parsed;
+  }
+  return args as JsonValue;
+}
+
+export function makeToolCall(id: unknown, name: unknown, args: unknown): ToolCall | undefined {
+  if (typeof name !== 'string' || name === '') return undefined;
+  const call: ToolCall = { name };
+  if (typeof id === 'string' && id !== '') call.id = id;
+  const a = canonicalArguments(args);
+  if (a !== undefined) call.arguments = a;
+  return call;
+}
+
+/** A content part in canonical form, or undefined when it carries nothing. */
+export type Part = { [k: string]: JsonValue };
+
+/** A list whose every element is an object with a string `type`: a parts list, not data. */
+export function isPartsList(v: unknown): v is Part[] {
+  return Array.isArray(v) && v.length > 0 && v.every((p) => asObject(p) !== undefined && typeof (p as Part).type === 'string');
+}
+
+/**
+ * Folds canonical parts into message content: nothing → undefined, text only → the joined
+ * text (read as JSON when JSON-shaped), anything else → the list of parts.
+ */
+export function contentFromParts(parts: Part[]): JsonValue | undefined {
+  if (parts.length === 0) return undefined;
+  if (parts.every((p) => p.type === 'text')) return canonicalContent(parts.map((p) => p.text as string).join(''));
+  return parts;
+}
+
+/**
+ * Message content from a string, a parts list, or a structured value. Strings are read as
+ * JSON when JSON-shaped; structured values (an object a layout stored as JSON) stay as they are.
+ */
+export function canonicalContent(value: unknown): JsonValue | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string') return value === '' ? undefined : readJsonShaped(value);
+  if (isPartsList(value)) return contentFromParts(value.map(canonicalPart).filter((p): p is Part => p !== undefined));
+  if (Array.isArray(value) && value.length === 0) return undefined;
+  return value as JsonValue;
+}
+
+/**
+ * One content part from any provider or layout: OpenAI (text, image_url, input_audio,
+ * refusal), Anthropic (text, image, thinking, document), GenAI (text, reasoning, blob, uri,
+ * file, refusal), OpenInference message_content. Tool calls and tool results are not parts;
+ * callers split them out first.
+ */
+export function canonicalPart(raw: unknown): Part | undefined {
+  const p = asObject(raw);
+  if (!p) return undefined;
+  const type = typeof p.type === 'string' ? p.type : 'text';
+  const text = typeof p.text === 'string' ? p.text : typeof p.content === 'string' ? p.content : undefined;
+  switch (type) {
+    case 'text':
+    case 'input_text':
+    case 'output_text':
+      return text === undefined || text === '' ? undefined : { type: 'text', text };
+    case 'reasoning':
+    case 'thinking': {
+      const t = typeof p.thinking === 'string' ? p.thinking : text;
+      return t === undefined || t === '' ? undefined : { type: 'reasoning', text: t };
+    }
+    case 'refusal': {
+      const t = typeof p.refusal === 'string' ? p.refusal : text;
+      return t === undefined || t === '' ? undefined : { type: 'refusal', text: t };
+    }
+    case 'image_url': {
+      const url = asObject(p.image_url)?.url ?? p.image_url;
+      return typeof url === 'string' ? { type: 'image', url } : undefined;
+    }
+    case 'image':
+    case 'document': {
+      // Already canonical ({type, url|data, mime_type}): canonicalPart must be idempotent.
+      if (typeof p.url === 'string' || typeof p.data === 'string') return dropEmpty({ type, url: p.url, data: p.data, mime_type: p.mime_type });
+      const src = asObject(p.source);
+      if (src?.type === 'url' && typeof src.url === 'string') return { type, url: src.url };
+      if (src && typeof src.data === 'string') return dropEmpty({ type, mime_type: src.media_type, data: src.data });
+      const url = asObject(asObject(p.image)?.image)?.url;
+      return typeof url === 'string' ? { type, url } : dropEmpty({ ...p, type });
+    }
+    case 'uri':
+      return dropEmpty({ type: String(p.modality ?? 'uri'), url: p.uri, mime_type: p.mime_type });
+    case 'blob':
+      return dropEmpty({ type: String(p.modality ?? 'blob'), data: p.content, mime_type: p.mime_type });
+    case 'file':
+      return dropEmpty({ type: String(p.modality ?? 'file'), file_id: p.file_id, mime_type: p.mime_type });
+    default: {
+      const { cache_control: _hint, ...rest } = p; // a provider caching hint, not content
+      return dropEmpty(rest);
+    }
+  }
+}
+
+function dropEmpty(o: { [k: string]: JsonValue | undefined }): Part {
+  const out: Part = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined && v !== null && v !== '') out[k] = v;
+  return out;
+}
+
+export interface MessageFields {
+  role: unknown;
+  content?: unknown;
+  toolCalls?: (ToolCall | undefined)[];
+  toolCallId?: unknown;
+  finishReason?: unknown;
+}
+
+/**
+ * Builds a canonical message, leaving out every key that carries nothing. A message with a
+ * tool-call id is a tool result whatever role the layout gave it (OpenInference writes
+ * Anthropic tool results as user messages with a tool_call_id).
+ */
+export function makeMessage(f: MessageFields): Message {
+  const toolCallId = typeof f.toolCallId === 'string' && f.toolCallId !== '' ? f.toolCallId : undefined;
+  const msg: Message = { role: toolCallId ? 'tool' : canonicalRole(f.role) };
+  const content = canonicalContent(f.content);
+  if (content !== undefined) msg.content = content;
+  if (toolCallId) msg.tool_call_id = toolCallId;
+  const calls = f.toolCalls?.filter((c): c is ToolCall => c !== undefined);
+  if (calls && calls.length > 0) msg.tool_calls = calls;
+  const finish = canonicalFinishReason(f.finishReason);
+  if (finish !== undefined) msg.finish_reason = finish;
+  return msg;
+}
+
+/** True when a message list recorded anything beyond roles and ids (content capture on). */
+export function carriesContent(messages: Message[]): boolean {
+  return messages.some(
+    (m) => m.content !== undefined || (m.tool_calls?.some((c) => c.arguments !== undefined) ?? false),
+  );
+}
+
+/**
+ * A tool's arguments or result, or an agent's input or output, as a layout stored it: a
+ * string is read as JSON when JSON-shaped, a list of text blocks (the Anthropic SDK's
+ * tool_result content) folds to its text, structured values stay as they are.
+ */
+export function canonicalValue(v: unknown): JsonValue | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'string') {
+    if (v === '') return undefined;
+    const j = readJsonShaped(v);
+    return typeof j === 'string' ? j : canonicalContent(j);
+  }
+  return canonicalContent(v);
+}

@@ -1,0 +1,39 @@
+/**
+ * @module normalize/normalize
+ * normalizeSpan: one SpanRecord (and the log records correlated to it) in, SpanFacts out —
+ * the run the span names, and the step it is (or null when it is context). Pure: no I/O,
+ * clock or environment. Digests come later (finish.ts), because they describe the stored
+ * form after offload.
+ *
+ * Log records may arrive in a later export than their span (the OTel logs and traces
+ * pipelines are separate): a span normalized before its logs arrived reads as content not
+ * recorded, and normalizing it again with its logs gives the full step.
+ */
+import type { LogRecord, SpanRecord } from '../spans/span-record.js';
+import type { SpanFacts } from './step.js';
+import { DIALECTS, type Dialect } from './dialects/index.js';
+import { ownRunOf, parentRunOf } from './run-identity.js';
+
+/**
+ * Bumped whenever the same span would normalize differently (new dialect rules, a changed
+ * canonical shape), so stored steps can be recognized as stale and reindexed from spans.
+ */
+export const NORMALIZER_VERSION = 1;
+
+const NO_LOGS: readonly LogRecord[] = Object.freeze([]);
+
+export function normalizeSpan(
+  span: SpanRecord,
+  logs: readonly LogRecord[] = NO_LOGS,
+  dialects: readonly Dialect[] = DIALECTS,
+): SpanFacts {
+  const attrs = span.attributes;
+  let step = null;
+  for (const dialect of dialects) {
+    if (dialect.matches(span, logs)) {
+      step = dialect.read(span, logs);
+      break;
+    }
+  }
+  return { ownRun: ownRunOf(attrs), parentRun: parentRunOf(attrs), step };
+}

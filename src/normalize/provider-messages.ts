@@ -1,0 +1,142 @@
+/**
+ * @module normalize/provider-messages
+ * Messages in a provider's own shape → canonical messages. One reader covers the shapes that
+ * reach us: OpenAI chat messages (string or parts content, tool_calls, tool_call_id, legacy
+ * function_call), Anthropic messages (content blocks with tool_use / tool_result, a separate
+ * `system` parameter), the Vercel AI SDK's prompt messages (tool-call / tool-result parts),
+ * and the OTel v1.28–1.36 event bodies, which are OpenAI-shaped. It is used for OpenInference's
+ * input.value / output.value bodies, Traceloop's legacy indexed keys and OTel event bodies.
+ */
+import type { JsonValue, Message, ToolCall } from './step.js';
+import { asObject } from './attrs.js';
+import { canonicalContent, canonicalPart, isPartsList, makeMessage, makeToolCall, type Part } from './messages.js';
+
+type Obj = { [k: string]: JsonValue };
+
+/** An OpenAI-shaped tool call ({id, function:{name, arguments}}) or a flat one ({id, name, arguments}). */
+export function providerToolCall(raw: unknown): ToolCall | undefined {
+  const tc = asObject(raw);
+  if (!tc) return undefined;
+  const fn = asObject(tc.function);
+  if (fn) return makeToolCall(tc.id, fn.name, fn.arguments);
+  return makeToolCall(tc.id ?? tc.toolCallId, tc.name ?? tc.toolName, tc.arguments ?? tc.input ?? tc.args);
+}
+
+/** The content of a tool result block: Anthropic allows a string or a list of blocks. */
+function toolResultContent(value: unknown): JsonValue | undefined {
+  const o = asObject(value);
+  // AI SDK v5+ wraps outputs as {type: "text"|"json"|"error-text"|"error-json"|"content", value}
+  if (o && typeof o.type === 'string' && 'value' in o && Object.keys(o).length <= 2) return canonicalContent(o.value);
+  return canonicalContent(value);
+}
+
+/**
+ * One provider message → one or more canonical messages. An Anthropic user turn holding
+ * several tool_result blocks becomes one tool message per block (in block order), with any
+ * text around them kept as user messages in place.
+ */
+export function fromProviderMessage(raw: unknown, finishReason?: unknown): Message[] {
+  const m = asObject(raw);
+  if (!m) return [];
+  const role = m.role;
+  const calls: (ToolCall | undefined)[] = [];
+  if (Array.isArray(m.tool_calls)) for (const tc of m.tool_calls) calls.push(providerToolCall(tc));
+  const fc = asObject(m.function_call);
+  if (fc) calls.push(makeToolCall(undefined, fc.name, fc.arguments));
+  const toolCallId = m.tool_call_id ?? (role === 'tool' ? m.id : undefined);
+
+  const content = m.content;
+  if (!isPartsList(content)) {
+    const extra = typeof m.refusal === 'string' && m.refusal !== '' ? [{ type: 'refusal', text: m.refusal }] : [];
+    const body = extra.length && typeof content === 'string' && content !== ''
+      ? [{ type: 'text', text: content }, ...extra]
+      : extra.length ? extra : content;
+    return [makeMessage({ role, content: body, toolCalls: calls, toolCallId, finishReason })];
+  }
+
+  // A parts list: split out tool calls and tool results, keep the rest as content parts.
+  const out: Message[] = [];
+  let parts: Part[] = [];
+  const flushUser = () => {
+    if (parts.length) out.push(makeMessage({ role, content: parts }));
+    parts = [];
+  };
+  let sawToolResult = false;
+  for (const rawPart of content) {
+    const p = rawPart as Obj;
+    switch (p.type) {
+      case 'tool_use':
+      case 'tool-call':
+      case 'server_tool_use':
+        calls.push(makeToolCall(p.id ?? p.toolCallId, p.name ?? p.toolName, p.input ?? p.args));
+        break;
+      case 'tool_result':
+      case 'tool-result':
+        flushUser();
+        sawToolResult = true;
+        out.push(makeMessage({
+          role: 'tool',
+          content: toolResultContent(p.content ?? p.output ?? p.result),
+          toolCallId: p.tool_use_id ?? p.toolCallId,
+        }));
+        break;
+      default: {
+        const part = canonicalPart(p);
+        if (part) parts.push(part);
+      }
+    }
+  }
+  if (sawToolResult) {
+    flushUser();
+    return out;
+  }
+  return [makeMessage({ role, content: parts, toolCalls: calls, toolCallId, finishReason })];
+}
+
+export function fromProviderMessages(list: unknown): Message[] {
+  if (!Array.isArray(list)) return [];
+  const out: Message[] = [];
+  for (const m of list) out.push(...fromProviderMessage(m));
+  return out;
+}
+
+/** Anthropic's `system` parameter (a string or text blocks) as a leading system message. */
+function systemMessages(system: unknown): Message[] {
+  if (system === undefined || system === null || system === '') return [];
+  const msg = makeMessage({ role: 'system', content: system });
+  return msg.content === undefined ? [] : [msg];
+}
+
+/**
+ * A whole request body (OpenAI chat or Anthropic messages) → canonical messages, or
+ * undefined when the body is not a chat request (an embeddings or Responses API call).
+ */
+export function messagesFromRequestBody(body: unknown): Message[] | undefined {
+  const b = asObject(body);
+  if (!b || !Array.isArray(b.messages)) return undefined;
+  return [...systemMessages(b.system), ...fromProviderMessages(b.messages)];
+}
+
+/**
+ * A whole response body → canonical answer messages: OpenAI chat (one per choice, with its
+ * finish_reason) or Anthropic (one message, stop_reason mapped). Undefined when the body is
+ * neither (e.g. a streamed call's plain text).
+ */
+export function messagesFromResponseBody(body: unknown): Message[] | undefined {
+  const b = asObject(body);
+  if (!b) return undefined;
+  if (Array.isArray(b.choices)) {
+    const out: Message[] = [];
+    for (const c of b.choices) {
+      const choice = asObject(c);
+      if (!choice) continue;
+      const msg = asObject(choice.message) ?? { role: 'assistant', content: choice.text ?? null };
+      out.push(...fromProviderMessage({ role: 'assistant', ...msg }, choice.finish_reason));
+    }
+    return out;
+  }
+  if (Array.isArray(b.content) && (b.type === 'message' || b.role === 'assistant')) {
+    return fromProviderMessage({ role: 'assistant', content: b.content }, b.stop_reason);
+  }
+  return undefined;
+}

@@ -1,0 +1,142 @@
+/**
+ * Feature B1 (DESIGN.md "Canonical shapes"): the same logical call recorded through
+ * OpenLLMetry, OpenInference or OTel GenAI instrumentation produces the same request digest,
+ * and the same response digest where the layouts carry the same answer.
+ *
+ * The corpus ran one scripted agent under every layout. The fake provider's tool-call ids are
+ * deterministic per (layout, scenario), so they differ between captures of the same call; the
+ * comparison renames them to their order of appearance (call#1, call#2) before digesting.
+ * The first model call of every scenario carries no id at all and is compared byte for byte,
+ * across providers too (system prompt + user turn are the same messages everywhere).
+ *
+ * Exceptions, each a field a layout provably cannot carry (corpus REPORT.md):
+ * - CONTENT_OFF: otel-genai-openai-nocontent records no content (the instrumentation's
+ *   default); its digests are null, not comparable — asserted null instead.
+ * - LOSSY_STREAM_ANSWER: openllmetry-anthropic streamed calls record tool-call arguments as {}
+ *   and no finish_reason (§4.5): their response digests are excluded.
+ * - SHORTENED: big-prompt captures kept only as decoded.json (strings shortened for display,
+ *   raw bodies not copied) cannot be digested faithfully; excluded (openllmetry-openai keeps
+ *   its raw big-prompt bodies and is compared).
+ * - Failed calls with no span (§4.1) are simply absent; failed calls with a span have a request
+ *   (compared) and no response (null everywhere).
+ */
+import { describe, expect, it } from 'vitest';
+import { listCaptures, loadCapture, type Capture } from '../../helpers/corpus.js';
+import { alignedSteps, contentCaptured } from '../../helpers/corpus-expectations.js';
+import { digestOf } from '../../../src/json/canonical.js';
+import type { JsonValue } from '../../../src/normalize/step.js';
+
+const CONTENT_OFF = (c: Capture) => !contentCaptured(c);
+const LOSSY_STREAM_ANSWER = (c: Capture, streamed: boolean | undefined) => c.layout === 'openllmetry-anthropic' && streamed === true;
+const SHORTENED = (c: Capture) => c.shortened;
+
+interface Recorded {
+  capture: string;
+  scenario: string;
+  provider: string;
+  kind: 'llm' | 'tool';
+  position: number;
+  requestDigest: string | null;
+  responseDigest: string | null;
+  rawRequestDigest: string | null;
+  lossyAnswer: boolean;
+}
+
+/** Tool-call ids → call#<n> in order of first appearance, in every place an id can sit. */
+function renameIds(value: JsonValue | null, ids: Map<string, string>): JsonValue | null {
+  if (Array.isArray(value)) return value.map((v) => renameIds(v, ids) as JsonValue);
+  if (value === null || typeof value !== 'object') return value;
+  const out: { [k: string]: JsonValue } = {};
+  for (const [k, v] of Object.entries(value)) {
+    if ((k === 'id' || k === 'tool_call_id') && typeof v === 'string' && (ids.has(v) || /^(call_|toolu_)/.test(v))) {
+      if (!ids.has(v)) ids.set(v, `call#${ids.size + 1}`);
+      out[k] = ids.get(v) as string;
+    } else {
+      out[k] = renameIds(v, ids) as JsonValue;
+    }
+  }
+  return out;
+}
+
+async function recordedCalls(): Promise<{ records: Recorded[]; contentOff: Recorded[] }> {
+  const records: Recorded[] = [];
+  const contentOff: Recorded[] = [];
+  for (const ref of listCaptures()) {
+    const c = await loadCapture(ref);
+    if (SHORTENED(c)) continue;
+    const ids = new Map<string, string>();
+    let position = 0;
+    for (const { truth, step } of alignedSteps(c)) {
+      const rec: Recorded = {
+        capture: `${c.layout}/${c.scenario}`,
+        scenario: c.scenario,
+        provider: c.groundTruth.sdk.includes('anthropic') ? 'anthropic' : 'openai', // SDK 0.137 and 1.x send the same wire
+        kind: step.kind as 'llm' | 'tool',
+        position: position++,
+        rawRequestDigest: step.request_digest,
+        requestDigest: digestOf(renameIds(step.request, ids)),
+        responseDigest: digestOf(renameIds(step.response, ids)),
+        lossyAnswer: LOSSY_STREAM_ANSWER(c, truth.stream),
+      };
+      (CONTENT_OFF(c) ? contentOff : records).push(rec);
+    }
+  }
+  return { records, contentOff };
+}
+
+function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
+  const m = new Map<string, T[]>();
+  for (const i of items) {
+    const k = key(i);
+    const list = m.get(k);
+    if (list) list.push(i); else m.set(k, [i]);
+  }
+  return m;
+}
+
+describe('B1: one call, one digest, whichever layout recorded it', async () => {
+  const { records, contentOff } = await recordedCalls();
+  // The same scenario under the same provider SDK: the same conversation, step by step.
+  const sameCall = groupBy(records, (r) => `${r.scenario} · ${r.provider} · step ${r.position} (${r.kind})`);
+  const compared = [...sameCall.entries()].filter(([, rs]) => rs.length > 1);
+
+  it('has calls recorded by several layouts to compare', () => {
+    expect(compared.length).toBeGreaterThan(20);
+    const layouts = new Set(records.map((r) => r.capture.split('/')[0]));
+    expect(layouts.size).toBeGreaterThanOrEqual(6);
+  });
+
+  it.each(compared)('%s: request digests are equal', (_, rs) => {
+    const digests = new Map(rs.map((r) => [r.capture, r.requestDigest]));
+    expect(new Set(digests.values()).size, JSON.stringify(Object.fromEntries(digests), null, 1)).toBe(1);
+    expect(rs[0].requestDigest).not.toBeNull();
+  });
+
+  it.each(compared)('%s: response digests are equal where the layout carries the answer', (_, rs) => {
+    const carried = rs.filter((r) => !r.lossyAnswer);
+    const digests = new Map(carried.map((r) => [r.capture, r.responseDigest]));
+    expect(new Set(digests.values()).size, JSON.stringify(Object.fromEntries(digests), null, 1)).toBe(1);
+  });
+
+  it('first model calls carry no ids and agree byte for byte across layouts and providers', () => {
+    for (const [scenario, rs] of groupBy(records.filter((r) => r.position === 0), (r) => r.scenario)) {
+      const digests = new Set(rs.map((r) => r.rawRequestDigest));
+      expect(digests.size, scenario).toBe(1);
+    }
+  });
+
+  it('tool steps agree on arguments and results across every layout and provider', () => {
+    const tools = records.filter((r) => r.kind === 'tool');
+    expect(tools.length).toBeGreaterThan(10);
+    // The same city asked → the same arguments digest and the same result digest.
+    for (const [, rs] of groupBy(tools, (r) => r.rawRequestDigest ?? 'null')) {
+      expect(new Set(rs.map((r) => r.responseDigest)).size).toBe(1);
+    }
+    expect(new Set(tools.map((r) => r.rawRequestDigest)).size).toBe(2); // Paris, Lyon
+  });
+
+  it('content capture off leaves every digest null (exception CONTENT_OFF)', () => {
+    expect(contentOff.length).toBeGreaterThan(0);
+    for (const r of contentOff) expect([r.requestDigest, r.responseDigest]).toEqual([null, null]);
+  });
+});
