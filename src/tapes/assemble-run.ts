@@ -1,14 +1,19 @@
 /**
  * @module tapes/assemble-run
- * Adapts the rows the reader returns to the pure assembler.
+ * The reader's rows → the ordered, numbered steps of a tape (assemble.ts, pure).
+ * A tool step's tool_call_id is used for ordering and then left off the served tape unless
+ * recorded, so a tape carries no key that says nothing.
  */
 import type { Step } from '../normalize/step.js';
+import { assembleTape as assemble } from './assemble.js';
 import type { RunRows } from './tape-reader.js';
 
 export function assembleTape(rows: RunRows): Step[] {
-  // Placeholder order until the causality-aware assembler lands: start, end, span id.
-  const sorted = [...rows.steps].sort((a, b) =>
-    a.start_ns !== b.start_ns ? (a.start_ns < b.start_ns ? -1 : 1) : a.span_id < b.span_id ? -1 : a.span_id > b.span_id ? 1 : 0,
-  );
-  return sorted.map((s, index) => ({ index, ...s }));
+  return assemble({ steps: rows.steps, spans: rows.spans }).map((step) => {
+    if (step.tool_call_id === null || step.tool_call_id === undefined) {
+      const { tool_call_id: _unused, ...rest } = step;
+      return rest;
+    }
+    return step;
+  });
 }

@@ -9,6 +9,8 @@ export interface Column {
   name: string;
   /** SQL cast applied to the parameter, e.g. 'jsonb', 'bytea', 'bigint' */
   cast?: string;
+  /** SQL computing the value from the parameter (given as e.g. `$7`); wins over cast */
+  expr?: (param: string) => string;
 }
 
 const MAX_PARAMS = 60_000;
@@ -31,7 +33,8 @@ export async function insertRows<Row = unknown>(
     const tuples = chunk.map((row) => {
       const cells = columns.map((c, i) => {
         params.push(row[i]);
-        return c.cast ? `$${params.length}::${c.cast}` : `$${params.length}`;
+        const param = `$${params.length}`;
+        return c.expr ? c.expr(param) : c.cast ? `${param}::${c.cast}` : param;
       });
       return `(${cells.join(', ')})`;
     });

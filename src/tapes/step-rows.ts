@@ -15,6 +15,8 @@ export interface StoredStep {
   responseDigest: string | null;
   fingerprint: string;
   normalizerVersion: number;
+  /** recall's lexemes for the step (src/recall/tokenize.ts); absent: not searchable */
+  search?: readonly string[];
 }
 
 export const stepColumns: readonly Column[] = [
@@ -25,6 +27,7 @@ export const stepColumns: readonly Column[] = [
   { name: 'name' },
   { name: 'model' },
   { name: 'tool' },
+  { name: 'tool_call_id' },
   { name: 'status' },
   { name: 'request', cast: 'jsonb' },
   { name: 'response', cast: 'jsonb' },
@@ -40,6 +43,8 @@ export const stepColumns: readonly Column[] = [
   { name: 'layout' },
   { name: 'cost_usd', cast: 'double precision' },
   { name: 'normalizer_version', cast: 'integer' },
+  // Stored as given, bypassing the text-search parser (0003_recall.sql).
+  { name: 'search', expr: (p) => `array_to_tsvector(${p}::text[])` },
 ];
 
 /** Re-deriving a step (late log records, a normalizer fix) replaces it. */
@@ -59,6 +64,7 @@ export function stepToRow(tenant: string, s: StoredStep): unknown[] {
     d.name,
     d.model,
     d.tool,
+    d.toolCallId ?? null,
     d.status,
     json(d.request),
     json(d.response),
@@ -74,6 +80,7 @@ export function stepToRow(tenant: string, s: StoredStep): unknown[] {
     d.layout,
     d.costUsd,
     s.normalizerVersion,
+    s.search ?? null,
   ];
 }
 
@@ -88,6 +95,7 @@ export interface StepViewRow {
   name: string;
   model: string | null;
   tool: string | null;
+  tool_call_id: string | null;
   service: string | null;
   start_ns: bigint;
   duration_ns: bigint;

@@ -65,6 +65,7 @@ function toStepRow(r: StepViewRow): StepRow {
     name: r.name,
     model: r.model,
     tool: r.tool,
+    tool_call_id: r.tool_call_id,
     service: r.service,
     trace_id: r.trace_id,
     span_id: r.span_id,

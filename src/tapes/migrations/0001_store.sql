@@ -74,6 +74,8 @@ CREATE TABLE tapedeck_store.steps (
   name               text     NOT NULL,
   model              text,
   tool               text,
+  -- tool steps: the id of the tool call this execution answered, when recorded
+  tool_call_id       text,
   status             text     NOT NULL,
   request            jsonb,
   response           jsonb,

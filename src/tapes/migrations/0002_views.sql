@@ -43,7 +43,7 @@ SELECT
   encode(st.trace_id, 'hex')      AS trace_id,
   encode(st.span_id, 'hex')       AS span_id,
   encode(s.parent_span_id, 'hex') AS parent_span_id,
-  st.kind, st.name, st.model, st.tool, s.service_name AS service,
+  st.kind, st.name, st.model, st.tool, st.tool_call_id, s.service_name AS service,
   s.start_ns, s.end_ns - s.start_ns AS duration_ns, st.status,
   st.request, st.response, st.request_digest, st.response_digest, st.fingerprint,
   st.tokens_input, st.tokens_output, st.tokens_cache_read, st.tokens_cache_write, st.tokens_context,
