@@ -8,6 +8,7 @@ import { normalizeSpan, NORMALIZER_VERSION } from '../normalize/normalize.js';
 import { fingerprintName, fingerprintOf } from '../normalize/finish.js';
 import { offloadLargeValues } from '../payloads/offload.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
+import { searchLexemes } from '../recall/recorded-text.js';
 import type { DeriveSpans, DerivedSpan } from './ingest.js';
 
 export interface DeriveDeps {
@@ -28,6 +29,8 @@ export function createDeriveSpans(deps: DeriveDeps, settings: DeriveSettings): D
         out.push({ ownRun: facts.ownRun, ownParentRun: facts.parentRun, step: null });
         continue;
       }
+      // Recall's words come from the full values, before large ones are moved out.
+      const search = searchLexemes(facts.step);
       const stored = await offloadLargeValues(facts.step, deps.payloads, settings.payloadThresholdBytes);
       const d = stored.draft;
       out.push({
@@ -41,6 +44,7 @@ export function createDeriveSpans(deps: DeriveDeps, settings: DeriveSettings): D
           responseDigest: stored.responseDigest,
           fingerprint: fingerprintOf(d.kind, fingerprintName(d.kind, d.name, d.model, d.tool), stored.requestDigest),
           normalizerVersion: NORMALIZER_VERSION,
+          search,
         },
       });
     }

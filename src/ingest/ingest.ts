@@ -76,7 +76,7 @@ export async function ingestLogs(logs: readonly LogRecord[], meta: IngestMeta, d
         tx,
         'tapedeck_store.logs',
         logColumns,
-        logs.map((l, i) => logToRow(meta.tenant, keys[i], l)),
+        logs.map((l, i) => logToRow(meta.tenant, keys[i], l, i)),
         'ON CONFLICT (tenant, record_key) DO NOTHING RETURNING 1',
       );
       // Content that arrives after its span completes that span's step.

@@ -155,9 +155,10 @@ export const logColumns: readonly Column[] = [
   { name: 'scope_version' },
   { name: 'service_name' },
   { name: 'dropped_attributes_count', cast: 'integer' },
+  { name: 'position', cast: 'integer' },
 ];
 
-export function logToRow(tenant: string, key: Buffer, l: LogRecord): unknown[] {
+export function logToRow(tenant: string, key: Buffer, l: LogRecord, position: number): unknown[] {
   return [
     tenant,
     key,
@@ -176,6 +177,7 @@ export function logToRow(tenant: string, key: Buffer, l: LogRecord): unknown[] {
     l.scope.version,
     l.serviceName,
     l.droppedAttributesCount,
+    position,
   ];
 }
 

@@ -29,7 +29,7 @@ export async function readLogsFor(tx: Queryable, tenant: string, spans: readonly
   const rows = await tx.query(
     `SELECT ${logSelectList} FROM tapedeck_store.logs
       WHERE tenant = $1 AND trace_id = ANY($2::bytea[]) AND span_id = ANY($3::bytea[])
-      ORDER BY time_ns, record_key`,
+      ORDER BY time_ns, received_at, position, record_key`,
     [tenant, distinct(spans.map((s) => s.traceId)).map(hexToBytes), distinct(spans.map((s) => s.spanId)).map(hexToBytes)],
   );
   const bySpan = new Map<string, LogRecord[]>();

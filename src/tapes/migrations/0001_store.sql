@@ -60,7 +60,10 @@ CREATE TABLE tapedeck_store.logs (
   scope_version     text     NOT NULL DEFAULT '',
   service_name      text,
   dropped_attributes_count integer NOT NULL DEFAULT 0,
+  -- Records of one span often share a timestamp (content events of one call): their order
+  -- is the order they were sent in, kept as when and where in its request each arrived.
   received_at       timestamptz NOT NULL DEFAULT now(),
+  position          integer  NOT NULL DEFAULT 0,
   PRIMARY KEY (tenant, record_key)
 );
 CREATE INDEX logs_span_idx ON tapedeck_store.logs (tenant, trace_id, span_id);
