@@ -1,0 +1,165 @@
+/**
+ * @module replay/answer
+ * A model step's recorded answer, read once at creation into what both wires render: text,
+ * tool calls in order, finish reason (OpenAI chat vocabulary), and the response id, model and
+ * created time when the recording carried a provider body.
+ *
+ * Decoded by where it was recorded: a message list is read as messages (several assistant
+ * messages become one answer: their text concatenated, their tool calls in order); a provider
+ * response body (OpenAI `choices`, Anthropic `type: "message"`) as that body; text, and JSON
+ * that is neither, as answer text, served as written.
+ */
+import type { JsonValue } from '../normalize/step.js';
+import { isMessageLike, isObject, normalizeToolCall } from './canonical-messages.js';
+import { isRef, type PayloadReader, textOfPayload } from './payload-refs.js';
+import { usableName } from './request-shapes.js';
+
+export interface AnswerToolCall {
+  id: string | null;
+  name: string;
+  /** undefined: none recorded (rendered as {}) */
+  arguments: JsonValue | undefined;
+}
+
+export interface Answer {
+  text: string | null;
+  toolCalls: AnswerToolCall[];
+  /** stop | tool_calls | length | content_filter, or null when not recorded */
+  finishReason: string | null;
+  responseId: string | null;
+  model: string | null;
+  /** Unix seconds from a recorded provider body */
+  created: number | null;
+}
+
+const finishVocab: Record<string, string> = {
+  stop: 'stop', end_turn: 'stop', stop_sequence: 'stop', tool_calls: 'tool_calls', tool_call: 'tool_calls',
+  tool_use: 'tool_calls', length: 'length', max_tokens: 'length', content_filter: 'content_filter',
+  refusal: 'content_filter', function_call: 'tool_calls',
+};
+
+export function finishReasonOf(v: unknown): string | null {
+  if (typeof v !== 'string' || v === '') return null;
+  return finishVocab[v] ?? v;
+}
+
+type Obj = { [key: string]: unknown };
+
+class AnswerBuilder {
+  private texts: string[] = [];
+  readonly answer: Answer = { text: null, toolCalls: [], finishReason: null, responseId: null, model: null, created: null };
+
+  constructor(private readonly reader: PayloadReader) {}
+
+  addText(t: string): void {
+    if (t !== '') this.texts.push(t);
+  }
+
+  async addContent(content: unknown): Promise<void> {
+    if (content === undefined || content === null) return;
+    if (isRef(content)) return this.addText(textOfPayload(await this.reader.text(content.$payload)));
+    if (typeof content === 'string') return this.addText(content);
+    if (Array.isArray(content) && content.every((p) => isObject(p) && typeof p.type === 'string')) {
+      for (const part of content as Obj[]) await this.addPart(part);
+      return;
+    }
+    this.addText(JSON.stringify(content)); // content read as JSON from text: written back compactly
+  }
+
+  async addPart(part: Obj): Promise<void> {
+    const type = part.type;
+    if (type === 'text' || type === 'output_text') {
+      await this.addContent(typeof part.text === 'string' || isRef(part.text) ? part.text : part.content);
+    } else if (type === 'tool_use' || type === 'tool_call') {
+      await this.addToolCall(part);
+    }
+  }
+
+  async addToolCall(raw: Obj): Promise<void> {
+    const call = normalizeToolCall(raw);
+    const args = call.arguments === undefined ? undefined : await this.reader.resolveDeep(call.arguments);
+    this.answer.toolCalls.push({ id: call.id ?? null, name: call.name, arguments: args });
+  }
+
+  finish(reason: unknown): void {
+    const f = finishReasonOf(reason);
+    if (f !== null) this.answer.finishReason = f;
+  }
+
+  async addMessage(m: Obj): Promise<void> {
+    if (Array.isArray(m.parts)) {
+      for (const p of m.parts) if (isObject(p)) await this.addPart(p);
+    } else {
+      await this.addContent(m.content);
+    }
+    if (Array.isArray(m.tool_calls)) for (const c of m.tool_calls) if (isObject(c)) await this.addToolCall(c);
+    this.finish(m.finish_reason);
+  }
+
+  done(): Answer {
+    this.answer.text = this.texts.length > 0 ? this.texts.join('') : null;
+    return this.answer;
+  }
+}
+
+/** The answer a model step recorded; null when none was recorded. Throws UnreadableValue. */
+export async function readAnswer(response: JsonValue | null, reader: PayloadReader): Promise<Answer | null> {
+  if (response === null) return null;
+  const b = new AnswerBuilder(reader);
+  let value: unknown = response;
+  if (isRef(value)) {
+    const text = await reader.text(value.$payload);
+    const parsed = tryParse(text);
+    if (Array.isArray(parsed) || (isObject(parsed) && (isProviderBody(parsed) || isMessageLike(parsed)))) value = parsed;
+    else {
+      b.addText(textOfPayload(text)); // answer text, served as written
+      return b.done();
+    }
+  }
+  if (typeof value === 'string') {
+    b.addText(value);
+    return b.done();
+  }
+  if (isObject(value)) {
+    if (isProviderBody(value)) await readProviderBody(value, b);
+    else if (isMessageLike(value)) await b.addMessage(value);
+    else b.addText(JSON.stringify(value));
+    return b.done();
+  }
+  if (!Array.isArray(value) || value.length === 0) return null;
+  const messages: Obj[] = [];
+  for (const item of value) {
+    const v = isRef(item) ? await reader.value(item.$payload) : item;
+    for (const m of Array.isArray(v) ? v : [v]) if (isObject(m)) messages.push(m);
+  }
+  const assistant = messages.filter((m) => m.role === undefined || m.role === 'assistant');
+  for (const m of assistant.length > 0 ? assistant : messages) await b.addMessage(m);
+  return b.done();
+}
+
+function tryParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function isProviderBody(v: Obj): boolean {
+  return Array.isArray(v.choices) || (v.type === 'message' && Array.isArray(v.content));
+}
+
+async function readProviderBody(body: Obj, b: AnswerBuilder): Promise<void> {
+  b.answer.responseId = usableName(body.id);
+  b.answer.model = usableName(body.model);
+  if (typeof body.created === 'number' && Number.isFinite(body.created)) b.answer.created = Math.floor(body.created);
+  if (Array.isArray(body.choices)) {
+    const choice = body.choices.find(isObject);
+    if (!choice) return;
+    if (isObject(choice.message)) await b.addMessage(choice.message);
+    b.finish(choice.finish_reason);
+    return;
+  }
+  for (const part of body.content as unknown[]) if (isObject(part)) await b.addPart(part);
+  b.finish(body.stop_reason);
+}

@@ -1,0 +1,12 @@
+/**
+ * @module replay
+ * Replay a recorded run with zero model calls: an OpenAI- and Anthropic-compatible proxy that
+ * answers each model call with the next recorded model step.
+ * IMPORTANT: exports added here are public.
+ */
+export { createReplayRoutes } from './routes.js';
+export { defaultReplaySettings, type Principal, type ReplayDeps, type ReplaySettings, type UnreadableReason } from './settings.js';
+export { type ReplayErrorType, type RefusalReason } from './errors.js';
+export { readAnthropicRequest, readOpenAiRequest, type AgentRequest } from './request-shapes.js';
+export { normalizeMessages } from './canonical-messages.js';
+export { explainDifference, type Difference } from './explain.js';

@@ -1,0 +1,107 @@
+/**
+ * @module replay/render-anthropic
+ * A recorded answer as an Anthropic Message, or as its event stream (provider-wire.md §4):
+ * every event named by an `event:` line equal to its data's type; message_start with a full
+ * message (empty content, usage); content blocks started in index order, text as text_delta
+ * pieces and tool input as input_json_delta pieces; message_delta carrying the stop reason and
+ * the usage totals; message_stop. One message per answer: several recorded assistant messages
+ * were already folded into one text and one list of tool calls.
+ */
+import type { JsonValue } from '../normalize/step.js';
+import { chunkText } from './chunk-text.js';
+import { renderJson } from '../json/canonical.js';
+import {
+  BoundedBody, finishFor, modelFor, type RenderInput, type Rendered, responseIdFor, toolCallIdFor,
+} from './render-common.js';
+
+type Obj = Record<string, unknown>;
+
+const stopReasons: Record<string, string> = {
+  stop: 'end_turn', tool_calls: 'tool_use', length: 'max_tokens', content_filter: 'refusal',
+};
+
+export function stopReasonFor(input: RenderInput): string {
+  const finish = finishFor(input.answer);
+  return stopReasons[finish] ?? finish;
+}
+
+/** Usage as recorded: no conversion between the providers' prompt-caching conventions. */
+export function anthropicUsage(input: RenderInput): Obj {
+  const t = input.tokens;
+  return {
+    input_tokens: t.input ?? 0,
+    output_tokens: t.output ?? 0,
+    cache_creation_input_tokens: t.cache_write,
+    cache_read_input_tokens: t.cache_read,
+  };
+}
+
+function toolInput(args: JsonValue | undefined): JsonValue {
+  return args === undefined ? {} : args;
+}
+
+function contentBlocks(input: RenderInput): Obj[] {
+  const blocks: Obj[] = [];
+  if (input.answer.text !== null) blocks.push({ type: 'text', text: input.answer.text });
+  input.answer.toolCalls.forEach((call, i) => {
+    blocks.push({ type: 'tool_use', id: toolCallIdFor(input, i, 'toolu_'), name: call.name, input: toolInput(call.arguments) });
+  });
+  return blocks;
+}
+
+export function renderAnthropic(input: RenderInput): Rendered {
+  return input.stream ? renderStream(input) : renderPlain(input);
+}
+
+function messageShell(input: RenderInput, content: Obj[], stopReason: string | null, usage: Obj): Obj {
+  return {
+    id: responseIdFor(input, 'msg_'),
+    type: 'message',
+    role: 'assistant',
+    model: modelFor(input),
+    content,
+    stop_reason: stopReason,
+    stop_sequence: null,
+    usage,
+  };
+}
+
+function renderPlain(input: RenderInput): Rendered {
+  const body = new BoundedBody(input.maxBytes);
+  body.json(messageShell(input, contentBlocks(input), stopReasonFor(input), anthropicUsage(input)));
+  return { contentType: 'application/json', body: body.toBuffer() };
+}
+
+function renderStream(input: RenderInput): Rendered {
+  const body = new BoundedBody(input.maxBytes);
+  const event = (data: Obj): void => {
+    body.push(`event: ${data.type as string}\ndata: `);
+    body.json(data);
+    body.push('\n\n');
+  };
+  const usage = anthropicUsage(input);
+  event({ type: 'message_start', message: messageShell(input, [], null, { ...usage, output_tokens: 0 }) });
+  let index = 0;
+  if (input.answer.text !== null) {
+    event({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
+    for (const text of chunkText(input.answer.text)) {
+      event({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } });
+    }
+    event({ type: 'content_block_stop', index });
+    index++;
+  }
+  input.answer.toolCalls.forEach((call, i) => {
+    const block = { type: 'tool_use', id: toolCallIdFor(input, i, 'toolu_'), name: call.name, input: {} };
+    event({ type: 'content_block_start', index, content_block: block });
+    const json = renderJson(toolInput(call.arguments)); // parses back to exactly the plain input
+    for (const partial_json of chunkText(json)) {
+      event({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json } });
+    }
+    event({ type: 'content_block_stop', index });
+    index++;
+  });
+  // message_delta usage totals overwrite the running ones, so it carries every count
+  event({ type: 'message_delta', delta: { stop_reason: stopReasonFor(input), stop_sequence: null }, usage });
+  event({ type: 'message_stop' });
+  return { contentType: 'text/event-stream; charset=utf-8', body: body.toBuffer() };
+}

@@ -1,0 +1,87 @@
+/**
+ * @module replay/settings
+ * What the replay proxy is wired with (deps) and bounded by (settings). Every bound below is
+ * one the seed states; each default carries its unit in its name.
+ */
+import type { Tape } from '../normalize/step.js';
+
+/** Who is calling: a tenant-bound credential sees only its tenant; an unbound one is the operator view. */
+export interface Principal {
+  tenant: string | null;
+  bound: boolean;
+}
+
+/** Why an offloaded value could not be read, when the payload store can tell. */
+export type UnreadableReason = 'erased' | 'retention';
+
+export interface ReplayDeps {
+  /** The run's tape as stored (references not resolved); undefined when the run is unknown. */
+  loadTape(run: string, tenant: string | null): Promise<Tape | undefined>;
+  /** A payload's bytes ("sha256/<hex>"), or undefined when it cannot be read. */
+  readPayload(ref: string): Promise<Uint8Array | undefined>;
+  /** Optional: why readPayload answered undefined, so a refusal can say which it was. */
+  whyUnreadable?(ref: string): Promise<UnreadableReason | undefined>;
+  /** Wall clock in nanoseconds since the epoch. */
+  now?: () => bigint;
+  /** The origin base_urls are built on (e.g. "http://localhost:4318"); "" gives relative URLs. */
+  baseUrl?(req: Request): string;
+  /**
+   * Looks up the credential (Authorization: Bearer, else x-api-key). undefined refuses with 401.
+   * Absent: an open server, where any key or none is the operator view.
+   */
+  authenticate?(credential: string | null, req: Request): Promise<Principal | undefined>;
+}
+
+export interface ReplaySettings {
+  /** where the main app mounts these routes; base_urls are built on it */
+  mountPath: string;
+  /** a replay lives this long from creation */
+  ttlNs: bigint;
+  /** a run with more spans than this is refused rather than replayed as its beginning */
+  maxRunSpans: number;
+  /** offloaded answers and tool records read into one replay, in payload bytes */
+  tapeMaxBytes: number;
+  /** one rendered response (plain or the whole stream), in bytes */
+  maxResponseBytes: number;
+  /** an agent's request body, in bytes */
+  maxRequestBytes: number;
+  /** live replays per share (one tenant's data, or the operator view) */
+  shareMaxReplays: number;
+  /** counted memory per share */
+  shareMaxBytes: number;
+  /** live replays in the whole registry */
+  totalMaxReplays: number;
+  /** counted memory in the whole registry */
+  totalMaxBytes: number;
+  /** entries a replay's call log keeps; charged in full at creation */
+  callLogEntries: number;
+  /** first differences explained per replay (each re-reads the recording) */
+  maxExplanations: number;
+  /** Retry-After for a bound credential refused by the whole-registry bound */
+  boundRegistryRetryAfterSeconds: number;
+}
+
+const MiB = 1024 * 1024;
+
+export const defaultReplaySettings: Readonly<ReplaySettings> = Object.freeze({
+  mountPath: '/v1/replays',
+  ttlNs: 3_600_000_000_000n, // one hour
+  maxRunSpans: 20_000,
+  tapeMaxBytes: 8 * MiB, // --tape-max-bytes default
+  maxResponseBytes: 64 * MiB,
+  maxRequestBytes: 64 * MiB, // the same bound as an OTLP body
+  shareMaxReplays: 64,
+  shareMaxBytes: 64 * MiB,
+  totalMaxReplays: 1024,
+  totalMaxBytes: 512 * MiB,
+  callLogEntries: 4096,
+  maxExplanations: 8,
+  // a bound credential has no business learning when another tenant's replay expires
+  boundRegistryRetryAfterSeconds: 60,
+});
+
+/** Nanosecond wall clock: Date.now anchored once, hrtime for resolution. */
+const anchorNs = BigInt(Date.now()) * 1_000_000n - process.hrtime.bigint();
+export function wallClockNs(): bigint {
+  return anchorNs + process.hrtime.bigint();
+}

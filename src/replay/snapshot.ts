@@ -1,0 +1,154 @@
+/**
+ * @module replay/snapshot
+ * The copy a replay serves from, taken out of a tape when the replay is created. It holds
+ * only what it serves: each model step's answer, the digest of its prompt (the prompt itself is
+ * read, digested and dropped), and each tool step's arguments and result. Memory is charged as
+ * the copy grows, so a snapshot too large for its share is refused as soon as it passes it.
+ *
+ * Refusals, each naming the step: a model step with no recorded answer, an offloaded answer
+ * that cannot be read (and why), in strict mode a prompt that is not a message list; and a
+ * run longer than the span bound, which would otherwise replay as its beginning.
+ */
+import type { JsonValue, Tape, Tokens } from '../normalize/step.js';
+import { digestOf } from '../json/canonical.js';
+import { type Answer, readAnswer } from './answer.js';
+import { refusal } from './errors.js';
+import { describeUnreadable, PayloadReader, UnreadableValue } from './payload-refs.js';
+import { readRecordedPrompt } from './recorded-prompt.js';
+import { usableName } from './request-shapes.js';
+import type { ReplayDeps, ReplaySettings } from './settings.js';
+
+export type ReplayMode = 'strict' | 'loose';
+
+export interface LlmEntry {
+  step: number;
+  /** digest of the recorded prompt's canonical messages; null when it cannot be compared */
+  digest: string | null;
+  answer: Answer;
+  tokens: Tokens;
+  model: string | null;
+  startNs: bigint;
+}
+
+export interface ToolEntry {
+  step: number;
+  tool: string | null;
+  arguments: JsonValue;
+  result: JsonValue;
+  /** why the step cannot be served, or null */
+  unreadable: string | null;
+}
+
+export interface Snapshot {
+  run: string;
+  tenant: string | null;
+  mode: ReplayMode;
+  steps: number;
+  llm: LlmEntry[];
+  tools: ToolEntry[];
+  unreadableToolSteps: number[];
+}
+
+/** Counted generously: UTF-16 strings with headers, objects and arrays with their slots. */
+export function estimateBytes(v: unknown): number {
+  if (v === null || v === undefined) return 8;
+  switch (typeof v) {
+    case 'string': return 48 + 2 * v.length;
+    case 'number': case 'boolean': return 16;
+    case 'bigint': return 32;
+  }
+  if (Array.isArray(v)) return v.reduce((n: number, item) => n + 8 + estimateBytes(item), 48);
+  let n = 64;
+  for (const [k, item] of Object.entries(v as object)) n += 24 + estimateBytes(k) + estimateBytes(item);
+  return n;
+}
+
+/** Fixed cost of one replay: its call log at full bound (step, matched, at_ns ≈ 24 bytes) and its bookkeeping. */
+export function replayBaseBytes(settings: ReplaySettings): number {
+  return settings.callLogEntries * 24 + 4096;
+}
+
+const ENTRY_OVERHEAD_BYTES = 256;
+
+export interface BuildOptions {
+  mode: ReplayMode;
+  settings: ReplaySettings;
+  /** charges counted memory; throws when a bound is passed */
+  charge(bytes: number): void;
+}
+
+export async function buildSnapshot(
+  tape: Tape,
+  deps: Pick<ReplayDeps, 'readPayload' | 'whyUnreadable'>,
+  opts: BuildOptions,
+): Promise<Snapshot> {
+  const { settings, mode } = opts;
+  if (tape.truncated || tape.spans_examined > settings.maxRunSpans) {
+    throw refusal('run_too_long', `run ${tape.run} has more than ${settings.maxRunSpans} spans; replaying its beginning would end the agent's run early as if the recording stopped there`);
+  }
+  opts.charge(replayBaseBytes(settings) + estimateBytes(tape.run) + estimateBytes(tape.tenant));
+  const answers = new PayloadReader(deps, settings.tapeMaxBytes);
+  const prompts = new PayloadReader(deps, null);
+  const snap: Snapshot = { run: tape.run, tenant: tape.tenant, mode, steps: tape.steps.length, llm: [], tools: [], unreadableToolSteps: [] };
+
+  for (const step of tape.steps) {
+    if (step.kind === 'llm') {
+      let answer: Answer | null;
+      try {
+        answer = await readAnswer(step.response, answers);
+      } catch (err) {
+        if (!(err instanceof UnreadableValue)) throw err;
+        throw refusal('answer_unreadable', `model step ${step.index}'s offloaded answer ${describeUnreadable(err.why, err.limitBytes)} (${err.ref}), so it cannot be served`, step.index);
+      }
+      if (answer === null) {
+        throw refusal('answer_not_recorded', `model step ${step.index} has no recorded answer (was content capture off?), so a replay cannot serve it`, step.index);
+      }
+      const prompt = await readRecordedPrompt(step.request, prompts);
+      if (prompt.kind !== 'messages' && mode === 'strict') {
+        throw refusal('prompt_not_messages', `model step ${step.index} cannot be matched in strict mode: ${prompt.why}; use "mode": "loose"`, step.index);
+      }
+      const entry: LlmEntry = {
+        step: step.index,
+        digest: prompt.kind === 'messages' ? digestOf(prompt.messages as unknown as JsonValue) : null,
+        answer,
+        tokens: { ...step.tokens },
+        model: usableName(step.model),
+        startNs: step.start_ns,
+      };
+      opts.charge(ENTRY_OVERHEAD_BYTES + estimateBytes(answer) + estimateBytes(entry.model) + estimateBytes(entry.digest));
+      snap.llm.push(entry);
+    } else if (step.kind === 'tool') {
+      const entry = await readToolStep(step.index, step.tool, step.request, step.response, answers);
+      if (entry.unreadable !== null) snap.unreadableToolSteps.push(step.index);
+      opts.charge(ENTRY_OVERHEAD_BYTES + estimateBytes(entry.tool) + estimateBytes(entry.arguments) + estimateBytes(entry.result));
+      snap.tools.push(entry);
+    }
+  }
+  return snap;
+}
+
+async function readToolStep(
+  index: number,
+  tool: string | null,
+  request: JsonValue | null,
+  response: JsonValue | null,
+  reader: PayloadReader,
+): Promise<ToolEntry> {
+  const entry: ToolEntry = { step: index, tool, arguments: null, result: null, unreadable: null };
+  try {
+    entry.arguments = request === null ? null : await reader.resolveDeep(request);
+    if (response === null) {
+      entry.unreadable = `tool step ${index} recorded no result (was content capture off?)`;
+    } else {
+      entry.result = await reader.resolveDeep(response);
+    }
+  } catch (err) {
+    if (!(err instanceof UnreadableValue)) throw err;
+    entry.unreadable = `tool step ${index}'s offloaded value ${describeUnreadable(err.why, err.limitBytes)} (${err.ref})`;
+  }
+  if (entry.unreadable !== null) {
+    entry.arguments = null; // hold nothing that will not be served
+    entry.result = null;
+  }
+  return entry;
+}
