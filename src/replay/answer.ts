@@ -10,7 +10,7 @@
  * that is neither, as answer text, served as written.
  */
 import type { JsonValue } from '../normalize/step.js';
-import { isMessageLike, isObject, normalizeToolCall } from './canonical-messages.js';
+import { isMessageLike, isObject, isPartList, normalizeToolCall } from './canonical-messages.js';
 import { isRef, type PayloadReader, textOfPayload } from './payload-refs.js';
 import { usableName } from './request-shapes.js';
 
@@ -59,8 +59,8 @@ class AnswerBuilder {
     if (content === undefined || content === null) return;
     if (isRef(content)) return this.addText(textOfPayload(await this.reader.text(content.$payload)));
     if (typeof content === 'string') return this.addText(content);
-    if (Array.isArray(content) && content.every((p) => isObject(p) && typeof p.type === 'string')) {
-      for (const part of content as Obj[]) await this.addPart(part);
+    if (isPartList(content)) {
+      for (const part of content) await this.addPart(part);
       return;
     }
     this.addText(JSON.stringify(content)); // content read as JSON from text: written back compactly

@@ -35,6 +35,9 @@ export async function readBodyText(c: Context, maxBytes: number): Promise<string
   const incoming = untouchedIncoming(c);
   if (incoming) {
     for await (const chunk of incoming) take(chunk as Buffer);
+  } else if (c.req.raw.bodyUsed) {
+    // read upstream already: Hono keeps what it read
+    take(Buffer.from(await c.req.text(), 'utf8'));
   } else {
     const body = c.req.raw.body;
     if (!body) return '';

@@ -37,6 +37,7 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
       return await fn(c, receivedNs);
     } catch (err) {
       if (err instanceof ReplayError) return errorResponse(err);
+      deps.onInternalError?.(err);
       return errorResponse(new ReplayError(500, 'internal', 'the replay could not answer this call because of an internal error'));
     }
   };

@@ -52,6 +52,8 @@ describe('reading a recorded answer', () => {
     // an offloaded whole response that is JSON but neither a provider body nor a message: its own text
     const bare = '{"score": 1.50,  "score": 2}';
     expect((await readAnswer({ $payload: payloads.putText(bare) }, reader(payloads)))!.text).toBe(bare);
+    // content read as JSON from text is written back compactly, whatever it holds
+    expect((await readAnswer([{ role: 'assistant', content: [{ type: 'x', n: 1 }] }], reader(payloads)))!.text).toBe('[{"type":"x","n":1}]');
     // a payload holding a JSON string literal stands for that string
     expect((await readAnswer([{ role: 'assistant', content: { $payload: payloads.putText('"quoted"') } as unknown as JsonValue }], reader(payloads)))!.text).toBe('quoted');
   });

@@ -173,3 +173,20 @@ describe('POST /v1/replays/{id}/tools/next', () => {
     expect(errorOf(r).type).toBe('invalid_request');
   });
 });
+
+describe('request bodies', () => {
+  it('still reads a body an upstream middleware of the main app already read', async () => {
+    const { Hono } = await import('hono');
+    const { createReplayRoutes } = await import('../../../src/replay/index.js');
+    const root = new Hono();
+    root.use('*', async (c, next) => {
+      if (c.req.method === 'POST') await c.req.json(); // e.g. an audit log
+      await next();
+    });
+    root.route('/v1/replays', createReplayRoutes({ loadTape: async () => weather.tape, readPayload: async () => undefined }));
+    const post = (path: string, body: unknown) => root.request(path, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const { id } = await (await post('/v1/replays', { run: weather.tape.run })).json() as { id: string };
+    const r = await post(`/v1/replays/${id}/openai/v1/chat/completions`, weather.calls[0].request);
+    expect(r.status).toBe(200);
+  });
+});

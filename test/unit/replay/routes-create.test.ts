@@ -105,9 +105,11 @@ describe('POST /v1/replays', () => {
   });
 
   it('answers 500 internal when the tape cannot be loaded, without leaking the cause', async () => {
-    const t = testApp({ deps: { loadTape: async () => { throw new Error('database is down: password=secret'); } } });
+    const told: unknown[] = [];
+    const t = testApp({ deps: { loadTape: async () => { throw new Error('database is down: password=secret'); }, onInternalError: (e) => told.push(e) } });
     const r = await t.create('x');
     expect(r.status).toBe(500);
+    expect(told).toHaveLength(1);
     expect(errorOf(r)).toEqual({ type: 'internal', message: 'the replay could not answer this call because of an internal error' });
   });
 });
