@@ -13,6 +13,8 @@ import type { Config } from './config.js';
 import { redact } from './config.js';
 import type { Logger } from './logger.js';
 import { openStore, type Store } from './store/open-store.js';
+import type { Database } from './store/database.js';
+import type { PayloadStore } from './payloads/payload-store.js';
 import { createAdmission } from './ingest/admission.js';
 import { createOtlpHttpRoutes } from './ingest/http-receiver.js';
 import { bindGrpcServer, createGrpcServer } from './ingest/grpc-receiver.js';
@@ -30,8 +32,15 @@ export interface RunningTapedeck {
   close(): Promise<void>;
 }
 
-export async function startTapedeck(config: Config, logger: Logger): Promise<RunningTapedeck> {
-  const store = await openStore(config, logger);
+/** Collaborators a caller (tests, an embedding app) hands in instead of opening them from config. */
+export interface StartOptions {
+  /** an open database; it is migrated, and closed with the server */
+  db?: Database;
+  payloads?: PayloadStore;
+}
+
+export async function startTapedeck(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningTapedeck> {
+  const store = await openStore(config, logger, options);
   const admission = createAdmission(config.maxInflightRequests);
   let http: ServerType | undefined;
   let grpcServer: grpc.Server | undefined;
@@ -39,7 +48,7 @@ export async function startTapedeck(config: Config, logger: Logger): Promise<Run
     const receiverDeps = { ingest: store.ingest, admission, logger };
     const app = createApp({
       logger,
-      routes: [createOtlpHttpRoutes(receiverDeps, config), ...createReadRoutes(store, config)],
+      routes: [createOtlpHttpRoutes(receiverDeps, config), ...createReadRoutes(store, config, logger)],
       async ready() {
         try {
           await store.db.ping();
@@ -84,6 +93,10 @@ async function shutdown(
   logger: Logger,
 ): Promise<void> {
   const httpClosed = http ? new Promise<void>((resolve) => http!.close(() => resolve())) : Promise.resolve();
+  // close() ends the keep-alive connections idle at that moment only; one whose request
+  // finishes while draining would hold the close until its keep-alive timeout (5 s).
+  const sweep = setInterval(() => (http as { closeIdleConnections?: () => void } | undefined)?.closeIdleConnections?.(), 50);
+  sweep.unref();
   const grpcClosed = grpcServer ? new Promise<void>((resolve) => grpcServer!.tryShutdown(() => resolve())) : Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   const grace = new Promise<'timeout'>((resolve) => {
@@ -92,6 +105,7 @@ async function shutdown(
   });
   const outcome = await Promise.race([Promise.all([httpClosed, grpcClosed, drained]).then(() => 'drained' as const), grace]);
   clearTimeout(timer);
+  clearInterval(sweep);
   if (outcome === 'timeout') {
     logger.warn({ graceMs }, 'shutdown grace period over; closing with requests still in flight');
     grpcServer?.forceShutdown();

@@ -13,11 +13,14 @@ import { jsonResponse } from './app.js';
 import { createDiffRoutes } from '../diff/routes.js';
 import type { DiffTape } from '../diff/types.js';
 import { getRun } from '../tapes/run-reader.js';
+import { createReplayRoutes, defaultReplaySettings } from '../replay/index.js';
+import type { Logger } from '../logger.js';
+import { PayloadIntegrityError } from '../payloads/payload-store.js';
 
 const MAX_RUNS_PAGE = 1000;
 const DEFAULT_RUNS_PAGE = 50;
 
-export function createReadRoutes(store: Store, config: Config): Hono[] {
+export function createReadRoutes(store: Store, config: Config, logger: Logger): Hono[] {
   const app = new Hono();
   const tenant = '';
 
@@ -48,7 +51,24 @@ export function createReadRoutes(store: Store, config: Config): Hono[] {
   };
   const diff = createDiffRoutes({ loadTape: (run, t, opts) => loadRunTape(run, t, opts) }, { queryDeadlineMs: config.queryDeadlineMs, pricing: store.pricing });
 
-  return [app, diff];
+  const replayMaxSpans = defaultReplaySettings.maxRunSpans;
+  const replays = createReplayRoutes(
+    {
+      // A run longer than the bound comes back truncated, which the replay refuses.
+      loadTape: (run, t) => readTape(store, t ?? '', run, { maxSpans: replayMaxSpans }),
+      // A corrupt payload is unreadable, like a missing one: the replay refuses it by name.
+      readPayload: (ref) => store.payloads.get(ref).catch((error: unknown) => {
+        if (error instanceof PayloadIntegrityError) return undefined;
+        throw error;
+      }),
+      onInternalError: (error) => logger.error({ err: error }, 'replay request failed'),
+    },
+    { ...defaultReplaySettings, tapeMaxBytes: config.tapeMaxBytes },
+  );
+  const mounted = new Hono();
+  mounted.route(defaultReplaySettings.mountPath, replays);
+
+  return [app, diff, mounted];
 }
 
 function parseBoolean(value: string | undefined, name: string): boolean {
