@@ -34,6 +34,10 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
   });
   // An idle client's error is re-emitted on the pool; unheard, it would kill the process.
   pool.on('error', () => {});
+  // The pool listens only while a client is idle. A client checked out for a transaction
+  // whose connection drops emits 'error' too (besides failing its query); unheard, that
+  // would kill the process. The failed query already reports it, so listen and move on.
+  pool.on('connect', (client) => client.on('error', () => {}));
 
   const where = redact(url);
   const translate = (error: unknown): unknown => {

@@ -13,14 +13,14 @@ import { migrate } from '../../src/store/migrate.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
-const serverUrl = process.env.TAPEDECK_TEST_DATABASE_URL || undefined;
+const defaultServerUrl = process.env.TAPEDECK_TEST_DATABASE_URL || undefined;
 
-if (process.env.CI === 'true' && !serverUrl) {
+if (process.env.CI === 'true' && !defaultServerUrl) {
   throw new Error('CI=true but TAPEDECK_TEST_DATABASE_URL is not set: the store tests must run against PostgreSQL in CI');
 }
 
 /** The adapters this run tests: always PGlite, PostgreSQL when a server is configured. */
-export const databaseKinds: DatabaseKind[] = serverUrl ? ['pglite', 'postgres'] : ['pglite'];
+export const databaseKinds: DatabaseKind[] = defaultServerUrl ? ['pglite', 'postgres'] : ['pglite'];
 
 export interface TestDatabase {
   db: Database;
@@ -52,8 +52,12 @@ export async function createTestDatabase(kind: DatabaseKind, options: { migrated
   };
 }
 
-/** Creates an empty database on the test server; drop() removes it. */
-export async function createServerDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+/**
+ * Creates an empty database on the test server; drop() removes it. `serverUrl` defaults to
+ * TAPEDECK_TEST_DATABASE_URL (tests of this helper pass an unreachable one).
+ */
+export async function createServerDatabase(options: { serverUrl?: string } = {}): Promise<{ url: string; drop(): Promise<void> }> {
+  const serverUrl = options.serverUrl ?? defaultServerUrl;
   if (!serverUrl) throw new Error('TAPEDECK_TEST_DATABASE_URL is not set');
   const name = `tapedeck_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: serverUrl });
