@@ -44,4 +44,11 @@ export async function resolveRuns(tx: Queryable, tenant: string, traceIds: reado
         AND (s.run_id IS DISTINCT FROM d.run_id OR s.parent_run IS DISTINCT FROM d.parent_run)`,
     [tenant, traceIds],
   );
+  // Spans no root reaches (a parent chain that loops back on itself) still belong to a run.
+  await tx.query(
+    `UPDATE tapedeck_store.spans
+        SET run_id = COALESCE(own_run, 'trace:' || encode(trace_id, 'hex'))
+      WHERE tenant = $1 AND trace_id = ANY($2::bytea[]) AND run_id IS NULL`,
+    [tenant, traceIds],
+  );
 }
