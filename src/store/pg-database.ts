@@ -14,6 +14,12 @@ export interface PgDatabaseSettings {
   connectionTimeoutMillis?: number;
   /** reported in errors; never logged with its password */
   applicationName?: string;
+  /**
+   * A query with no answer for this long (a frozen server, a network partition) fails as
+   * unavailable instead of holding its request, and an in-flight slot, forever. Default 60 s:
+   * far above a large batch's insert, below the TCP retransmission give-up (~15 min).
+   */
+  queryTimeoutMillis?: number;
 }
 
 export function createPgDatabase(url: string, settings: PgDatabaseSettings = {}): Database {
@@ -30,6 +36,7 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
     max: settings.maxConnections ?? 8,
     connectionTimeoutMillis: settings.connectionTimeoutMillis ?? 5_000,
     application_name: settings.applicationName ?? 'tapedeck',
+    query_timeout: settings.queryTimeoutMillis ?? 60_000,
     types: types as pg.CustomTypesConfig,
   });
   // An idle client's error is re-emitted on the pool; unheard, it would kill the process.
@@ -78,6 +85,12 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
         client.release();
         return value;
       } catch (error) {
+        if (error instanceof DatabaseUnavailableError) {
+          // The connection is lost or not answering (a ROLLBACK would queue behind the query
+          // that timed out): destroy it; the server rolls back a transaction whose session ends.
+          client.release(error);
+          throw error;
+        }
         // A failed ROLLBACK means the connection is broken: destroy it rather than reuse it.
         await client.query('ROLLBACK').then(() => client.release(), (e: Error) => client.release(e));
         throw error;
@@ -93,5 +106,5 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
 }
 
 function isPoolTimeout(error: unknown): boolean {
-  return error instanceof Error && /timeout exceeded when trying to connect|Connection terminated/i.test(error.message);
+  return error instanceof Error && /timeout exceeded when trying to connect|Connection terminated|Query read timeout/i.test(error.message);
 }

@@ -17,7 +17,7 @@ import { LOGS_EXPORT_PATH, TRACE_EXPORT_PATH, otlpTypes } from '../../src/otlp/p
 import { createMemoryPayloadStore } from '../../src/payloads/memory-payload-store.js';
 import { startTapedeck, type RunningTapedeck } from '../../src/server.js';
 import type { Database } from '../../src/store/database.js';
-import { createPgDatabase } from '../../src/store/pg-database.js';
+import { createPgDatabase, type PgDatabaseSettings } from '../../src/store/pg-database.js';
 import { createPgliteDatabase } from '../../src/store/pglite-database.js';
 import { createServerDatabase, type DatabaseKind } from './databases.js';
 
@@ -42,6 +42,8 @@ export interface TestTapedeckOptions {
   connectVia?: (databaseUrl: string) => string;
   /** wraps the database tapedeck is given (to delay commits, count transactions, ...) */
   wrapDb?: (db: Database) => Database;
+  /** postgres only: settings of tapedeck's pool (a short query timeout, say) */
+  pgSettings?: PgDatabaseSettings;
 }
 
 /** Starts tapedeck on free loopback ports over a fresh, empty database of this kind. */
@@ -60,7 +62,9 @@ export async function startTestTapedeck(
     const created = await createServerDatabase();
     databaseUrl = created.url;
     dropServerDatabase = created.drop;
-    db = createPgDatabase(options.connectVia ? options.connectVia(created.url) : created.url, { maxConnections: 4, connectionTimeoutMillis: 2_000 });
+    db = createPgDatabase(options.connectVia ? options.connectVia(created.url) : created.url, {
+      maxConnections: 4, connectionTimeoutMillis: 2_000, ...options.pgSettings,
+    });
   }
   if (options.wrapDb) db = options.wrapDb(db);
   const config: Config = { ...defaultConfig, host: '127.0.0.1', httpPort: 0, grpcPort: 0, dataDir, shutdownGraceMs: 5_000, ...overrides };

@@ -207,6 +207,13 @@ describe.each(databaseKinds)('bad input (%s)', (kind) => {
       expect(answer.details).toMatch(/larger than max/i);
       await unchanged();
     });
+
+    it('a small gzip-compressed gRPC message that inflates past the bound is answered RESOURCE_EXHAUSTED, and nothing is stored', async () => {
+      const answer = await grpcExport(t.grpcAddress, 'traces', requestOfSize(MAX_BODY_BYTES * 4), { gzip: true });
+      expect(answer.code).toBe(RESOURCE_EXHAUSTED);
+      expect(answer.details).toBe(`Received message that decompresses to a size larger than ${MAX_BODY_BYTES}`);
+      await unchanged();
+    });
   });
 
   describe('more requests than --max-inflight-requests', () => {

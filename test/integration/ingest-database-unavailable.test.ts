@@ -4,8 +4,9 @@
  *
  * Scope: PostgreSQL only. tapedeck reaches its database through a small TCP proxy in this
  * test, which can be stopped (every connection cut, new ones refused) and started again on
- * the same port, or told to cut the connection the moment a COMMIT goes by, after the rows of
- * a request were written inside its transaction. What was stored is read over a separate,
+ * the same port, told to cut the connection the moment a COMMIT goes by (after the rows of a
+ * request were written inside its transaction), or frozen (connections open, nothing
+ * answered: a hung server or a network partition). What was stored is read over a separate,
  * direct connection. Embedded PGlite lives inside the process and cannot become unreachable;
  * it has no such case to test.
  */
@@ -26,6 +27,7 @@ class CuttableProxy {
   /** cut the connection that next sends a COMMIT, instead of forwarding it */
   cutAtCommit = false;
   cuts = 0;
+  private frozen = false;
 
   constructor(private readonly upstream: { host: string; port: number }) {}
 
@@ -49,10 +51,25 @@ class CuttableProxy {
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
+  /** Keeps every connection open but forwards nothing: a server that stopped answering. */
+  freeze(): void {
+    this.frozen = true;
+    for (const s of this.sockets) s.pause();
+  }
+
+  thaw(): void {
+    this.frozen = false;
+    for (const s of this.sockets) s.resume();
+  }
+
   private connect(client: net.Socket): void {
     const upstream = net.connect(this.upstream.port, this.upstream.host);
     this.sockets.add(client);
     this.sockets.add(upstream);
+    if (this.frozen) {
+      client.pause();
+      upstream.pause();
+    }
     const cut = () => {
       client.destroy();
       upstream.destroy();
@@ -78,6 +95,8 @@ class CuttableProxy {
 }
 
 const hasServer = databaseKinds.includes('postgres');
+/** tapedeck's query timeout here: long enough for any insert below, short enough to wait out */
+const QUERY_TIMEOUT_MS = 3_000;
 
 describe.runIf(hasServer)('an unreachable database (postgres)', () => {
   let t: TestTapedeck;
@@ -89,6 +108,7 @@ describe.runIf(hasServer)('an unreachable database (postgres)', () => {
     proxy = new CuttableProxy({ host: server.hostname, port: Number(server.port || 5432) });
     await proxy.start();
     t = await startTestTapedeck('postgres', {}, {
+      pgSettings: { queryTimeoutMillis: QUERY_TIMEOUT_MS },
       connectVia: (url) => {
         const via = new URL(url);
         via.hostname = '127.0.0.1';
@@ -173,4 +193,30 @@ describe.runIf(hasServer)('an unreachable database (postgres)', () => {
       expect(await stored(traceId)).toEqual(spans.map((s) => s.spanId).sort());
     },
   );
+
+  it('answers retryable when the database stops answering, within the query timeout, and stores the retried request once it answers again', async () => {
+    // arrange
+    const traceId = randomTraceId();
+    const spans = spansOf(traceId, 5);
+    const body = traceBody(spans, 'protobuf');
+    proxy.freeze();
+    try {
+      // act
+      const started = Date.now();
+      const [http, grpc] = await Promise.all([postOtlp(t, 'traces', body, PROTOBUF), grpcExport(t.grpcAddress, 'traces', body)]);
+      // assert: refused as retryable once the query timeout ran out, not left hanging
+      expect(http.status).toBe(503);
+      expect(Number(http.headers['retry-after'])).toBeGreaterThan(0);
+      expect(grpc.code).toBe(14);
+      expect(Date.now() - started).toBeLessThan(QUERY_TIMEOUT_MS * 4);
+    } finally {
+      proxy.thaw();
+    }
+    expect(await stored(traceId)).toEqual([]);
+    // act: the sender retries
+    const retried = await postOtlp(t, 'traces', body, PROTOBUF);
+    // assert
+    expect(retried.status).toBe(200);
+    expect(await stored(traceId)).toEqual(spans.map((s) => s.spanId).sort());
+  });
 });

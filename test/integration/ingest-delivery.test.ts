@@ -130,6 +130,18 @@ describe.each(databaseKinds)('delivery (%s)', (kind) => {
       expect(rows.map((r) => r.span_id).sort()).toEqual(spans.map((s) => s.spanId).sort());
     });
 
+    it('stores each span once when one request holds every span twice', async () => {
+      // Two protobuf messages of one type, concatenated, are one message with the repeated
+      // fields of both: here, every resource (and so every span) twice.
+      const traceId = randomTraceId();
+      const spans = spansOf(traceId, 3);
+      const once = traceBody(spans, 'protobuf');
+      const answer = await postOtlp(t, 'traces', Buffer.concat([once, once]), PROTOBUF);
+      expect(answer.status).toBe(200);
+      expect(readExportResponse('traces', answer.body, 'protobuf')).toEqual({ rejected: 0, errorMessage: '' });
+      expect((await readSpanRows(t.db, [traceId])).map((r) => r.span_id).sort()).toEqual(spans.map((s) => s.spanId).sort());
+    });
+
     it('stores each log record once when the same logs request arrives twice, and keeps identical records of one request', async () => {
       // arrange
       const traceId = randomTraceId();
