@@ -11,8 +11,7 @@ import { readTape } from '../tapes/tape-service.js';
 import { InvalidCursorError, listRuns } from '../tapes/run-reader.js';
 import { jsonResponse } from './app.js';
 import { createDiffRoutes } from '../diff/routes.js';
-import type { DiffTape } from '../diff/types.js';
-import { getRun } from '../tapes/run-reader.js';
+import { loadDiffTape } from '../diff/load-tape.js';
 import { createReplayRoutes, defaultReplaySettings } from '../replay/index.js';
 import type { Logger } from '../logger.js';
 import { PayloadIntegrityError } from '../payloads/payload-store.js';
@@ -43,13 +42,7 @@ export function createReadRoutes(store: Store, config: Config, logger: Logger): 
     }
   });
 
-  const loadRunTape = async (run: string, runTenant: string | null, opts: { maxSpans: number }): Promise<DiffTape | undefined> => {
-    const tape = await readTape(store, runTenant ?? '', run, { maxSpans: opts.maxSpans });
-    if (!tape) return undefined;
-    const summary = await getRun(store.db, runTenant ?? '', run);
-    return { ...tape, first_start_ns: summary?.first_start_ns ?? null, last_end_ns: summary?.last_end_ns ?? null, outcome: tape.truncated ? 'unknown' : summary?.outcome };
-  };
-  const diff = createDiffRoutes({ loadTape: (run, t, opts) => loadRunTape(run, t, opts) }, { queryDeadlineMs: config.queryDeadlineMs, pricing: store.pricing });
+  const diff = createDiffRoutes({ loadTape: (run, t, opts) => loadDiffTape(store, t ?? '', run, opts) }, { queryDeadlineMs: config.queryDeadlineMs, pricing: store.pricing });
 
   const replayMaxSpans = defaultReplaySettings.maxRunSpans;
   const replays = createReplayRoutes(

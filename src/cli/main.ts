@@ -9,6 +9,8 @@ import { Command } from 'commander';
 import { ConfigError } from '../config.js';
 import { registerServe } from './serve.js';
 import { registerReadCommands } from './read-commands.js';
+import { registerCompareCommands } from './compare-commands.js';
+import { registerRunCommands } from './run-commands.js';
 import { CliError, EXIT } from './cli-error.js';
 
 export function buildProgram(): Command {
@@ -18,6 +20,8 @@ export function buildProgram(): Command {
     .exitOverride();
   registerServe(program);
   registerReadCommands(program);
+  registerCompareCommands(program);
+  registerRunCommands(program);
   return program;
 }
 
