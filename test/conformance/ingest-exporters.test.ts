@@ -19,8 +19,9 @@
  * ingest-database-unavailable).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type HrTime, type Link } from '@opentelemetry/api';
-import { createTraceState } from '@opentelemetry/api';
+import {
+  context, createTraceState, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type HrTime, type Link,
+} from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {

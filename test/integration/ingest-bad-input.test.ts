@@ -15,6 +15,7 @@
 import http from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { otlpTypes } from '../../src/otlp/proto.js';
 import { databaseKinds } from '../helpers/databases.js';
 import {
   countRows, grpcExport, JSON_TYPE, postOtlp, PROTOBUF, randomSpanId, randomTraceId, readExportResponse, readSpanRows,
@@ -161,6 +162,28 @@ describe.each(databaseKinds)('bad input (%s)', (kind) => {
       const stored = await readSpanRows(t.db, [a.traceId, b.traceId]);
       expect(stored.map((r) => r.name).sort()).toEqual(['good-a', 'good-b', 'good-c']);
       expect(await countRows(t.db)).toEqual({ ...before, spans: before.spans + 3 });
+    });
+  });
+
+  describe('log records with unusable ids', () => {
+    it('are rejected one by one in partial_success while the good records of the request are stored', async () => {
+      // arrange: a record with a span id of the wrong length between a correlated one and one with none
+      const { ExportLogsServiceRequest: R } = otlpTypes();
+      const traceId = randomTraceId();
+      const record = (body: string, spanId: Buffer) => ({ timeUnixNano: '1700000000000000001', body: { stringValue: body }, traceId: Buffer.from(traceId, 'hex'), spanId });
+      const body = R.encode(R.fromObject({ resourceLogs: [{ scopeLogs: [{ logRecords: [
+        record('good', Buffer.from(randomSpanId(), 'hex')), record('bad', Buffer.alloc(3, 1)), record('uncorrelated', Buffer.alloc(0)),
+      ] }] }] })).finish();
+      // act
+      const answer = await postOtlp(t, 'logs', body, PROTOBUF);
+      // assert
+      expect(answer.status).toBe(200);
+      expect(readExportResponse('logs', answer.body, 'protobuf')).toEqual({
+        rejected: 1, errorMessage: '1 log record rejected: #1: log record: spanId is 3 bytes, expected 8',
+      });
+      const stored = await t.db.query<{ body: string }>('SELECT body FROM tapedeck.logs WHERE trace_id = $1 ORDER BY body', [traceId]);
+      expect(stored.map((r) => r.body)).toEqual(['good', 'uncorrelated']);
+      expect(await countRows(t.db)).toEqual({ ...before, logs: before.logs + 2 });
     });
   });
 
