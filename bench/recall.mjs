@@ -1,0 +1,146 @@
+// Recall latency over 1M stored spans (SPEC D2, issue 5 acceptance 4).
+// Run after `npx tsc -p tsconfig.build.json`:  node bench/recall.mjs
+//
+// Needs a PostgreSQL server: TAPEDECK_BENCH_DATABASE_URL, else TAPEDECK_TEST_DATABASE_URL,
+// else postgres://postgres@127.0.0.1:5432/test. A fresh database is created next to it,
+// migrated, filled with SQL generate_series (no ingest: this measures reads), and dropped
+// afterwards (BENCH_KEEP=1 keeps it). BENCH_SPANS sets the size (default 1,000,000).
+//
+// Shape: runs of 20 spans (a context root span and 19 steps, a third of them model calls,
+// 10% of runs failed at the root). Each step holds 30 words drawn log-uniformly from
+// w1..w50000 — so wN is in about 2.6M/N steps: w1 and w10 are over the 200,000 bound, w20
+// about 120k, w100 about 26k, w1000 about 2.6k, w20000 about 130 — plus its run's topic word
+// (topic<run % 10000>, ~95 spans) and, in 1% of steps, the Chinese text 北京天气预报 (its
+// characters and pairs as lexemes, and the text in its request, for the in-order check).
+// Queries go through GET /v1/recall (createRecallRoutes over the pg adapter and the real
+// tape reader), each 5 times (BENCH_REPEAT) after one warm-up; median and max in milliseconds. "find" is
+// the index part alone (count up to 200,001, then the newest 5,001 matches with their runs);
+// the rest of "total" is reading up to 100 runs (tapes/tape-service readTape) and how they
+// ended. BENCH_RUN_INDEX=1 adds an index on spans(run_id), which the tape reader's step query
+// (tapedeck.tape_steps filtered by its NULLIF'd tenant and run) needs to avoid a scan of
+// every span per run read.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { createPgDatabase } from '../dist/src/store/pg-database.js';
+import { migrate } from '../dist/src/store/migrate.js';
+import { createMemoryPayloadStore } from '../dist/src/payloads/memory-payload-store.js';
+import { readTape } from '../dist/src/tapes/tape-service.js';
+import { createRecallRoutes } from '../dist/src/recall/routes.js';
+import { countMatches, newestMatches, tsqueryOf } from '../dist/src/recall/query.js';
+import { queryTerms } from '../dist/src/recall/tokenize.js';
+
+const serverUrl = process.env.TAPEDECK_BENCH_DATABASE_URL || process.env.TAPEDECK_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const SPANS = Number(process.env.BENCH_SPANS || 1_000_000);
+const PER_RUN = 20;
+const RUNS = Math.ceil(SPANS / PER_RUN);
+const T0 = 1_700_000_000_000_000_000n;
+const REPEAT = Number(process.env.BENCH_REPEAT || 5);
+
+const name = `tapedeck_bench_recall_${randomBytes(4).toString('hex')}`;
+const admin = new pg.Client({ connectionString: serverUrl });
+await admin.connect();
+await admin.query(`CREATE DATABASE ${name}`);
+const url = new URL(serverUrl);
+url.pathname = `/${name}`;
+const db = createPgDatabase(url.toString(), { maxConnections: 4 });
+
+const timed = async (label, fn) => {
+  const t = performance.now();
+  const out = await fn();
+  console.log(`${label.padEnd(44)} ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  return out;
+};
+
+try {
+  await migrate(db);
+  console.log(`recall bench: ${SPANS.toLocaleString('en-US')} spans in ${RUNS.toLocaleString('en-US')} runs of ${PER_RUN}, database ${name}`);
+  await db.query('DROP INDEX tapedeck_store.steps_search_idx');
+  await timed('generating spans', () => db.query(`
+    INSERT INTO tapedeck_store.spans (tenant, trace_id, span_id, parent_span_id, name, kind, start_ns, end_ns,
+                                      status_code, attributes, events, links, resource, service_name, run_id)
+    SELECT '', decode(lpad(to_hex(r), 32, '0'), 'hex'), decode(lpad(to_hex(i + 1), 16, '0'), 'hex'),
+           CASE WHEN i = 0 THEN NULL ELSE decode(lpad(to_hex(1), 16, '0'), 'hex') END,
+           CASE WHEN i = 0 THEN 'workflow' WHEN i % 3 = 1 THEN 'chat gpt-4o' ELSE 'execute_tool search' END,
+           'internal',
+           $1::bigint + r::bigint * 60000000000 + i::bigint * 1000000000,
+           $1::bigint + r::bigint * 60000000000 + CASE WHEN i = 0 THEN 30000000000 ELSE i::bigint * 1000000000 + 500000000 END,
+           CASE WHEN i = 0 AND r % 10 = 3 THEN 'error' ELSE 'ok' END,
+           '{}', '[]', '[]', '{}', 'bench', 'run-' || r
+      FROM generate_series(0, $2::int - 1) r, generate_series(0, ${PER_RUN - 1}) i`, [T0.toString(), RUNS]));
+  await timed('generating steps with their words', () => db.query(`
+    INSERT INTO tapedeck_store.steps (tenant, trace_id, span_id, kind, name, model, tool, status, request, response,
+                                      fingerprint, params, layout, normalizer_version, search)
+    SELECT '', decode(lpad(to_hex(r), 32, '0'), 'hex'), decode(lpad(to_hex(i + 1), 16, '0'), 'hex'),
+           CASE WHEN i % 3 = 1 THEN 'llm' ELSE 'tool' END,
+           CASE WHEN i % 3 = 1 THEN 'chat gpt-4o' ELSE 'execute_tool search' END,
+           CASE WHEN i % 3 = 1 THEN 'gpt-4o' END, CASE WHEN i % 3 = 1 THEN NULL ELSE 'search' END,
+           'ok',
+           CASE WHEN (r * 19 + i) % 100 = 7 THEN '[{"role": "user", "content": "明天北京天气预报"}]'::jsonb
+                ELSE '[{"role": "user", "content": "a recorded prompt"}]'::jsonb END,
+           '[{"role": "assistant", "content": "a recorded answer"}]'::jsonb,
+           CASE WHEN i % 3 = 1 THEN 'llm:gpt-4o#0123456789abcdef' ELSE 'tool:search#0123456789abcdef' END,
+           '{}', 'otel-genai', 1,
+           array_to_tsvector(ARRAY(
+             SELECT DISTINCT w FROM (
+               SELECT 'w' || floor(exp(random() * ln(50000)))::int AS w FROM generate_series(1, 30) WHERE i >= 0
+               UNION ALL SELECT 'topic' || (r % 10000)
+               UNION ALL SELECT unnest(ARRAY['明','天','北','京','气','预','报','明天','天北','北京','京天','天气','气预','预报'])
+                WHERE (r * 19 + i) % 100 = 7) words))
+      FROM generate_series(0, $1::int - 1) r, generate_series(1, ${PER_RUN - 1}) i`, [RUNS]));
+  await timed('building the GIN index on steps.search', () => db.query('CREATE INDEX steps_search_idx ON tapedeck_store.steps USING gin (search)'));
+  if (process.env.BENCH_RUN_INDEX === '1') {
+    await timed('index on spans(run_id) (BENCH_RUN_INDEX=1)', () => db.query('CREATE INDEX bench_spans_run_id ON tapedeck_store.spans (run_id)'));
+  }
+  await timed('analyze', async () => {
+    await db.query('ANALYZE tapedeck_store.spans');
+    await db.query('ANALYZE tapedeck_store.steps');
+  });
+  const [{ size }] = await db.query(`SELECT pg_size_pretty(pg_relation_size('tapedeck_store.steps_search_idx')) AS size`);
+  console.log(`GIN index size: ${size}`);
+
+  const app = createRecallRoutes(
+    { db, payloads: createMemoryPayloadStore(), readTape, pricing: null },
+    { queryDeadlineMs: 60_000, nowNs: () => T0 + BigInt(RUNS + 100) * 60_000_000_000n },
+  );
+  const cases = [
+    ['rare word (w20000, ~130 spans)', 'w20000'],
+    ['topic word (topic42, ~95 spans)', 'topic42'],
+    ['mid word (w1000, ~2.6k spans)', 'w1000'],
+    ['common word (w100, ~26k spans)', 'w100'],
+    ['two words (w100 w200)', 'w100 w200'],
+    ['heavy word (w20, ~120k spans)', 'w20'],
+    ['too common (w10, refused 400)', 'w10'],
+    ['very common (w1, refused 400)', 'w1'],
+    ['no match (nothing)', 'nothing'],
+    ['Chinese pair (天气, ~9.5k spans)', '天气'],
+    ['Chinese run, checked (天气预报)', '天气预报'],
+    ['Chinese run + topic (北京天气 topic5)', '北京天气 topic5'],
+  ];
+  console.log('\nquery'.padEnd(45) + 'status  runs  trunc   find ms   total median ms   max ms');
+  for (const [label, q] of cases) {
+    const path = `/v1/recall?q=${encodeURIComponent(q)}`;
+    await (await app.request(path)).text(); // warm-up
+    const times = [];
+    let status = 0;
+    let body = null;
+    for (let k = 0; k < REPEAT; k++) {
+      const t = performance.now();
+      const res = await app.request(path);
+      body = JSON.parse(await res.text());
+      times.push(performance.now() - t);
+      status = res.status;
+    }
+    times.sort((a, b) => a - b);
+    const tsq = tsqueryOf(queryTerms(q));
+    const f0 = performance.now();
+    if ((await countMatches(db, '', tsq, 200_001)) <= 200_000) await newestMatches(db, '', tsq, 5_001);
+    const find = performance.now() - f0;
+    const runs = body.runs ? body.runs.length : '-';
+    const trunc = body.truncated === undefined ? '-' : String(body.truncated);
+    console.log(`${label.padEnd(44)} ${String(status).padEnd(7)} ${String(runs).padEnd(5)} ${trunc.padEnd(6)} ${find.toFixed(1).padStart(8)} ${times[REPEAT >> 1].toFixed(1).padStart(17)} ${times[REPEAT - 1].toFixed(1).padStart(8)}`);
+  }
+} finally {
+  await db.close();
+  if (process.env.BENCH_KEEP !== '1') await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.end();
+}

@@ -1,0 +1,151 @@
+/**
+ * @module recall/recall
+ * "Has this been done before?" (SPEC D2; seed 004, "Recall"): the runs whose recorded text
+ * holds every word of a query, ranked. The steps, in order, each spending the request's one
+ * deadline (reads are raced against it, loops check it):
+ *
+ * 1. Count the matching spans, stopping at maxTotalMatches + 1: finding the newest matches
+ *    means ranking all of them, so a query matching more is refused (400 query_too_broad),
+ *    naming its words — each of them matches more on its own, so only another word helps.
+ * 2. Take the newest maxMatchingSpans matching spans (5,000); more says `truncated`. Runs of
+ *    three or more characters of an unspaced script are checked in their steps' text, newest
+ *    first, until enough have passed (match.ts).
+ * 3. Group them by run; read the maxRunsRead runs (100) with the most matches among them,
+ *    each up to maxSpansPerRun spans (20,000). More runs than that also says `truncated`.
+ * 4. Read how each run ended (its last span end over all its spans, and the failure rule),
+ *    build each entry (rank.ts), rank, keep the outcome asked for, and cut to the limit.
+ */
+import type { Deadline } from '../deadline/deadline.js';
+import { ApiError } from '../errors.js';
+import type { Tape } from '../normalize/step.js';
+import type { PayloadStore } from '../payloads/payload-store.js';
+import { createPayloadResolver } from '../payloads/resolve-payloads.js';
+import type { PricingTable } from '../pricing/pricing-table.js';
+import type { Queryable } from '../store/database.js';
+import type { TapeDeps, ReadTapeOptions } from '../tapes/tape-service.js';
+import { stepHasRuns, termsToCheck } from './match.js';
+import { countMatches, newestMatches, readRunFacts, readStepTexts, tsqueryOf, type MatchRow } from './query.js';
+import { groupMatches, keepOutcome, rankRuns, recallEntry, type RunMatches } from './rank.js';
+import type { Term } from './tokenize.js';
+import type { OutcomeFilter, RecallBounds, RecallResult, RecalledRun } from './types.js';
+
+export interface RecallDeps {
+  db: Queryable;
+  payloads: PayloadStore;
+  /** tapes/tape-service readTape, or a stand-in with its signature */
+  readTape(deps: TapeDeps, tenant: string, run: string, options: ReadTapeOptions): Promise<Tape | undefined>;
+  /** --pricing, loaded; null when not configured */
+  pricing: PricingTable | null;
+}
+
+export interface RecallQuery {
+  /** '' for no tenant */
+  tenant: string;
+  terms: readonly Term[];
+  outcome: OutcomeFilter;
+  /** runs answered at most */
+  limit: number;
+}
+
+export interface RecallContext {
+  deadline: Deadline;
+  /** wall clock, Unix nanoseconds */
+  nowNs: bigint;
+  bounds: RecallBounds;
+}
+
+export const QUERY_TOO_BROAD = 'query_too_broad';
+
+const TAPE_READERS = 4;
+const TEXT_BATCH = 100;
+
+export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallContext): Promise<RecallResult> {
+  const { deadline, bounds } = ctx;
+  const tsquery = tsqueryOf(query.terms);
+  const total = await deadline.race(countMatches(deps.db, query.tenant, tsquery, bounds.maxTotalMatches + 1), 'counting matching spans');
+  if (total > bounds.maxTotalMatches) throw tooBroad(query.terms, bounds.maxTotalMatches);
+
+  const newest = await newestMatching(deps, query, tsquery, ctx);
+  const grouped = groupMatches(newest.matches, bounds.maxRunsRead);
+  const tapes = await readTapes(deps, query.tenant, grouped.runs, ctx);
+  const present = grouped.runs.filter((_, i) => tapes[i] !== undefined);
+  const facts = await deadline.race(readRunFacts(deps.db, query.tenant, present.map((r) => r.run)), 'reading how the runs ended');
+
+  const tick = deadline.checkEvery(1024, 'summarizing the runs');
+  const entries: RecalledRun[] = [];
+  grouped.runs.forEach((matches, i) => {
+    const tape = tapes[i];
+    const fact = facts.get(matches.run);
+    if (tape === undefined || fact === undefined) return; // gone since it matched (erased)
+    entries.push(recallEntry(tape, matches, fact, {
+      pricing: deps.pricing, nowNs: ctx.nowNs, maxSkeletonEntries: bounds.maxSkeletonEntries, tick,
+    }));
+  });
+  deadline.check('ranking the runs');
+  const runs = keepOutcome(rankRuns(entries), query.outcome).slice(0, query.limit);
+  return { runs, truncated: newest.overflow || grouped.overflow };
+}
+
+function tooBroad(terms: readonly Term[], max: number): ApiError {
+  const words = terms.map((t) => JSON.stringify(t.text)).join(', ');
+  const subject = terms.length === 1 ? `the word ${words} appears` : `the words ${words} appear together`;
+  return new ApiError(400, QUERY_TOO_BROAD,
+    `${subject} in more than ${max.toLocaleString('en-US')} spans: recall ranks every match to find the newest, `
+    + 'so it refuses a query this broad. Add a word to narrow it.');
+}
+
+/** The newest maxMatchingSpans matches (checked where the index cannot tell), and whether there were more. */
+async function newestMatching(
+  deps: RecallDeps,
+  query: RecallQuery,
+  tsquery: string,
+  ctx: RecallContext,
+): Promise<{ matches: MatchRow[]; overflow: boolean }> {
+  const { deadline, bounds } = ctx;
+  const max = bounds.maxMatchingSpans;
+  const runs = termsToCheck(query.terms);
+  if (runs.length === 0) {
+    const rows = await deadline.race(newestMatches(deps.db, query.tenant, tsquery, max + 1), 'finding the newest matches');
+    return { matches: rows.slice(0, max), overflow: rows.length > max };
+  }
+  const passed: MatchRow[] = [];
+  let after: MatchRow | null = null;
+  for (;;) {
+    const want = Math.max(64, max + 1 - passed.length);
+    const page: MatchRow[] = await deadline.race(newestMatches(deps.db, query.tenant, tsquery, want, after), 'finding the newest matches');
+    for (let i = 0; i < page.length && passed.length <= max; i += TEXT_BATCH) {
+      const batch = page.slice(i, i + TEXT_BATCH);
+      const texts = await deadline.race(readStepTexts(deps.db, query.tenant, batch), 'reading the text of matching steps');
+      for (const row of batch) {
+        const step = texts.get(`${row.trace_id}/${row.span_id}`);
+        if (step === undefined) continue;
+        // One resolver per step: only that step's payloads are held at once.
+        const resolver = createPayloadResolver(deps.payloads, { maxBytes: Number.MAX_SAFE_INTEGER, signal: deadline.signal });
+        const request = await deadline.race(resolver.resolve(step.request), 'reading offloaded text');
+        const response = await deadline.race(resolver.resolve(step.response), 'reading offloaded text');
+        if (stepHasRuns({ ...step, request, response }, runs)) passed.push(row);
+        if (passed.length > max) break;
+      }
+    }
+    if (passed.length > max || page.length < want) break;
+    after = page[page.length - 1];
+  }
+  return { matches: passed.slice(0, max), overflow: passed.length > max };
+}
+
+/** Each run's tape, a few at a time; undefined where the run no longer exists. */
+async function readTapes(deps: RecallDeps, tenant: string, runs: readonly RunMatches[], ctx: RecallContext): Promise<(Tape | undefined)[]> {
+  const { deadline } = ctx;
+  const out = new Array<Tape | undefined>(runs.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < runs.length) {
+      const i = next++;
+      deadline.check('reading the runs');
+      out[i] = await deps.readTape(deps, tenant, runs[i].run, { maxSpans: ctx.bounds.maxSpansPerRun, signal: deadline.signal });
+    }
+  };
+  const workers = Array.from({ length: Math.min(TAPE_READERS, runs.length) }, worker);
+  await deadline.race(Promise.all(workers), 'reading the runs');
+  return out;
+}

@@ -1,0 +1,82 @@
+/**
+ * @module recall/recorded-text
+ * What recall searches in a step (seed 004: "recorded text"): its prompts and answers, its
+ * tool calls' arguments and results, and its names (the step name and the tool name). Not
+ * tool schemas or configuration (`params`), not the model, not ids, roles or finish reasons:
+ * those would make every run match "assistant" or "stop".
+ *
+ * A message list (llm and agent steps) contributes each message's content (without the
+ * `type` of a content part, which is structure) and each tool call's name and arguments; any
+ * other value (a tool's arguments and result, an agent's input) contributes every string and
+ * number in it. Object keys are structure, not text, and are left out. A payload reference
+ * that could not be resolved contributes nothing.
+ */
+import type { JsonValue } from '../normalize/step.js';
+import { isPayloadRef } from '../payloads/payload-store.js';
+import { indexLexemes } from './tokenize.js';
+
+export interface RecordedStep {
+  name: string;
+  tool: string | null;
+  request: JsonValue | null;
+  response: JsonValue | null;
+}
+
+/** The step's searchable strings, in order; each is tokenized on its own. */
+export function recordedTexts(step: RecordedStep): string[] {
+  const out: string[] = [step.name];
+  if (step.tool !== null && step.tool !== step.name) out.push(step.tool);
+  collect(step.request, out);
+  collect(step.response, out);
+  return out;
+}
+
+/** The lexemes stored in tapedeck_store.steps.search for this step. */
+export function searchLexemes(step: RecordedStep): string[] {
+  return indexLexemes(recordedTexts(step));
+}
+
+function collect(value: JsonValue | null, out: string[]): void {
+  if (Array.isArray(value) && value.some(isMessage)) {
+    for (const item of value) {
+      if (isMessage(item)) collectMessage(item, out);
+      else values(item, out);
+    }
+    return;
+  }
+  values(value, out);
+}
+
+function isMessage(v: JsonValue): v is { [key: string]: JsonValue } {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) && typeof v.role === 'string';
+}
+
+function collectMessage(m: { [key: string]: JsonValue }, out: string[]): void {
+  if (Array.isArray(m.content)) {
+    // Content parts ({"type": "text", "text": ...}): the part's type is structure.
+    for (const part of m.content) {
+      if (part !== null && typeof part === 'object' && !Array.isArray(part) && typeof part.type === 'string') {
+        for (const key of Object.keys(part)) if (key !== 'type') values(part[key], out);
+      } else values(part, out);
+    }
+  } else if (m.content !== undefined) values(m.content, out);
+  if (!Array.isArray(m.tool_calls)) return;
+  for (const call of m.tool_calls) {
+    if (call === null || typeof call !== 'object' || Array.isArray(call)) continue;
+    if (typeof call.name === 'string') out.push(call.name);
+    if (call.arguments !== undefined) values(call.arguments, out);
+  }
+}
+
+/** Every string and number inside value, depth first, without object keys. */
+function values(value: JsonValue | undefined, out: string[]): void {
+  if (value === null || value === undefined || typeof value === 'boolean') return;
+  if (typeof value === 'string') { out.push(value); return; }
+  if (typeof value === 'number') { out.push(String(value)); return; }
+  if (Array.isArray(value)) {
+    for (const v of value) values(v, out);
+    return;
+  }
+  if (isPayloadRef(value)) return;
+  for (const key of Object.keys(value)) values(value[key], out);
+}

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { createMemoryPayloadStore } from '../../../src/payloads/memory-payload-store.js';
+import type { RecallDeps } from '../../../src/recall/recall.js';
+import { createRecallRoutes } from '../../../src/recall/routes.js';
+import type { Queryable } from '../../../src/store/database.js';
+
+/** A database whose every query takes `ms` and ignores any signal. */
+function slowDb(ms: number, log: string[]): Queryable {
+  return {
+    async query<Row>(sql: string): Promise<Row[]> {
+      log.push(sql.trim().split(/\s+/).slice(0, 3).join(' '));
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return (sql.includes('count(*)') ? [{ n: 0 }] : []) as Row[];
+    },
+    async exec() {},
+  };
+}
+
+function deps(db: Queryable): RecallDeps {
+  return { db, payloads: createMemoryPayloadStore(), pricing: null, readTape: async () => undefined };
+}
+
+describe('GET /v1/recall (in memory)', () => {
+  it('answers 400 deadline_exceeded on time when a read overruns, and starts nothing after answering', async () => {
+    const log: string[] = [];
+    const app = createRecallRoutes(deps(slowDb(300, log)), { queryDeadlineMs: 30 });
+    const started = performance.now();
+    const res = await app.request('/v1/recall?q=weather');
+    expect(performance.now() - started).toBeLessThan(250);
+    expect(res.status).toBe(400);
+    expect(JSON.parse(await res.text()).error).toMatchObject({ type: 'deadline_exceeded' });
+    await new Promise((resolve) => setTimeout(resolve, 350));
+    expect(log).toEqual(['SELECT count(*) AS']); // the count came back late and nothing followed it
+  });
+
+  it('answers an empty list when nothing matches', async () => {
+    const log: string[] = [];
+    const res = await createRecallRoutes(deps(slowDb(0, log)), { queryDeadlineMs: 1000 }).request('/v1/recall?q=weather');
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('{"runs":[],"truncated":false}');
+  });
+
+  it('refuses bounds that are not whole numbers of one or more at construction', () => {
+    expect(() => createRecallRoutes(deps(slowDb(0, [])), { queryDeadlineMs: 1, maxRunsRead: 0 })).toThrow(/maxRunsRead must be a whole number >= 1/);
+  });
+
+  it('refuses more words than a query may hold', async () => {
+    const q = Array.from({ length: 33 }, (_, i) => `w${i}`).join('+');
+    const res = await createRecallRoutes(deps(slowDb(0, [])), { queryDeadlineMs: 1000 }).request(`/v1/recall?q=${q}`);
+    expect(res.status).toBe(400);
+    expect(JSON.parse(await res.text()).error.message).toBe('q holds 33 different words; a recall query has at most 32');
+  });
+});

@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { indexLexemes, MAX_TOKEN_CHARS, needsCheck, normalizeText, queryTerms, termLexemes, tokenize } from '../../../src/recall/tokenize.js';
+import { tsqueryOf } from '../../../src/recall/query.js';
+
+const words = (text: string) => tokenize(text).map((t) => t.text);
+
+describe('tokenize', () => {
+  it('splits Latin text into lower-case words on anything that is not a letter, mark or digit', () => {
+    expect(words("What's the Weather in PARIS? get_weather(gpt-4o) 12.5°C")).toEqual(
+      ['what', 's', 'the', 'weather', 'in', 'paris', 'get', 'weather', 'gpt', '4o', '12', '5', 'c']);
+  });
+
+  it('keeps the words of other spaced scripts whole: Arabic, Cyrillic, Greek, Devanagari', () => {
+    expect(words('مرحبا بالعالم')).toEqual(['مرحبا', 'بالعالم']);
+    expect(words('Погода в Париже')).toEqual(['погода', 'в', 'париже']);
+    expect(words('नमस्ते दुनिया')).toEqual(['नमस्ते', 'दुनिया']);
+  });
+
+  it('folds full-width forms, ligatures, final sigma and Arabic vowel marks', () => {
+    expect(words('ＰＡＲＩＳ ﬁle ΟΔΟΣ οδός İstanbul')).toEqual(['paris', 'file', 'οδοσ', 'οδόσ', 'istanbul']);
+    expect(words('مَرْحَبًا')).toEqual(['مرحبا']);
+    expect(normalizeText('plain ascii 42')).toBe('plain ascii 42');
+  });
+
+  it('makes each character of an unspaced script a token, joined to the one before it', () => {
+    expect(tokenize('今天天气，很好 ok')).toEqual([
+      { text: '今', seg: true, joined: false },
+      { text: '天', seg: true, joined: true },
+      { text: '天', seg: true, joined: true },
+      { text: '气', seg: true, joined: true },
+      { text: '很', seg: true, joined: false },
+      { text: '好', seg: true, joined: true },
+      { text: 'ok', seg: false, joined: false },
+    ]);
+    expect(words('GPT模型カタカナ서울의')).toEqual(['gpt', '模', '型', 'カ', 'タ', 'カ', 'ナ', '서', '울', '의']);
+    // a Thai consonant keeps its vowel and tone marks
+    expect(words('ข้าว')).toEqual(['ข้', 'า', 'ว']);
+  });
+});
+
+describe('indexLexemes', () => {
+  it('stores each word once, and each character and adjacent pair of an unspaced run', () => {
+    expect(indexLexemes(['Hello hello', '天气好'])).toEqual(['hello', '天', '气', '天气', '好', '气好']);
+  });
+
+  it('does not pair characters across separate strings or punctuation', () => {
+    expect(indexLexemes(['天', '气', '很。好'])).toEqual(['天', '气', '很', '好']);
+  });
+
+  it('leaves out tokens longer than the limit: long words, characters buried in marks', () => {
+    expect(indexLexemes([`${'a'.repeat(MAX_TOKEN_CHARS + 1)} short`])).toEqual(['short']);
+    expect(indexLexemes([`天气${'\u0301'.repeat(500)}好`])).toEqual(['天', '好']);
+  });
+
+  it('stops at the byte cap, keeping the words the text uses first', () => {
+    const text = Array.from({ length: 1000 }, (_, i) => `w${i}`).join(' ');
+    const lexemes = indexLexemes([text], 100);
+    expect(lexemes[0]).toBe('w0');
+    expect(lexemes.reduce((n, l) => n + Buffer.byteLength(l) + 4, 0)).toBeLessThanOrEqual(100);
+    expect(lexemes.length).toBeGreaterThan(10);
+  });
+});
+
+describe('queryTerms', () => {
+  it('makes words and runs of joined characters, each once', () => {
+    expect(queryTerms('Weather 天气预报 paris weather 天')).toEqual([
+      { kind: 'word', text: 'weather' },
+      { kind: 'run', text: '天气预报', units: ['天', '气', '预', '报'] },
+      { kind: 'word', text: 'paris' },
+      { kind: 'run', text: '天', units: ['天'] },
+    ]);
+    expect(queryTerms(' ?! ')).toEqual([]);
+  });
+
+  it('needs the index for words, characters and pairs, and a check for longer runs', () => {
+    const [weather, run, , one] = queryTerms('weather 天气预报 paris 天');
+    expect(termLexemes(weather)).toEqual(['weather']);
+    expect(termLexemes(one)).toEqual(['天']);
+    expect(termLexemes(run)).toEqual(['天气', '气预', '预报']);
+    expect([weather, run, one].map(needsCheck)).toEqual([false, true, false]);
+    expect(needsCheck(queryTerms('天气')[0])).toBe(false);
+  });
+
+  it('builds a tsquery of quoted lexemes joined by &', () => {
+    expect(tsqueryOf(queryTerms('weather 天气 Paris'))).toBe("'weather' & '天气' & 'paris'");
+    expect(tsqueryOf([{ kind: 'word', text: "it's\\" }])).toBe("'it''s\\\\'");
+  });
+});
