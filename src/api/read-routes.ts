@@ -12,6 +12,8 @@ import { InvalidCursorError, listRuns } from '../tapes/run-reader.js';
 import { jsonResponse } from './app.js';
 import { createDiffRoutes } from '../diff/routes.js';
 import { loadDiffTape } from '../diff/load-tape.js';
+import { createRecallRoutes } from '../recall/routes.js';
+import { createRunRoutes } from './run-routes.js';
 import { createReplayRoutes, defaultReplaySettings } from '../replay/index.js';
 import type { Logger } from '../logger.js';
 import { PayloadIntegrityError } from '../payloads/payload-store.js';
@@ -61,7 +63,12 @@ export function createReadRoutes(store: Store, config: Config, logger: Logger): 
   const mounted = new Hono();
   mounted.route(defaultReplaySettings.mountPath, replays);
 
-  return [app, diff, mounted];
+  const recall = createRecallRoutes(
+    { db: store.db, payloads: store.payloads, readTape, pricing: store.pricing },
+    { queryDeadlineMs: config.queryDeadlineMs },
+  );
+
+  return [app, createRunRoutes(store, config), diff, recall, mounted];
 }
 
 function parseBoolean(value: string | undefined, name: string): boolean {

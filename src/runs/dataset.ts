@@ -4,7 +4,7 @@
  * (chat-format.ts), streamed with bounded memory.
  *
  * Runs are paged by keyset in run id order (run-pages.ts); a page's tapes are read in chunks
- * of at most one tape's worth of spans (20,000, the tape cap: run-tapes.ts), in stored form;
+ * of at most one tape's worth of spans (20,000, the tape cap: tapes/tape-reader.ts), in stored form;
  * then, one run at a time, its payloads are inlined (within --tape-max-bytes), it is
  * reconstructed, turned into a conversation and written, and let go. Memory holds one page
  * of run facts, one chunk of stored tapes (as much as one tape at its cap) and one resolved
@@ -26,7 +26,7 @@ import { reconstructRun } from './reconstruct.js';
 import { conversationOf } from './conversation.js';
 import { toChatMessages } from './chat-format.js';
 import { pageRuns, type RunFacts, type RunWindow } from './run-pages.js';
-import { readTapes, resolveTape } from './run-tapes.js';
+import { readTapes, resolveTape } from '../tapes/tape-service.js';
 
 export type OutcomeFilter = 'success' | 'failure' | 'any';
 export const OUTCOME_FILTERS: readonly OutcomeFilter[] = ['success', 'failure', 'any'];

@@ -8,10 +8,8 @@
  * DISTINCT FROM` cannot use the (tenant, run_id) index. Here the tenant is compared as stored
  * and the aggregate walks spans_run_idx in run id order, so a page costs one page.
  *
- * `outcome` is the view's rule (0002_views.sql), restated for the page's runs only:
- * 'unknown' while the run's last span ended within the last 15 minutes; 'failure' when a
- * span that starts the run (no parent inside the run) or the last-ending span has status
- * error; else 'success'. test/integration/runs-facts.test.ts pins that both agree.
+ * `outcome` is the view's own rule, the SQL function tapedeck_store.run_outcome
+ * (0002_views.sql), applied to the page's runs only.
  */
 import type { Queryable } from '../store/database.js';
 import type { RunSummary } from '../tapes/run-reader.js';
@@ -31,19 +29,7 @@ export interface RunFacts {
   spans: number;
 }
 
-const OUTCOME = `CASE
-    WHEN r.last_end_ns > (extract(epoch FROM clock_timestamp()) * 1e9)::bigint - 900000000000 THEN 'unknown'
-    WHEN EXISTS (
-      SELECT 1 FROM tapedeck_store.spans s
-       WHERE s.tenant = $1 AND s.run_id = r.run AND s.status_code = 'error'
-         AND (s.end_ns = r.last_end_ns
-              OR s.parent_span_id IS NULL
-              OR NOT EXISTS (SELECT 1 FROM tapedeck_store.spans p
-                              WHERE p.tenant = s.tenant AND p.trace_id = s.trace_id
-                                AND p.span_id = s.parent_span_id AND p.run_id = s.run_id))
-    ) THEN 'failure'
-    ELSE 'success'
-  END`;
+const OUTCOME = 'tapedeck_store.run_outcome($1, r.run, r.last_end_ns)';
 
 function query(where: string, having: string, tail: string): string {
   return `SELECT r.run, r.parent_run, r.first_start_ns, r.spans, ${OUTCOME} AS outcome

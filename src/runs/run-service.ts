@@ -1,12 +1,12 @@
 /**
  * @module runs/run-service
  * Reconstructing a stored run: its facts (parent run, outcome; run-pages.ts), its tape with
- * payload references inlined within the budget (run-tapes.ts), then reconstruct (pure). What
+ * payload references inlined within the budget (tapes/tape-service.ts), then reconstruct (pure). What
  * `GET /v1/runs/{run}/reconstruct`, `tapedeck reconstruct` and every tree node read.
  */
 import type { TapeDeps } from '../tapes/tape-service.js';
 import { readRunFacts, type RunFacts } from './run-pages.js';
-import { readTapes } from './run-tapes.js';
+import { readTapes } from '../tapes/tape-service.js';
 import { reconstructRun, type ReconstructedRun } from './reconstruct.js';
 
 export interface ReconstructOptions {

@@ -3,7 +3,7 @@
  * Multi-row INSERT with per-column casts, chunked under PostgreSQL's 65,535 bind-parameter
  * limit. Portable across both adapters (PGlite has no COPY FROM STDIN over its query API).
  */
-import type { Queryable } from '../store/database.js';
+import type { CopyColumn, CopyType, Queryable } from '../store/database.js';
 
 export interface Column {
   name: string;
@@ -11,6 +11,21 @@ export interface Column {
   cast?: string;
   /** SQL computing the value from the parameter (given as e.g. `$7`); wins over cast */
   expr?: (param: string) => string;
+  /** the column's type for binary COPY, when the cast does not say it (expr columns) */
+  copy?: CopyType;
+}
+
+const copyTypeOfCast: Record<string, CopyType> = {
+  bytea: 'bytea', bigint: 'int8', integer: 'int4', 'double precision': 'float8', jsonb: 'jsonb',
+};
+
+/** The same columns for copyRows; the casts name the columns' own types, as binary COPY needs. */
+export function copyColumnsOf(columns: readonly Column[]): CopyColumn[] {
+  return columns.map((c) => {
+    const type = c.copy ?? (c.cast ? copyTypeOfCast[c.cast] : 'text');
+    if (!type) throw new Error(`column ${c.name}: no binary COPY type for cast ${c.cast}`);
+    return { name: c.name, type };
+  });
 }
 
 const MAX_PARAMS = 60_000;

@@ -36,7 +36,7 @@ const runColumns = `tenant, run, parent_run, spans, steps, llm_steps, tool_steps
   first_start_ns, last_end_ns, duration_ns, service, outcome`;
 
 export async function listRuns(db: Queryable, tenant: string, options: { limit: number; cursor?: string }): Promise<RunPage> {
-  const params: unknown[] = [tenant || null, options.limit + 1];
+  const params: unknown[] = [tenant, options.limit + 1];
   let after = '';
   if (options.cursor) {
     const { lastEndNs, run } = decodeCursor(options.cursor);
@@ -45,7 +45,7 @@ export async function listRuns(db: Queryable, tenant: string, options: { limit: 
   }
   const rows = await db.query<Record<string, unknown>>(
     `SELECT ${runColumns} FROM tapedeck.runs
-      WHERE tenant IS NOT DISTINCT FROM $1 ${after}
+      WHERE tenant_key = $1 ${after}
       ORDER BY last_end_ns DESC, run DESC
       LIMIT $2`,
     params,
@@ -57,8 +57,8 @@ export async function listRuns(db: Queryable, tenant: string, options: { limit: 
 
 export async function getRun(db: Queryable, tenant: string, run: string): Promise<RunSummary | undefined> {
   const rows = await db.query<Record<string, unknown>>(
-    `SELECT ${runColumns} FROM tapedeck.runs WHERE tenant IS NOT DISTINCT FROM $1 AND run = $2`,
-    [tenant || null, run],
+    `SELECT ${runColumns} FROM tapedeck.runs WHERE tenant_key = $1 AND run = $2`,
+    [tenant, run],
   );
   return rows[0] ? toSummary(rows[0]) : undefined;
 }

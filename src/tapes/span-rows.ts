@@ -37,6 +37,9 @@ export const spanColumns: readonly Column[] = [
   { name: 'own_parent_run' },
 ];
 
+/** spanColumns and the resolved run (src/tapes/run-resolution.ts), for writes that know it. */
+export const spanWriteColumns: readonly Column[] = [...spanColumns, { name: 'run_id' }, { name: 'parent_run' }];
+
 export function hexToBytes(hex: string): Buffer {
   return Buffer.from(hex, 'hex');
 }

@@ -44,7 +44,8 @@ export const stepColumns: readonly Column[] = [
   { name: 'cost_usd', cast: 'double precision' },
   { name: 'normalizer_version', cast: 'integer' },
   // Stored as given, bypassing the text-search parser (0003_recall.sql).
-  { name: 'search', expr: (p) => `array_to_tsvector(${p}::text[])` },
+  // COPY sends the same lexemes as a binary tsvector (src/store/copy-binary.ts).
+  { name: 'search', expr: (p) => `array_to_tsvector(${p}::text[])`, copy: 'tsvector' },
 ];
 
 /** Re-deriving a step (late log records, a normalizer fix) replaces it. */

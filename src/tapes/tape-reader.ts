@@ -1,8 +1,10 @@
 /**
  * @module tapes/tape-reader
- * Reads one run's stored steps (and the span tree around them) in start order, at most
- * maxSpans spans, saying truncated past them. Ordering ties and duplicate model spans are
- * settled by assemble (pure); payload references are resolved by the caller on request.
+ * Reads runs' stored steps (and the span tree around them) in start order: for each run the
+ * first maxSpans spans, saying truncated past them, and the steps among those spans. Several
+ * runs are read in two queries (export pages, tree levels, recall); one run is the same read.
+ * The tables are queried with the tenant as stored, so the (tenant, run_id, start_ns) index
+ * serves every read. Ordering ties and duplicate model spans are settled by assemble (pure).
  */
 import type { Queryable } from '../store/database.js';
 import type { JsonValue, StepStatus } from '../normalize/step.js';
@@ -28,35 +30,69 @@ export interface RunRows {
 
 export const DEFAULT_MAX_TAPE_SPANS = 20_000;
 
-export async function readRunRows(db: Queryable, tenant: string, run: string, options: { maxSpans: number }): Promise<RunRows | undefined> {
-  const spanRows = await db.query<{ trace_id: string; span_id: string; parent_span_id: string | null; start_ns: bigint; end_ns: bigint }>(
-    `SELECT encode(trace_id, 'hex') AS trace_id, encode(span_id, 'hex') AS span_id,
+interface SpanRow extends SpanLink {
+  run: string;
+}
+
+/** The rows of each run that exists, by run id. */
+export async function readRunsRows(
+  db: Queryable,
+  tenant: string,
+  runs: readonly string[],
+  options: { maxSpans: number; signal?: AbortSignal },
+): Promise<Map<string, RunRows>> {
+  const byRun = new Map<string, RunRows>();
+  if (runs.length === 0) return byRun;
+  const spanRows = await db.query<SpanRow>(
+    `SELECT run, encode(trace_id, 'hex') AS trace_id, encode(span_id, 'hex') AS span_id,
             encode(parent_span_id, 'hex') AS parent_span_id, start_ns, end_ns
-       FROM tapedeck_store.spans
-      WHERE tenant = $1 AND run_id = $2
-      ORDER BY start_ns, span_id
-      LIMIT $3`,
-    [tenant, run, options.maxSpans + 1],
+       FROM (SELECT run_id AS run, trace_id, span_id, parent_span_id, start_ns, end_ns,
+                    row_number() OVER (PARTITION BY run_id ORDER BY start_ns, span_id) AS position
+               FROM tapedeck_store.spans
+              WHERE tenant = $1 AND run_id = ANY($2::text[])) s
+      WHERE position <= $3
+      ORDER BY run, start_ns, span_id`,
+    [tenant, runs, options.maxSpans + 1],
   );
-  if (spanRows.length === 0) return undefined;
-  const truncated = spanRows.length > options.maxSpans;
-  const spans = truncated ? spanRows.slice(0, options.maxSpans) : spanRows;
-  const last = spans[spans.length - 1];
-  // The steps among the spans read: the same start order and the same cut.
+  options.signal?.throwIfAborted();
+  for (const r of spanRows) {
+    let rows = byRun.get(r.run);
+    if (!rows) byRun.set(r.run, (rows = { tenant: tenant || null, spansExamined: 0, truncated: false, spans: [], steps: [] }));
+    if (rows.spans.length === options.maxSpans) {
+      rows.truncated = true;
+      continue;
+    }
+    rows.spans.push({ trace_id: r.trace_id, span_id: r.span_id, parent_span_id: r.parent_span_id, start_ns: BigInt(r.start_ns), end_ns: BigInt(r.end_ns) });
+    rows.spansExamined = rows.spans.length;
+  }
+  if (byRun.size === 0) return byRun;
   const stepRows = await db.query<StepViewRow>(
-    `SELECT * FROM tapedeck.tape_steps
-      WHERE tenant IS NOT DISTINCT FROM $1 AND run = $2
-        AND (start_ns, span_id) <= ($3::bigint, $4::text)
-      ORDER BY start_ns, span_id`,
-    [tenant || null, run, last.start_ns.toString(), last.span_id],
+    `SELECT s.run_id AS run, encode(st.trace_id, 'hex') AS trace_id, encode(st.span_id, 'hex') AS span_id,
+            encode(s.parent_span_id, 'hex') AS parent_span_id,
+            st.kind, st.name, st.model, st.tool, st.tool_call_id, s.service_name AS service,
+            s.start_ns, s.end_ns - s.start_ns AS duration_ns, st.status,
+            st.request, st.response, st.request_digest, st.response_digest, st.fingerprint,
+            st.tokens_input, st.tokens_output, st.tokens_cache_read, st.tokens_cache_write, st.tokens_context,
+            st.params, st.layout, st.cost_usd
+       FROM tapedeck_store.steps st
+       JOIN tapedeck_store.spans s USING (tenant, trace_id, span_id)
+      WHERE st.tenant = $1 AND s.run_id = ANY($2::text[])
+      ORDER BY s.run_id, s.start_ns, st.span_id`,
+    [tenant, [...byRun.keys()]],
   );
-  return {
-    tenant: tenant || null,
-    spansExamined: spans.length,
-    truncated,
-    spans: spans.map((s) => ({ ...s, start_ns: BigInt(s.start_ns), end_ns: BigInt(s.end_ns) })),
-    steps: stepRows.map(toStepRow),
-  };
+  options.signal?.throwIfAborted();
+  for (const r of stepRows) {
+    const rows = byRun.get(r.run);
+    const last = rows?.spans[rows.spans.length - 1];
+    // The steps among the spans read: the same start order and the same cut.
+    if (!rows || !last || !atOrBefore(BigInt(r.start_ns), r.span_id, last)) continue;
+    rows.steps.push(toStepRow(r));
+  }
+  return byRun;
+}
+
+function atOrBefore(startNs: bigint, spanId: string, last: SpanLink): boolean {
+  return startNs < last.start_ns || (startNs === last.start_ns && spanId <= last.span_id);
 }
 
 function toStepRow(r: StepViewRow): StepRow {

@@ -8,6 +8,7 @@ import type { DerivedSpan } from '../ingest/ingest.js';
 import { insertRows } from './bulk-insert.js';
 import { hexToBytes, logSelectList, rowToLogRecord, rowToSpanRecord, spanSelectList } from './span-rows.js';
 import { stepColumns, stepToRow, stepUpsertTail } from './step-rows.js';
+import type { RunNode, RunOf } from './run-resolution.js';
 
 export const spanKey = (traceId: string, spanId: string) => `${traceId}/${spanId}`;
 export const distinct = <T>(values: readonly T[]): T[] => [...new Set(values)];
@@ -52,4 +53,36 @@ export async function readSpans(tx: Queryable, tenant: string, ids: readonly [st
     [tenant, distinct(ids.map(([t]) => t)).map(hexToBytes), distinct(ids.map(([, s]) => s)).map(hexToBytes)],
   );
   return rows.map(rowToSpanRecord).filter((s) => wanted.has(spanKey(s.traceId, s.spanId)));
+}
+
+/** The run facts of every stored span of the traces (small columns only), keyed by spanKey. */
+export async function readRunNodes(tx: Queryable, tenant: string, traceIds: readonly string[]): Promise<Map<string, RunNode>> {
+  const rows = await tx.query<{
+    trace_id: string; span_id: string; parent_span_id: string | null;
+    own_run: string | null; own_parent_run: string | null; run_id: string | null; parent_run: string | null;
+  }>(
+    `SELECT encode(trace_id, 'hex') AS trace_id, encode(span_id, 'hex') AS span_id, encode(parent_span_id, 'hex') AS parent_span_id,
+            own_run, own_parent_run, run_id, parent_run
+       FROM tapedeck_store.spans WHERE tenant = $1 AND trace_id = ANY($2::bytea[])`,
+    [tenant, traceIds.map(hexToBytes)],
+  );
+  const nodes = new Map<string, RunNode>();
+  for (const r of rows) {
+    nodes.set(spanKey(r.trace_id, r.span_id), {
+      traceId: r.trace_id, spanId: r.span_id, parentSpanId: r.parent_span_id,
+      ownRun: r.own_run, ownParentRun: r.own_parent_run, runId: r.run_id, parentRun: r.parent_run,
+    });
+  }
+  return nodes;
+}
+
+/** Sets run_id and parent_run of stored spans (those whose run changed). */
+export async function updateRuns(tx: Queryable, tenant: string, changes: readonly (RunOf & { traceId: string; spanId: string })[]): Promise<void> {
+  if (changes.length === 0) return;
+  await tx.query(
+    `UPDATE tapedeck_store.spans s SET run_id = u.run_id, parent_run = u.parent_run
+       FROM unnest($2::bytea[], $3::bytea[], $4::text[], $5::text[]) AS u(trace_id, span_id, run_id, parent_run)
+      WHERE s.tenant = $1 AND s.trace_id = u.trace_id AND s.span_id = u.span_id`,
+    [tenant, changes.map((c) => hexToBytes(c.traceId)), changes.map((c) => hexToBytes(c.spanId)), changes.map((c) => c.runId), changes.map((c) => c.parentRun)],
+  );
 }

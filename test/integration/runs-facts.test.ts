@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestSpans } from '../../src/ingest/ingest.js';
 import { countRuns, pageRuns, readRunFacts } from '../../src/runs/run-pages.js';
-import { readTapes } from '../../src/runs/run-tapes.js';
+import { readTapes } from '../../src/tapes/tape-service.js';
 import { readTape } from '../../src/tapes/tape-service.js';
 import { listCaptures } from '../helpers/corpus.js';
 import { databaseKinds } from '../helpers/databases.js';

@@ -39,6 +39,8 @@ CREATE TABLE tapedeck_store.spans (
   PRIMARY KEY (tenant, trace_id, span_id)
 );
 CREATE INDEX spans_run_idx ON tapedeck_store.spans (tenant, run_id, start_ns);
+-- Run trees: the child runs of a run.
+CREATE INDEX spans_parent_run_idx ON tapedeck_store.spans (tenant, parent_run) WHERE parent_run IS NOT NULL;
 
 CREATE TABLE tapedeck_store.logs (
   tenant            text     NOT NULL DEFAULT '',

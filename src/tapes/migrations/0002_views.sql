@@ -47,7 +47,8 @@ SELECT
   s.start_ns, s.end_ns - s.start_ns AS duration_ns, st.status,
   st.request, st.response, st.request_digest, st.response_digest, st.fingerprint,
   st.tokens_input, st.tokens_output, st.tokens_cache_read, st.tokens_cache_write, st.tokens_context,
-  st.params, st.layout, st.cost_usd, st.normalizer_version
+  st.params, st.layout, st.cost_usd, st.normalizer_version,
+  st.tenant AS tenant_key  -- the tenant as stored ('' for none): filter on it to use the indexes
 FROM tapedeck_store.steps st
 JOIN tapedeck_store.spans s USING (tenant, trace_id, span_id);
 
@@ -76,9 +77,27 @@ CROSS JOIN LATERAL (
 ) m
 WHERE ts.kind = 'llm';
 
--- One row per run: what GET /v1/runs serves. outcome: 'unknown' while the run's last span
--- ended within the last 15 minutes; 'failure' when a span that starts the run (no parent
--- inside the run) or the last-ending span has status error; else 'success'.
+-- A run's outcome, one rule for every reader: 'unknown' while its last span ended within
+-- the last 15 minutes (it may still be running); 'failure' when a span that starts the run
+-- (no parent inside the run) or its last-ending span has status error; else 'success'.
+CREATE FUNCTION tapedeck_store.run_outcome(p_tenant text, p_run text, p_last_end_ns bigint)
+RETURNS text LANGUAGE sql STABLE AS $$
+  SELECT CASE
+    WHEN p_last_end_ns > (extract(epoch FROM clock_timestamp()) * 1e9)::bigint - 900000000000 THEN 'unknown'
+    WHEN EXISTS (
+      SELECT 1 FROM tapedeck_store.spans s
+      WHERE s.tenant = p_tenant AND s.run_id = p_run AND s.status_code = 'error'
+        AND (s.end_ns = p_last_end_ns
+             OR s.parent_span_id IS NULL
+             OR NOT EXISTS (SELECT 1 FROM tapedeck_store.spans p
+                            WHERE p.tenant = s.tenant AND p.trace_id = s.trace_id
+                              AND p.span_id = s.parent_span_id AND p.run_id = s.run_id))
+    ) THEN 'failure'
+    ELSE 'success'
+  END
+$$;
+
+-- One row per run: what GET /v1/runs serves.
 CREATE VIEW tapedeck.runs AS
 WITH span_totals AS (
   SELECT s.tenant, s.run_id,
@@ -123,18 +142,7 @@ SELECT
   (SELECT s.service_name FROM tapedeck_store.spans s
     WHERE s.tenant = t.tenant AND s.run_id = t.run_id AND s.service_name IS NOT NULL
     ORDER BY s.start_ns LIMIT 1) AS service,
-  CASE
-    WHEN t.last_end_ns > (extract(epoch FROM clock_timestamp()) * 1e9)::bigint - 900000000000 THEN 'unknown'
-    WHEN EXISTS (
-      SELECT 1 FROM tapedeck_store.spans s
-      WHERE s.tenant = t.tenant AND s.run_id = t.run_id AND s.status_code = 'error'
-        AND (s.end_ns = t.last_end_ns
-             OR s.parent_span_id IS NULL
-             OR NOT EXISTS (SELECT 1 FROM tapedeck_store.spans p
-                            WHERE p.tenant = s.tenant AND p.trace_id = s.trace_id
-                              AND p.span_id = s.parent_span_id AND p.run_id = s.run_id))
-    ) THEN 'failure'
-    ELSE 'success'
-  END AS outcome
+  tapedeck_store.run_outcome(t.tenant, t.run_id, t.last_end_ns) AS outcome,
+  t.tenant AS tenant_key  -- the tenant as stored ('' for none): filter on it to use the indexes
 FROM span_totals t
 LEFT JOIN step_totals st ON st.tenant = t.tenant AND st.run_id = t.run_id;
