@@ -1,5 +1,6 @@
 /**
- * `tapedeck diff A B`: the same comparison as GET /v1/diff, within --query-deadline-ms.
+ * `tapedeck diff A B` and `tapedeck recall WORDS...`: the same answers as GET /v1/diff and
+ * GET /v1/recall, within --query-deadline-ms.
  */
 import type { Command } from 'commander';
 import { renderJson } from '../json/canonical.js';
@@ -10,7 +11,12 @@ import { DEFAULT_MAX_DIFF_SPANS } from '../diff/types.js';
 import { CliError, EXIT } from './cli-error.js';
 import { print, withStore } from './context.js';
 import { addConfigOptions } from './flags.js';
-import { formatDiff } from './format-diff.js';
+import { formatDiff, formatRecall } from './format-compare.js';
+import { ApiError } from '../errors.js';
+import { recall } from '../recall/recall.js';
+import { parseTerms } from '../recall/routes.js';
+import { DEFAULT_RECALL_BOUNDS, type OutcomeFilter } from '../recall/types.js';
+import { readTape } from '../tapes/tape-service.js';
 
 export function registerCompareCommands(program: Command): void {
   addConfigOptions(program.command('diff').description('compare two runs and name where they first diverge'))
@@ -31,6 +37,38 @@ export function registerCompareCommands(program: Command): void {
           if (!tapeB) throw new CliError(`no run ${JSON.stringify(b)}`, EXIT.notFound);
           const diff = diffRuns(tapeA, tapeB, { deadline, pricing: store.pricing, nowNs: BigInt(Date.now()) * 1_000_000n });
           print(options.json ? renderJson(diff, 2) : formatDiff(diff));
+        } finally {
+          deadline.release();
+        }
+      });
+    });
+
+  addConfigOptions(program.command('recall').description('find earlier runs whose recorded text holds every word'))
+    .argument('<words...>', 'words to look for (whole words, any order, any case)')
+    .option('--outcome <outcome>', 'success, failure or any', 'any')
+    .option('--limit <n>', 'runs to show', '20')
+    .option('--query-deadline-ms <n>', 'budget for the search (default 10000)')
+    .option('--json', 'print JSON')
+    .action(async (words: string[], options: Record<string, string | boolean>) => {
+      const outcome = String(options.outcome);
+      if (!['success', 'failure', 'any'].includes(outcome)) throw new CliError('--outcome must be success, failure or any', EXIT.usage);
+      const limit = Number(options.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > DEFAULT_RECALL_BOUNDS.maxRunsRead) {
+        throw new CliError(`--limit must be a whole number from 1 to ${DEFAULT_RECALL_BOUNDS.maxRunsRead}`, EXIT.usage);
+      }
+      await withStore(options, async (store, config) => {
+        const deadline = startDeadline(config.queryDeadlineMs);
+        try {
+          const terms = parseTerms(words.join(' '), DEFAULT_RECALL_BOUNDS.maxQueryTerms);
+          const result = await recall(
+            { db: store.db, payloads: store.payloads, readTape, pricing: store.pricing },
+            { tenant: '', terms, outcome: outcome as OutcomeFilter, limit },
+            { deadline, nowNs: BigInt(Date.now()) * 1_000_000n, bounds: DEFAULT_RECALL_BOUNDS },
+          );
+          print(options.json ? renderJson(result, 2) : formatRecall(result));
+        } catch (error) {
+          if (error instanceof ApiError && error.status === 400) throw new CliError(error.message, EXIT.usage);
+          throw error;
         } finally {
           deadline.release();
         }

@@ -71,7 +71,7 @@ function boundsOf(settings: RecallRouteSettings): RecallBounds {
   return bounds;
 }
 
-function parseTerms(q: string | undefined, maxTerms: number): Term[] {
+export function parseTerms(q: string | undefined, maxTerms: number): Term[] {
   if (q === undefined || q.trim() === '') {
     throw badInput('missing q: GET /v1/recall?q=<words> finds earlier runs whose recorded text holds every word');
   }

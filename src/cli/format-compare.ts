@@ -1,5 +1,6 @@
-/** Terminal rendering of a run diff. */
+/** Terminal renderings of a run diff and of recalled runs. */
 import type { RunDiff, SideSummary } from '../diff/types.js';
+import type { RecallResult } from '../recall/types.js';
 
 const side = (label: string, s: SideSummary) =>
   `${label} ${s.run}: ${s.steps} steps, ${s.errors} errors, outcome ${s.outcome}` +
@@ -16,5 +17,15 @@ export function formatDiff(diff: RunDiff): string {
     lines.push(`${where}  ${(step.op + (step.why ? `/${step.why}` : '')).padEnd(17)} ${what}`);
   }
   if (diff.truncated) lines.push('(truncated: at least one side was longer than the compared bound)');
+  return lines.join('\n');
+}
+
+export function formatRecall(result: RecallResult): string {
+  if (result.runs.length === 0) return 'no run holds every word';
+  const lines = result.runs.map((r) => {
+    const head = `${r.run}  ${r.outcome}  score ${r.score}  ${r.steps} steps${r.cost_usd === null ? '' : `  $${r.cost_usd}`}`;
+    return `${head}\n    ${r.skeleton.join(' → ')}${r.skeleton_truncated ? ' …' : ''}`;
+  });
+  if (result.truncated) lines.push('(truncated: more runs matched than were read)');
   return lines.join('\n');
 }
