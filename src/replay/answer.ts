@@ -10,7 +10,8 @@
  * that is neither, as answer text, served as written.
  */
 import type { JsonValue } from '../normalize/step.js';
-import { isMessageLike, isObject, isPartList, normalizeToolCall } from './canonical-messages.js';
+import { providerToolCall } from '../normalize/provider-messages.js';
+import { isMessageLike, isObject } from './canonical-messages.js';
 import { isRef, type PayloadReader, textOfPayload } from './payload-refs.js';
 import { usableName } from './request-shapes.js';
 
@@ -45,6 +46,20 @@ export function finishReasonOf(v: unknown): string | null {
 
 type Obj = { [key: string]: unknown };
 
+/**
+ * Block types that mark a content array as parts to render from. Narrower than the
+ * normalizer's parts test on purpose: an answer whose content is JSON read from text (a list of
+ * objects of any other `type`) is served back as that JSON, not dropped as unknown parts.
+ */
+const partTypes = new Set([
+  'text', 'input_text', 'output_text', 'image', 'image_url', 'input_audio', 'file', 'document',
+  'tool_use', 'tool_result', 'tool_call', 'tool_call_response', 'thinking', 'redacted_thinking', 'reasoning', 'refusal',
+]);
+
+function isPartList(v: unknown): v is Obj[] {
+  return Array.isArray(v) && v.length > 0 && v.every((p) => isObject(p) && typeof p.type === 'string' && partTypes.has(p.type));
+}
+
 class AnswerBuilder {
   private texts: string[] = [];
   readonly answer: Answer = { text: null, toolCalls: [], finishReason: null, responseId: null, model: null, created: null };
@@ -75,8 +90,10 @@ class AnswerBuilder {
     }
   }
 
+  /** A tool call as the normalizer reads one (OpenAI {function}, Anthropic tool_use, GenAI tool_call, canonical). */
   async addToolCall(raw: Obj): Promise<void> {
-    const call = normalizeToolCall(raw);
+    const call = providerToolCall(raw);
+    if (call === undefined) return; // no name: nothing a wire can render as a call
     const args = call.arguments === undefined ? undefined : await this.reader.resolveDeep(call.arguments);
     this.answer.toolCalls.push({ id: call.id ?? null, name: call.name, arguments: args });
   }

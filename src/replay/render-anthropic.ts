@@ -25,11 +25,17 @@ export function stopReasonFor(input: RenderInput): string {
   return stopReasons[finish] ?? finish;
 }
 
-/** Usage as recorded: no conversion between the providers' prompt-caching conventions. */
+/**
+ * Usage as recorded, in Anthropic's convention: a tape's `input` includes the prompt-cache
+ * reads and writes (OTel GenAI, src/normalize/usage.ts), Anthropic's input_tokens excludes
+ * them (they are cache_read_input_tokens and cache_creation_input_tokens beside it), so they
+ * are taken out again: the SDK sees the figures the provider sent.
+ */
 export function anthropicUsage(input: RenderInput): Obj {
   const t = input.tokens;
+  const uncached = t.input === null ? 0 : Math.max(0, t.input - (t.cache_read ?? 0) - (t.cache_write ?? 0));
   return {
-    input_tokens: t.input ?? 0,
+    input_tokens: uncached,
     output_tokens: t.output ?? 0,
     cache_creation_input_tokens: t.cache_write,
     cache_read_input_tokens: t.cache_read,

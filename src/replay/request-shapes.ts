@@ -1,11 +1,12 @@
 /**
  * @module replay/request-shapes
  * An agent's request body, OpenAI chat completions or Anthropic messages, read into what a
- * replay needs: the canonical messages (for strict matching), the requested model, and how
- * the answer must be rendered (stream, usage chunk).
+ * replay needs: the canonical messages (for strict matching, read by the normalizer's own
+ * provider reader, so they fold exactly as the recorded spans did), the requested model, and
+ * how the answer must be rendered (stream, usage chunk).
  */
 import type { Message } from '../normalize/step.js';
-import { isObject, normalizeContent, normalizeMessages } from './canonical-messages.js';
+import { isObject, requestBodyMessages } from './canonical-messages.js';
 import { ReplayError } from './errors.js';
 
 export type Wire = 'openai' | 'anthropic';
@@ -32,11 +33,12 @@ function invalid(message: string): ReplayError {
   return new ReplayError(400, 'invalid_request', message);
 }
 
-function messagesOf(list: unknown, wire: Wire): Message[] {
-  if (!Array.isArray(list)) throw invalid(`the ${wire} request has no "messages" array`);
-  const result = normalizeMessages(list);
-  if (!result.ok) throw invalid(`messages[${result.index}] is not a message (no role, content, tool call or tool result)`);
-  return result.messages;
+/** The body's messages by the normalizer's provider reader (Anthropic `system` first); refuses a non-message. */
+function messagesOf(body: Record<string, unknown>, wire: Wire): Message[] {
+  const result = requestBodyMessages(body);
+  if (result.ok) return result.messages;
+  if (result.index === null) throw invalid(`the ${wire} request has no "messages" array`);
+  throw invalid(`messages[${result.index}] is not a message (no role, content, tool call or tool result)`);
 }
 
 export function readOpenAiRequest(body: unknown): AgentRequest {
@@ -44,7 +46,7 @@ export function readOpenAiRequest(body: unknown): AgentRequest {
   const options = isObject(body.stream_options) ? body.stream_options : {};
   return {
     wire: 'openai',
-    messages: messagesOf(body.messages, 'openai'),
+    messages: messagesOf(body, 'openai'),
     model: usableName(body.model),
     stream: body.stream === true,
     includeUsage: options.include_usage === true,
@@ -54,12 +56,9 @@ export function readOpenAiRequest(body: unknown): AgentRequest {
 /** The Anthropic `system` parameter is a leading system message; an empty one is no message. */
 export function readAnthropicRequest(body: unknown): AgentRequest {
   if (!isObject(body)) throw invalid('the request body is not a JSON object');
-  const messages = messagesOf(body.messages, 'anthropic');
-  const system = normalizeContent(body.system);
-  if (system !== undefined) messages.unshift({ role: 'system', content: system });
   return {
     wire: 'anthropic',
-    messages,
+    messages: messagesOf(body, 'anthropic'),
     model: usableName(body.model),
     stream: body.stream === true,
     includeUsage: false,

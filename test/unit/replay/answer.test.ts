@@ -28,6 +28,11 @@ describe('reading a recorded answer', () => {
     expect(a).toMatchObject({ text: 'Checking.', toolCalls: [{ id: 't1', name: 'get_weather', arguments: { city: 'Lyon' } }], finishReason: 'tool_calls' });
   });
 
+  it('serves the text of an answer the normalizer kept with its reasoning (content parts: reasoning, then text)', async () => {
+    const a = await readAnswer([{ role: 'assistant', content: [{ type: 'reasoning', text: 'Paris first.' }, { type: 'text', text: 'It is 18C.' }], finish_reason: 'stop' }], reader(new MemoryPayloads()));
+    expect(a).toMatchObject({ text: 'It is 18C.', toolCalls: [], finishReason: 'stop' });
+  });
+
   it('reads a provider body (OpenAI or Anthropic) with its id, model and created time', async () => {
     const openai = await readAnswer({ id: 'chatcmpl-1', created: 1700000000, model: 'gpt-4o', choices: [{ message: { content: 'hi' }, finish_reason: 'stop' }] }, reader(new MemoryPayloads()));
     expect(openai).toEqual({ text: 'hi', toolCalls: [], finishReason: 'stop', responseId: 'chatcmpl-1', model: 'gpt-4o', created: 1700000000 });

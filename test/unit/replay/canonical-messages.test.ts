@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { digestOf } from '../../../src/json/canonical.js';
 import type { JsonValue, Message } from '../../../src/normalize/step.js';
+import { messagesFromRequestBody } from '../../../src/normalize/provider-messages.js';
 import { normalizeMessages } from '../../../src/replay/canonical-messages.js';
 import { readAnthropicRequest, readOpenAiRequest } from '../../../src/replay/request-shapes.js';
 import { loadFixture } from '../../fixtures/replay/harness.js';
@@ -88,10 +89,10 @@ describe('canonical request messages', () => {
     expect(req.messages.map((m) => m.content)).toEqual(['"Where is the station?"', '{not json']);
   });
 
-  it('keeps several content parts as a list of parts, text parts in one spelling', () => {
+  it('joins several text parts with nothing between them, as the normalizer does (whichever provider spelled them)', () => {
     const openai = readOpenAiRequest({ messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }] });
     const anthropic = readAnthropicRequest({ messages: [{ role: 'user', content: [{ type: 'text', text: 'a', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'b' }] }] });
-    expect(openai.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }]);
+    expect(openai.messages).toEqual([{ role: 'user', content: 'ab' }]);
     expect(anthropic.messages).toEqual(openai.messages);
   });
 
@@ -120,5 +121,80 @@ describe('canonical request messages', () => {
     const req = readOpenAiRequest({ model: 'x'.repeat(257), messages: [], stream: true, stream_options: { include_usage: true } });
     expect(req).toMatchObject({ model: null, stream: true, includeUsage: true });
     expect(readAnthropicRequest({ model: 'claude', messages: [], stream: true })).toMatchObject({ model: 'claude', stream: true, includeUsage: false });
+  });
+});
+
+/**
+ * The agent's request is read by the normalizer's own provider reader (one implementation of
+ * "provider request body → canonical messages"), so it folds exactly as recorded spans did.
+ * Each case below is one place an earlier replay-local reader parted from the normalizer.
+ */
+describe('requests read by the normalizer\'s rules', () => {
+  const openai = (messages: unknown[]) => ({ model: 'gpt-4o', messages });
+  const anthropic = (messages: unknown[], system?: unknown) => ({ model: 'claude', max_tokens: 10, messages, ...(system === undefined ? {} : { system }) });
+
+  it('is the normalizer\'s reading of the same body, for both wires', () => {
+    const bodies = [
+      openai([{ role: 'developer', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }, { role: 'narrator', content: 'x' }]),
+      openai([{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '7' } }] }]),
+      anthropic([{ role: 'assistant', content: [{ type: 'thinking', thinking: 'hmm', signature: 's' }, { type: 'text', text: 'ok' }] }], [{ type: 'text', text: 'sys' }]),
+    ];
+    for (const body of bodies) {
+      const read = 'max_tokens' in body ? readAnthropicRequest(body) : readOpenAiRequest(body);
+      expect(read.messages).toEqual(messagesFromRequestBody(body));
+    }
+  });
+
+  it('folds image parts to the canonical part shape, so an OpenAI image_url and an Anthropic url image compare equal', () => {
+    const url = 'https://example.com/paris.png';
+    const o = readOpenAiRequest(openai([{ role: 'user', content: [{ type: 'text', text: 'Where?' }, { type: 'image_url', image_url: { url, detail: 'high' } }] }]));
+    const a = readAnthropicRequest(anthropic([{ role: 'user', content: [{ type: 'text', text: 'Where?' }, { type: 'image', source: { type: 'url', url } }] }]));
+    expect(o.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Where?' }, { type: 'image', url }] }]);
+    expect(digest(a.messages)).toBe(digest(o.messages));
+    const b64 = readAnthropicRequest(anthropic([{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBOR' } }] }]));
+    expect(b64.messages).toEqual([{ role: 'user', content: [{ type: 'image', mime_type: 'image/png', data: 'iVBOR' }] }]);
+  });
+
+  it('keeps reasoning parts (Anthropic thinking) as the normalizer does', () => {
+    const a = readAnthropicRequest(anthropic([{ role: 'assistant', content: [{ type: 'thinking', thinking: 'Paris first.', signature: 'sig' }, { type: 'text', text: 'Checking.' }] }]));
+    expect(a.messages).toEqual([{ role: 'assistant', content: [{ type: 'reasoning', text: 'Paris first.' }, { type: 'text', text: 'Checking.' }] }]);
+  });
+
+  it('reads tool arguments as any JSON value; text that does not parse stays text; empty arguments are left out', () => {
+    const call = (args: string) => ({ id: 'c', type: 'function', function: { name: 'f', arguments: args } });
+    const o = readOpenAiRequest(openai([{ role: 'assistant', tool_calls: [call('42'), call('"Paris"'), call('not json'), call(''), call('{"a": [1, 2]}')] }]));
+    expect(o.messages[0].tool_calls).toEqual([
+      { id: 'c', name: 'f', arguments: 42 },
+      { id: 'c', name: 'f', arguments: 'Paris' },
+      { id: 'c', name: 'f', arguments: 'not json' },
+      { id: 'c', name: 'f' },
+      { id: 'c', name: 'f', arguments: { a: [1, 2] } },
+    ]);
+  });
+
+  it('reads an unknown role as a user turn', () => {
+    expect(readOpenAiRequest(openai([{ role: 'narrator', content: 'Once upon a time.' }])).messages).toEqual([{ role: 'user', content: 'Once upon a time.' }]);
+  });
+
+  it('takes a recorded canonical message as it is, so JSON read from a tool result is not folded a second time', () => {
+    // a tool that returned JSON holding objects with a "type" key (GeoJSON, search results, ...)
+    const result = '[{"type":"text","text":"18C"},{"type":"Feature","note":null}]';
+    const recorded: Message[] = [{ role: 'tool', tool_call_id: 'c1', content: JSON.parse(result) }];
+    expect(normalizeMessages(recorded)).toEqual({ ok: true, messages: recorded });
+    const agent = readOpenAiRequest(openai([{ role: 'tool', tool_call_id: 'c1', content: result }]));
+    expect(digest(agent.messages)).toBe(digest(recorded));
+  });
+
+  it('still reads a recorded element in another spelling (OpenAI-shaped) by the normalizer\'s reader', () => {
+    const result = normalizeMessages([
+      { role: 'developer', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
+      { role: 'assistant', content: '', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{"x":1}' } }] },
+      { role: 'assistant', content: 'done', finish_reason: 'stop' },
+    ]);
+    expect(result).toEqual({ ok: true, messages: [
+      { role: 'system', content: 'ab' },
+      { role: 'assistant', tool_calls: [{ id: 'c', name: 'f', arguments: { x: 1 } }] },
+      { role: 'assistant', content: 'done' },
+    ] });
   });
 });

@@ -97,6 +97,12 @@ describe('the Anthropic rendering', () => {
     expect(JSON.parse(body(renderAnthropic(input({ answer: { ...textAnswer, finishReason: 'length' } })))).stop_reason).toBe('max_tokens');
   });
 
+  it('gives Anthropic\'s input_tokens without the prompt-cache reads and writes, which a tape\'s input includes (OTel GenAI convention)', () => {
+    // the provider said input_tokens 20, cache_read 70, cache_creation 10; the tape holds input 100
+    const r = JSON.parse(body(renderAnthropic(input({ answer: textAnswer, tokens: { input: 100, output: 5, cache_read: 70, cache_write: 10, context: 100 } }))));
+    expect(r.usage).toEqual({ input_tokens: 20, output_tokens: 5, cache_creation_input_tokens: 10, cache_read_input_tokens: 70 });
+  });
+
   it('invents toolu_ ids for tool calls the recording left without one', () => {
     const r = JSON.parse(body(renderAnthropic(input({ answer: { ...toolAnswer, toolCalls: [{ id: null, name: 'f', arguments: undefined }] } }))));
     expect(r.content).toEqual([{ type: 'tool_use', id: 'toolu_tapedeckac879985abefs0c0', name: 'f', input: {} }]);
