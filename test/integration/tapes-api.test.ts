@@ -3,7 +3,8 @@
  * --tape-max-bytes, runs paging, the README's SQL queries, run trees from trace parentage,
  * and reindex. Scope: the store and routes; layout rules live in test/unit/normalize.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -141,5 +142,55 @@ describe.each(databaseKinds)('read API on %s', (kind) => {
     await reindex(t.db, t.running.store.ingest.derive);
     const after = await t.db.query('SELECT * FROM tapedeck.tape_steps ORDER BY trace_id, span_id');
     expect(after).toEqual(before);
+  });
+});
+
+describe('run cost from --pricing', () => {
+  it('prices runs from the table, and says null (never 0.0) when a model call cannot be priced', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-pricing-'));
+    const pricingFile = path.join(dir, 'prices.json');
+    writeFileSync(pricingFile, JSON.stringify({ models: { 'gpt-4o-mini-2024-07-18': { input: 0.15, output: 0.6 } } }));
+    const priced = await startTestTapedeck('pglite', { pricingFile });
+    const unpriced = await startTestTapedeck('pglite');
+    try {
+      const weather = listCaptures().find((c) => c.layout === 'openinference-openai' && c.scenario === 'weather')!;
+      const capture = await loadCapture(weather);
+      for (const t of [priced, unpriced]) await ingestSpans(capture.spans, { tenant: '' }, t.running.store.ingest);
+      const tape = (await getJson(`${priced.url}/v1/tapes/${capture.groundTruth.session_id}`)).body;
+      const expected = tape.steps
+        .filter((s: any) => s.kind === 'llm')
+        .reduce((sum: number, s: any) => sum + (s.tokens.input * 0.15 + s.tokens.output * 0.6) / 1e6, 0);
+      const [pricedRun] = (await getJson(`${priced.url}/v1/runs`)).body.runs;
+      expect(pricedRun.cost_usd).toBeCloseTo(expected, 12);
+      expect(pricedRun.cost_usd).toBeGreaterThan(0);
+      const [unpricedRun] = (await getJson(`${unpriced.url}/v1/runs`)).body.runs;
+      expect(unpricedRun.cost_usd).toBeNull();
+    } finally {
+      await priced.close();
+      await unpriced.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a run over 20,000 spans', () => {
+  it('is read to that bound and says truncated', async () => {
+    const t = await startTestTapedeck('pglite');
+    try {
+      // Rows straight into the table: the bound is about reading, not about ingest.
+      await t.db.query(
+        `INSERT INTO tapedeck_store.spans (trace_id, span_id, name, kind, start_ns, end_ns, status_code,
+                                           attributes, events, links, resource, run_id)
+         SELECT decode(repeat('ab', 16), 'hex'), decode(lpad(to_hex(i), 16, '0'), 'hex'), 'work', 'internal',
+                1796000000000000000 + i, 1796000000000000000 + i + 1, 'unset', '{}', '[]', '[]', '{}', 'long-run'
+           FROM generate_series(1, 20005) AS i`,
+      );
+      const { status, body } = await getJson(`${t.url}/v1/tapes/long-run`);
+      expect(status).toBe(200);
+      expect(body.truncated).toBe(true);
+      expect(body.spans_examined).toBe(20_000);
+    } finally {
+      await t.close();
+    }
   });
 });
