@@ -29,14 +29,21 @@ export function registerCompareCommands(program: Command): void {
       await withStore(options, async (store, config) => {
         const deadline = startDeadline(config.queryDeadlineMs);
         try {
-          const [tapeA, tapeB] = await Promise.all([
-            deadline.race(loadDiffTape(store, '', a, { maxSpans: DEFAULT_MAX_DIFF_SPANS }), 'reading run a'),
-            deadline.race(loadDiffTape(store, '', b, { maxSpans: DEFAULT_MAX_DIFF_SPANS }), 'reading run b'),
-          ]);
+          const readA = loadDiffTape(store, '', a, { maxSpans: DEFAULT_MAX_DIFF_SPANS });
+          const readB = b === a ? readA : loadDiffTape(store, '', b, { maxSpans: DEFAULT_MAX_DIFF_SPANS });
+          const reads = Promise.all([readA, readB]);
+          // Past the deadline race() throws before it attaches to `reads`, and the store then
+          // closes under a read still running: that rejection must not crash the process.
+          reads.catch(() => {});
+          const [tapeA, tapeB] = await deadline.race(reads, 'reading the runs');
           if (!tapeA) throw new CliError(`no run ${JSON.stringify(a)}`, EXIT.notFound);
           if (!tapeB) throw new CliError(`no run ${JSON.stringify(b)}`, EXIT.notFound);
           const diff = diffRuns(tapeA, tapeB, { deadline, pricing: store.pricing, nowNs: BigInt(Date.now()) * 1_000_000n });
           print(options.json ? renderJson(diff, 2) : formatDiff(diff));
+        } catch (error) {
+          // Past --query-deadline-ms: exit 2 with the message, as recall does (GET /v1/diff answers 400).
+          if (error instanceof ApiError && error.status === 400) throw new CliError(error.message, EXIT.usage);
+          throw error;
         } finally {
           deadline.release();
         }

@@ -5,7 +5,7 @@
  * then TAPEDECK_* environment, then defaults). Exit codes: 0 success, 1 failure,
  * 2 usage or configuration error, 3 not found.
  */
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config.js';
 import { registerServe } from './serve.js';
 import { registerReadCommands } from './read-commands.js';
@@ -31,9 +31,11 @@ async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv);
     return process.exitCode === undefined ? EXIT.ok : Number(process.exitCode);
   } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === 'commander.helpDisplayed' || code === 'commander.version' || code === 'commander.help') return EXIT.ok;
-    if (typeof code === 'string' && code.startsWith('commander.')) return EXIT.usage;
+    if (error instanceof CommanderError) {
+      // Commander has already printed help, the version or the usage error. Help asked for
+      // (--help, `help`) exits 0; help shown because no command was given is a usage error.
+      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
     if (error instanceof ConfigError) {
       process.stderr.write(`tapedeck: ${error.message}\n`);
       return EXIT.usage;

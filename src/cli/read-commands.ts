@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import { renderJson } from '../json/canonical.js';
-import { listRuns } from '../tapes/run-reader.js';
+import { InvalidCursorError, listRuns } from '../tapes/run-reader.js';
 import { readTape } from '../tapes/tape-service.js';
 import { reindex } from '../tapes/reindex.js';
 import { CliError, EXIT } from './cli-error.js';
@@ -22,7 +22,14 @@ export function registerReadCommands(program: Command): void {
       const limit = Number(options.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new CliError('--limit must be a whole number from 1 to 1000', EXIT.usage);
       await withStore(options, async (store) => {
-        const page = await listRuns(store.db, '', { limit, cursor: (options.cursor as string) || undefined });
+        let page;
+        try {
+          page = await listRuns(store.db, '', { limit, cursor: (options.cursor as string) || undefined });
+        } catch (error) {
+          // A cursor the store did not issue is a usage error, as GET /v1/runs answers 400.
+          if (error instanceof InvalidCursorError) throw new CliError(`--cursor: ${error.message}`, EXIT.usage);
+          throw error;
+        }
         print(options.json ? renderJson(page, 2) : formatRuns(page));
       });
     });

@@ -1,63 +1,28 @@
 /**
  * Acceptance 5 (issue 6): `tapedeck reconstruct`, `tree` and `dataset` as a user runs them:
- * the built binary (`node dist/src/cli/main.js`, built in beforeAll) in a child process,
+ * the built binary (`node dist/src/cli/main.js`, built in beforeAll by test/helpers/cli.ts) in a child process,
  * against an embedded data directory (TAPEDECK_DATA_DIR, PGlite + filesystem payloads)
  * filled beforehand through the ingest core. The store is closed before the CLI runs: one
  * PGlite directory cannot be opened by two processes. Checks exit codes, standard output and
  * standard error, human-readable and --json.
  */
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { describe, expect, it } from 'vitest';
 import { ingestSpans } from '../../src/ingest/ingest.js';
-import { silentLogger } from '../../src/logger.js';
-import { openStore } from '../../src/store/open-store.js';
-import { listCaptures } from '../helpers/corpus.js';
+import { ingestCaptures, useCli } from '../helpers/cli.js';
 import { FINAL_ANSWER, RUNS } from '../fixtures/multi-agent/coordinator-capture.js';
 import { loadCoordinatorFixture } from '../fixtures/multi-agent/coordinator-fixture.js';
 import { validChatLine } from '../unit/runs/chat-validator.js';
-import { ingestRecords, loadCaptureRecords } from '../unit/runs/store-fixtures.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const BIN = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const CAPTURES = ['openinference-openai/weather', 'otel-genai-openai-nocontent/weather', 'openinference-anthropic/error'];
 const WEATHER = 'sess-openinference-openai-weather';
 
-let dir: string;
-
-interface Result { code: number; stdout: string; stderr: string }
-
-function tapedeck(...args: string[]): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: dir, env: { ...process.env, TAPEDECK_DATA_DIR: path.join(dir, 'data'), TAPEDECK_DATABASE_URL: '' } }, (error, stdout, stderr) => {
-      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
-
-beforeAll(async () => {
-  // Type errors elsewhere in the tree do not stop tsc from emitting; the binary is what counts.
-  try { execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' }); } catch { /* checked below */ }
-  if (!existsSync(BIN)) throw new Error(`the build did not produce ${BIN}`);
-  dir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-cli-runs-'));
-  const store = await openStore(loadConfig({ TAPEDECK_DATA_DIR: path.join(dir, 'data') }), silentLogger());
-  try {
-    for (const ref of listCaptures().filter((r) => CAPTURES.includes(`${r.layout}/${r.scenario}`))) {
-      await ingestRecords(store, await loadCaptureRecords(ref));
-    }
-    await ingestSpans(loadCoordinatorFixture(), { tenant: '' }, store.ingest);
-  } finally {
-    await store.close();
-  }
-}, 240_000);
-
-afterAll(() => {
-  if (dir) rmSync(dir, { recursive: true, force: true });
+const cli = useCli('runs', async (store) => {
+  await ingestCaptures(store, CAPTURES);
+  await ingestSpans(loadCoordinatorFixture(), { tenant: '' }, store.ingest);
 });
+const tapedeck = cli.run;
 
 describe('tapedeck reconstruct', () => {
   it('prints the prompt, the tool calls and the answer', async () => {
@@ -120,14 +85,14 @@ describe('tapedeck dataset', () => {
   it('writes one valid chat line per completed run and prints the counts', async () => {
     const r = await tapedeck('dataset', 'train.jsonl');
     expect(r.code, r.stderr).toBe(0);
-    const lines = readFileSync(path.join(dir, 'train.jsonl'), 'utf8').split('\n').filter(Boolean);
+    const lines = readFileSync(path.join(cli.dir, 'train.jsonl'), 'utf8').split('\n').filter(Boolean);
     for (const line of lines) expect(validChatLine(line), line).toBeNull();
     // Weather and the four runs of the coordination answered; the failed run is not a
     // success; content capture off leaves no prompt.
     expect(lines.length).toBe(5);
     expect(r.stdout).toBe('exported 5 of 7 runs to train.jsonl\nskipped 2: outcome 1, no_input 1\n');
     expect(r.stderr).toBe(''); // no progress bar when standard error is not a terminal
-    expect(readdirSync(dir).filter((f) => f.includes('.partial-'))).toEqual([]);
+    expect(readdirSync(cli.dir).filter((f) => f.includes('.partial-'))).toEqual([]);
   });
 
   it('prints the counts as JSON with --json, and honours --since, --until and --outcome', async () => {
@@ -154,7 +119,7 @@ describe('tapedeck dataset', () => {
     const r = await tapedeck('dataset', 'bad.jsonl', '--since', 'last tuesday');
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^tapedeck: --since must be an ISO 8601 time/);
-    expect(existsSync(path.join(dir, 'bad.jsonl'))).toBe(false);
+    expect(existsSync(path.join(cli.dir, 'bad.jsonl'))).toBe(false);
     const outcome = await tapedeck('dataset', 'bad.jsonl', '--outcome', 'maybe');
     expect([outcome.code, outcome.stderr]).toEqual([2, 'tapedeck: --outcome must be one of success, failure, any, got "maybe"\n']);
   });
