@@ -2,7 +2,8 @@
  * @module tapes/run-costs
  * cost_usd of several runs at once, by the pricing rules of pricing/cost.ts (metered cost
  * first, else tokens × the --pricing table; unknown stays null), from the steps' model,
- * tokens and metered cost only, so a page of runs costs one query.
+ * tokens and metered cost only, so a page of runs costs one query. Reads run_steps, where a
+ * model call recorded by two nested spans counts once (0002_views.sql).
  */
 import type { Queryable } from '../store/database.js';
 import type { Step } from '../normalize/step.js';
@@ -26,11 +27,9 @@ export async function runCosts(db: Queryable, tenant: string, runs: readonly str
   const out = new Map<string, number | null>();
   if (runs.length === 0) return out;
   const rows = await db.query<CostRow>(
-    `SELECT s.run_id AS run, st.kind, st.model, st.tokens_input, st.tokens_output,
-            st.tokens_cache_read, st.tokens_cache_write, st.cost_usd
-       FROM tapedeck_store.steps st
-       JOIN tapedeck_store.spans s USING (tenant, trace_id, span_id)
-      WHERE st.tenant = $1 AND s.run_id = ANY($2::text[])`,
+    `SELECT run_id AS run, kind, model, tokens_input, tokens_output, tokens_cache_read, tokens_cache_write, cost_usd
+       FROM tapedeck_store.run_steps
+      WHERE tenant = $1 AND run_id = ANY($2::text[])`,
     [tenant, runs],
   );
   const stepsByRun = new Map<string, Step[]>(runs.map((r) => [r, []]));

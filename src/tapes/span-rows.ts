@@ -44,6 +44,20 @@ export function hexToBytes(hex: string): Buffer {
   return Buffer.from(hex, 'hex');
 }
 
+// The decoders hand every span of a request the same frozen resource and scope objects
+// (otlp/values.ts shared()): serialize each of them once, not once per span.
+const sharedJson = new WeakMap<object, string>();
+
+function sharedJsonText(value: Attributes): string {
+  if (!Object.isFrozen(value)) return toJsonText(value);
+  let text = sharedJson.get(value);
+  if (text === undefined) {
+    text = toJsonText(value);
+    sharedJson.set(value, text);
+  }
+  return text;
+}
+
 export function spanToRow(tenant: string, s: SpanRecord, ownRun: string | null, parentRun: string | null): unknown[] {
   return [
     tenant,
@@ -77,10 +91,10 @@ export function spanToRow(tenant: string, s: SpanRecord, ownRun: string | null, 
         flags: l.flags,
       })),
     ),
-    toJsonText(s.resource),
+    sharedJsonText(s.resource),
     s.scope.name,
     s.scope.version,
-    toJsonText(s.scope.attributes),
+    sharedJsonText(s.scope.attributes),
     s.serviceName,
     s.droppedAttributesCount,
     s.droppedEventsCount,

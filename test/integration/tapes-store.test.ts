@@ -63,6 +63,12 @@ describe.each(databaseKinds)('tapes from the store on %s', (kind) => {
           expect(resolved.body.resolved_partial).toBe(false);
           expect(withoutIdentity(resolved.body.steps)).toEqual(withoutIdentity(expectedSteps(capture, expected.run) as any[]));
         }
+        // The run's totals count what the tape shows: one step per model call.
+        const listed = (await getJson(`${t.url}/v1/runs?limit=1000`)).body.runs.find((r: any) => r.run === expected.run);
+        const count = (kind: string) => body.steps.filter((s: any) => s.kind === kind).length;
+        expect([listed.steps, listed.llm_steps, listed.tool_steps]).toEqual([body.steps.length, count('llm'), count('tool')]);
+        const inputs = body.steps.filter((s: any) => s.kind === 'llm').map((s: any) => s.tokens.input);
+        if (inputs.every((n: number | null) => n !== null)) expect(listed.tokens.input).toBe(inputs.reduce((a: number, b: number) => a + b, 0));
         // Nanosecond times are exact JSON integers, never strings or rounded doubles.
         expect(text).toContain(`"start_ns":${expected.steps[0].start_ns}`);
       }

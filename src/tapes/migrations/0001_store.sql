@@ -39,6 +39,8 @@ CREATE TABLE tapedeck_store.spans (
   PRIMARY KEY (tenant, trace_id, span_id)
 );
 CREATE INDEX spans_run_idx ON tapedeck_store.spans (tenant, run_id, start_ns);
+-- A span's children (folding a model call's nested SDK span into it: 0002_views.sql).
+CREATE INDEX spans_children_idx ON tapedeck_store.spans (tenant, trace_id, parent_span_id);
 -- Run trees: the child runs of a run.
 CREATE INDEX spans_parent_run_idx ON tapedeck_store.spans (tenant, parent_run) WHERE parent_run IS NOT NULL;
 

@@ -77,6 +77,36 @@ CROSS JOIN LATERAL (
 ) m
 WHERE ts.kind = 'llm';
 
+-- The steps a run's totals count: one per model call. An instrumentation's model span and
+-- the provider SDK's own span nested directly inside it, with the same request (or one not
+-- recorded), are one call (DESIGN.md); the inner one is folded into the outer, whose unset
+-- token counts and cost it fills. (The tape assembler applies the same rule through any
+-- context spans in between: src/tapes/collapse-duplicates.ts.)
+CREATE VIEW tapedeck_store.run_steps AS
+SELECT st.tenant, s.run_id, st.trace_id, st.span_id, st.kind, st.status, st.model,
+       COALESCE(st.tokens_input, inner_call.tokens_input)             AS tokens_input,
+       COALESCE(st.tokens_output, inner_call.tokens_output)           AS tokens_output,
+       COALESCE(st.tokens_cache_read, inner_call.tokens_cache_read)   AS tokens_cache_read,
+       COALESCE(st.tokens_cache_write, inner_call.tokens_cache_write) AS tokens_cache_write,
+       COALESCE(st.cost_usd, inner_call.cost_usd)                     AS cost_usd
+FROM tapedeck_store.steps st
+JOIN tapedeck_store.spans s USING (tenant, trace_id, span_id)
+LEFT JOIN LATERAL (
+  SELECT c.tokens_input, c.tokens_output, c.tokens_cache_read, c.tokens_cache_write, c.cost_usd
+  FROM tapedeck_store.spans cs
+  JOIN tapedeck_store.steps c USING (tenant, trace_id, span_id)
+  WHERE st.kind = 'llm' AND cs.tenant = st.tenant AND cs.trace_id = st.trace_id AND cs.parent_span_id = st.span_id
+    AND c.kind = 'llm'
+    AND (c.request_digest IS NULL OR st.request_digest IS NULL OR c.request_digest = st.request_digest)
+  LIMIT 1
+) inner_call ON true
+WHERE NOT EXISTS (
+  SELECT 1 FROM tapedeck_store.steps p
+  WHERE st.kind = 'llm' AND p.tenant = st.tenant AND p.trace_id = st.trace_id AND p.span_id = s.parent_span_id
+    AND p.kind = 'llm'
+    AND (p.request_digest IS NULL OR st.request_digest IS NULL OR p.request_digest = st.request_digest)
+);
+
 -- A run's outcome, one rule for every reader: 'unknown' while its last span ended within
 -- the last 15 minutes (it may still be running); 'failure' when a span that starts the run
 -- (no parent inside the run) or its last-ending span has status error; else 'success'.
@@ -110,20 +140,20 @@ WITH span_totals AS (
   WHERE s.run_id IS NOT NULL
   GROUP BY s.tenant, s.run_id
 ), step_totals AS (
-  SELECT s.tenant, s.run_id,
+  SELECT rs.tenant, rs.run_id,
          count(*)                                    AS steps,
-         count(*) FILTER (WHERE st.kind = 'llm')     AS llm_steps,
-         count(*) FILTER (WHERE st.kind = 'tool')    AS tool_steps,
-         count(*) FILTER (WHERE st.kind = 'agent')   AS agent_steps,
-         count(*) FILTER (WHERE st.status = 'error') AS errors,
-         sum(st.tokens_input)                        AS tokens_input,
-         sum(st.tokens_output)                       AS tokens_output,
-         sum(st.tokens_cache_read)                   AS tokens_cache_read,
-         sum(st.tokens_cache_write)                  AS tokens_cache_write,
-         sum(st.cost_usd)                            AS metered_cost_usd
-  FROM tapedeck_store.steps st
-  JOIN tapedeck_store.spans s USING (tenant, trace_id, span_id)
-  GROUP BY s.tenant, s.run_id
+         count(*) FILTER (WHERE rs.kind = 'llm')     AS llm_steps,
+         count(*) FILTER (WHERE rs.kind = 'tool')    AS tool_steps,
+         count(*) FILTER (WHERE rs.kind = 'agent')   AS agent_steps,
+         count(*) FILTER (WHERE rs.status = 'error') AS errors,
+         sum(rs.tokens_input)  FILTER (WHERE rs.kind = 'llm') AS tokens_input,
+         sum(rs.tokens_output) FILTER (WHERE rs.kind = 'llm') AS tokens_output,
+         sum(rs.tokens_cache_read)  FILTER (WHERE rs.kind = 'llm') AS tokens_cache_read,
+         sum(rs.tokens_cache_write) FILTER (WHERE rs.kind = 'llm') AS tokens_cache_write,
+         -- agent spans roll up the calls inside them: counting theirs would count twice
+         sum(rs.cost_usd) FILTER (WHERE rs.kind <> 'agent') AS metered_cost_usd
+  FROM tapedeck_store.run_steps rs
+  GROUP BY rs.tenant, rs.run_id
 )
 SELECT
   NULLIF(t.tenant, '') AS tenant,
