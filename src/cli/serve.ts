@@ -24,6 +24,8 @@ export function registerServe(program: Command): void {
     .action(async (options: Record<string, string>) => {
       const config = loadConfig(process.env, flagsOf(options));
       const logger = createLogger();
+      // A stray rejection is a bug to log, never a reason to drop what senders are retrying.
+      process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
       const running = await startTapedeck(config, logger);
       const shown = running.host === '0.0.0.0' || running.host === '::' ? 'localhost' : running.host;
       process.stdout.write(

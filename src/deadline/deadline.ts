@@ -128,7 +128,13 @@ export class Deadline {
    * produces after that is dropped: the caller has moved on.
    */
   race<T>(work: Promise<T>, stage?: string): Promise<T> {
-    this.check(stage);
+    try {
+      this.check(stage);
+    } catch (error) {
+      // The work still runs; its failure, if it fails, has nobody left to hear it.
+      work.catch(() => {});
+      throw error;
+    }
     const signal = this.controller.signal;
     return new Promise<T>((resolve, reject) => {
       const onAbort = (): void => reject(this.failureFor(stage));

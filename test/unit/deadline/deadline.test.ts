@@ -99,3 +99,24 @@ describe('Deadline', () => {
     expect(() => new Deadline(Number.NaN)).toThrow(RangeError);
   });
 });
+
+describe('Deadline.race after the budget ran out', () => {
+  it('refuses at once and leaves no unhandled rejection when the work fails later', async () => {
+    let clock = 0;
+    const deadline = new Deadline(1, { now: () => clock });
+    clock = 1_000;
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      let fail!: (e: Error) => void;
+      const work = new Promise<never>((_, reject) => { fail = reject; });
+      expect(() => deadline.race(work, 'reading')).toThrow(/deadline|budget/i);
+      fail(new Error('the read failed after the answer'));
+      await new Promise((r) => setTimeout(r, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});
