@@ -9,7 +9,7 @@ import { ApiError } from '../errors.js';
 import type { Store } from '../store/open-store.js';
 import { readTape } from '../tapes/tape-service.js';
 import { InvalidCursorError, listRuns } from '../tapes/run-reader.js';
-import { runCosts } from '../tapes/run-costs.js';
+import { withCosts } from '../tapes/run-costs.js';
 import { jsonResponse } from './app.js';
 import { createDiffRoutes } from '../diff/routes.js';
 import { loadDiffTape } from '../diff/load-tape.js';
@@ -38,8 +38,7 @@ export function createReadRoutes(store: Store, config: Config, logger: Logger): 
     const limit = parseLimit(c.req.query('limit'));
     try {
       const page = await listRuns(store.db, tenant, { limit, cursor: c.req.query('cursor') || undefined });
-      const costs = await runCosts(store.db, tenant, page.runs.map((r) => r.run), store.pricing);
-      return jsonResponse({ ...page, runs: page.runs.map((r) => ({ ...r, cost_usd: costs.get(r.run) ?? null })) });
+      return jsonResponse({ ...page, runs: await withCosts(store.db, tenant, page.runs, store.pricing) });
     } catch (error) {
       if (error instanceof InvalidCursorError) throw new ApiError(400, 'bad_input', error.message);
       throw error;

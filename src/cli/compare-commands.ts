@@ -59,7 +59,7 @@ export function registerCompareCommands(program: Command): void {
     .action(async (words: string[], options: Record<string, string | boolean>) => {
       const outcome = String(options.outcome);
       if (!['success', 'failure', 'any'].includes(outcome)) throw new CliError('--outcome must be success, failure or any', EXIT.usage);
-      const limit = Number(options.limit);
+      const limit = /^\d+$/.test(String(options.limit)) ? Number(options.limit) : NaN;
       if (!Number.isInteger(limit) || limit < 1 || limit > DEFAULT_RECALL_BOUNDS.maxRunsRead) {
         throw new CliError(`--limit must be a whole number from 1 to ${DEFAULT_RECALL_BOUNDS.maxRunsRead}`, EXIT.usage);
       }

@@ -49,6 +49,12 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+// `tapedeck runs --json | head` closes the pipe early: that is the reader's choice, not an error.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
+
 main(process.argv).then((code) => {
   process.exitCode = code;
 });

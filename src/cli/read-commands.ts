@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import { renderJson } from '../json/canonical.js';
 import { InvalidCursorError, listRuns } from '../tapes/run-reader.js';
+import { withCosts } from '../tapes/run-costs.js';
 import { readTape } from '../tapes/tape-service.js';
 import { reindex } from '../tapes/reindex.js';
 import { CliError, EXIT } from './cli-error.js';
@@ -19,7 +20,7 @@ export function registerReadCommands(program: Command): void {
     .option('--cursor <cursor>', 'continue after a previous page')
     .option('--json', 'print JSON')
     .action(async (options: Record<string, string | boolean>) => {
-      const limit = Number(options.limit);
+      const limit = /^\d+$/.test(String(options.limit)) ? Number(options.limit) : NaN;
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new CliError('--limit must be a whole number from 1 to 1000', EXIT.usage);
       await withStore(options, async (store) => {
         let page;
@@ -30,7 +31,8 @@ export function registerReadCommands(program: Command): void {
           if (error instanceof InvalidCursorError) throw new CliError(`--cursor: ${error.message}`, EXIT.usage);
           throw error;
         }
-        print(options.json ? renderJson(page, 2) : formatRuns(page));
+        const priced = { ...page, runs: await withCosts(store.db, '', page.runs, store.pricing) };
+        print(options.json ? renderJson(priced, 2) : formatRuns(priced));
       });
     });
 
@@ -56,7 +58,7 @@ export function registerReadCommands(program: Command): void {
         bar.finish();
         print(
           options.json
-            ? renderJson(totals)
+            ? renderJson({ traces_done: totals.tracesDone, traces_total: totals.tracesTotal, spans_done: totals.spansDone, steps: totals.steps })
             : `reindexed ${totals.tracesDone} traces: ${totals.spansDone} spans, ${totals.steps} steps`,
         );
       });

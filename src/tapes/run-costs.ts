@@ -45,3 +45,9 @@ export async function runCosts(db: Queryable, tenant: string, runs: readonly str
   for (const [run, steps] of stepsByRun) out.set(run, costOfSteps(steps, pricing));
   return out;
 }
+
+/** A page of run summaries with cost_usd added to each. */
+export async function withCosts<R extends { run: string }>(db: Queryable, tenant: string, runs: readonly R[], pricing: PricingTable | null): Promise<(R & { cost_usd: number | null })[]> {
+  const costs = await runCosts(db, tenant, runs.map((r) => r.run), pricing);
+  return runs.map((r) => ({ ...r, cost_usd: costs.get(r.run) ?? null }));
+}

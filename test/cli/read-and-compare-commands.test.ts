@@ -183,7 +183,7 @@ describe('tapedeck reindex', () => {
     expect([first.code, first.stdout, first.stderr]).toEqual([0, 'reindexed 3 traces: 14 spans, 14 steps\n', '']);
     const again = await tapedeck('reindex', '--json');
     expect([again.code, again.stderr]).toEqual([0, '']);
-    expect(JSON.parse(again.stdout)).toEqual({ tracesDone: 3, tracesTotal: 3, spansDone: 14, steps: 14 });
+    expect(JSON.parse(again.stdout)).toEqual({ traces_done: 3, traces_total: 3, spans_done: 14, steps: 14 });
     expect((await tapedeck('tape', WEATHER, '--json')).stdout).toBe(`${renderJson(weatherTape, 2)}\n`);
   });
 });
