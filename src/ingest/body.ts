@@ -9,22 +9,32 @@ import { IngestError } from '../errors.js';
 
 const gunzipAsync = promisify(gunzip);
 
-export async function readBoundedBody(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Buffer> {
+export async function readBoundedBody(body: ReadableStream<Uint8Array> | null, maxBytes: number, expectedBytes?: number): Promise<Buffer> {
   if (!body) return Buffer.alloc(0);
+  // With the length announced (Content-Length), chunks are copied into one buffer as they
+  // arrive and dropped, instead of being held until a concat makes a second copy of the body.
+  let into = expectedBytes !== undefined && expectedBytes <= maxBytes ? Buffer.allocUnsafe(expectedBytes) : undefined;
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = body.getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
+    if (size + value.byteLength > maxBytes) {
       await reader.cancel().catch(() => {});
       throw tooLarge(maxBytes, 'received');
     }
-    chunks.push(value);
+    if (into && size + value.byteLength <= into.length) {
+      into.set(value, size);
+    } else {
+      // More than announced (or nothing announced): collect, and concat at the end.
+      if (into) chunks.push(into.subarray(0, size));
+      into = undefined;
+      chunks.push(value);
+    }
+    size += value.byteLength;
   }
-  return Buffer.concat(chunks, size);
+  return into ? into.subarray(0, size) : Buffer.concat(chunks, size);
 }
 
 /** Content-Encoding: absent or identity → as is; gzip → inflated within maxBytes; else 415. */

@@ -12,14 +12,14 @@
  * meet: whichever commits second sees the other and derives the complete step.
  */
 import { IngestError } from '../errors.js';
-import { type Database, DatabaseUnavailableError } from '../store/database.js';
+import { type Database, DatabaseUnavailableError, type Queryable } from '../store/database.js';
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import { insertRows } from '../tapes/bulk-insert.js';
 import { logRecordKeys } from '../tapes/log-key.js';
-import { resolveRuns } from '../tapes/resolve-runs.js';
-import { hexToBytes, logColumns, logToRow, spanColumns, spanToRow } from '../tapes/span-rows.js';
+import { logColumns, logToRow } from '../tapes/span-rows.js';
 import type { StoredStep } from '../tapes/step-rows.js';
 import { distinct, lockTraces, readLogsFor, readSpans, spanKey, upsertSteps } from '../tapes/trace-store.js';
+import { writeSpans } from './write-spans.js';
 
 /** What deriving a span produced: its run facts and, when it is a step, the stored step. */
 export interface DerivedSpan {
@@ -45,24 +45,23 @@ export async function ingestSpans(received: readonly SpanRecord[], meta: IngestM
   // A span sent twice in one request is one span (the first copy wins, as on redelivery).
   const spans = firstOfEach(received);
   if (spans.length === 0) return { stored: 0 };
-  return withDatabase(() =>
-    deps.db.transaction(async (tx) => {
-      const traceIds = distinct(spans.map((s) => s.traceId));
-      await lockTraces(tx, traceIds);
-      const logs = await readLogsFor(tx, meta.tenant, spans);
-      const derived = await deps.derive(spans, (s) => logs.get(spanKey(s.traceId, s.spanId)) ?? []);
-      const inserted = await insertRows<{ span_id: Uint8Array }>(
-        tx,
-        'tapedeck_store.spans',
-        spanColumns,
-        spans.map((s, i) => spanToRow(meta.tenant, s, derived[i].ownRun, derived[i].ownParentRun)),
-        'ON CONFLICT (tenant, trace_id, span_id) DO NOTHING RETURNING span_id',
-      );
-      await upsertSteps(tx, meta.tenant, derived);
-      await resolveRuns(tx, meta.tenant, traceIds.map(hexToBytes));
-      return { stored: inserted.length };
-    }),
-  );
+  return withDatabase(async () => {
+    try {
+      return { stored: await deps.db.transaction((tx) => writeSpans(tx, spans, meta.tenant, deps.derive)) };
+    } catch (error) {
+      // COPY writes the rows it found missing under the trace locks; a row that a writer not
+      // taking them stored meanwhile (tapedeck has none) fails it: then once more, the
+      // INSERT ... ON CONFLICT way.
+      if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
+      return { stored: await deps.db.transaction((tx) => writeSpans(withoutCopy(tx), spans, meta.tenant, deps.derive)) };
+    }
+  });
+}
+
+const UNIQUE_VIOLATION = '23505';
+
+function withoutCopy(tx: Queryable): Queryable {
+  return { query: (sql, params) => tx.query(sql, params), exec: (sql) => tx.exec(sql) };
 }
 
 export async function ingestLogs(logs: readonly LogRecord[], meta: IngestMeta, deps: IngestDeps): Promise<{ stored: number }> {

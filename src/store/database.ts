@@ -8,12 +8,26 @@
  * - json/jsonb come back parsed; bytea comes back as a Uint8Array (a Buffer under pg);
  * - errors that a retry may cure are wrapped in DatabaseUnavailableError.
  */
+import type { CopyColumn } from './copy-binary.js';
+
+export type { CopyColumn, CopyType } from './copy-binary.js';
 
 export interface Queryable {
   query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
+  /**
+   * COPY rows into a table (binary format), pulling them from `rows` as the server takes
+   * them, so a large batch streams instead of sitting in memory as one statement. Resolves
+   * with the number of rows copied. COPY has no ON CONFLICT: the caller makes sure the rows
+   * are new. Only the PostgreSQL server adapter has it (PGlite has no COPY FROM STDIN over
+   * its query API); callers fall back to INSERT when it is absent.
+   */
+  copyRows?(table: string, columns: readonly CopyColumn[], rows: RowSource): Promise<number>;
 }
+
+/** Rows for copyRows, values in column order; may be produced lazily. */
+export type RowSource = Iterable<readonly unknown[]> | AsyncIterable<readonly unknown[]>;
 
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';

@@ -5,6 +5,7 @@
 import pg from 'pg';
 import { type Database, type Queryable, DatabaseUnavailableError, isConnectionError, isTransientSqlState } from './database.js';
 import { redact } from '../config.js';
+import { copyRowsWith } from './pg-copy.js';
 
 const INT8_OID = 20;
 const BYTEA_OID = 17;
@@ -77,6 +78,13 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
       const tx: Queryable = {
         query: (sql, params) => run(client, sql, params),
         exec: async (sql) => { await run(client, sql); },
+        async copyRows(table, columns, rows) {
+          try {
+            return await copyRowsWith(client, table, columns, rows);
+          } catch (error) {
+            throw translate(error);
+          }
+        },
       };
       try {
         await tx.query('BEGIN');

@@ -1,0 +1,157 @@
+// End-to-end ingest throughput: the built `tapedeck serve` (a child process, on a fresh
+// PostgreSQL database) receives OTLP/HTTP protobuf export requests of 512 realistic GenAI
+// spans (bench/lib/genai-batch.mjs) from a few concurrent senders; every request is counted
+// when it is acknowledged (200), that is after its transaction committed. Normalization,
+// offloading (at the default threshold) and step writes are on, as in production.
+//
+// Next to it, by the same script on the same database: the "raw" figure, a lower bound of
+// what any receiver has to do with the same bytes: decode the same request bodies (tapedeck's
+// own decoder), SHA-256 each span's content, and COPY (binary) the same span rows into an
+// equivalent table (LIKE tapedeck_store.spans INCLUDING ALL: same columns, keys, indexes and
+// column compression), one transaction per request, from as many connections as senders.
+//
+// Rounds alternate tapedeck and raw phases so both see the same background load; figures
+// are medians over rounds. Prints spans/s, MB/s (request bytes), the server's peak RSS and
+// the ratio to raw. Build first (`npm run build`), then:
+//   node bench/ingest.mjs
+// Settings (environment): BENCH_QUICK=1 (one short round), BENCH_INGEST_ROUNDS,
+// BENCH_INGEST_SECONDS (per phase; the 64 KB case takes twice as long), BENCH_INGEST_SENDERS
+// (default 4), BENCH_INGEST_CASES (e.g. "2k" or "2k,64k"), BENCH_DATABASE_URL (a database to
+// connect to for CREATE DATABASE; default postgres://postgres@127.0.0.1:5432/postgres).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { createBatchSource } from './lib/genai-batch.mjs';
+import { cpuSecondsOf, sampleMemory, startTapedeck } from './lib/tapedeck-process.mjs';
+import { createRawIngest } from './lib/raw-ingest.mjs';
+import { sendExports } from './lib/otlp-sender.mjs';
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const ROUNDS = Number(process.env.BENCH_INGEST_ROUNDS ?? (QUICK ? 1 : 3));
+const SECONDS = Number(process.env.BENCH_INGEST_SECONDS ?? (QUICK ? 4 : 10));
+const SENDERS = Number(process.env.BENCH_INGEST_SENDERS ?? 4);
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const MiB = 1024 * 1024;
+
+const ALL_CASES = [
+  { key: '2k', label: '2 KB prompts', promptBytes: 2 * 1024, seconds: SECONDS, targetSpans: 8000 },
+  { key: '64k', label: '64 KB prompts', promptBytes: 64 * 1024, seconds: SECONDS * 2, targetSpans: 450 },
+];
+const wanted = (process.env.BENCH_INGEST_CASES ?? '2k,64k').split(',').map((s) => s.trim());
+const CASES = ALL_CASES.filter((c) => wanted.includes(c.key));
+
+// CPU seconds per second of a phase → CPU milliseconds per 1000 spans: a cost that a busy
+// machine (fewer cycles for us) distorts much less than spans/s.
+const msPer = (phase, cpuPerSecond) => fmt((cpuPerSecond * phase.elapsed * 1e6) / phase.spans);
+const fmt = (n) => Math.round(n).toLocaleString('en-US');
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+
+const dbName = `tapedeck_bench_ingest_${process.pid.toString(16)}_${Date.now().toString(36)}`;
+const admin = new pg.Client({ connectionString: ADMIN_URL });
+await admin.connect();
+await admin.query(`CREATE DATABASE ${dbName}`);
+const dbUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${dbName}` }).toString();
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-bench-ingest-'));
+const db = new pg.Client({ connectionString: dbUrl });
+
+let running = null; // the tapedeck child of the case in progress, stopped on the way out
+const cleanup = async () => {
+  await running?.stop().catch(() => {});
+  await db.end().catch(() => {});
+  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch((e) => console.error(`could not drop ${dbName}: ${e.message}`));
+  await admin.end().catch(() => {});
+  rmSync(dataDir, { recursive: true, force: true });
+};
+for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => { cleanup().finally(() => process.exit(130)); });
+
+const pgVersion = (await admin.query('SHOW server_version')).rows[0].server_version;
+console.log(`ingest: node ${process.version}, PostgreSQL ${pgVersion}, ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+console.log(`  ${SENDERS} senders, ${ROUNDS} round(s) of tapedeck then raw, ${SECONDS} s per phase (64 KB: ${SECONDS * 2} s); medians over rounds`);
+
+const results = [];
+try {
+  await db.connect();
+  for (const c of CASES) {
+    const source = createBatchSource(c.promptBytes);
+    const server = await startTapedeck({ databaseUrl: dbUrl, dataDir: path.join(dataDir, c.key) });
+    running = server;
+    const raw = await createRawIngest(dbUrl, SENDERS);
+    try {
+      const url = `http://127.0.0.1:${server.httpPort}/v1/traces`;
+      // Warm-up, not measured: JIT, connection pools, the first pages of every index.
+      await sendExports({ url, source, senders: SENDERS, seconds: 0, minRequests: 2 });
+      await raw.run({ source, seconds: 0, minRequests: 2 });
+      const memory = sampleMemory(server.pid);
+      const td = [];
+      const rw = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        await db.query('CHECKPOINT');
+        const cpu0 = cpuSecondsOf(server.pid);
+        const pg0 = new Map((await backendPids(db)).map((p) => [p, cpuSecondsOf(p)]));
+        const t = await sendExports({ url, source, senders: SENDERS, seconds: c.seconds });
+        t.serverCpu = (cpuSecondsOf(server.pid) - cpu0) / t.elapsed;
+        // Backends the pool opened during the phase count from zero.
+        t.pgCpu = (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0) / t.elapsed;
+        td.push(t);
+        await db.query('CHECKPOINT');
+        const own0 = process.cpuUsage();
+        const rawPg0 = raw.backendPids.reduce((s, p) => s + cpuSecondsOf(p), 0);
+        const w = await raw.run({ source, seconds: c.seconds });
+        const own = process.cpuUsage(own0);
+        w.clientCpu = (own.user + own.system) / 1e6 / w.elapsed;
+        w.pgCpu = (raw.backendPids.reduce((s, p) => s + cpuSecondsOf(p), 0) - rawPg0) / w.elapsed;
+        rw.push(w);
+        console.log(`  ${c.label}, round ${r + 1}: tapedeck ${fmt(t.spans / t.elapsed)} spans/s (cpu ms per 1000 spans: server ${msPer(t, t.serverCpu)}, postgres ${msPer(t, t.pgCpu)}${t.retries ? `; ${t.retries} busy answers` : ''}); ` +
+          `raw ${fmt(w.spans / w.elapsed)} spans/s (bench ${msPer(w, w.clientCpu)}, postgres ${msPer(w, w.pgCpu)})`);
+      }
+      const mem = memory.stop();
+      const rate = (xs, k) => median(xs.map((x) => x[k] / x.elapsed));
+      const out = {
+        case: c,
+        requestBytes: source.bytes,
+        tapedeck: {
+          spans: rate(td, 'spans'), bytes: rate(td, 'bytes'), rounds: td.map((t) => t.spans / t.elapsed),
+          serverCpuMsPer1000: median(td.map((t) => (t.serverCpu * 1e6) / (t.spans / t.elapsed))),
+          pgCpuMsPer1000: median(td.map((t) => (t.pgCpu * 1e6) / (t.spans / t.elapsed))),
+        },
+        raw: {
+          spans: rate(rw, 'spans'), bytes: rate(rw, 'bytes'), rounds: rw.map((w) => w.spans / w.elapsed),
+          clientCpuMsPer1000: median(rw.map((w) => (w.clientCpu * 1e6) / (w.spans / w.elapsed))),
+          pgCpuMsPer1000: median(rw.map((w) => (w.pgCpu * 1e6) / (w.spans / w.elapsed))),
+        },
+        peakRss: Math.max(mem.hwm, mem.sampledPeak),
+      };
+      out.ratio = out.tapedeck.spans / out.raw.spans;
+      results.push(out);
+    } finally {
+      await raw.close();
+      await server.stop();
+      running = null;
+    }
+  }
+} finally {
+  await cleanup();
+}
+
+console.log('');
+for (const r of results) {
+  console.log(`cpu ms per 1000 spans, ${r.case.label}: tapedeck ${fmt(r.tapedeck.serverCpuMsPer1000)} (server) + ${fmt(r.tapedeck.pgCpuMsPer1000)} (postgres); ` +
+    `raw ${fmt(r.raw.clientCpuMsPer1000)} (bench) + ${fmt(r.raw.pgCpuMsPer1000)} (postgres)`);
+}
+console.log(`${'case'.padEnd(15)}${'request'.padStart(9)} ${'tapedeck spans/s'.padStart(17)} ${'MB/s'.padStart(6)} ${'peak RSS'.padStart(9)} ${'raw spans/s'.padStart(12)} ${'MB/s'.padStart(6)} ${'ratio'.padStart(6)}`);
+for (const r of results) {
+  console.log(
+    `${r.case.label.padEnd(15)}${`${(r.requestBytes / 1e6).toFixed(1)} MB`.padStart(9)} ${fmt(r.tapedeck.spans).padStart(17)} ${(r.tapedeck.bytes / 1e6).toFixed(1).padStart(6)} ` +
+    `${`${Math.round(r.peakRss / MiB)} MiB`.padStart(9)} ${fmt(r.raw.spans).padStart(12)} ${(r.raw.bytes / 1e6).toFixed(1).padStart(6)} ${`${(r.ratio * 100).toFixed(0)}%`.padStart(6)}`,
+  );
+}
+if (process.env.BENCH_RESULT_FILE) {
+  writeFileSync(process.env.BENCH_RESULT_FILE, JSON.stringify(results.map((r) => ({ ...r, case: r.case.key })), null, 2));
+}
+console.log(`targets: ≥ 60% of raw (≥ 50% with normalization, offloading and step writes on, as here), ≥ ${CASES.map((c) => `${fmt(c.targetSpans)} spans/s (${c.label})`).join(', ')}, peak RSS ≤ 300 MiB`);
+
+async function backendPids(client) {
+  const { rows } = await client.query('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = $1', ['client backend']);
+  return rows.map((r) => r.pid);
+}

@@ -1,0 +1,53 @@
+// Concurrent OTLP/HTTP protobuf senders, as BatchSpanProcessor exporters would be: each sends
+// one export request, waits for its answer, and sends the next. A request counts when it is
+// acknowledged (200); a busy or unavailable answer (429/503) is retried after a short pause,
+// as an exporter would, and counted.
+import http from 'node:http';
+
+/**
+ * Sends until `seconds` have passed and every sender sent at least `minRequests`; resolves
+ * with spans and bytes acknowledged, the elapsed seconds (until the last answer) and retries.
+ */
+export async function sendExports({ url, source, senders, seconds, minRequests = 1 }) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: senders });
+  const target = new URL(url);
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  let spans = 0;
+  let bytes = 0;
+  let retries = 0;
+  const sender = async () => {
+    let body;
+    for (let sent = 0; sent < minRequests || performance.now() < deadline; sent++) {
+      body = source.next(body);
+      for (;;) {
+        const status = await post(agent, target, body);
+        if (status === 200) break;
+        if (status !== 429 && status !== 503) throw new Error(`tapedeck answered ${status}`);
+        retries++;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      spans += source.spans;
+      bytes += body.length;
+    }
+  };
+  await Promise.all(Array.from({ length: senders }, sender));
+  agent.destroy();
+  return { spans, bytes, retries, elapsed: (performance.now() - started) / 1000 };
+}
+
+function post(agent, target, body) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent,
+        headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}

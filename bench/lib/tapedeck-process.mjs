@@ -1,0 +1,87 @@
+// Runs the built CLI (`node dist/src/cli/main.js serve`) as a child process, the way an
+// operator runs it, and reads its memory and CPU from /proc while it works.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+
+/** Starts `tapedeck serve` on ephemeral ports; resolves once /readyz answers 200. */
+export async function startTapedeck({ databaseUrl, dataDir, env = {}, args = [], nodeArgs = [] }) {
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', ...args], {
+    env: {
+      ...process.env,
+      TAPEDECK_DATABASE_URL: databaseUrl,
+      TAPEDECK_DATA_DIR: dataDir,
+      TAPEDECK_HTTP_PORT: '0',
+      TAPEDECK_GRPC_PORT: '0',
+      TAPEDECK_LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (c) => { stderr = (stderr + c).slice(-4000); });
+  const httpPort = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (c) => {
+      out += c;
+      const m = /OTLP\/HTTP\s+http:\/\/[^:]+:(\d+)\//.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`tapedeck exited with ${code} before listening:\n${stderr}`)));
+  });
+  for (let i = 0; ; i++) {
+    const res = await fetch(`http://127.0.0.1:${httpPort}/readyz`).catch(() => null);
+    if (res?.status === 200) break;
+    if (i > 100) throw new Error(`tapedeck not ready:\n${stderr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    pid: child.pid,
+    httpPort,
+    stderr: () => stderr,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** Resident set size now and at its peak (VmHWM), in bytes. */
+export function memoryOf(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
+  return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+}
+
+/** CPU seconds (user + system) a process has used so far; 0 when it is gone. */
+export function cpuSecondsOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+/** Samples a process's RSS every `everyMillis` and remembers the highest seen. */
+export function sampleMemory(pid, everyMillis = 100) {
+  let peak = 0;
+  const timer = setInterval(() => {
+    try { peak = Math.max(peak, memoryOf(pid).rss); } catch { /* exited */ }
+  }, everyMillis);
+  timer.unref();
+  return {
+    stop() {
+      clearInterval(timer);
+      let hwm = 0;
+      try { hwm = memoryOf(pid).hwm; } catch { /* exited */ }
+      return { sampledPeak: peak, hwm };
+    },
+  };
+}

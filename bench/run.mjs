@@ -1,0 +1,82 @@
+// `npm run bench`: runs every bench in bench/*.mjs in turn, each as its own child process (a
+// fresh heap and its own database, so one cannot skew the next), streams their output, and
+// ends with a summary: status, time and each bench's closing lines.
+// Known benches run in a fixed order with their arguments; a bench added later (any other
+// bench/*.mjs) runs after them with none. BENCH_QUICK=1 asks each for a short run;
+// BENCH_ONLY=ingest,normalize runs only those. docs/benchmarks.md says what each measures.
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const QUICK = process.env.BENCH_QUICK === '1';
+const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
+
+// name → arguments (full, quick) and a time limit; the limits keep a full run under ~10 minutes
+const KNOWN = [
+  { name: 'otlp-decode', args: ['3'], quick: ['1'], limitS: 60 },
+  { name: 'normalize', args: [], quick: [], limitS: 60 },
+  { name: 'ingest', args: [], quick: [], limitS: 330 },
+  { name: 'diff', args: [], quick: [], limitS: 120 },
+  { name: 'replay', args: [], quick: ['500'], limitS: 120 },
+  { name: 'recall', args: [], quick: [], env: QUICK ? { BENCH_SPANS: '100000' } : {}, limitS: 240 },
+  { name: 'dataset', args: [], quick: ['--runs', '10000'], limitS: 180 },
+];
+
+const present = new Set(readdirSync(here).filter((f) => f.endsWith('.mjs') && f !== 'run.mjs').map((f) => f.slice(0, -4)));
+const plan = [
+  ...KNOWN.filter((b) => present.has(b.name)),
+  ...[...present].filter((n) => !KNOWN.some((b) => b.name === n)).sort().map((name) => ({ name, args: [], quick: [], limitS: 180 })),
+].filter((b) => !only || only.includes(b.name));
+
+if (!existsSync(path.join(here, '..', 'dist', 'src', 'index.js'))) {
+  console.error('bench: dist/ is missing; run `npm run build` first (npm run bench does)');
+  process.exit(1);
+}
+
+console.log(`bench: ${plan.map((b) => b.name).join(', ')}${QUICK ? ' (BENCH_QUICK=1)' : ''}; node ${process.version}`);
+const results = [];
+for (const b of plan) {
+  console.log(`\n=== ${b.name}`);
+  results.push(await runBench(b));
+}
+
+console.log('\n=== summary');
+for (const r of results) {
+  console.log(`${r.name.padEnd(12)} ${r.status.padEnd(8)} ${`${r.seconds.toFixed(0)} s`.padStart(6)}`);
+  for (const line of r.tail) console.log(`    ${line}`);
+}
+const total = results.reduce((s, r) => s + r.seconds, 0);
+console.log(`total ${Math.round(total)} s`);
+process.exitCode = results.every((r) => r.status === 'ok') ? 0 : 1;
+
+function runBench(b) {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, [path.join(here, `${b.name}.mjs`), ...(QUICK ? b.quick : b.args)], {
+      cwd: path.join(here, '..'),
+      env: { ...process.env, ...(b.env ?? {}) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (c) => { process.stdout.write(c); out = (out + c).slice(-20_000); });
+    child.stderr.on('data', (c) => process.stderr.write(c));
+    let timedOut = false;
+    // SIGTERM first so the bench can drop its database; SIGKILL if it does not go.
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
+    }, b.limitS * 1000);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      const status = timedOut ? 'timeout' : code === 0 ? 'ok' : `failed (${signal ?? code})`;
+      resolve({ name: b.name, status, seconds: (performance.now() - started) / 1000, tail: closingLines(out, b.name === 'ingest' ? 4 : 3) });
+    });
+  });
+}
+
+function closingLines(text, n) {
+  return text.split('\n').map((l) => l.trimEnd()).filter((l) => l.trim() !== '').slice(-n);
+}

@@ -1,0 +1,174 @@
+/**
+ * @module store/copy-binary
+ * Rows → PostgreSQL's binary COPY format (COPY ... FROM STDIN (FORMAT binary)), written into
+ * chunks of about CHUNK_BYTES so a large batch streams to the server instead of sitting in
+ * memory as one message. https://www.postgresql.org/docs/15/sql-copy.html ("Binary Format")
+ *
+ * Each value is sent in its type's binary "recv" form:
+ * - text: UTF-8 bytes; bytea: the bytes; int4, int8, float8: big-endian;
+ * - jsonb: version byte 1, then the JSON text (the server parses it as for the text form);
+ * - tsvector: int32 count, then per lexeme its UTF-8 bytes, a NUL and an int16 position count
+ *   (0: we store lexemes without positions, as array_to_tsvector does). The server sorts the
+ *   lexemes; they must be distinct and non-empty, which recall's lexeme lists are.
+ */
+
+export type CopyType = 'text' | 'bytea' | 'int4' | 'int8' | 'float8' | 'jsonb' | 'tsvector';
+
+export interface CopyColumn {
+  name: string;
+  type: CopyType;
+}
+
+const CHUNK_BYTES = 64 * 1024;
+/** Strings up to this many UTF-16 units are written without measuring them first. */
+const SHORT_TEXT = 4096;
+const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
+
+/** Appends binary COPY data to chunks; `take()` hands over what is complete so far. */
+export class BinaryCopyWriter {
+  private buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  private pos = 0;
+  private ready: Buffer[] = [];
+  private readyBytes = 0;
+  private readonly encoders: ((value: unknown) => void)[];
+
+  constructor(private readonly columns: readonly CopyColumn[]) {
+    this.encoders = columns.map((c) => this.encoderFor(c.type));
+    // Header: signature, flags (no OIDs), header extension length 0.
+    this.ensure(SIGNATURE.length + 8);
+    SIGNATURE.copy(this.buf, this.pos);
+    this.pos += SIGNATURE.length;
+    this.buf.writeInt32BE(0, this.pos);
+    this.buf.writeInt32BE(0, this.pos + 4);
+    this.pos += 8;
+  }
+
+  /** One row: values in column order; null and undefined are SQL NULL. */
+  row(values: readonly unknown[]): void {
+    if (values.length !== this.columns.length) throw new Error(`COPY row has ${values.length} values for ${this.columns.length} columns`);
+    this.ensure(2);
+    this.buf.writeInt16BE(values.length, this.pos);
+    this.pos += 2;
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      if (v === null || v === undefined) {
+        this.ensure(4);
+        this.buf.writeInt32BE(-1, this.pos);
+        this.pos += 4;
+      } else {
+        this.encoders[i](v);
+      }
+    }
+  }
+
+  /** Bytes buffered so far, complete chunks first. */
+  get pendingBytes(): number {
+    return this.readyBytes + this.pos;
+  }
+
+  /** Hands over the data written so far; `end` appends the trailer (the last call). */
+  take(end = false): Buffer[] {
+    if (end) {
+      this.ensure(2);
+      this.buf.writeInt16BE(-1, this.pos);
+      this.pos += 2;
+    }
+    if (this.pos > 0) {
+      this.ready.push(this.buf.subarray(0, this.pos));
+      this.buf = this.buf.subarray(this.pos);
+      this.pos = 0;
+    }
+    const out = this.ready;
+    this.ready = [];
+    this.readyBytes = 0;
+    return out;
+  }
+
+  private ensure(bytes: number): void {
+    if (this.pos + bytes <= this.buf.length) return;
+    if (this.pos > 0) {
+      this.ready.push(this.buf.subarray(0, this.pos));
+      this.readyBytes += this.pos;
+    }
+    this.buf = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes));
+    this.pos = 0;
+  }
+
+  private fixed(size: number, write: (buf: Buffer, at: number) => void): void {
+    this.ensure(4 + size);
+    this.buf.writeInt32BE(size, this.pos);
+    write(this.buf, this.pos + 4);
+    this.pos += 4 + size;
+  }
+
+  /**
+   * Length-prefixed UTF-8, optionally after a one-byte prefix (jsonb's version). For a short
+   * value room is made for its longest encoding (3 bytes per UTF-16 unit) and the length
+   * written after, which spares a Buffer.byteLength pass; a long one (a prompt) is measured
+   * first, so it never makes the chunk three times larger than what it holds.
+   */
+  private utf8(text: string, prefix?: number): void {
+    const extra = prefix === undefined ? 0 : 1;
+    const room = text.length <= SHORT_TEXT ? text.length * 3 : Buffer.byteLength(text, 'utf8');
+    this.ensure(4 + extra + room);
+    const at = this.pos;
+    if (prefix !== undefined) this.buf[at + 4] = prefix;
+    const written = text.length === 0 ? 0 : this.buf.write(text, at + 4 + extra, 'utf8');
+    this.buf.writeInt32BE(written + extra, at);
+    this.pos = at + 4 + extra + written;
+  }
+
+  private encoderFor(type: CopyType): (value: unknown) => void {
+    switch (type) {
+      case 'text':
+        return (v) => this.utf8(String(v));
+      case 'jsonb':
+        return (v) => this.utf8(v as string, 1);
+      case 'bytea':
+        return (v) => {
+          const bytes = v as Uint8Array;
+          this.ensure(4 + bytes.length);
+          this.buf.writeInt32BE(bytes.length, this.pos);
+          this.buf.set(bytes, this.pos + 4);
+          this.pos += 4 + bytes.length;
+        };
+      case 'int4':
+        return (v) => this.fixed(4, (b, at) => b.writeInt32BE(Number(v), at));
+      case 'int8':
+        return (v) => this.fixed(8, (b, at) => b.writeBigInt64BE(typeof v === 'bigint' ? v : BigInt(v as string | number), at));
+      case 'float8':
+        return (v) => this.fixed(8, (b, at) => b.writeDoubleBE(Number(v), at));
+      case 'tsvector':
+        return (v) => this.tsvector(v as readonly string[]);
+    }
+  }
+
+  private tsvector(lexemes: readonly string[]): void {
+    let room = 8;
+    for (const l of lexemes) room += l.length * 3 + 3;
+    this.ensure(room);
+    const b = this.buf;
+    const start = this.pos;
+    b.writeInt32BE(lexemes.length, start + 4);
+    let at = start + 8;
+    for (const l of lexemes) {
+      at += writeUtf8(b, l, at);
+      b[at] = 0; // the lexeme's terminator, then its position count (none)
+      b[at + 1] = 0;
+      b[at + 2] = 0;
+      at += 3;
+    }
+    b.writeInt32BE(at - start - 4, start);
+    this.pos = at;
+  }
+}
+
+/** Writes a short string's UTF-8 at `at`: byte by byte while it is ASCII (most lexemes). */
+function writeUtf8(b: Buffer, text: string, at: number): number {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) return b.write(text, at, 'utf8');
+    b[at + i] = c;
+  }
+  return text.length;
+}

@@ -1,0 +1,130 @@
+/**
+ * On a PostgreSQL server ingest writes new spans and their steps with binary COPY
+ * (src/ingest/write-spans.ts, src/store/pg-copy.ts); on PGlite it writes them with multi-row
+ * INSERT. Both must store the very same rows. Scope: that equivalence over every corpus
+ * capture (including a redelivery and a parent arriving after its children), the lexemes of a
+ * binary tsvector, the fallback when a row COPY meant to add is already there, and a failure
+ * while a COPY is streaming. Skipped without TAPEDECK_TEST_DATABASE_URL: PGlite has no COPY.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDeriveSpans } from '../../src/ingest/derive.js';
+import { type DeriveSpans, type IngestDeps, ingestLogs, ingestSpans } from '../../src/ingest/ingest.js';
+import { createMemoryPayloadStore } from '../../src/payloads/memory-payload-store.js';
+import type { SpanRecord } from '../../src/spans/span-record.js';
+import type { Database } from '../../src/store/database.js';
+import { createPgDatabase } from '../../src/store/pg-database.js';
+import { stepColumns } from '../../src/tapes/step-rows.js';
+import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
+import { listCaptures, loadCapture } from '../helpers/corpus.js';
+import { span } from '../helpers/span-builder.js';
+
+const onServer = databaseKinds.includes('postgres');
+
+function depsFor(db: Database, derive?: DeriveSpans): IngestDeps {
+  return { db, derive: derive ?? createDeriveSpans({ payloads: createMemoryPayloadStore() }, { payloadThresholdBytes: 4096 }) };
+}
+
+/** Every stored column but received_at, as text, in key order. */
+async function storedRows(db: Database, tenant: string): Promise<{ spans: unknown[]; steps: unknown[] }> {
+  const spans = await db.query(
+    `SELECT encode(trace_id, 'hex') t, encode(span_id, 'hex') s, encode(parent_span_id, 'hex') p, trace_state, flags::text, name, kind,
+            start_ns::text, end_ns::text, status_code, status_message, attributes::text, events::text, links::text, resource::text,
+            scope_name, scope_version, scope_attributes::text, service_name, dropped_attributes_count, dropped_events_count,
+            dropped_links_count, resource_dropped_attributes_count, own_run, own_parent_run, run_id, parent_run
+       FROM tapedeck_store.spans WHERE tenant = $1 ORDER BY trace_id, span_id`,
+    [tenant],
+  );
+  const steps = await db.query(
+    `SELECT encode(trace_id, 'hex') t, encode(span_id, 'hex') s, ${stepColumns.slice(3).map((c) => `${c.name}::text`).join(', ')}
+       FROM tapedeck_store.steps WHERE tenant = $1 ORDER BY trace_id, span_id`,
+    [tenant],
+  );
+  return { spans, steps };
+}
+
+describe.skipIf(!onServer)('COPY and INSERT store the same rows', () => {
+  let server: TestDatabase;
+  let embedded: TestDatabase;
+  beforeAll(async () => {
+    server = await createTestDatabase('postgres');
+    embedded = await createTestDatabase('pglite');
+  }, 60_000);
+  afterAll(async () => {
+    await server?.drop();
+    await embedded?.drop();
+  });
+
+  it.each(listCaptures().map((c) => [`${c.layout}/${c.scenario}`, c] as const))('for the capture %s, delivered in pieces and again', async (name, ref) => {
+    const capture = await loadCapture(ref);
+    const tenant = name;
+    for (const t of [server, embedded]) {
+      const deps = depsFor(t.db);
+      const meta = { tenant };
+      // children before parents (the trace's last span last), the logs in between, then all again
+      const half = Math.ceil(capture.spans.length / 2);
+      await ingestSpans(capture.spans.slice(half), meta, deps);
+      if (capture.logs.length > 0) await ingestLogs(capture.logs, meta, deps);
+      await ingestSpans(capture.spans.slice(0, half), meta, deps);
+      const again = await ingestSpans(capture.spans, meta, deps);
+      expect(again.stored).toBe(0);
+    }
+    const copied = await storedRows(server.db, tenant);
+    expect(copied.spans.length).toBe(new Set(capture.spans.map((s) => `${s.traceId}/${s.spanId}`)).size);
+    expect(copied).toEqual(await storedRows(embedded.db, tenant));
+  }, 60_000);
+
+  it('reads a binary tsvector as array_to_tsvector reads the same lexemes', async () => {
+    const lexemes = ['zèbre', 'weather', '天', '天气', 'παρίσι', 'a', 'paris', '18', 'ü'.repeat(40)];
+    const same = await server.db.transaction(async (tx) => {
+      await tx.query('CREATE TEMP TABLE lexemes (search tsvector) ON COMMIT DROP');
+      await tx.copyRows!('lexemes', [{ name: 'search', type: 'tsvector' }], [[lexemes], [[]]]);
+      return tx.query<{ same: boolean }>('SELECT bool_and(search = array_to_tsvector($1::text[]) OR (search = \'\' AND $2)) AS same FROM lexemes', [lexemes, true]);
+    });
+    expect(same[0].same).toBe(true);
+  });
+
+  it('falls back to INSERT when a row it meant to COPY was stored meanwhile, and stores the batch in full', async () => {
+    const tenant = 'fallback';
+    const llm = span({
+      name: 'chat gpt-4o-mini', id: 'llm', traceId: 'fa11bac0'.repeat(4),
+      attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o-mini', 'gen_ai.input.messages': '[{"role":"user","content":"hi"}]' },
+    });
+    const other = span({ name: 'execute_tool lookup', id: 'tool', traceId: llm.traceId, attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup' } });
+    // a step row for a span that is not stored: nothing in tapedeck writes one, so COPY meets it
+    await server.db.query(
+      `INSERT INTO tapedeck_store.steps (tenant, trace_id, span_id, kind, name, status, fingerprint, layout, normalizer_version)
+       VALUES ($1, decode($2, 'hex'), decode($3, 'hex'), 'llm', 'stale', 'ok', 'stale', 'otel-genai', 0)`,
+      [tenant, llm.traceId, llm.spanId],
+    );
+    const result = await ingestSpans([llm, other], { tenant }, depsFor(server.db));
+    expect(result.stored).toBe(2);
+    await ingestSpans([llm, other], { tenant }, depsFor(embedded.db));
+    const rows = await storedRows(server.db, tenant);
+    expect(rows.steps.map((s) => (s as { name: string }).name)).not.toContain('stale');
+    expect(rows).toEqual(await storedRows(embedded.db, tenant));
+  });
+
+  it('stores nothing when deriving fails while a COPY streams, and the connection serves the next request', async () => {
+    const single = await createTestDatabase('postgres');
+    const db = createPgDatabase(single.url!, { maxConnections: 1 });
+    try {
+      const spans: SpanRecord[] = Array.from({ length: 20 }, (_, i) => span({
+        name: 'execute_tool lookup', id: `tool${i}`, traceId: 'c0ffee00'.repeat(4), attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup' },
+      }));
+      const real = depsFor(db).derive;
+      let calls = 0;
+      const failing: DeriveSpans = async (batch, logsOf) => {
+        calls += batch.length;
+        if (calls > 5) throw new Error('payload store unreachable');
+        return real(batch, logsOf);
+      };
+      await expect(ingestSpans(spans, { tenant: '' }, depsFor(db, failing))).rejects.toThrow('payload store unreachable');
+      expect(await db.query('SELECT (SELECT count(*) FROM tapedeck_store.spans)::int AS spans, (SELECT count(*) FROM tapedeck_store.steps)::int AS steps'))
+        .toEqual([{ spans: 0, steps: 0 }]);
+      expect(await ingestSpans(spans, { tenant: '' }, depsFor(db))).toEqual({ stored: 20 });
+    } finally {
+      await db.close();
+      await single.drop();
+    }
+  }, 60_000);
+});
