@@ -16,7 +16,8 @@
 //   node bench/ingest.mjs
 // Settings (environment): BENCH_QUICK=1 (one short round), BENCH_INGEST_ROUNDS,
 // BENCH_INGEST_SECONDS (per phase; the 64 KB case takes twice as long), BENCH_INGEST_SENDERS
-// (default 4), BENCH_INGEST_CASES (e.g. "2k" or "2k,64k"), BENCH_DATABASE_URL (a database to
+// (default 4), BENCH_INGEST_BATCH (spans per request, a multiple of 8; default 512),
+// BENCH_INGEST_CASES (e.g. "2k" or "2k,64k"), BENCH_DATABASE_URL (a database to
 // connect to for CREATE DATABASE; default postgres://postgres@127.0.0.1:5432/postgres).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -31,6 +32,7 @@ const QUICK = process.env.BENCH_QUICK === '1';
 const ROUNDS = Number(process.env.BENCH_INGEST_ROUNDS ?? (QUICK ? 1 : 3));
 const SECONDS = Number(process.env.BENCH_INGEST_SECONDS ?? (QUICK ? 4 : 10));
 const SENDERS = Number(process.env.BENCH_INGEST_SENDERS ?? 4);
+const BATCH = Number(process.env.BENCH_INGEST_BATCH ?? 512);
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const MiB = 1024 * 1024;
 
@@ -67,13 +69,13 @@ for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => { cleanup
 
 const pgVersion = (await admin.query('SHOW server_version')).rows[0].server_version;
 console.log(`ingest: node ${process.version}, PostgreSQL ${pgVersion}, ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-console.log(`  ${SENDERS} senders, ${ROUNDS} round(s) of tapedeck then raw, ${SECONDS} s per phase (64 KB: ${SECONDS * 2} s); medians over rounds`);
+console.log(`  ${BATCH} spans per request, ${SENDERS} senders, ${ROUNDS} round(s) of tapedeck then raw, ${SECONDS} s per phase (64 KB: ${SECONDS * 2} s); medians over rounds`);
 
 const results = [];
 try {
   await db.connect();
   for (const c of CASES) {
-    const source = createBatchSource(c.promptBytes);
+    const source = createBatchSource(c.promptBytes, BATCH);
     const server = await startTapedeck({ databaseUrl: dbUrl, dataDir: path.join(dataDir, c.key) });
     running = server;
     const raw = await createRawIngest(dbUrl, SENDERS);

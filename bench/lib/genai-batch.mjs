@@ -1,4 +1,4 @@
-// Realistic GenAI export requests for the ingest bench: 512 spans per request (the
+// Realistic GenAI export requests for the ingest bench: 512 spans per request by default (the
 // BatchSpanProcessor default), made of whole agent runs of 8 spans each: an agent wrapper
 // (the trace root), 4 chat calls and 3 tool executions, every span carrying the run's session
 // id. Runs alternate between the OpenLLMetry layout (traceloop.* keys, as in
@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { otlpTypes } from '../../dist/src/otlp/proto.js';
 
 export const SPANS_PER_REQUEST = 512;
-const SPANS_PER_RUN = 8;
+export const SPANS_PER_RUN = 8;
 
 // Markers: bytes that neither ASCII text nor the rest of the encoding produces in this order.
 const TRACE_MARK = Buffer.from('c7a35e91d20b6f48', 'hex'); // first 8 bytes of every trace id
@@ -152,11 +152,12 @@ function indexesOf(buffer, marker) {
 }
 
 /**
- * A source of distinct export requests (protobuf bytes) of SPANS_PER_REQUEST spans whose
- * chat prompts are about `promptBytes` long.
+ * A source of distinct export requests (protobuf bytes) of `spansPerRequest` spans (a multiple
+ * of SPANS_PER_RUN) whose chat prompts are about `promptBytes` long.
  */
-export function createBatchSource(promptBytes) {
-  const runs = SPANS_PER_REQUEST / SPANS_PER_RUN;
+export function createBatchSource(promptBytes, spansPerRequest = SPANS_PER_REQUEST) {
+  if (spansPerRequest % SPANS_PER_RUN !== 0 || spansPerRequest < 2 * SPANS_PER_RUN) throw new Error(`spans per request: a multiple of ${SPANS_PER_RUN}, at least ${2 * SPANS_PER_RUN}`);
+  const runs = spansPerRequest / SPANS_PER_RUN;
   const layouts = ['openllmetry', 'otel-genai'];
   const byLayout = new Map(layouts.map((l) => [l, []]));
   for (let r = 0; r < runs; r++) byLayout.get(layouts[r % 2]).push(...run(r, layouts[r % 2], promptBytes));
@@ -174,20 +175,20 @@ export function createBatchSource(promptBytes) {
     ],
   };
   const spanCount = request.resourceSpans.flatMap((rs) => rs.scopeSpans).reduce((n, ss) => n + ss.spans.length, 0);
-  if (spanCount !== SPANS_PER_REQUEST) throw new Error(`bench batch has ${spanCount} spans, expected ${SPANS_PER_REQUEST}`);
+  if (spanCount !== spansPerRequest) throw new Error(`bench batch has ${spanCount} spans, expected ${spansPerRequest}`);
 
   const { ExportTraceServiceRequest: T } = otlpTypes();
   const template = Buffer.from(T.encode(T.fromObject(request)).finish());
   const traceAt = indexesOf(template, TRACE_MARK);
   const spanAt = indexesOf(template, SPAN_MARK);
   const sessionAt = indexesOf(template, SESSION_MARK);
-  const parents = SPANS_PER_REQUEST - runs;
-  if (traceAt.length !== SPANS_PER_REQUEST || spanAt.length !== SPANS_PER_REQUEST + parents || sessionAt.length === 0) {
+  const parents = spansPerRequest - runs;
+  if (traceAt.length !== spansPerRequest || spanAt.length !== spansPerRequest + parents || sessionAt.length === 0) {
     throw new Error(`bench template markers: ${traceAt.length} trace, ${spanAt.length} span, ${sessionAt.length} session`);
   }
   return {
     bytes: template.length,
-    spans: SPANS_PER_REQUEST,
+    spans: spansPerRequest,
     /** A new request: `into` (a buffer of `bytes` bytes from an earlier call) is reused. */
     next(into) {
       const body = into ?? Buffer.from(template);

@@ -60,7 +60,7 @@ function handler(signal: OtlpSignal, deps: GrpcReceiverDeps): grpc.handleUnaryCa
         const decoded = decodeLogsRequest(call.request, 'protobuf');
         await ingestLogs(decoded.logs, meta, deps.ingest);
         return encodeExportResponse(signal, 'protobuf', partialSuccessFor(signal, decoded.rejected));
-      })
+      }, call.request.length)
       .then(
         (response) => callback(null, Buffer.from(response)),
         (error: unknown) => {

@@ -48,22 +48,24 @@ async function handleExport(c: Context, signal: OtlpSignal, deps: HttpReceiverDe
     );
     return errorResponse(error, 'json');
   }
+  const length = Number(c.req.header('content-length'));
+  const announced = Number.isSafeInteger(length) && length >= 0 ? length : undefined; // absent: NaN
   try {
     return await deps.admission.run(async () => {
       const meta: IngestMeta = { tenant: '' };
       let rejected;
       if (signal === 'traces') {
-        const decoded = decodeTraceRequest(await readBody(c, settings), encoding);
+        const decoded = decodeTraceRequest(await readBody(c, settings, announced), encoding);
         rejected = decoded.rejected;
         await ingestSpans(decoded.spans, meta, deps.ingest);
       } else {
-        const decoded = decodeLogsRequest(await readBody(c, settings), encoding);
+        const decoded = decodeLogsRequest(await readBody(c, settings, announced), encoding);
         rejected = decoded.rejected;
         await ingestLogs(decoded.logs, meta, deps.ingest);
       }
       const payload = encodeExportResponse(signal, encoding, partialSuccessFor(signal, rejected));
       return new Response(payload, { status: 200, headers: { 'content-type': contentTypeOf(encoding) } });
-    });
+    }, announced);
   } catch (error) {
     const classified = classifyError(error);
     if (classified.kind === 'internal') deps.logger.error({ err: error, signal }, 'OTLP/HTTP export failed');
@@ -75,9 +77,8 @@ async function handleExport(c: Context, signal: OtlpSignal, deps: HttpReceiverDe
  * The request body, gunzipped, within the bound. Its own function so that no variable of the
  * handler keeps the body alive while the decoded batch is being written.
  */
-async function readBody(c: Context, settings: HttpReceiverSettings): Promise<Buffer> {
-  const length = Number(c.req.header('content-length'));
-  const raw = await readBoundedBody(c.req.raw.body, settings.maxBodyBytes, Number.isSafeInteger(length) && length >= 0 ? length : undefined);
+async function readBody(c: Context, settings: HttpReceiverSettings, announcedBytes: number | undefined): Promise<Buffer> {
+  const raw = await readBoundedBody(c.req.raw.body, settings.maxBodyBytes, announcedBytes);
   return decodeContentEncoding(c.req.header('content-encoding'), raw, settings.maxBodyBytes);
 }
 
