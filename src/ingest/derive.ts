@@ -6,7 +6,9 @@
  */
 import { normalizeSpan, NORMALIZER_VERSION } from '../normalize/normalize.js';
 import { fingerprintName, fingerprintOf } from '../normalize/finish.js';
-import { offloadLargeValues } from '../payloads/offload.js';
+import { canonicalJson, sha256Hex } from '../json/canonical.js';
+import type { JsonValue, StepDraft } from '../normalize/step.js';
+import { offloadLargeValues, type OffloadResult } from '../payloads/offload.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import { searchLexemes } from '../recall/recorded-text.js';
 import type { DeriveSpans, DerivedSpan } from './ingest.js';
@@ -31,7 +33,7 @@ export function createDeriveSpans(deps: DeriveDeps, settings: DeriveSettings): D
       }
       // Recall's words come from the full values, before large ones are moved out.
       const search = searchLexemes(facts.step);
-      const stored = await offloadLargeValues(facts.step, deps.payloads, settings.payloadThresholdBytes);
+      const stored = await offloadIfLarge(facts.step, deps.payloads, settings.payloadThresholdBytes);
       const d = stored.draft;
       out.push({
         ownRun: facts.ownRun,
@@ -45,9 +47,42 @@ export function createDeriveSpans(deps: DeriveDeps, settings: DeriveSettings): D
           fingerprint: fingerprintOf(d.kind, fingerprintName(d.kind, d.name, d.model, d.tool), stored.requestDigest),
           normalizerVersion: NORMALIZER_VERSION,
           search,
+          requestJson: stored.requestJson,
+          responseJson: stored.responseJson,
         },
       });
     }
     return out;
   };
+}
+
+/**
+ * offloadLargeValues canonicalises request and response to measure them, and leaves a value
+ * at or under the threshold inline with the digest of its canonical JSON (payloads/offload.ts,
+ * "The rules"). That is nearly every step: canonicalise such values once here and keep the
+ * text, which the step writer stores as the jsonb (any JSON text of a value is the same
+ * jsonb), where otherwise offloading would serialise them and the writer again. A value over
+ * the threshold goes through offloadLargeValues as before.
+ */
+async function offloadIfLarge(
+  draft: StepDraft, payloads: PayloadStore, thresholdBytes: number,
+): Promise<OffloadResult<StepDraft> & { requestJson?: string | null; responseJson?: string | null }> {
+  const request = inlineJson(draft.request, thresholdBytes);
+  const response = request === undefined ? undefined : inlineJson(draft.response, thresholdBytes);
+  if (request === undefined || response === undefined) return offloadLargeValues(draft, payloads, thresholdBytes);
+  return {
+    draft,
+    payloads: [],
+    requestDigest: request === null ? null : sha256Hex(request),
+    responseDigest: response === null ? null : sha256Hex(response),
+    requestJson: request,
+    responseJson: response,
+  };
+}
+
+/** The canonical JSON of a value that stays inline; undefined when it is over the threshold. */
+function inlineJson(value: JsonValue | null, thresholdBytes: number): string | null | undefined {
+  if (value === null) return null;
+  const text = canonicalJson(value);
+  return Buffer.byteLength(text, 'utf8') <= thresholdBytes ? text : undefined;
 }

@@ -17,6 +17,9 @@ export interface StoredStep {
   normalizerVersion: number;
   /** recall's lexemes for the step (src/recall/tokenize.ts); absent: not searchable */
   search?: readonly string[];
+  /** draft.request / draft.response as JSON text, when derive has it already (any JSON text of the value) */
+  requestJson?: string | null;
+  responseJson?: string | null;
 }
 
 export const stepColumns: readonly Column[] = [
@@ -67,8 +70,8 @@ export function stepToRow(tenant: string, s: StoredStep): unknown[] {
     d.tool,
     d.toolCallId ?? null,
     d.status,
-    json(d.request),
-    json(d.response),
+    s.requestJson !== undefined ? s.requestJson : json(d.request),
+    s.responseJson !== undefined ? s.responseJson : json(d.response),
     s.requestDigest,
     s.responseDigest,
     s.fingerprint,

@@ -1,0 +1,47 @@
+/**
+ * createDeriveSpans (src/ingest/derive.ts) canonicalises a step's request and response once
+ * and keeps the text for the writer when they stay inline, instead of going through
+ * offloadLargeValues. Whatever the threshold, the stored step must be exactly what
+ * offloadLargeValues gives (stored form, digests, fingerprint, what lands in the payload
+ * store), and the kept text must be JSON of the stored value. Checked over every span of
+ * every corpus capture, at the default threshold and at small ones that offload.
+ */
+import { describe, expect, it } from 'vitest';
+import { createDeriveSpans } from '../../../src/ingest/derive.js';
+import { fingerprintName, fingerprintOf } from '../../../src/normalize/finish.js';
+import { normalizeSpan } from '../../../src/normalize/normalize.js';
+import { createMemoryPayloadStore } from '../../../src/payloads/memory-payload-store.js';
+import { offloadLargeValues } from '../../../src/payloads/offload.js';
+import { listCaptures, loadCapture } from '../../helpers/corpus.js';
+import { logsBySpan } from '../../helpers/tapes.js';
+
+describe.each([256 * 1024, 2048, 300, 0])('derive at threshold %i bytes', (threshold) => {
+  it.each(listCaptures().map((c) => [`${c.layout}/${c.scenario}`, c] as const))('stores what offloadLargeValues stores for %s', async (_name, ref) => {
+    const capture = await loadCapture(ref);
+    const logs = logsBySpan(capture.logs);
+    const logsOf = (s: { traceId: string; spanId: string }) => logs.get(`${s.traceId}/${s.spanId}`) ?? [];
+    const derivedEntries = new Map<string, Uint8Array>();
+    const derivedStore = createMemoryPayloadStore({ entries: derivedEntries });
+    const derived = await createDeriveSpans({ payloads: derivedStore }, { payloadThresholdBytes: threshold })(capture.spans, logsOf);
+    const referenceEntries = new Map<string, Uint8Array>();
+    const referenceStore = createMemoryPayloadStore({ entries: referenceEntries });
+    for (const [i, span] of capture.spans.entries()) {
+      const facts = normalizeSpan(span, logsOf(span));
+      const got = derived[i].step;
+      if (!facts.step) {
+        expect(got).toBeNull();
+        continue;
+      }
+      const ref = await offloadLargeValues(facts.step, referenceStore, threshold);
+      expect(got).not.toBeNull();
+      expect(got!.draft).toEqual(ref.draft);
+      expect([got!.requestDigest, got!.responseDigest]).toEqual([ref.requestDigest, ref.responseDigest]);
+      const d = ref.draft;
+      expect(got!.fingerprint).toBe(fingerprintOf(d.kind, fingerprintName(d.kind, d.name, d.model, d.tool), ref.requestDigest));
+      if (got!.requestJson !== undefined) expect(got!.requestJson === null ? null : JSON.parse(got!.requestJson)).toEqual(d.request);
+      if (got!.responseJson !== undefined) expect(got!.responseJson === null ? null : JSON.parse(got!.responseJson)).toEqual(d.response);
+    }
+    expect([...derivedEntries.keys()].sort()).toEqual([...referenceEntries.keys()].sort());
+    if (threshold === 0 && capture.groundTruth.content_capture) expect(derivedEntries.size).toBeGreaterThan(0);
+  });
+});
