@@ -12,7 +12,7 @@
  * a request takes one, or three when it is large (LARGE_REQUEST_BYTES) or says no size, so
  * four small batches, or one large and one small, are worked on at once. (bench/ingest.mjs
  * and docs/benchmarks.md have the measurements: two 17 MB batches at once peaked at about
- * 300 MiB RSS for 12 % more throughput than one at a time, which peaked at about 245 MiB.)
+ * 300 MiB RSS for 10–18 % more throughput than one at a time, which peaked at about 245 MiB.)
  */
 import { IngestError } from '../errors.js';
 
