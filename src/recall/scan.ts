@@ -35,6 +35,17 @@ function classify(cp: number): number {
 
 const ASCII = new Uint8Array(128);
 for (let c = 0; c < 128; c++) ASCII[c] = classify(c);
+
+/**
+ * For each ASCII code, the lower-case form of the character when it is part of a word, else
+ * 0: what the ASCII fast path of indexLexemes scans by. No ASCII character is a mark or of an
+ * unspaced script, so an ASCII word is a run of letters and digits and nothing else.
+ */
+export const ASCII_WORD_LOWER = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  if (ASCII[c] === WORD) ASCII_WORD_LOWER[c] = String.fromCharCode(c).toLowerCase().charCodeAt(0);
+}
+
 const pages: (Uint8Array | undefined)[] = new Array(256);
 
 function pageOf(high: number): Uint8Array {

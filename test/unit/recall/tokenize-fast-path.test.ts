@@ -1,0 +1,177 @@
+/**
+ * indexLexemes reads an all-ASCII string on a fast path (bytes, a lower-casing table, a word
+ * set probed by span) instead of normalizeText and the Unicode scanner. Its output must be that
+ * of indexLexemesReference, the plain implementation, for every input: the same lexemes in the
+ * same order, the same stop at the byte cap, the same MAX_TOKEN_CHARS rule. Compared here over
+ * seeded random text (ASCII and not, long tokens, several strings per step), every string of the
+ * corpus captures, and small caps that stop the index part-way.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { indexLexemes, indexLexemesReference, MAX_INDEX_BYTES, MAX_TOKEN_CHARS } from '../../../src/recall/tokenize.js';
+
+const CORPUS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'corpus');
+/** 0: nothing fits; 5: one one-letter word; then a few words, a few dozen, no cap to speak of */
+const CAPS = [0, 5, 50, 500, MAX_INDEX_BYTES];
+
+/** mulberry32: the same "random" text on every run */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const LETTERS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+const PUNCTUATION = [' ', ' ', ' ', '. ', ', ', '_', '-', "'", '"', '\n', '\t', '<', '>', '{"a":', '}', ':', '/', '\\', '\u0000', '\u007f'];
+/** folds, marks, scripts and code points the general path treats specially */
+const NON_ASCII = [
+  'é', 'É', 'e\u0301', 'E\u0301\u0302', 'İ', 'İstanbul', 'ı', 'ς', 'Σ', 'ΟΔΟΣ', 'ΟΔΟΣ.', 'οδός', 'ＰＡＲＩＳ', 'ｗｏｒｄ１２',
+  'ﬁle', '\u212a', 'ß', 'ẞ', 'ǅ', 'مَرْحَبًا', 'بالعالم', 'ـ', 'Погода', 'नमस्ते', '今天天气很好', '天气', '模型', 'カタカナ',
+  'ｶﾀｶﾅ', '서울의', 'ข้าว', 'ສະບາຍດີ', '😀', '👍🏽', '𠀀𠀁', '\ud800', '\udfff', '\u0301', '\u0301'.repeat(120), '<\u0338',
+  `天气${'\u0301'.repeat(MAX_TOKEN_CHARS)}好`, `ข${'\u0e49'.repeat(MAX_TOKEN_CHARS - 1)}าว`,
+  '\u00a0', '…', '—', '’', '°', '\u200b', '\ufeff', '①', '½', '²',
+];
+
+function pick<T>(rand: () => number, items: readonly T[]): T {
+  return items[Math.floor(rand() * items.length)];
+}
+
+function word(rand: () => number, length: number, alphabet = LETTERS): string {
+  let w = '';
+  for (let i = 0; i < length; i++) w += alphabet[Math.floor(rand() * alphabet.length)];
+  return w;
+}
+
+/** A small vocabulary, so that words repeat within and across strings. */
+function vocabulary(rand: () => number): string[] {
+  return Array.from({ length: 40 }, () => word(rand, 1 + Math.floor(rand() * 8)));
+}
+
+/** A string of words, punctuation, long tokens and, when nonAscii, other scripts. */
+function randomText(rand: () => number, vocab: string[], nonAscii: boolean): string {
+  const pieces = Math.floor(rand() * 40);
+  let s = '';
+  for (let i = 0; i < pieces; i++) {
+    const r = rand();
+    if (r < 0.45) {
+      const w = pick(rand, vocab);
+      s += rand() < 0.2 ? w.toUpperCase() : rand() < 0.2 ? w[0].toUpperCase() + w.slice(1) : w;
+    } else if (r < 0.75) s += pick(rand, PUNCTUATION);
+    else if (r < 0.8) s += word(rand, MAX_TOKEN_CHARS - 2 + Math.floor(rand() * 5)); // around the limit
+    else if (r < 0.82) s += word(rand, 150 + Math.floor(rand() * 300));
+    else if (nonAscii) s += pick(rand, NON_ASCII);
+    else s += String(Math.floor(rand() * 1e6));
+  }
+  return s;
+}
+
+/** Runs both implementations over every case and cap; returns the cases where they differ. */
+function differences(cases: string[][], caps = CAPS): { texts: string[]; maxBytes: number; fast: string[]; reference: string[] }[] {
+  const out = [];
+  for (const texts of cases) {
+    for (const maxBytes of caps) {
+      const fast = indexLexemes(texts, maxBytes);
+      const reference = indexLexemesReference(texts, maxBytes);
+      if (JSON.stringify(fast) !== JSON.stringify(reference)) out.push({ texts, maxBytes, fast, reference });
+    }
+  }
+  return out.slice(0, 3);
+}
+
+/** Every string value inside a JSON value, depth first. */
+function strings(value: unknown, out: string[] = []): string[] {
+  if (typeof value === 'string') out.push(value);
+  else if (Array.isArray(value)) for (const v of value) strings(v, out);
+  else if (value !== null && typeof value === 'object') for (const v of Object.values(value)) strings(v, out);
+  return out;
+}
+
+function corpusFiles(): string[] {
+  return readdirSync(CORPUS, { recursive: true, encoding: 'utf8' })
+    .filter((f) => path.basename(f) === 'decoded.json')
+    .sort()
+    .map((f) => path.join(CORPUS, f));
+}
+
+describe('indexLexemes: the ASCII fast path gives what the plain implementation gives', () => {
+  it('for every ASCII character, alone, inside a word and between words, in either case', () => {
+    const cases: string[][] = [];
+    for (let c = 0; c < 128; c++) {
+      const ch = String.fromCharCode(c);
+      cases.push([ch], [`ab${ch}cd ${ch}AB${ch}`], [`X${ch.repeat(40)}y`]);
+    }
+    expect(differences(cases)).toEqual([]);
+  });
+
+  it('for seeded random steps of one to four strings, ASCII and not', () => {
+    const rand = prng(20240611);
+    const cases: string[][] = [];
+    for (let i = 0; i < 1500; i++) {
+      const vocab = vocabulary(rand);
+      const count = 1 + Math.floor(rand() * 4);
+      // half the steps all ASCII (the fast path only), half mixing strings of both kinds
+      const mixed = rand() < 0.5;
+      cases.push(Array.from({ length: count }, () => randomText(rand, vocab, mixed && rand() < 0.6)));
+    }
+    expect(differences(cases)).toEqual([]);
+  });
+
+  it('for words at and around MAX_TOKEN_CHARS, and text shorter and longer than its buffers', () => {
+    const rand = prng(7);
+    const cases: string[][] = [];
+    for (let n = MAX_TOKEN_CHARS - 3; n <= MAX_TOKEN_CHARS + 3; n++) {
+      cases.push([`${'a'.repeat(n)} b`], [`${'Ab'.repeat(n).slice(0, n)}.${'9'.repeat(n)}`], [`é ${'x'.repeat(n)}`]);
+      cases.push([`今天${'\u0301'.repeat(n - 1)}天气`]); // a character and its marks: n units
+    }
+    for (const n of [31, 32, 33, 64 * 1024 - 1, 64 * 1024, 64 * 1024 + 1, 200_000]) {
+      const vocab = vocabulary(rand);
+      let ascii = '';
+      while (ascii.length < n) ascii += `${pick(rand, vocab)}${pick(rand, [' ', ', ', '. '])}`;
+      cases.push([ascii.slice(0, n)], [`${ascii.slice(0, n - 1)}é`], [ascii.slice(0, n), '天气', ascii.slice(0, 50)]);
+    }
+    expect(differences(cases, [0, 5, 50, 500, 5000, MAX_INDEX_BYTES])).toEqual([]);
+  });
+
+  it('for a step with more distinct words than the reused word set keeps, and the steps after it', () => {
+    const many = Array.from({ length: 30_000 }, (_, i) => `W${i.toString(36)}`).join(' ');
+    const cases = [[many], ['Hello hello world'], [many, '今天 天气 x'], ['天气好 ok OK'], ['']];
+    expect(differences(cases)).toEqual([]);
+  });
+
+  it('for words whose hashes collide in the word set', () => {
+    // Each pair has the same 32-bit hash in WordSet (FNV-1a, as of writing): the set must
+    // compare the words themselves. Were the hash changed, these would be just more words.
+    const pairs = [['safuva', 'ijptej'], ['axchku', 'tfhzqm'], ['ehvgaz', 'sllead']];
+    const cases = pairs.flatMap(([a, b]) => [[`${a} ${b} ${a.toUpperCase()} ${b}`], [`${a} é ${b}`], [a, `${b} ${a}`]]);
+    expect(differences(cases)).toEqual([]);
+    expect(indexLexemes(['safuva ijptej'])).toEqual(['safuva', 'ijptej']);
+  });
+
+  it('for every string of the corpus captures, one step per capture and one step per string', () => {
+    const files = corpusFiles();
+    expect(files.length).toBeGreaterThan(0);
+    const cases: string[][] = [];
+    for (const file of files) {
+      const texts = strings(JSON.parse(readFileSync(file, 'utf8')));
+      cases.push(texts);
+      for (const text of texts) cases.push([text]);
+    }
+    expect(differences(cases)).toEqual([]);
+  });
+
+  it('when the texts are a generator that indexes another step meanwhile', () => {
+    function* texts(): Generator<string> {
+      yield 'Alpha beta';
+      expect(indexLexemes(['Gamma alpha delta'])).toEqual(['gamma', 'alpha', 'delta']);
+      yield 'beta GAMMA';
+    }
+    expect(indexLexemes(texts())).toEqual(['alpha', 'beta', 'gamma']);
+  });
+});
