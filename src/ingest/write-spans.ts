@@ -3,7 +3,8 @@
  * What ingestSpans does inside its one transaction, for spans already deduplicated:
  * 1. lock the batch's traces (advisory locks, so a span and its log records meet);
  * 2. read the run facts of the traces' stored spans and the log records of the batch's spans;
- * 3. derive each span (normalize, offload, digests) and write the steps;
+ * 3. derive each span (normalize, offload, digests) and write the steps and their traces'
+ *    words for recall (recall/trace-words.ts);
  * 4. resolve runs in memory (tapes/run-resolution.ts) and write the new spans with their run,
  *    then update the stored spans whose run changed.
  *
@@ -16,6 +17,7 @@
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import type { Queryable } from '../store/database.js';
 import { copyColumnsOf, insertRows } from '../tapes/bulk-insert.js';
+import { TraceWords, writeTraceWords } from '../recall/trace-words.js';
 import { resolveRunsInMemory, type RunNode } from '../tapes/run-resolution.js';
 import { resolveRuns } from '../tapes/resolve-runs.js';
 import { hexToBytes, spanToRow, spanWriteColumns } from '../tapes/span-rows.js';
@@ -37,7 +39,11 @@ export async function writeSpans(tx: Queryable, spans: readonly SpanRecord[], te
   const logsOf = (s: SpanRecord): LogRecord[] => logs.get(spanKey(s.traceId, s.spanId)) ?? [];
   const isNew = (s: SpanRecord) => !stored.has(spanKey(s.traceId, s.spanId));
 
-  const facts = tx.copyRows ? await copySteps(tx, spans, tenant, derive, logsOf, isNew) : await insertSteps(tx, spans, tenant, derive, logsOf);
+  const words = new TraceWords();
+  const facts = tx.copyRows
+    ? await copySteps(tx, spans, tenant, derive, logsOf, isNew, words)
+    : await insertSteps(tx, spans, tenant, derive, logsOf, words);
+  await writeTraceWords(tx, tenant, words);
 
   const fresh = spans.filter(isNew);
   const nodes: RunNode[] = [...stored.values()];
@@ -75,9 +81,11 @@ export async function writeSpans(tx: Queryable, spans: readonly SpanRecord[], te
 /** Derives all spans at once and upserts their steps (the INSERT path). */
 async function insertSteps(
   tx: Queryable, spans: readonly SpanRecord[], tenant: string, derive: DeriveSpans, logsOf: (s: SpanRecord) => LogRecord[],
+  words: TraceWords,
 ): Promise<Map<string, RunFacts>> {
   const derived = await derive(spans, logsOf);
   await upsertSteps(tx, tenant, derived);
+  for (const d of derived) if (d.step) words.add(d.step);
   return new Map(spans.map((s, i) => [spanKey(s.traceId, s.spanId), { ownRun: derived[i].ownRun, ownParentRun: derived[i].ownParentRun }]));
 }
 
@@ -87,7 +95,7 @@ async function insertSteps(
  */
 async function copySteps(
   tx: Queryable, spans: readonly SpanRecord[], tenant: string, derive: DeriveSpans, logsOf: (s: SpanRecord) => LogRecord[],
-  isNew: (s: SpanRecord) => boolean,
+  isNew: (s: SpanRecord) => boolean, words: TraceWords,
 ): Promise<Map<string, RunFacts>> {
   const facts = new Map<string, RunFacts>();
   const restated: DerivedSpan[] = [];
@@ -96,6 +104,7 @@ async function copySteps(
       const [d] = await derive([span], logsOf);
       facts.set(spanKey(span.traceId, span.spanId), { ownRun: d.ownRun, ownParentRun: d.ownParentRun });
       if (!d.step) continue;
+      words.add(d.step);
       if (isNew(span)) yield stepToRow(tenant, d.step);
       else restated.push(d);
     }

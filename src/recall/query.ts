@@ -1,12 +1,14 @@
 /**
  * @module recall/query
- * Recall's SQL, the same on PGlite and PostgreSQL. The words index is
- * tapedeck_store.steps.search (0003_recall.sql): lexemes computed by tokenize.ts and stored
- * as they are, so a query is a tsquery of quoted lexemes cast with ::tsquery — no parser and
- * no dictionary on either side, whatever the server's locale.
+ * Recall's SQL, the same on PGlite and PostgreSQL. Words are lexemes computed by tokenize.ts
+ * and stored as they are, so a query is a tsquery of quoted lexemes cast with ::tsquery — no
+ * parser and no dictionary on either side, whatever the server's locale.
  *
- * A matching span is a step whose lexemes hold every lexeme of the query; "newest" is by the
- * end of its span, ties by trace and span id (descending), so pages are stable.
+ * A matching span is a step whose own lexemes (steps.search) hold every lexeme of the query.
+ * The index is by trace (tapedeck_store.trace_words, 0004_recall_by_trace.sql): the traces
+ * whose words hold the query are the candidates, and their steps are tested one by one.
+ * "Newest" is by the end of the span, ties by trace and span id (descending), so pages are
+ * stable.
  */
 import type { JsonValue } from '../normalize/step.js';
 import type { Queryable } from '../store/database.js';
@@ -20,12 +22,21 @@ export function tsqueryOf(terms: readonly Term[]): string {
   return lexemes.map((l) => `'${l.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`).join(' & ');
 }
 
+/**
+ * The step `st` is in a trace whose words hold the query ($1 tenant, $2 tsquery). As an array
+ * of trace ids the candidates are looked up through steps' primary key (tenant, trace_id, ...)
+ * whatever the planner estimates; as `IN (subquery)` it chose to test every stored step
+ * against the query once the candidates looked many (measured in bench/recall.mjs).
+ */
+const IN_CANDIDATE_TRACES = `st.trace_id = ANY(ARRAY(
+         SELECT w.trace_id FROM tapedeck_store.trace_words w WHERE w.tenant = $1 AND w.words @@ $2::tsquery))`;
+
 /** Matching steps, counted up to `cap` (the scan stops there). */
 export async function countMatches(db: Queryable, tenant: string, tsquery: string, cap: number): Promise<number> {
   const [row] = await db.query<{ n: bigint | number }>(
     `SELECT count(*) AS n FROM (
-       SELECT 1 FROM tapedeck_store.steps
-        WHERE tenant = $1 AND search @@ $2::tsquery
+       SELECT 1 FROM tapedeck_store.steps st
+        WHERE st.tenant = $1 AND st.search @@ $2::tsquery AND ${IN_CANDIDATE_TRACES}
         LIMIT $3) m`,
     [tenant, tsquery, cap],
   );
@@ -57,7 +68,7 @@ export async function newestMatches(
     `SELECT s.run_id AS run, s.end_ns, encode(st.trace_id, 'hex') AS trace_id, encode(st.span_id, 'hex') AS span_id
        FROM tapedeck_store.steps st
        JOIN tapedeck_store.spans s ON s.tenant = st.tenant AND s.trace_id = st.trace_id AND s.span_id = st.span_id
-      WHERE st.tenant = $1 AND st.search @@ $2::tsquery AND s.run_id IS NOT NULL ${page}
+      WHERE st.tenant = $1 AND st.search @@ $2::tsquery AND ${IN_CANDIDATE_TRACES} AND s.run_id IS NOT NULL ${page}
       ORDER BY s.end_ns DESC, st.trace_id DESC, st.span_id DESC
       LIMIT $3`,
     params,

@@ -25,7 +25,7 @@ function depsFor(db: Database, derive?: DeriveSpans): IngestDeps {
 }
 
 /** Every stored column but received_at, as text, in key order. */
-async function storedRows(db: Database, tenant: string): Promise<{ spans: unknown[]; steps: unknown[] }> {
+async function storedRows(db: Database, tenant: string): Promise<{ spans: unknown[]; steps: unknown[]; words: unknown[] }> {
   const spans = await db.query(
     `SELECT encode(trace_id, 'hex') t, encode(span_id, 'hex') s, encode(parent_span_id, 'hex') p, trace_state, flags::text, name, kind,
             start_ns::text, end_ns::text, status_code, status_message, attributes::text, events::text, links::text, resource::text,
@@ -39,7 +39,13 @@ async function storedRows(db: Database, tenant: string): Promise<{ spans: unknow
        FROM tapedeck_store.steps WHERE tenant = $1 ORDER BY trace_id, span_id`,
     [tenant],
   );
-  return { spans, steps };
+  // recall's index rows: the same words by trace, however many rows each write added
+  const words = await db.query(
+    `SELECT encode(trace_id, 'hex') t, string_agg(words::text, ' | ' ORDER BY words::text) AS words
+       FROM tapedeck_store.trace_words WHERE tenant = $1 GROUP BY trace_id ORDER BY trace_id`,
+    [tenant],
+  );
+  return { spans, steps, words };
 }
 
 describe.skipIf(!onServer)('COPY and INSERT store the same rows', () => {

@@ -36,6 +36,18 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
     expect((error as Error).message).toContain(`up to ${known}`);
   });
 
+  it('keeps the words of steps stored before recall was indexed by trace (0004)', async () => {
+    t = await createTestDatabase(kind, { migrated: false });
+    await migrate(t.db, loadMigrations().filter((m) => m.version <= 3));
+    await t.db.query(
+      `INSERT INTO tapedeck_store.steps (trace_id, span_id, kind, name, status, fingerprint, layout, normalizer_version, search)
+       VALUES ('\\x0102'::bytea, '\\x03'::bytea, 'llm', 'chat', 'ok', 'llm:chat#0', 'otel-genai', 1, array_to_tsvector('{weather,paris}'::text[]))`);
+    await migrate(t.db);
+    const rows = await t.db.query<{ trace_id: Uint8Array; words: string }>(
+      "SELECT trace_id, words::text AS words FROM tapedeck_store.trace_words WHERE words @@ 'paris'::tsquery");
+    expect(rows.map((r) => [Buffer.from(r.trace_id).toString('hex'), r.words])).toEqual([['0102', "'paris' 'weather'"]]);
+  });
+
   it('returns int8 as bigint and bytea as bytes', async () => {
     t = await createTestDatabase(kind, { migrated: false });
     const [row] = await t.db.query<{ x: bigint; y: Uint8Array }>("SELECT 1791964800010000001::int8 AS x, '\\x6162'::bytea AS y");

@@ -37,6 +37,9 @@ describe.each(databaseKinds)('GET /v1/recall on %s', (kind) => {
     expect(runIds((await fx.get('?q=shops')).body)).toEqual(['weather-ok']);
     expect((await fx.get('?q=shop')).body.runs).toEqual([]); // whole words
     expect((await fx.get('?q=umbrella+zeppelin')).body.runs).toEqual([]); // every word, in one span
+    // ...even where the other span is in the same trace (the index is by trace, the test by span)
+    expect((await fx.get('?q=shops+reviews')).body.runs).toEqual([]);
+    expect((await fx.get('?q=get_weather+reviews')).body.runs).toEqual([]);
     expect(runIds((await fx.get('?q=get_weather')).body)).toEqual(['weather-ok', 'weather-failed']); // a step name
   });
 

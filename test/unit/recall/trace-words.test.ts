@@ -1,0 +1,44 @@
+/**
+ * Recall's index rows by trace (src/recall/trace-words.ts): one row per trace holding the
+ * union of its steps' words, split where a row would pass the byte cap.
+ */
+import { describe, expect, it } from 'vitest';
+import { TraceWords } from '../../../src/recall/trace-words.js';
+
+const A = 'a'.repeat(32);
+const B = 'b'.repeat(32);
+const rowsOf = (words: TraceWords) =>
+  words.rows('t1').map(([tenant, trace, lexemes]) => [tenant, Buffer.from(trace as Uint8Array).toString('hex'), lexemes]);
+
+describe('TraceWords', () => {
+  it('keeps one row per trace with the union of its steps\' words, in first-use order', () => {
+    const words = TraceWords.of([
+      { traceId: A, search: ['weather', 'paris'] },
+      null,
+      { traceId: B, search: ['lyon'] },
+      { traceId: A, search: ['paris', 'drizzle'] },
+      { traceId: A, search: [] },
+      { traceId: B },
+    ]);
+    expect(words.size).toBe(2);
+    expect(rowsOf(words)).toEqual([
+      ['t1', A, ['weather', 'paris', 'drizzle']],
+      ['t1', B, ['lyon']],
+    ]);
+  });
+
+  it('writes nothing for steps without words', () => {
+    expect(TraceWords.of([{ traceId: A, search: [] }, { traceId: B }]).size).toBe(0);
+  });
+
+  it('starts another row of the trace where one would pass the cap (UTF-8 bytes + 4 per lexeme)', () => {
+    const words = new TraceWords(20);
+    words.add({ traceId: A, search: ['abcd', 'éé'] }); // 8 + 8 bytes
+    words.add({ traceId: A, search: ['éé', 'xyz'] }); // already there; 7 more would make 23
+    words.add({ traceId: A, search: ['q'] });
+    expect(rowsOf(words)).toEqual([
+      ['t1', A, ['abcd', 'éé']],
+      ['t1', A, ['xyz', 'q']],
+    ]);
+  });
+});
