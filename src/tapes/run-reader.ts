@@ -1,7 +1,7 @@
 /**
  * @module tapes/run-reader
- * Runs, newest first (by the end of their last span), from the tapedeck.runs view, paged
- * with an opaque cursor that names the last run of the previous page.
+ * Runs, newest first (by the end of their last span), summarised by the tapedeck.runs view,
+ * paged with an opaque cursor that names the last run of the previous page.
  */
 import type { Queryable } from '../store/database.js';
 
@@ -35,24 +35,43 @@ const runColumns = `tenant, run, parent_run, spans, steps, llm_steps, tool_steps
   tokens_input, tokens_output, tokens_cache_read, tokens_cache_write, metered_cost_usd,
   first_start_ns, last_end_ns, duration_ns, service, outcome`;
 
+const SUMMARIES_AT_ONCE = 4;
+
 export async function listRuns(db: Queryable, tenant: string, options: { limit: number; cursor?: string }): Promise<RunPage> {
   const params: unknown[] = [tenant, options.limit + 1];
   let after = '';
   if (options.cursor) {
     const { lastEndNs, run } = decodeCursor(options.cursor);
     params.push(lastEndNs.toString(), run);
-    after = 'AND (last_end_ns, run) < ($3::bigint, $4::text)';
+    after = 'AND (s.end_ns, s.run_id) < ($3::bigint, $4::text)';
   }
-  const rows = await db.query<Record<string, unknown>>(
-    `SELECT ${runColumns} FROM tapedeck.runs
-      WHERE tenant_key = $1 ${after}
-      ORDER BY last_end_ns DESC, run DESC
+  // Each run once, by the span that ends it last (ties: the greatest trace and span id), in
+  // the order of the tapedeck.runs view's last_end_ns DESC, run DESC: spans_end_idx walked
+  // newest first, a span kept when no span of its run ends after it. A page reads about
+  // (page size x spans per run) index entries, not the whole store as the view's ORDER BY
+  // over its aggregate does.
+  const newest = await db.query<{ run: string }>(
+    `SELECT s.run_id AS run FROM tapedeck_store.spans s
+      WHERE s.tenant = $1 AND s.run_id IS NOT NULL ${after}
+        AND NOT EXISTS (
+          SELECT 1 FROM tapedeck_store.spans l
+           WHERE l.tenant = s.tenant AND l.run_id = s.run_id
+             AND (l.end_ns, l.trace_id, l.span_id) > (s.end_ns, s.trace_id, s.span_id))
+      ORDER BY s.end_ns DESC, s.run_id DESC
       LIMIT $2`,
     params,
   );
-  const page = rows.slice(0, options.limit).map(toSummary);
+  // Summaries run by run, a few at once: the view is fast for `run = $2` (the filter reaches
+  // both of its aggregates) and slow for a list of runs (it does not).
+  const runs = newest.slice(0, options.limit).map((r) => r.run);
+  const summaries: (RunSummary | undefined)[] = [];
+  for (let i = 0; i < runs.length; i += SUMMARIES_AT_ONCE) {
+    summaries.push(...(await Promise.all(runs.slice(i, i + SUMMARIES_AT_ONCE).map((run) => getRun(db, tenant, run)))));
+  }
+  // undefined: gone since the walk (a concurrent reindex moved its spans)
+  const page = summaries.filter((s): s is RunSummary => s !== undefined);
   const last = page[page.length - 1];
-  return { runs: page, next_cursor: rows.length > options.limit && last ? encodeCursor(last.last_end_ns, last.run) : null };
+  return { runs: page, next_cursor: newest.length > options.limit && last ? encodeCursor(last.last_end_ns, last.run) : null };
 }
 
 export async function getRun(db: Queryable, tenant: string, run: string): Promise<RunSummary | undefined> {
