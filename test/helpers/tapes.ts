@@ -7,7 +7,7 @@ import type { LogRecord, SpanRecord } from '../../src/spans/span-record.js';
 import type { Step } from '../../src/normalize/step.js';
 import { normalizeSpan } from '../../src/normalize/normalize.js';
 import { finishStep, toStepRow, type StepRow } from '../../src/normalize/finish.js';
-import { groupRuns } from '../../src/tapes/run-groups.js';
+import { resolveRunsInMemory } from '../../src/tapes/run-resolution.js';
 import { assembleTape } from '../../src/tapes/assemble.js';
 import { spanKey, type SpanLinkRow } from '../../src/tapes/span-tree.js';
 
@@ -28,14 +28,18 @@ export interface RunTape { run: string; parentRun: string | null; steps: Step[];
 export function tapesOf(spans: readonly SpanRecord[], logs: readonly LogRecord[] = []): RunTape[] {
   const logsOf = logsBySpan(logs);
   const facts = spans.map((s) => ({ span: s, facts: normalizeSpan(s, logsOf.get(spanKey(s.traceId, s.spanId)) ?? []) }));
-  const groups = groupRuns(facts.map(({ span, facts: f }) => ({
-    traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId, ownRun: f.ownRun, parentRun: f.parentRun,
+  // The rule ingest applies (and SQL, where this answers 'ambiguous')
+  const runsOf = resolveRunsInMemory(facts.map(({ span, facts: f }) => ({
+    traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId,
+    ownRun: f.ownRun, ownParentRun: f.parentRun, runId: null, parentRun: null,
   })));
-  const byRun = new Map<string, { steps: StepRow[]; spans: SpanLinkRow[] }>();
+  if (runsOf === 'ambiguous') throw new Error('tapesOf: a run with two different parent runs; store the spans and read the tapes instead');
+  const byRun = new Map<string, { steps: StepRow[]; spans: SpanLinkRow[]; parentRun: string | null }>();
   for (const { span, facts: f } of facts) {
-    const run = groups.runOf.get(spanKey(span.traceId, span.spanId)) as string;
+    const { runId, parentRun } = runsOf.get(spanKey(span.traceId, span.spanId))!;
+    const run = runId as string;
     let entry = byRun.get(run);
-    if (!entry) byRun.set(run, (entry = { steps: [], spans: [] }));
+    if (!entry) byRun.set(run, (entry = { steps: [], spans: [], parentRun }));
     entry.spans.push({ trace_id: span.traceId, span_id: span.spanId, parent_span_id: span.parentSpanId });
     if (f.step) entry.steps.push(toStepRow(span, finishStep(f.step)));
   }
@@ -43,7 +47,7 @@ export function tapesOf(spans: readonly SpanRecord[], logs: readonly LogRecord[]
   for (const [run, entry] of byRun) {
     const steps = assembleTape(entry);
     if (!steps.length) continue;
-    tapes.push({ run, parentRun: groups.parentRunOf.get(run) ?? null, steps, firstStart: steps[0].start_ns });
+    tapes.push({ run, parentRun: entry.parentRun, steps, firstStart: steps[0].start_ns });
   }
   return tapes.sort((a, b) => (a.firstStart < b.firstStart ? -1 : a.firstStart > b.firstStart ? 1 : a.run.localeCompare(b.run)));
 }
