@@ -13,8 +13,9 @@
  * words behind that only make its trace a candidate, never a match; reindex replaces a
  * trace's rows with the union of its steps as they are now.
  *
- * A row holds at most MAX_INDEX_BYTES of lexemes (a tsvector holds at most 1 MB): a trace
- * whose steps use more words gets several rows.
+ * A row holds at most MAX_INDEX_BYTES of lexemes, each counted at 3 bytes per UTF-16 unit (its
+ * UTF-8 size at most) plus 4 (a tsvector holds at most 1 MB): a trace whose steps use more
+ * words gets several rows.
  */
 import type { StoredStep } from '../tapes/step-rows.js';
 import { insertRows, type Column } from '../tapes/bulk-insert.js';
@@ -56,7 +57,7 @@ export class TraceWords {
     let row = this.open.get(step.traceId);
     for (const lexeme of step.search) {
       if (row?.lexemes.has(lexeme)) continue;
-      const size = Buffer.byteLength(lexeme, 'utf8') + 4;
+      const size = lexeme.length * 3 + 4; // at most its UTF-8 bytes, without measuring them
       if (!row || row.bytes + size > this.maxBytes) {
         if (row) this.full.push(row);
         row = { traceId: step.traceId, lexemes: new Set(), bytes: 0 };

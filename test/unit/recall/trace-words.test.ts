@@ -31,10 +31,10 @@ describe('TraceWords', () => {
     expect(TraceWords.of([{ traceId: A, search: [] }, { traceId: B }]).size).toBe(0);
   });
 
-  it('starts another row of the trace where one would pass the cap (UTF-8 bytes + 4 per lexeme)', () => {
-    const words = new TraceWords(20);
-    words.add({ traceId: A, search: ['abcd', 'éé'] }); // 8 + 8 bytes
-    words.add({ traceId: A, search: ['éé', 'xyz'] }); // already there; 7 more would make 23
+  it('starts another row of the trace where one would pass the cap (3 bytes per UTF-16 unit + 4 per lexeme)', () => {
+    const words = new TraceWords(30);
+    words.add({ traceId: A, search: ['abcd', 'éé'] }); // 16 + 10
+    words.add({ traceId: A, search: ['éé', 'xyz'] }); // already there; 13 more would make 39
     words.add({ traceId: A, search: ['q'] });
     expect(rowsOf(words)).toEqual([
       ['t1', A, ['abcd', 'éé']],
