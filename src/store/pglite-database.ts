@@ -7,13 +7,22 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite, types } from '@electric-sql/pglite';
 import type { Database } from './database.js';
+import { lockDataDir } from './data-dir-lock.js';
 
 /** dataDir: a directory for a persistent database, or undefined for an in-memory one (tests). */
 export async function createPgliteDatabase(dataDir?: string): Promise<Database> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
-  const db = await PGlite.create(dataDir, {
-    parsers: { [types.INT8]: (value: string) => BigInt(value) },
-  });
+  // Two processes writing one directory corrupt it; PGlite does not stop the second.
+  const lock = dataDir ? lockDataDir(dataDir) : undefined;
+  let db: PGlite;
+  try {
+    db = await PGlite.create(dataDir, {
+      parsers: { [types.INT8]: (value: string) => BigInt(value) },
+    });
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
   const query = async <Row>(runner: Pick<PGlite, 'query'>, sql: string, params?: readonly unknown[]): Promise<Row[]> => {
     const result = await runner.query<Row>(sql, params as unknown[] | undefined);
     return result.rows;
@@ -30,7 +39,11 @@ export async function createPgliteDatabase(dataDir?: string): Promise<Database> 
       await db.query('SELECT 1');
     },
     async close() {
-      if (!db.closed) await db.close();
+      try {
+        if (!db.closed) await db.close();
+      } finally {
+        lock?.release();
+      }
     },
   };
 }
