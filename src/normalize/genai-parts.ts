@@ -28,16 +28,19 @@ function responseContent(p: Obj): JsonValue | undefined {
  * (one per part, in order), whatever role carried them: Traceloop's Anthropic layout and the
  * Anthropic SDK put them in user messages.
  */
-export function fromGenAiMessage(raw: unknown, fallbackFinish?: unknown): Message[] {
+export function fromGenAiMessage(raw: unknown, fallbackFinish?: unknown, defaultRole = 'user'): Message[] {
   const m = asObject(raw);
   if (!m) return [];
+  // `role` is required by the schema but not always written; an output message without one
+  // is the model's answer, not a user turn.
+  const role = m.role === undefined || m.role === null || m.role === '' ? defaultRole : m.role;
   const parts = Array.isArray(m.parts) ? m.parts : [];
   const out: Message[] = [];
   const calls: (ToolCall | undefined)[] = [];
   let content: Part[] = [];
   let sawResponse = false;
   const flush = () => {
-    if (content.length) out.push(makeMessage({ role: m.role, content }));
+    if (content.length) out.push(makeMessage({ role, content }));
     content = [];
   };
   for (const rawPart of parts) {
@@ -61,7 +64,7 @@ export function fromGenAiMessage(raw: unknown, fallbackFinish?: unknown): Messag
   }
   // Older drafts and some SDKs put a plain `content` on the message instead of parts.
   const body = !parts.length && m.content !== undefined ? m.content : content;
-  out.push(makeMessage({ role: m.role, content: body, toolCalls: calls, finishReason: finish }));
+  out.push(makeMessage({ role, content: body, toolCalls: calls, finishReason: finish }));
   return out;
 }
 
@@ -83,7 +86,7 @@ export function genAiOutput(value: AttributeValue | undefined, finishReasons: re
   const list = jsonAttr(value);
   if (!Array.isArray(list)) return undefined;
   const out: Message[] = [];
-  list.forEach((m, i) => out.push(...fromGenAiMessage(m, finishReasons[i])));
+  list.forEach((m, i) => out.push(...fromGenAiMessage(m, finishReasons[i], 'assistant')));
   return out;
 }
 
@@ -91,9 +94,12 @@ export function genAiOutput(value: AttributeValue | undefined, finishReasons: re
 export function genAiSystem(value: AttributeValue | undefined): Message[] {
   const v = jsonAttr(value);
   if (v === undefined) return [];
+  // A raw instructions string that happens to parse as a JSON scalar ("42", "true") is still
+  // the text the model was given; a single part object is a one-part list.
   const parts: Part[] = Array.isArray(v)
     ? v.map(canonicalPart).filter((p): p is Part => p !== undefined)
-    : typeof v === 'string' ? [{ type: 'text', text: v }] : [];
+    : asObject(v) ? [canonicalPart(v)].filter((p): p is Part => p !== undefined)
+      : typeof value === 'string' ? [{ type: 'text', text: value }] : [];
   if (!parts.length) return [];
   return [makeMessage({ role: 'system', content: parts })];
 }

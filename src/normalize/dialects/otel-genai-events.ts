@@ -47,13 +47,25 @@ export function isGenAiEventName(name: string | null): boolean {
     || name === 'gen_ai.content.prompt' || name === 'gen_ai.content.completion');
 }
 
-/** Span events carry their body as attributes; some SDKs JSON-encode it in one attribute. */
+/** Body fields that are objects or lists; span-event attributes can only hold them as JSON text. */
+const STRUCTURED_FIELDS = ['message', 'tool_calls'];
+
+/**
+ * Span events carry their body as attributes; some SDKs JSON-encode it in one attribute.
+ * Attribute values cannot be maps in most SDKs, so a choice's `message` or an assistant
+ * message's `tool_calls` arrive as JSON strings there: read them back as the structures the
+ * log-record body would have held.
+ */
 function spanEventBody(attrs: Attributes): JsonValue | undefined {
   const packed = attrs['gen_ai.event.content'] ?? attrs['body'];
   if (packed !== undefined) return jsonAttr(packed);
-  const rest: Attributes = {};
-  for (const k in attrs) if (k !== 'gen_ai.system' && k !== 'event.name' && k !== 'gen_ai.provider.name') rest[k] = attrs[k];
-  return toJson(rest);
+  const rest: { [k: string]: JsonValue } = {};
+  for (const k in attrs) {
+    if (k === 'gen_ai.system' || k === 'event.name' || k === 'gen_ai.provider.name') continue;
+    const v = STRUCTURED_FIELDS.includes(k) ? jsonAttr(attrs[k]) : toJson(attrs[k]);
+    if (v !== undefined) rest[k] = v;
+  }
+  return rest;
 }
 
 interface RawEvent { name: string; body: JsonValue | undefined; attributes: Attributes }
@@ -88,7 +100,10 @@ export function readEventContent(span: SpanRecord, logs: readonly LogRecord[]): 
         ...(role === 'tool' && body.id !== undefined ? { tool_call_id: body.id } : {}),
       }));
     } else if (ev.name === CHOICE) {
-      const message = asObject(body.message) ?? {};
+      // tool_calls sit inside `message` (events-deprecated.yaml); a body that carries the
+      // message fields directly (no `message`) is read as that message.
+      const { index: _i, finish_reason: _f, ...direct } = body;
+      const message = asObject(body.message) ?? direct;
       const index = typeof body.index === 'number' ? body.index : choices.length;
       choices.push({ index, messages: fromProviderMessage({ role: 'assistant', ...message }, body.finish_reason) });
     } else if (ev.name === 'gen_ai.content.prompt') {

@@ -20,7 +20,10 @@ const LLM_OPERATIONS = new Set(['chat', 'generate_content', 'text_completion', '
 
 /** The operation → step kind; embeddings, retrieval, create_agent, workflows, memory ops are context. */
 export function genAiKind(attrs: Attributes): StepKind | null | undefined {
-  const op = str(attrs['gen_ai.operation.name']);
+  return kindOfOperation(str(attrs['gen_ai.operation.name']));
+}
+
+function kindOfOperation(op: string | null): StepKind | null | undefined {
   if (op === null) return undefined;
   if (LLM_OPERATIONS.has(op)) return 'llm';
   if (op === 'execute_tool') return 'tool';
@@ -28,15 +31,39 @@ export function genAiKind(attrs: Attributes): StepKind | null | undefined {
   return null;
 }
 
+/** Operations whose span name the conventions fix as `{operation} {…}` (SC gen-ai-spans.md, agent-spans). */
+const NAMED_OPERATIONS = new Set([...LLM_OPERATIONS, 'embeddings', 'retrieval', 'execute_tool', 'invoke_agent', 'create_agent', 'invoke_workflow']);
+
+/**
+ * gen_ai.operation.name is required, but a span that lacks it still names its operation
+ * (`embeddings text-embedding-3`, `execute_tool get_weather`): read the span name's first word
+ * before guessing from the keys, so an embeddings span with a request model is not a model call.
+ */
+function operationOf(span: SpanRecord): string | null {
+  const op = str(span.attributes['gen_ai.operation.name']);
+  if (op !== null) return op;
+  const first = span.name.split(' ', 1)[0];
+  return NAMED_OPERATIONS.has(first) ? first : null;
+}
+
+/** Keys only a tool execution carries (execute_tool spans). */
+function hasToolCallKeys(attrs: Attributes): boolean {
+  return attrs['gen_ai.tool.call.id'] !== undefined || attrs['gen_ai.tool.call.arguments'] !== undefined
+    || attrs['gen_ai.tool.call.result'] !== undefined;
+}
+
 function hasGenAiKeys(attrs: Attributes): boolean {
   return attrs['gen_ai.operation.name'] !== undefined || attrs['gen_ai.input.messages'] !== undefined
-    || attrs['gen_ai.output.messages'] !== undefined || attrs['gen_ai.request.model'] !== undefined;
+    || attrs['gen_ai.output.messages'] !== undefined || attrs['gen_ai.request.model'] !== undefined
+    || hasToolCallKeys(attrs);
 }
 
 /** finish_reasons from the span, in the order of its answer messages. */
 export function spanFinishReasons(attrs: Attributes): unknown[] {
   const v = jsonAttr(attrs['gen_ai.response.finish_reasons']);
   if (Array.isArray(v)) return v;
+  // string[] by the registry; a single string (wrong type, or a raw value) is one choice's.
+  if (typeof v === 'string') return [v];
   // The Anthropic SDK records only the raw stop reason.
   const raw = str(attrs['anthropic.message.stop_reason']);
   return raw === null ? [] : [raw];
@@ -118,8 +145,10 @@ export const otelGenAi: Dialect = {
   },
   read(span, logs) {
     const attrs = span.attributes;
-    let kind = genAiKind(attrs);
-    if (kind === undefined) kind = 'llm'; // request model or messages, no operation name: a model call
+    let kind = kindOfOperation(operationOf(span));
+    // No operation named anywhere: tool-call keys make a tool execution; a request model or
+    // messages, a model call.
+    if (kind === undefined) kind = hasToolCallKeys(attrs) ? 'tool' : 'llm';
     if (kind === null) return null;
     const draft = emptyDraft(span, kind, span.name, 'otel-genai');
     draft.tokens = genAiTokens(attrs);

@@ -1,0 +1,187 @@
+/**
+ * Layout variants the reference (shared/reference/genai-layouts.md) or the instrumentation
+ * libraries' documented conventions allow, beyond the shapes the corpus captured: one test per
+ * variant, each hand-written in the layout's documented key names and value shapes, showing the
+ * canonical step it must become. Also robustness: wrongly typed or malformed attributes never
+ * throw, and a span no dialect understands stays a span (no step), never an error.
+ */
+import { describe, expect, it } from 'vitest';
+import { normalizeSpan } from '../../../src/normalize/normalize.js';
+import type { Attributes, LogRecord } from '../../../src/spans/span-record.js';
+import type { StepDraft } from '../../../src/normalize/step.js';
+import { log, span, type SpanInit } from '../../helpers/span-builder.js';
+
+const j = (v: unknown) => JSON.stringify(v);
+const stepOf = (init: SpanInit, logs: LogRecord[] = []) => normalizeSpan(span(init), logs).step as StepDraft;
+const chat = (attributes: Attributes) => stepOf({ name: 'chat gpt-4o', kind: 'client', attributes: { 'gen_ai.operation.name': 'chat', ...attributes } });
+const text = (content: string) => ({ type: 'text', content });
+
+describe('OTel GenAI (v1.37+) variants', () => {
+  it.each([
+    ['chat', 'llm'], ['text_completion', 'llm'], ['generate_content', 'llm'], ['execute_tool', 'tool'], ['invoke_agent', 'agent'],
+    ['embeddings', null], ['create_agent', null], ['invoke_workflow', null], ['retrieval', null], ['rerank', null], ['search_memory', null],
+  ])('operation %s is a %s step', (op, kind) => {
+    const step = normalizeSpan(span({ name: `${op} x`, attributes: { 'gen_ai.operation.name': op, 'gen_ai.request.model': 'm' } })).step;
+    expect(step?.kind ?? null).toBe(kind);
+  });
+
+  it('reads a Gemini generate_content answer (role "model") as the assistant', () => {
+    const step = stepOf({ name: 'generate_content gemini-2.5-flash', attributes: {
+      'gen_ai.operation.name': 'generate_content', 'gen_ai.provider.name': 'gcp.gemini',
+      'gen_ai.output.messages': j([{ role: 'model', parts: [text('Hi')], finish_reason: 'stop' }]),
+    } });
+    expect(step.response).toEqual([{ role: 'assistant', content: 'Hi', finish_reason: 'stop' }]);
+  });
+
+  it('reads structured (kvlist/array) system instructions, input and output like their JSON strings', () => {
+    const structured = chat({
+      'gen_ai.system_instructions': [text('Be brief.')],
+      'gen_ai.input.messages': [{ role: 'user', parts: [text('Hi')] }],
+      'gen_ai.output.messages': [{ role: 'assistant', parts: [text('Yo')], finish_reason: 'stop' }],
+    });
+    const strings = chat({
+      'gen_ai.system_instructions': j([text('Be brief.')]),
+      'gen_ai.input.messages': j([{ role: 'user', parts: [text('Hi')] }]),
+      'gen_ai.output.messages': j([{ role: 'assistant', parts: [text('Yo')], finish_reason: 'stop' }]),
+    });
+    expect(structured.request).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }]);
+    expect([structured.request, structured.response]).toEqual([strings.request, strings.response]);
+  });
+
+  it('keeps a raw system-instructions string as text even when it parses as a JSON scalar', () => {
+    // @opentelemetry/instrumentation-openai's Responses spans put `instructions` there raw.
+    expect(chat({ 'gen_ai.system_instructions': '42' }).request).toEqual([{ role: 'system', content: '42' }]);
+    expect(chat({ 'gen_ai.system_instructions': 'Be brief.' }).request).toEqual([{ role: 'system', content: 'Be brief.' }]);
+  });
+
+  it('reads an output message without a role as the assistant answer, not a user turn', () => {
+    const step = chat({ 'gen_ai.output.messages': j([{ parts: [text('Hi')], finish_reason: 'stop' }]) });
+    expect(step.response).toEqual([{ role: 'assistant', content: 'Hi', finish_reason: 'stop' }]);
+    const agent = stepOf({ name: 'invoke_agent a', attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.output.messages': j([{ parts: [text('Done')] }]) } });
+    expect(agent.response).toEqual([{ role: 'assistant', content: 'Done' }]);
+    // an input message without a role is still a user turn
+    expect(chat({ 'gen_ai.input.messages': j([{ parts: [text('Hi')] }]) }).request).toEqual([{ role: 'user', content: 'Hi' }]);
+  });
+
+  it('takes gen_ai.response.finish_reasons given as a single string as the one choice\'s', () => {
+    const step = chat({ 'gen_ai.output.messages': j([{ role: 'assistant', parts: [text('Hi')] }]), 'gen_ai.response.finish_reasons': 'stop' });
+    expect(step.response).toEqual([{ role: 'assistant', content: 'Hi', finish_reason: 'stop' }]);
+  });
+
+  it('reads tool_call / tool_call_response parts (response or the registry example\'s result)', () => {
+    const step = chat({
+      'gen_ai.input.messages': j([
+        { role: 'user', parts: [text('Weather?')] },
+        { role: 'assistant', parts: [{ type: 'tool_call', id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }] },
+        { role: 'tool', parts: [{ type: 'tool_call_response', id: 'call_1', response: { temp_c: 14 } }] },
+        { role: 'tool', parts: [{ type: 'tool_call_response', id: 'call_2', result: 'sunny' }] },
+      ]),
+      'gen_ai.output.messages': j([{ role: 'assistant', parts: [{ type: 'tool_call', id: 'call_3', name: 'get_time', arguments: '{"tz":"CET"}' }], finish_reason: 'tool_call' }]),
+    });
+    expect(step.request).toEqual([
+      { role: 'user', content: 'Weather?' },
+      { role: 'assistant', tool_calls: [{ id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: { temp_c: 14 } },
+      { role: 'tool', tool_call_id: 'call_2', content: 'sunny' },
+    ]);
+    expect(step.response).toEqual([{ role: 'assistant', tool_calls: [{ id: 'call_3', name: 'get_time', arguments: { tz: 'CET' } }], finish_reason: 'tool_calls' }]);
+  });
+
+  it('keeps blob, uri, file, reasoning, server tool and unknown parts as content parts', () => {
+    const step = chat({ 'gen_ai.input.messages': j([{ role: 'user', parts: [
+      text('Look:'),
+      { type: 'blob', modality: 'image', mime_type: 'image/png', content: 'iVBORw0KGgo=' },
+      { type: 'uri', modality: 'video', uri: 'https://x/v.mp4' },
+      { type: 'file', modality: 'document', file_id: 'file-1' },
+    ] }]), 'gen_ai.output.messages': j([{ role: 'assistant', finish_reason: 'stop', parts: [
+      { type: 'reasoning', content: 'Thinking.' },
+      { type: 'server_tool_call', id: 'srv_1', name: 'web_search', server_tool_call: { type: 'web_search', query: 'x' } },
+      { type: 'refusal', content: 'No.' },
+      { type: 'compaction', id: 'cmp_1' },
+    ] }]) });
+    expect(step.request).toEqual([{ role: 'user', content: [
+      { type: 'text', text: 'Look:' },
+      { type: 'image', mime_type: 'image/png', data: 'iVBORw0KGgo=' },
+      { type: 'video', url: 'https://x/v.mp4' },
+      { type: 'document', file_id: 'file-1' },
+    ] }]);
+    expect(step.response).toEqual([{ role: 'assistant', finish_reason: 'stop', content: [
+      { type: 'reasoning', text: 'Thinking.' },
+      { type: 'server_tool_call', id: 'srv_1', name: 'web_search', server_tool_call: { type: 'web_search', query: 'x' } },
+      { type: 'refusal', text: 'No.' },
+      { type: 'compaction', id: 'cmp_1' },
+    ] }]);
+  });
+
+  it('reads execute_tool arguments and result given structured or as JSON strings', () => {
+    const base = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'get_weather', 'gen_ai.tool.call.id': 'call_1' };
+    const structured = stepOf({ name: 'execute_tool get_weather', attributes: { ...base, 'gen_ai.tool.call.arguments': { city: 'Paris' }, 'gen_ai.tool.call.result': { temp_c: 14 } } });
+    const strings = stepOf({ name: 'execute_tool get_weather', attributes: { ...base, 'gen_ai.tool.call.arguments': '{"city":"Paris"}', 'gen_ai.tool.call.result': '{"temp_c":14}' } });
+    expect(structured).toMatchObject({ kind: 'tool', tool: 'get_weather', toolCallId: 'call_1', request: { city: 'Paris' }, response: { temp_c: 14 } });
+    expect([strings.request, strings.response]).toEqual([structured.request, structured.response]);
+  });
+
+  it('reads an execute_tool span that lacks gen_ai.operation.name by its tool-call keys and span name', () => {
+    const step = stepOf({ name: 'execute_tool get_weather', attributes: { 'gen_ai.tool.call.id': 'call_1', 'gen_ai.tool.call.arguments': '{"city":"Paris"}' } });
+    expect(step).toMatchObject({ kind: 'tool', tool: 'get_weather', toolCallId: 'call_1', request: { city: 'Paris' } });
+  });
+
+  it('reads the operation from the span name when gen_ai.operation.name is missing', () => {
+    expect(normalizeSpan(span({ name: 'embeddings text-embedding-3-small', attributes: { 'gen_ai.request.model': 'text-embedding-3-small' } })).step).toBeNull();
+    expect(normalizeSpan(span({ name: 'chat gpt-4o', attributes: { 'gen_ai.request.model': 'gpt-4o' } })).step?.kind).toBe('llm');
+  });
+});
+
+describe('OTel GenAI older event layouts', () => {
+  it('reads ≤ v1.27 span events gen_ai.content.prompt / gen_ai.content.completion', () => {
+    const step = stepOf({ name: 'chat gpt-4o', attributes: { 'gen_ai.system': 'openai', 'gen_ai.request.model': 'gpt-4o' }, events: [
+      { name: 'gen_ai.content.prompt', attributes: { 'gen_ai.prompt': j([{ role: 'user', content: 'Hi' }]) } },
+      { name: 'gen_ai.content.completion', attributes: { 'gen_ai.completion': j([{ role: 'assistant', content: 'Yo', finish_reason: 'stop' }]) } },
+    ] });
+    expect(step).toMatchObject({ kind: 'llm', layout: 'otel-genai-events', request: [{ role: 'user', content: 'Hi' }], response: [{ role: 'assistant', content: 'Yo', finish_reason: 'stop' }] });
+  });
+
+  it('reads per-message events sent as span events, their message and tool_calls JSON-encoded in attributes', () => {
+    const step = stepOf({ name: 'chat gpt-4o', attributes: { 'gen_ai.operation.name': 'chat' }, events: [
+      { name: 'gen_ai.user.message', attributes: { 'gen_ai.system': 'openai', content: 'Weather?' } },
+      { name: 'gen_ai.assistant.message', attributes: { 'gen_ai.system': 'openai', tool_calls: j([{ id: 'call_1', type: 'function', function: { name: 'w', arguments: '{"city":"Paris"}' } }]) } },
+      { name: 'gen_ai.tool.message', attributes: { 'gen_ai.system': 'openai', id: 'call_1', content: '{"t":14}' } },
+      { name: 'gen_ai.choice', attributes: { 'gen_ai.system': 'openai', index: 0, finish_reason: 'stop', message: j({ content: 'Rainy.' }) } },
+    ] });
+    expect(step.request).toEqual([
+      { role: 'user', content: 'Weather?' },
+      { role: 'assistant', tool_calls: [{ id: 'call_1', name: 'w', arguments: { city: 'Paris' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: { t: 14 } },
+    ]);
+    expect(step.response).toEqual([{ role: 'assistant', content: 'Rainy.', finish_reason: 'stop' }]);
+  });
+
+  it('reads log records named in the LogRecord event_name field, with roles and parts-list content', () => {
+    const named = (name: string, body: LogRecord['body']): LogRecord => ({ ...log('c', name, body), eventName: name, attributes: { 'gen_ai.system': 'openai' } });
+    const step = stepOf({ name: 'chat gpt-4o', id: 'c', attributes: { 'gen_ai.operation.name': 'chat' } }, [
+      named('gen_ai.system.message', { role: 'system', content: 'Be brief.' }),
+      named('gen_ai.user.message', { role: 'user', content: [{ type: 'text', text: 'Hi' }] }),
+      named('gen_ai.choice', { index: 1, finish_reason: 'length', message: { role: 'assistant', content: 'B' } }),
+      named('gen_ai.choice', { index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'A' } }),
+    ]);
+    expect(step.request).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }]);
+    expect(step.response).toEqual([{ role: 'assistant', content: 'A', finish_reason: 'stop' }, { role: 'assistant', content: 'B', finish_reason: 'length' }]);
+  });
+
+  it('reads a gen_ai.choice whose body carries the message fields directly', () => {
+    const step = stepOf({ name: 'chat gpt-4o', id: 'c', attributes: { 'gen_ai.operation.name': 'chat' } }, [
+      log('c', 'gen_ai.choice', { index: 0, finish_reason: 'tool_calls', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'w', arguments: '{}' } }] }),
+    ]);
+    expect(step.response).toEqual([{ role: 'assistant', tool_calls: [{ id: 'call_1', name: 'w', arguments: {} }], finish_reason: 'tool_calls' }]);
+  });
+
+  it('reads v1.37+ gen_ai.client.inference.operation.details log records (structured attributes)', () => {
+    const details: LogRecord = { ...log('c', 'x', null), eventName: 'gen_ai.client.inference.operation.details', attributes: {
+      'gen_ai.system_instructions': [text('Be brief.')],
+      'gen_ai.input.messages': [{ role: 'user', parts: [text('Hi')] }],
+      'gen_ai.output.messages': [{ role: 'assistant', parts: [text('Yo')], finish_reason: 'stop' }],
+    } };
+    const step = stepOf({ name: 'chat gpt-4o', id: 'c', attributes: { 'gen_ai.operation.name': 'chat' } }, [details]);
+    expect(step).toMatchObject({ layout: 'otel-genai-events', request: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }], response: [{ role: 'assistant', content: 'Yo', finish_reason: 'stop' }] });
+  });
+});
