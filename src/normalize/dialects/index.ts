@@ -3,7 +3,7 @@
  * The ordered dialect registry. Decided per span (one trace often mixes families), first
  * match wins, in the order of the reference's detection table (genai-layouts.md):
  * 1. OpenInference: openinference.span.kind is unambiguous.
- * 2. OpenLLMetry: traceloop.span.kind, a Traceloop scope, or indexed gen_ai.prompt.{i} keys —
+ * 2. OpenLLMetry: traceloop.span.kind, a Traceloop scope, llm.request.type or indexed gen_ai.prompt.{i} keys —
  *    before OTel GenAI, because Traceloop ≥ 0.27 spans also carry gen_ai.input.messages.
  * 3. Vercel AI SDK legacy: ai.operationId.
  * 4. OTel GenAI: gen_ai.operation.name / message attributes / correlated gen_ai events;

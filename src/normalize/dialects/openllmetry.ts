@@ -11,9 +11,9 @@
  * every span in its context (other libraries' too), so matching tests traceloop.span.kind,
  * the Traceloop scope and the indexed keys, never the `traceloop.` prefix.
  */
-import type { Attributes, SpanRecord } from '../../spans/span-record.js';
+import type { AttributeValue, Attributes, SpanRecord } from '../../spans/span-record.js';
 import type { JsonValue, Message, StepDraft } from '../step.js';
-import { firstStr, hasIndexedKey, indexedGroups, parseJson, str } from '../attrs.js';
+import { firstStr, hasIndexedKey, indexedGroups, parseJson, str, toJson } from '../attrs.js';
 import { canonicalValue, isPartsList } from '../messages.js';
 import { fromProviderMessage } from '../provider-messages.js';
 import { genAiParams, genAiTokens, reportedCost } from '../usage.js';
@@ -47,8 +47,10 @@ export function unwrapEntityInput(value: JsonValue): JsonValue {
  * are parsed whole (a JSON string literal included: the agent's answer arrives as "\"…\"");
  * the parsed value then folds like any other (JSON-shaped text inside is read as JSON).
  */
-function entityValue(v: unknown, unwrap: boolean): JsonValue | null {
-  if (typeof v !== 'string' || v === '') return null;
+function entityValue(v: AttributeValue | undefined, unwrap: boolean): JsonValue | null {
+  // Not a string (an SDK that set the value itself): read it like any other attribute value.
+  if (typeof v !== 'string') return orNull(canonicalValue(toJson(v)));
+  if (v === '') return null;
   const parsed = parseJson(v);
   if (parsed === undefined) return orNull(canonicalValue(v));
   return orNull(canonicalValue(unwrap ? unwrapEntityInput(parsed) : parsed));
@@ -109,7 +111,11 @@ export const openllmetry: Dialect = {
   name: 'openllmetry',
   matches(span) {
     const attrs = span.attributes;
+    // llm.request.type is Traceloop's own key: with content capture off a legacy span has no
+    // indexed keys, and an embeddings span (llm.request.type=embedding) must not be read by
+    // the OTel GenAI dialect as a model call because it carries gen_ai.request.model.
     return attrs['traceloop.span.kind'] !== undefined || isTraceloopScope(span)
+      || attrs['llm.request.type'] !== undefined
       || hasIndexedKey(attrs, 'gen_ai.prompt.') || hasIndexedKey(attrs, 'gen_ai.completion.');
   },
   read(span, logs) {

@@ -185,3 +185,79 @@ describe('OTel GenAI older event layouts', () => {
     expect(step).toMatchObject({ layout: 'otel-genai-events', request: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }], response: [{ role: 'assistant', content: 'Yo', finish_reason: 'stop' }] });
   });
 });
+
+describe('OpenLLMetry / Traceloop variants', () => {
+  const legacy = (attributes: Attributes, name = 'anthropic.chat') => stepOf({ name, kind: 'client', scope: 'opentelemetry.instrumentation.anthropic', attributes: { 'llm.request.type': 'chat', 'gen_ai.system': 'Anthropic', 'gen_ai.request.model': 'claude-sonnet-4-6', ...attributes } });
+
+  it('reads legacy indexed content given as a JSON string of Anthropic content blocks (tool_use, tool_result)', () => {
+    const step = legacy({
+      'gen_ai.prompt.0.role': 'user', 'gen_ai.prompt.0.content': j([{ type: 'text', text: 'Weather?' }]),
+      'gen_ai.prompt.1.role': 'assistant', 'gen_ai.prompt.1.content': j([{ type: 'text', text: 'Checking.' }, { type: 'tool_use', id: 'toolu_1', name: 'w', input: { city: 'Paris' } }]),
+      'gen_ai.prompt.2.role': 'user', 'gen_ai.prompt.2.content': j([{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: '{"t":14}' }] }]),
+      'gen_ai.completion.0.role': 'assistant', 'gen_ai.completion.0.content': 'Rainy.', 'gen_ai.completion.0.finish_reason': 'end_turn',
+    });
+    expect(step.request).toEqual([
+      { role: 'user', content: 'Weather?' },
+      { role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'toolu_1', name: 'w', arguments: { city: 'Paris' } }] },
+      { role: 'tool', tool_call_id: 'toolu_1', content: { t: 14 } },
+    ]);
+    expect(step.response).toEqual([{ role: 'assistant', content: 'Rainy.', finish_reason: 'stop' }]);
+  });
+
+  it('reads legacy completion tool_calls.{j}.id/name/arguments and prompt tool_call_id (Python)', () => {
+    const step = legacy({
+      'gen_ai.prompt.0.role': 'user', 'gen_ai.prompt.0.content': 'Weather?',
+      'gen_ai.prompt.1.role': 'assistant', 'gen_ai.prompt.1.tool_calls.0.id': 'call_1', 'gen_ai.prompt.1.tool_calls.0.name': 'w', 'gen_ai.prompt.1.tool_calls.0.arguments': '{"city":"Paris"}',
+      'gen_ai.prompt.2.role': 'tool', 'gen_ai.prompt.2.tool_call_id': 'call_1', 'gen_ai.prompt.2.content': '{"t":14}',
+      'gen_ai.completion.0.finish_reason': 'tool_calls', // no role: the answer is the assistant's
+      'gen_ai.completion.0.tool_calls.0.id': 'call_2', 'gen_ai.completion.0.tool_calls.0.name': 'w', 'gen_ai.completion.0.tool_calls.0.arguments': '{"city":"Lyon"}',
+      'gen_ai.completion.0.tool_calls.1.id': 'call_3', 'gen_ai.completion.0.tool_calls.1.name': 'w', 'gen_ai.completion.0.tool_calls.1.arguments': '{"city":"Nice"}',
+    }, 'openai.chat');
+    expect(step.request).toEqual([
+      { role: 'user', content: 'Weather?' },
+      { role: 'assistant', tool_calls: [{ id: 'call_1', name: 'w', arguments: { city: 'Paris' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: { t: 14 } },
+    ]);
+    expect(step.response).toEqual([{ role: 'assistant', finish_reason: 'tool_calls', tool_calls: [
+      { id: 'call_2', name: 'w', arguments: { city: 'Lyon' } }, { id: 'call_3', name: 'w', arguments: { city: 'Nice' } },
+    ] }]);
+  });
+
+  it('reads a legacy completion-type span; llm.request.functions (tool definitions) are not messages', () => {
+    const step = stepOf({ name: 'openai.completion', attributes: {
+      'llm.request.type': 'completion', 'gen_ai.request.model': 'gpt-3.5-turbo-instruct',
+      'llm.request.functions.0.name': 'w', 'llm.request.functions.0.parameters': '{"type":"object"}',
+      'gen_ai.prompt.0.role': 'user', 'gen_ai.prompt.0.content': 'Once upon',
+      'gen_ai.completion.0.content': ' a time', 'gen_ai.completion.0.finish_reason': 'length',
+    } });
+    expect(step).toMatchObject({ kind: 'llm', layout: 'openllmetry', request: [{ role: 'user', content: 'Once upon' }], response: [{ role: 'assistant', content: ' a time', finish_reason: 'length' }] });
+  });
+
+  it('reads a legacy span with content capture off as a Traceloop model call with no content', () => {
+    const step = legacy({ 'gen_ai.usage.prompt_tokens': 12 }, 'openai.chat');
+    expect(step).toMatchObject({ kind: 'llm', layout: 'openllmetry', model: 'claude-sonnet-4-6', request: null, response: null });
+    expect(step.tokens.input).toBe(12);
+  });
+
+  it.each(['embedding', 'rerank', 'unknown'])('treats llm.request.type=%s as context, with or without content', (type) => {
+    const attrs = { 'llm.request.type': type, 'gen_ai.request.model': 'text-embedding-3-small' };
+    expect(normalizeSpan(span({ name: 'openai.embeddings', attributes: attrs })).step).toBeNull();
+    expect(normalizeSpan(span({ name: 'openai.embeddings', attributes: { ...attrs, 'gen_ai.prompt.0.content': 'Hi' } })).step).toBeNull();
+  });
+
+  it.each([
+    ['workflow', null], ['task', null], ['session', null], ['unknown', null], ['agent', 'agent'], ['tool', 'tool'],
+  ])('traceloop.span.kind=%s is a %s step', (kind, step) => {
+    expect(normalizeSpan(span({ name: `x.${kind}`, attributes: { 'traceloop.span.kind': kind, 'traceloop.entity.name': 'x' } })).step?.kind ?? null).toBe(step);
+  });
+
+  it('reads traceloop.entity.input / output JSON; a non-JSON or non-string value is kept, never dropped', () => {
+    const tool = stepOf({ name: 'get_weather.tool', attributes: {
+      'traceloop.span.kind': 'tool', 'traceloop.entity.name': 'get_weather',
+      'traceloop.entity.input': j({ args: [], kwargs: { city: 'Paris' } }), 'traceloop.entity.output': j({ temp_c: 14 }),
+    } });
+    expect(tool).toMatchObject({ kind: 'tool', tool: 'get_weather', request: { city: 'Paris' }, response: { temp_c: 14 } });
+    const odd = stepOf({ name: 'w.tool', attributes: { 'traceloop.span.kind': 'tool', 'traceloop.entity.input': '{not json', 'traceloop.entity.output': 14 } });
+    expect([odd.tool, odd.request, odd.response]).toEqual(['w', '{not json', 14]);
+  });
+});
