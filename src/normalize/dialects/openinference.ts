@@ -39,11 +39,17 @@ function flatMessage(g: Attributes, finishReason?: unknown): Message[] {
       parts.push({ type, text: c['message_content.text'] });
     }
   }
+  // OpenAI's legacy function calling: message.function_call_name / function_call_arguments_json
+  // (OpenInference semantic conventions), the same call as a tool call without an id.
+  const functionCall = g['message.function_call_name'] !== undefined
+    ? { name: g['message.function_call_name'], arguments: g['message.function_call_arguments_json'] }
+    : undefined;
   return fromProviderMessage({
     role: g['message.role'],
     content: g['message.content'] ?? (parts.length ? parts : undefined),
     tool_calls: toolCalls,
     tool_call_id: g['message.tool_call_id'],
+    function_call: functionCall,
   }, finishReason);
 }
 
@@ -62,10 +68,22 @@ function bodyOf(attrs: Attributes, which: 'input' | 'output'): JsonValue | undef
   return parseJson(text);
 }
 
-/** The provider body when it says at least as much as the flattened keys, else the flattened. */
+/** Messages that say something: content, tool calls, or the tool call they answer. */
+function saying(messages: Message[]): number {
+  let n = 0;
+  for (const m of messages) if (m.content !== undefined || m.tool_calls !== undefined || m.tool_call_id !== undefined) n++;
+  return n;
+}
+
+/**
+ * The provider body when it says at least as much as the flattened keys, else the flattened.
+ * "As much" counts messages and the messages that carry something: a body whose messages are in
+ * a shape the provider reader does not know (a framework's own serialisation under `messages`)
+ * reads as contentless messages and must not replace flattened keys that had the content.
+ */
 function moreComplete(body: Message[] | undefined, flat: Message[] | undefined): Message[] | undefined {
   if (body === undefined) return flat;
-  if (flat === undefined || body.length >= flat.length) return body;
+  if (flat === undefined || (body.length >= flat.length && saying(body) >= saying(flat))) return body;
   return flat;
 }
 

@@ -261,3 +261,69 @@ describe('OpenLLMetry / Traceloop variants', () => {
     expect([odd.tool, odd.request, odd.response]).toEqual(['w', '{not json', 14]);
   });
 });
+
+describe('OpenInference variants', () => {
+  const llm = (attributes: Attributes) => stepOf({ name: 'ChatModel', attributes: { 'openinference.span.kind': 'LLM', ...attributes } });
+
+  it.each([
+    ['LLM', 'llm'], ['TOOL', 'tool'], ['AGENT', 'agent'], ['agent', 'agent'],
+    ['CHAIN', null], ['RETRIEVER', null], ['EMBEDDING', null], ['RERANKER', null], ['GUARDRAIL', null], ['EVALUATOR', null], ['PROMPT', null], ['UNKNOWN', null],
+  ])('openinference.span.kind=%s is a %s step', (kind, step) => {
+    expect(normalizeSpan(span({ name: 'x', attributes: { 'openinference.span.kind': kind } })).step?.kind ?? null).toBe(step);
+  });
+
+  it('reads message.contents.{j}.message_content text/image/reasoning parts and message.tool_calls', () => {
+    const p = 'llm.input_messages.0.message.';
+    const o = 'llm.output_messages.0.message.';
+    const step = llm({
+      [`${p}role`]: 'user',
+      [`${p}contents.0.message_content.type`]: 'text', [`${p}contents.0.message_content.text`]: 'What is this?',
+      [`${p}contents.1.message_content.type`]: 'image', [`${p}contents.1.message_content.image.image.url`]: 'data:image/png;base64,AAAA',
+      [`${o}role`]: 'assistant',
+      [`${o}contents.0.message_content.type`]: 'reasoning', [`${o}contents.0.message_content.text`]: 'Looks like a cat.',
+      [`${o}tool_calls.0.tool_call.id`]: 'call_1', [`${o}tool_calls.0.tool_call.function.name`]: 'lookup', [`${o}tool_calls.0.tool_call.function.arguments`]: '{"q":"cat"}',
+      'llm.finish_reason': 'tool_calls',
+    });
+    expect(step.request).toEqual([{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', url: 'data:image/png;base64,AAAA' }] }]);
+    expect(step.response).toEqual([{ role: 'assistant', content: [{ type: 'reasoning', text: 'Looks like a cat.' }], tool_calls: [{ id: 'call_1', name: 'lookup', arguments: { q: 'cat' } }], finish_reason: 'tool_calls' }]);
+  });
+
+  it('reads a tool result as role tool with message.tool_call_id', () => {
+    const step = llm({ 'llm.input_messages.0.message.role': 'tool', 'llm.input_messages.0.message.tool_call_id': 'call_1', 'llm.input_messages.0.message.content': '{"t":14}' });
+    expect(step.request).toEqual([{ role: 'tool', tool_call_id: 'call_1', content: { t: 14 } }]);
+  });
+
+  it('reads legacy message.function_call_name / function_call_arguments_json as a tool call', () => {
+    const step = llm({
+      'llm.output_messages.0.message.role': 'assistant',
+      'llm.output_messages.0.message.function_call_name': 'get_weather',
+      'llm.output_messages.0.message.function_call_arguments_json': '{"city":"Paris"}',
+    });
+    expect(step.response).toEqual([{ role: 'assistant', tool_calls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] }]);
+  });
+
+  it('keeps the flattened messages when input.value holds messages in a shape it cannot read', () => {
+    // a framework's own message serialisation under `messages`: no role, no content to read
+    const step = llm({
+      'input.mime_type': 'application/json', 'input.value': j({ messages: [{ lc: 1, type: 'constructor', id: ['langchain', 'HumanMessage'], kwargs: { content: 'Hi' } }] }),
+      'llm.input_messages.0.message.role': 'user', 'llm.input_messages.0.message.content': 'Hi',
+    });
+    expect(step.request).toEqual([{ role: 'user', content: 'Hi' }]);
+  });
+
+  it('reads text/plain input.value of an LLM span as no request body (the flattened keys stand)', () => {
+    const step = llm({ 'input.mime_type': 'text/plain', 'input.value': '{"messages":[]}', 'llm.input_messages.0.message.role': 'user', 'llm.input_messages.0.message.content': 'Hi' });
+    expect(step.request).toEqual([{ role: 'user', content: 'Hi' }]);
+  });
+
+  it('reads a TOOL span: tool.name, tool.id; tool.parameters is the schema, not the arguments; mime types decide JSON', () => {
+    const step = stepOf({ name: 'get_weather', attributes: {
+      'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather', 'tool.id': 'call_1', 'tool.parameters': j({ type: 'object', properties: { city: { type: 'string' } } }),
+      'input.value': '{"city":"Paris"}', 'input.mime_type': 'application/json',
+      'output.value': '"Rainy"', 'output.mime_type': 'application/json',
+    } });
+    expect(step).toMatchObject({ kind: 'tool', tool: 'get_weather', toolCallId: 'call_1', request: { city: 'Paris' }, response: 'Rainy' });
+    const plain = stepOf({ name: 'get_weather', attributes: { 'openinference.span.kind': 'TOOL', 'input.value': 'Paris', 'input.mime_type': 'text/plain', 'output.value': '"Rainy"', 'output.mime_type': 'text/plain' } });
+    expect(plain).toMatchObject({ tool: 'get_weather', request: 'Paris', response: '"Rainy"' });
+  });
+});
