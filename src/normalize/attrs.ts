@@ -110,7 +110,10 @@ export function asObject(v: unknown): { [k: string]: JsonValue } | undefined {
 /**
  * Groups flattened indexed keys: with prefix "llm.input_messages.", the key
  * "llm.input_messages.2.message.role" lands in result[2]["message.role"]. One pass over the
- * keys; indices may be sparse or out of order (OpenInference writes them as it goes).
+ * keys; indices may be sparse or out of order (OpenInference writes them as it goes). Values
+ * are converted to JSON (toJson) because they become message content as they are: a bigint or
+ * bytes value where a string was expected must not reach a digest (canonical JSON has no form
+ * for either).
  */
 export function indexedGroups(attrs: Attributes, prefix: string): Attributes[] {
   const byIndex = new Map<number, Attributes>();
@@ -122,7 +125,8 @@ export function indexedGroups(attrs: Attributes, prefix: string): Attributes[] {
     const idx = Number(idxText);
     let group = byIndex.get(idx);
     if (!group) byIndex.set(idx, (group = {}));
-    group[dot < 0 ? '' : key.slice(dot + 1)] = attrs[key];
+    const value = toJson(attrs[key]);
+    if (value !== undefined) group[dot < 0 ? '' : key.slice(dot + 1)] = value;
   }
   return [...byIndex.entries()].sort((a, b) => a[0] - b[0]).map(([, g]) => g);
 }

@@ -10,7 +10,7 @@
  * recorded, and normalizing it again with its logs gives the full step.
  */
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
-import type { SpanFacts } from './step.js';
+import type { SpanFacts, StepDraft } from './step.js';
 import { DIALECTS, type Dialect } from './dialects/index.js';
 import { ownRunOf, parentRunOf } from './run-identity.js';
 
@@ -28,12 +28,21 @@ export function normalizeSpan(
   dialects: readonly Dialect[] = DIALECTS,
 ): SpanFacts {
   const attrs = span.attributes;
-  let step = null;
-  for (const dialect of dialects) {
-    if (dialect.matches(span, logs)) {
-      step = dialect.read(span, logs);
-      break;
+  return { ownRun: ownRunOf(attrs), parentRun: parentRunOf(attrs), step: stepOf(span, logs, dialects) };
+}
+
+/**
+ * The first matching dialect's step. Dialects read untrusted attribute values; should one
+ * still throw on a shape nobody foresaw, the span is kept as a span with no step (like a span
+ * no dialect understands) rather than failing the whole export it arrived in.
+ */
+function stepOf(span: SpanRecord, logs: readonly LogRecord[], dialects: readonly Dialect[]): StepDraft | null {
+  try {
+    for (const dialect of dialects) {
+      if (dialect.matches(span, logs)) return dialect.read(span, logs);
     }
+  } catch {
+    return null;
   }
-  return { ownRun: ownRunOf(attrs), parentRun: parentRunOf(attrs), step };
+  return null;
 }

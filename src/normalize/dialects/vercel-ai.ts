@@ -1,7 +1,8 @@
 /**
  * @module normalize/dialects/vercel-ai
  * The Vercel AI SDK's legacy `ai.*` layout (≤ v6 by default; `LegacyOpenTelemetry` in v7),
- * kept minimal: one provider call (`ai.*.doGenerate` / `ai.*.doStream`) is a model step,
+ * kept minimal: one provider call (`ai.*.doGenerate` / `ai.*.doStream`, generateText / streamText /
+ * generateObject / streamObject alike; `ai.embed*.doEmbed` is context) is a model step,
  * `ai.toolCall` is a tool step. The outer `ai.generateText` / `ai.streamText` span repeats
  * its children's text and usage totals, so it is context, not a step (no double counting).
  * AI SDK 7's default integration emits OTel GenAI spans, read by the otel-genai dialect.
@@ -16,7 +17,9 @@ import { recorded } from './otel-genai.js';
 import { emptyDraft, orNull, type Dialect } from './types.js';
 
 function answer(attrs: Attributes): Message[] | undefined {
-  const text = attrs['ai.response.text'];
+  // generateObject / streamObject record the generated object (stringified JSON) in
+  // ai.response.object instead of ai.response.text (AI SDK telemetry docs).
+  const text = toJson(attrs['ai.response.text'] ?? attrs['ai.response.object']);
   const calls = jsonAttr(attrs['ai.response.toolCalls']);
   if (text === undefined && calls === undefined) return undefined;
   return [makeMessage({

@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { normalizeSpan } from '../../../src/normalize/normalize.js';
+import { finishStep } from '../../../src/normalize/finish.js';
 import type { Attributes, LogRecord } from '../../../src/spans/span-record.js';
 import type { StepDraft } from '../../../src/normalize/step.js';
 import { log, span, type SpanInit } from '../../helpers/span-builder.js';
@@ -325,5 +326,94 @@ describe('OpenInference variants', () => {
     expect(step).toMatchObject({ kind: 'tool', tool: 'get_weather', toolCallId: 'call_1', request: { city: 'Paris' }, response: 'Rainy' });
     const plain = stepOf({ name: 'get_weather', attributes: { 'openinference.span.kind': 'TOOL', 'input.value': 'Paris', 'input.mime_type': 'text/plain', 'output.value': '"Rainy"', 'output.mime_type': 'text/plain' } });
     expect(plain).toMatchObject({ tool: 'get_weather', request: 'Paris', response: '"Rainy"' });
+  });
+});
+
+describe('Vercel AI SDK legacy ai.* variants', () => {
+  const doGenerate = (attributes: Attributes, op = 'ai.generateText.doGenerate') => stepOf({ name: op, scope: 'ai', attributes: { 'ai.operationId': op, 'ai.model.id': 'gpt-4o', ...attributes } });
+
+  it('reads v4 prompt parts (tool-call args, tool-result result) and v4 response tool calls like v5+', () => {
+    const v4 = doGenerate({
+      'ai.prompt.messages': j([
+        { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'call_1', toolName: 'w', args: { city: 'Paris' } }] },
+        { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_1', toolName: 'w', result: { t: 14 } }] },
+      ]),
+      'ai.response.toolCalls': j([{ toolCallType: 'function', toolCallId: 'call_2', toolName: 'w', args: '{"city":"Lyon"}' }]),
+      'ai.response.finishReason': 'tool-calls',
+    });
+    const v5 = doGenerate({
+      'ai.prompt.messages': j([
+        { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'call_1', toolName: 'w', input: { city: 'Paris' } }] },
+        { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_1', toolName: 'w', output: { type: 'json', value: { t: 14 } } }] },
+      ]),
+      'ai.response.toolCalls': j([{ toolCallId: 'call_2', toolName: 'w', input: { city: 'Lyon' } }]), // v7 legacy: input as an object
+      'ai.response.finishReason': 'tool-calls',
+    });
+    expect(v4.request).toEqual([
+      { role: 'assistant', tool_calls: [{ id: 'call_1', name: 'w', arguments: { city: 'Paris' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: { t: 14 } },
+    ]);
+    expect(v4.response).toEqual([{ role: 'assistant', tool_calls: [{ id: 'call_2', name: 'w', arguments: { city: 'Lyon' } }], finish_reason: 'tool_calls' }]);
+    expect([v5.request, v5.response]).toEqual([v4.request, v4.response]);
+  });
+
+  it('reads a streamText.doStream step and a generateObject step (ai.response.object)', () => {
+    const stream = doGenerate({ 'ai.prompt.messages': j([{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }]), 'ai.response.text': 'Yo', 'ai.response.finishReason': 'stop' }, 'ai.streamText.doStream');
+    expect(stream).toMatchObject({ kind: 'llm', response: [{ role: 'assistant', content: 'Yo', finish_reason: 'stop' }] });
+    const object = doGenerate({ 'ai.prompt.messages': j([{ role: 'user', content: [{ type: 'text', text: 'A city' }] }]), 'ai.response.object': '{"city":"Paris"}', 'ai.response.finishReason': 'stop' }, 'ai.generateObject.doGenerate');
+    expect(object).toMatchObject({ kind: 'llm', response: [{ role: 'assistant', content: { city: 'Paris' }, finish_reason: 'stop' }] });
+  });
+
+  it('treats the outer generateText / streamText / embed spans as context', () => {
+    for (const op of ['ai.generateText', 'ai.streamText', 'ai.generateObject', 'ai.embed', 'ai.embed.doEmbed', 'ai.embedMany.doEmbed']) {
+      expect(normalizeSpan(span({ name: op, attributes: { 'ai.operationId': op, 'ai.response.text': 'x' } })).step, op).toBeNull();
+    }
+  });
+
+  it('reads ai.toolCall with args/result or the v5-era input/output keys', () => {
+    const a = stepOf({ name: 'ai.toolCall', attributes: { 'ai.operationId': 'ai.toolCall', 'ai.toolCall.name': 'w', 'ai.toolCall.id': 'call_1', 'ai.toolCall.args': '{"city":"Paris"}', 'ai.toolCall.result': '{"t":14}' } });
+    const b = stepOf({ name: 'ai.toolCall', attributes: { 'ai.operationId': 'ai.toolCall', 'ai.toolCall.name': 'w', 'ai.toolCall.id': 'call_1', 'ai.toolCall.input': '{"city":"Paris"}', 'ai.toolCall.output': '{"t":14}' } });
+    expect(a).toMatchObject({ kind: 'tool', tool: 'w', toolCallId: 'call_1', request: { city: 'Paris' }, response: { t: 14 } });
+    expect([b.request, b.response]).toEqual([a.request, a.response]);
+  });
+});
+
+describe('robustness: wrong types and malformed values never throw', () => {
+  const cases: [string, SpanInit][] = [
+    ['gen_ai messages: a number and invalid JSON', { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.input.messages': 5, 'gen_ai.output.messages': '[{"role":' } }],
+    ['gen_ai messages: an object, not a list', { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.input.messages': '{"role":"user"}' } }],
+    ['gen_ai parts of wrong types', { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.input.messages': j([{ role: 5, parts: 'x' }, null, 3, { role: 'user', parts: [null, 1, { type: 5, content: 7 }, { type: 'tool_call' }, { type: 'tool_call_response' }] }]) } }],
+    ['finish reasons of wrong types', { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.response.finish_reasons': [1, null], 'gen_ai.output.messages': j([{ parts: [text('x')] }]) } }],
+    ['operation name a number', { attributes: { 'gen_ai.operation.name': 7, 'gen_ai.request.model': 3 } }],
+    ['bigint and bytes values', { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.call.arguments': { n: 12345678901234567890n }, 'gen_ai.tool.call.result': new Uint8Array([1, 2]) } }],
+    ['legacy indexed: huge and sparse indexes, number content', { attributes: { 'llm.request.type': 'chat', 'gen_ai.prompt.99999999999999999999999.content': 'Hi', 'gen_ai.prompt.3.content': 5, 'gen_ai.prompt.x.content': 'no index', 'gen_ai.completion.0.tool_calls.7.name': 9 } }],
+    ['OpenInference: bigint and bytes content, odd kinds', { attributes: { 'openinference.span.kind': 'LLM', 'llm.input_messages.0.message.content': 12345678901234567890n, 'llm.input_messages.1.message.content': new Uint8Array([1]), 'llm.input_messages.2.message.role': ['user'], 'input.value': '{', 'input.mime_type': 'application/json' } }],
+    ['OpenInference kind not a string', { attributes: { 'openinference.span.kind': 3 } }],
+    ['Traceloop entity values of wrong types', { attributes: { 'traceloop.span.kind': 'tool', 'traceloop.entity.input': [1, 'x'], 'traceloop.entity.output': new Uint8Array([1]) } }],
+    ['Vercel: non-string response text and bad tool calls', { attributes: { 'ai.operationId': 'ai.generateText.doGenerate', 'ai.response.text': 12345678901234567890n, 'ai.response.toolCalls': '{bad', 'ai.prompt.messages': 'nope' } }],
+    ['events with null, scalar and list bodies', { attributes: { 'gen_ai.operation.name': 'chat' }, events: [{ name: 'gen_ai.choice', attributes: { message: '{bad' } }, { name: 'gen_ai.content.prompt', attributes: { 'gen_ai.prompt': 3 } }] }],
+  ];
+
+  it.each(cases)('%s', (_label, init) => {
+    const facts = normalizeSpan(span({ name: 'x', id: 'x', ...init }), [
+      { ...log('x', 'gen_ai.choice', null) }, { ...log('x', 'gen_ai.user.message', [1, 2]) }, { ...log('x', 'gen_ai.tool.message', 'text') },
+    ]);
+    // whatever was read must have a canonical JSON form (digests are taken of it)
+    if (facts.step) expect(() => finishStep(facts.step as StepDraft)).not.toThrow();
+  });
+
+  it('keeps a span no dialect understands as a span with no step', () => {
+    expect(normalizeSpan(span({ name: 'GET /weather', kind: 'client', attributes: { 'http.request.method': 'GET' } }))).toEqual({ ownRun: null, parentRun: null, step: null });
+  });
+
+  it('reads a bigint where message content was expected as a number string, and drops bytes', () => {
+    const step = stepOf({ name: 'LLM', attributes: { 'openinference.span.kind': 'LLM', 'llm.input_messages.0.message.role': 'user', 'llm.input_messages.0.message.content': 12345678901234567890n, 'llm.input_messages.1.message.role': 'user', 'llm.input_messages.1.message.content': new Uint8Array([1]) } });
+    expect(step.request).toEqual([{ role: 'user', content: '12345678901234567890' }, { role: 'user' }]);
+  });
+
+  it('turns a dialect that throws into a span with no step, not a failed export', () => {
+    const throwing = { name: 'otel-genai' as const, matches: () => true, read: () => { throw new Error('unforeseen shape'); } };
+    const facts = normalizeSpan(span({ attributes: { 'session.id': 's1' } }), [], [throwing]);
+    expect(facts).toEqual({ ownRun: 's1', parentRun: null, step: null });
   });
 });
