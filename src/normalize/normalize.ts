@@ -17,8 +17,11 @@ import { ownRunOf, parentRunOf } from './run-identity.js';
 /**
  * Bumped whenever the same span would normalize differently (new dialect rules, a changed
  * canonical shape), so stored steps can be recognized as stale and reindexed from spans.
+ * 2: layout variants beyond the corpus (output messages without a role, span-event bodies,
+ *    Traceloop spans by llm.request.type, operation from the span name, OpenInference body vs
+ *    flattened keys, ai.response.object, bigint/bytes values).
  */
-export const NORMALIZER_VERSION = 1;
+export const NORMALIZER_VERSION = 2;
 
 const NO_LOGS: readonly LogRecord[] = Object.freeze([]);
 
