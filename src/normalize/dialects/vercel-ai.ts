@@ -13,7 +13,7 @@ import { firstNum, firstStr, jsonAttr, str, toJson } from '../attrs.js';
 import { canonicalValue, makeMessage } from '../messages.js';
 import { fromProviderMessages, providerToolCall } from '../provider-messages.js';
 import { genAiParams, makeTokens, reportedCost } from '../usage.js';
-import { recorded } from './otel-genai.js';
+import { genAiMessages, recorded } from './otel-genai.js';
 import { emptyDraft, orNull, type Dialect } from './types.js';
 
 function answer(attrs: Attributes): Message[] | undefined {
@@ -43,13 +43,17 @@ export const vercelAi: Dialect = {
     if (/\.do(Generate|Stream)$/.test(op)) {
       const draft = emptyDraft(span, 'llm', span.name, 'vercel-ai');
       const prompt = jsonAttr(attrs['ai.prompt.messages']);
-      draft.request = recorded(Array.isArray(prompt) ? fromProviderMessages(prompt) : undefined);
-      draft.response = recorded(answer(attrs));
+      // The Traceloop SDK's span processor rewrites these spans in place: it moves the prompt
+      // and answer into gen_ai.input.messages / gen_ai.output.messages and deletes the ai.*
+      // content keys, but leaves ai.operationId (TL-JS ai-sdk-transformations.ts).
+      const rewritten = genAiMessages(attrs);
+      draft.request = recorded(Array.isArray(prompt) ? fromProviderMessages(prompt) : rewritten.request);
+      draft.response = recorded(answer(attrs) ?? rewritten.response);
       draft.model = firstStr(attrs, ['ai.response.model', 'gen_ai.response.model', 'ai.model.id', 'gen_ai.request.model']);
       draft.tokens = makeTokens(
         firstNum(attrs, ['gen_ai.usage.input_tokens', 'ai.usage.inputTokens', 'ai.usage.promptTokens']),
         firstNum(attrs, ['gen_ai.usage.output_tokens', 'ai.usage.outputTokens', 'ai.usage.completionTokens']),
-        firstNum(attrs, ['ai.usage.cachedInputTokens']),
+        firstNum(attrs, ['ai.usage.cachedInputTokens', 'gen_ai.usage.cache_read.input_tokens']),
         null,
       );
       draft.params = genAiParams(attrs);
@@ -58,11 +62,13 @@ export const vercelAi: Dialect = {
     }
     if (op === 'ai.toolCall') {
       const draft = emptyDraft(span, 'tool', span.name, 'vercel-ai');
-      draft.tool = firstStr(attrs, ['ai.toolCall.name']) ?? span.name;
-      draft.toolCallId = str(attrs['ai.toolCall.id']);
+      draft.tool = firstStr(attrs, ['ai.toolCall.name', 'gen_ai.tool.name']) ?? span.name;
+      // The Traceloop transform moves the id to gen_ai.tool.call.id (and, when it also marks the
+      // span traceloop.span.kind=tool, the openllmetry dialect reads it instead of this one).
+      draft.toolCallId = firstStr(attrs, ['ai.toolCall.id', 'gen_ai.tool.call.id']);
       // v5-era builds wrote input/output; the Traceloop transform prefers those too.
-      draft.request = orNull(canonicalValue(toJson(attrs['ai.toolCall.input'] ?? attrs['ai.toolCall.args'])));
-      draft.response = orNull(canonicalValue(toJson(attrs['ai.toolCall.output'] ?? attrs['ai.toolCall.result'])));
+      draft.request = orNull(canonicalValue(toJson(attrs['ai.toolCall.input'] ?? attrs['ai.toolCall.args'] ?? attrs['gen_ai.tool.call.arguments'])));
+      draft.response = orNull(canonicalValue(toJson(attrs['ai.toolCall.output'] ?? attrs['ai.toolCall.result'] ?? attrs['gen_ai.tool.call.result'])));
       return draft;
     }
     return null;

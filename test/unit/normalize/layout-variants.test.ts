@@ -370,6 +370,30 @@ describe('Vercel AI SDK legacy ai.* variants', () => {
     }
   });
 
+  it('reads AI SDK spans the Traceloop SDK rewrote in place (content moved to gen_ai.*, ai.operationId kept)', () => {
+    // node-server-sdk ai-sdk-transformations.ts: ai.prompt.messages → gen_ai.input.messages,
+    // ai.response.* → gen_ai.output.messages, ai.model.id → gen_ai.request.model, ai.toolCall.id →
+    // gen_ai.tool.call.id; the ai.* content keys are deleted, span renamed `chat {model}`.
+    const llm = stepOf({ name: 'chat gpt-4o', scope: 'ai', attributes: {
+      'ai.operationId': 'ai.generateText.doGenerate', 'operation.name': 'ai.generateText.doGenerate',
+      'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.provider.name': 'openai',
+      'gen_ai.input.messages': j([{ role: 'user', parts: [text('Weather?')] }]),
+      'gen_ai.output.messages': j([{ role: 'assistant', finish_reason: 'tool_call', parts: [{ type: 'tool_call', name: 'w', id: 'call_1', arguments: { city: 'Paris' } }] }]),
+      'gen_ai.response.finish_reasons': ['tool_call'], 'gen_ai.usage.input_tokens': 20, 'gen_ai.usage.output_tokens': 5,
+      'traceloop.association.properties.sessionId': 's-1', 'gen_ai.conversation.id': 's-1',
+    } });
+    expect(llm).toMatchObject({ kind: 'llm', model: 'gpt-4o', request: [{ role: 'user', content: 'Weather?' }], response: [{ role: 'assistant', tool_calls: [{ id: 'call_1', name: 'w', arguments: { city: 'Paris' } }], finish_reason: 'tool_calls' }] });
+    expect(llm.tokens.input).toBe(20);
+    // the outer call span keeps ai.operationId too: still context, not a second model step
+    expect(normalizeSpan(span({ name: 'chat gpt-4o', scope: 'ai', attributes: { 'ai.operationId': 'ai.generateText', 'gen_ai.operation.name': 'chat', 'gen_ai.output.messages': j([{ role: 'assistant', parts: [text('x')] }]) } })).step).toBeNull();
+    // a tool span without a result keeps ai.toolCall.args and gets gen_ai.tool.call.id
+    const tool = stepOf({ name: 'execute_tool w', scope: 'ai', attributes: { 'ai.operationId': 'ai.toolCall', 'ai.toolCall.name': 'w', 'ai.toolCall.args': '{"city":"Paris"}', 'gen_ai.tool.name': 'w', 'gen_ai.tool.call.id': 'call_1', 'gen_ai.tool.call.arguments': '{"city":"Paris"}', 'gen_ai.operation.name': 'execute_tool' } });
+    expect(tool).toMatchObject({ kind: 'tool', tool: 'w', toolCallId: 'call_1', request: { city: 'Paris' }, response: null });
+    // with a result the transform marks it a Traceloop tool span: read from traceloop.entity.*
+    const marked = stepOf({ name: 'execute_tool w', scope: 'ai', attributes: { 'ai.operationId': 'ai.toolCall', 'traceloop.span.kind': 'tool', 'traceloop.entity.name': 'w', 'traceloop.entity.input': '{"city":"Paris"}', 'traceloop.entity.output': '{"t":14}', 'gen_ai.tool.call.id': 'call_1', 'gen_ai.operation.name': 'execute_tool' } });
+    expect(marked).toMatchObject({ kind: 'tool', tool: 'w', toolCallId: 'call_1', request: { city: 'Paris' }, response: { t: 14 } });
+  });
+
   it('reads ai.toolCall with args/result or the v5-era input/output keys', () => {
     const a = stepOf({ name: 'ai.toolCall', attributes: { 'ai.operationId': 'ai.toolCall', 'ai.toolCall.name': 'w', 'ai.toolCall.id': 'call_1', 'ai.toolCall.args': '{"city":"Paris"}', 'ai.toolCall.result': '{"t":14}' } });
     const b = stepOf({ name: 'ai.toolCall', attributes: { 'ai.operationId': 'ai.toolCall', 'ai.toolCall.name': 'w', 'ai.toolCall.id': 'call_1', 'ai.toolCall.input': '{"city":"Paris"}', 'ai.toolCall.output': '{"t":14}' } });
