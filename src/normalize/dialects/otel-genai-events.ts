@@ -68,6 +68,19 @@ function spanEventBody(attrs: Attributes): JsonValue | undefined {
   return rest;
 }
 
+/**
+ * ≤ v1.27 gen_ai.prompt / gen_ai.completion: "RECOMMENDED to format as JSON string matching
+ * OpenAI messages format", so a list of messages usually, but one message object or the plain
+ * text are allowed too (the text is then the one user prompt, or the one answer).
+ */
+function contentList(value: AttributeValue | undefined, role: 'user' | 'assistant'): JsonValue[] {
+  const v = jsonAttr(value);
+  if (Array.isArray(v)) return v;
+  if (asObject(v)) return [v as JsonValue];
+  if (typeof value === 'string' && value !== '') return [{ role, content: value }];
+  return [];
+}
+
 interface RawEvent { name: string; body: JsonValue | undefined; attributes: Attributes }
 
 function collect(span: SpanRecord, logs: readonly LogRecord[]): RawEvent[] {
@@ -107,11 +120,10 @@ export function readEventContent(span: SpanRecord, logs: readonly LogRecord[]): 
       const index = typeof body.index === 'number' ? body.index : choices.length;
       choices.push({ index, messages: fromProviderMessage({ role: 'assistant', ...message }, body.finish_reason) });
     } else if (ev.name === 'gen_ai.content.prompt') {
-      request.push(...fromProviderMessages(jsonAttr(ev.attributes['gen_ai.prompt'])));
+      request.push(...fromProviderMessages(contentList(ev.attributes['gen_ai.prompt'], 'user')));
     } else if (ev.name === 'gen_ai.content.completion') {
-      const list = jsonAttr(ev.attributes['gen_ai.completion']);
-      if (Array.isArray(list)) {
-        for (const m of list) choices.push({ index: choices.length, messages: fromProviderMessage(m, asObject(m)?.finish_reason) });
+      for (const m of contentList(ev.attributes['gen_ai.completion'], 'assistant')) {
+        choices.push({ index: choices.length, messages: fromProviderMessage(m, asObject(m)?.finish_reason) });
       }
     } else if (ev.name === DETAILS) {
       result.details = { ...(result.details ?? {}), ...ev.attributes };

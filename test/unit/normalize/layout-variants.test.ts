@@ -142,6 +142,18 @@ describe('OTel GenAI older event layouts', () => {
     expect(step).toMatchObject({ kind: 'llm', layout: 'otel-genai-events', request: [{ role: 'user', content: 'Hi' }], response: [{ role: 'assistant', content: 'Yo', finish_reason: 'stop' }] });
   });
 
+  it('reads ≤ v1.27 gen_ai.prompt / gen_ai.completion given as plain text or as one message object', () => {
+    const plain = stepOf({ name: 'chat gpt-4o', attributes: { 'gen_ai.system': 'openai', 'gen_ai.request.model': 'gpt-4o' }, events: [
+      { name: 'gen_ai.content.prompt', attributes: { 'gen_ai.prompt': 'Tell me a joke' } },
+      { name: 'gen_ai.content.completion', attributes: { 'gen_ai.completion': 'No.' } },
+    ] });
+    expect([plain.request, plain.response]).toEqual([[{ role: 'user', content: 'Tell me a joke' }], [{ role: 'assistant', content: 'No.' }]]);
+    const single = stepOf({ name: 'chat gpt-4o', attributes: { 'gen_ai.request.model': 'gpt-4o' }, events: [
+      { name: 'gen_ai.content.completion', attributes: { 'gen_ai.completion': j({ role: 'assistant', content: 'No.', finish_reason: 'stop' }) } },
+    ] });
+    expect(single.response).toEqual([{ role: 'assistant', content: 'No.', finish_reason: 'stop' }]);
+  });
+
   it('reads per-message events sent as span events, their message and tool_calls JSON-encoded in attributes', () => {
     const step = stepOf({ name: 'chat gpt-4o', attributes: { 'gen_ai.operation.name': 'chat' }, events: [
       { name: 'gen_ai.user.message', attributes: { 'gen_ai.system': 'openai', content: 'Weather?' } },
