@@ -24,6 +24,15 @@ function responseContent(p: Obj): JsonValue | undefined {
 }
 
 /**
+ * The id that links a tool call to its result. @opentelemetry/instrumentation-openai's
+ * Responses API parts carry the output item's id in `id` (fc_…, absent on input results) and
+ * the call id the result answers in `call_id`: the call id is the link.
+ */
+function callId(p: Obj): JsonValue | undefined {
+  return typeof p.call_id === 'string' && p.call_id !== '' ? p.call_id : p.id;
+}
+
+/**
  * One GenAI message → canonical messages. tool_call_response parts become tool messages
  * (one per part, in order), whatever role carried them: Traceloop's Anthropic layout and the
  * Anthropic SDK put them in user messages.
@@ -47,11 +56,11 @@ export function fromGenAiMessage(raw: unknown, fallbackFinish?: unknown, default
     const p = asObject(rawPart);
     if (!p) continue;
     if (p.type === 'tool_call') {
-      calls.push(makeToolCall(p.id, p.name, p.arguments));
+      calls.push(makeToolCall(callId(p), p.name, p.arguments));
     } else if (p.type === 'tool_call_response') {
       flush();
       sawResponse = true;
-      out.push(makeMessage({ role: 'tool', content: responseContent(p), toolCallId: p.id }));
+      out.push(makeMessage({ role: 'tool', content: responseContent(p), toolCallId: callId(p) }));
     } else {
       const part = canonicalPart(p);
       if (part) content.push(part);

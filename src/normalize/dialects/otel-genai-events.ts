@@ -95,6 +95,35 @@ function collect(span: SpanRecord, logs: readonly LogRecord[]): RawEvent[] {
   return out;
 }
 
+/**
+ * A details record's message attributes. @opentelemetry/instrumentation-openai (Responses API)
+ * leaves the attribute unset and puts the message list in the record's body for the request
+ * record and for each streamed output item: a body list whose every message has a
+ * finish_reason is the answer (OutputMessage requires one), any other list the request.
+ */
+function detailsAttributes(ev: RawEvent): Attributes {
+  const attrs = ev.attributes;
+  if (!Array.isArray(ev.body) || ev.body.length === 0) return attrs;
+  if (attrs['gen_ai.input.messages'] !== undefined || attrs['gen_ai.output.messages'] !== undefined) return attrs;
+  const isOutput = ev.body.every((m) => asObject(m)?.finish_reason !== undefined);
+  return { ...attrs, [isOutput ? 'gen_ai.output.messages' : 'gen_ai.input.messages']: ev.body };
+}
+
+/** Output lists from several records → one assistant message with all their parts, in order. */
+function joinOutputs(outputs: JsonValue[][]): JsonValue[] {
+  const parts: JsonValue[] = [];
+  let finish: JsonValue | undefined;
+  for (const list of outputs) {
+    for (const m of list) {
+      const msg = asObject(m);
+      if (!msg) continue;
+      if (Array.isArray(msg.parts)) parts.push(...msg.parts);
+      if (msg.finish_reason !== undefined) finish = msg.finish_reason;
+    }
+  }
+  return [{ role: 'assistant', parts, ...(finish !== undefined ? { finish_reason: finish } : {}) }];
+}
+
 /** Reads the span's correlated events; undefined when it has none. */
 export function readEventContent(span: SpanRecord, logs: readonly LogRecord[]): EventContent | undefined {
   const events = collect(span, logs);
@@ -102,6 +131,7 @@ export function readEventContent(span: SpanRecord, logs: readonly LogRecord[]): 
   const result: EventContent = {};
   const request: Message[] = [];
   const choices: { index: number; messages: Message[] }[] = [];
+  const outputs: JsonValue[][] = [];
   for (const ev of events) {
     const body = asObject(ev.body) ?? {};
     const role = MESSAGE_ROLES[ev.name];
@@ -126,9 +156,15 @@ export function readEventContent(span: SpanRecord, logs: readonly LogRecord[]): 
         choices.push({ index: choices.length, messages: fromProviderMessage(m, asObject(m)?.finish_reason) });
       }
     } else if (ev.name === DETAILS) {
-      result.details = { ...(result.details ?? {}), ...ev.attributes };
+      const attrs = detailsAttributes(ev);
+      const output = jsonAttr(attrs['gen_ai.output.messages']);
+      if (Array.isArray(output)) outputs.push(output);
+      result.details = { ...(result.details ?? {}), ...attrs };
     }
   }
+  // A streamed call sends one details record per finished output item: together they are
+  // the one answer a non-streamed call records in a single record.
+  if (outputs.length > 1 && result.details) result.details['gen_ai.output.messages'] = joinOutputs(outputs);
   if (request.length) result.request = request;
   if (choices.length) result.response = choices.sort((a, b) => a.index - b.index).flatMap((c) => c.messages);
   return result;

@@ -92,14 +92,20 @@ export function llmModel(attrs: Attributes): string | null {
 function readLlm(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft): StepDraft {
   const attrs = span.attributes;
   let { request, response } = genAiMessages(attrs);
-  if (request === undefined || response === undefined) {
+  // Instructions alone on the span are not the request: @opentelemetry/instrumentation-openai
+  // (Responses API) records gen_ai.system_instructions there whatever the content setting and
+  // the messages in log records, which repeat the instructions as a leading system message.
+  const onlyInstructions = request !== undefined && attrs['gen_ai.input.messages'] === undefined;
+  if (request === undefined || onlyInstructions || response === undefined) {
     const events = readEventContent(span, logs);
     if (events) {
       const details = events.details ? genAiMessages(events.details) : {};
-      const fromEvents = request === undefined && (details.request ?? events.request) !== undefined;
-      request ??= details.request ?? events.request;
+      const logged = details.request ?? events.request;
+      if ((request === undefined || onlyInstructions) && logged !== undefined) {
+        request = onlyInstructions && logged[0]?.role !== 'system' ? [...(request ?? []), ...logged] : logged;
+        draft.layout = 'otel-genai-events';
+      }
       response ??= details.response ?? events.response;
-      if (fromEvents) draft.layout = 'otel-genai-events';
     }
   }
   // An answer without a finish reason in the message takes the span's (one per choice).

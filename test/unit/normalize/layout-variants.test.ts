@@ -197,6 +197,41 @@ describe('OTel GenAI older event layouts', () => {
     const step = stepOf({ name: 'chat gpt-4o', id: 'c', attributes: { 'gen_ai.operation.name': 'chat' } }, [details]);
     expect(step).toMatchObject({ layout: 'otel-genai-events', request: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }], response: [{ role: 'assistant', content: 'Yo', finish_reason: 'stop' }] });
   });
+
+  it('reads @opentelemetry/instrumentation-openai Responses API records: messages in the body, call_id links, streamed items joined', () => {
+    const details = (body: LogRecord['body'], attributes: Attributes = {}): LogRecord => ({
+      ...log('r', 'x', body), eventName: 'gen_ai.client.inference.operation.details', attributes: { 'gen_ai.provider.name': 'openai', ...attributes },
+    });
+    const responsesSpan = { name: 'responses gpt-4o', id: 'r', kind: 'client' as const, attributes: {
+      'gen_ai.operation.name': 'responses', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o',
+      'gen_ai.system_instructions': 'Be brief.', // raw string, on the span whatever the content setting
+    } };
+    const input = [
+      { role: 'system', parts: [text('Be brief.')] },
+      { role: 'user', parts: [text('Weather?')] },
+      { role: 'assistant', parts: [{ type: 'tool_call', id: 'fc_1', call_id: 'call_1', name: 'w', arguments: '{"city":"Paris"}' }] },
+      { role: 'user', parts: [{ type: 'tool_call_response', call_id: 'call_1', response: '{"t":14}' }] },
+    ];
+    const expectedRequest = [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Weather?' },
+      { role: 'assistant', tool_calls: [{ id: 'call_1', name: 'w', arguments: { city: 'Paris' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: { t: 14 } },
+    ];
+    const output = [{ role: 'assistant', finish_reason: 'stop', parts: [{ type: 'reasoning', text: 'Rain.' }, text('Rainy, 14 °C.')] }];
+    const whole = stepOf(responsesSpan, [details(input), details(output, { 'gen_ai.output.messages': output })]);
+    expect(whole).toMatchObject({ layout: 'otel-genai-events', request: expectedRequest });
+    expect(whole.response).toEqual([{ role: 'assistant', finish_reason: 'stop', content: [{ type: 'reasoning', text: 'Rain.' }, { type: 'text', text: 'Rainy, 14 °C.' }] }]);
+    // streamed: one body-only record per finished output item
+    const streamed = stepOf(responsesSpan, [
+      details(input),
+      details([{ role: 'assistant', finish_reason: 'stop', parts: [{ type: 'reasoning', text: 'Rain.' }] }]),
+      details([{ role: 'assistant', finish_reason: 'stop', parts: [text('Rainy, 14 °C.')] }]),
+    ]);
+    expect([streamed.request, streamed.response]).toEqual([whole.request, whole.response]);
+    // without log records the instructions on the span are all that was recorded
+    expect(stepOf(responsesSpan).request).toEqual([{ role: 'system', content: 'Be brief.' }]);
+  });
 });
 
 describe('OpenLLMetry / Traceloop variants', () => {
