@@ -4,6 +4,7 @@
  * store), then the identities of the stored form (digests, fingerprint). Used by ingest and
  * by reindex, so a normalizer fix re-derives exactly what ingest would derive today.
  */
+import { DIALECTS } from '../normalize/dialects/index.js';
 import { normalizeSpan, NORMALIZER_VERSION } from '../normalize/normalize.js';
 import { fingerprintName, fingerprintOf } from '../normalize/finish.js';
 import { canonicalJson, sha256Hex } from '../json/canonical.js';
@@ -11,10 +12,13 @@ import type { JsonValue, StepDraft } from '../normalize/step.js';
 import { offloadLargeValues, type OffloadResult } from '../payloads/offload.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import { searchLexemes } from '../recall/recorded-text.js';
+import type { SpanRecord } from '../spans/span-record.js';
 import type { DeriveSpans, DerivedSpan } from './ingest.js';
 
 export interface DeriveDeps {
   payloads: PayloadStore;
+  /** told when a dialect throws on a span, which is then stored with no step */
+  onDialectError?: (span: SpanRecord, error: unknown, layout: string) => void;
 }
 
 export interface DeriveSettings {
@@ -26,7 +30,8 @@ export function createDeriveSpans(deps: DeriveDeps, settings: DeriveSettings): D
     const out: DerivedSpan[] = [];
     // One at a time: offloading may hold a large value's canonical JSON in memory.
     for (const span of spans) {
-      const facts = normalizeSpan(span, logsOf(span));
+      const onError = deps.onDialectError;
+      const facts = normalizeSpan(span, logsOf(span), DIALECTS, onError && ((error, layout) => onError(span, error, layout)));
       if (!facts.step) {
         out.push({ ownRun: facts.ownRun, ownParentRun: facts.parentRun, step: null });
         continue;

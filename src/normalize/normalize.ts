@@ -25,13 +25,17 @@ export const NORMALIZER_VERSION = 2;
 
 const NO_LOGS: readonly LogRecord[] = Object.freeze([]);
 
+/** A dialect threw on a span (kept with no step); `layout` names the dialect. */
+export type DialectErrorHandler = (error: unknown, layout: string) => void;
+
 export function normalizeSpan(
   span: SpanRecord,
   logs: readonly LogRecord[] = NO_LOGS,
   dialects: readonly Dialect[] = DIALECTS,
+  onDialectError?: DialectErrorHandler,
 ): SpanFacts {
   const attrs = span.attributes;
-  return { ownRun: ownRunOf(attrs), parentRun: parentRunOf(attrs), step: stepOf(span, logs, dialects) };
+  return { ownRun: ownRunOf(attrs), parentRun: parentRunOf(attrs), step: stepOf(span, logs, dialects, onDialectError) };
 }
 
 /**
@@ -39,12 +43,17 @@ export function normalizeSpan(
  * still throw on a shape nobody foresaw, the span is kept as a span with no step (like a span
  * no dialect understands) rather than failing the whole export it arrived in.
  */
-function stepOf(span: SpanRecord, logs: readonly LogRecord[], dialects: readonly Dialect[]): StepDraft | null {
+function stepOf(
+  span: SpanRecord, logs: readonly LogRecord[], dialects: readonly Dialect[], onDialectError?: DialectErrorHandler,
+): StepDraft | null {
+  let dialect: Dialect | undefined;
   try {
-    for (const dialect of dialects) {
+    for (dialect of dialects) {
       if (dialect.matches(span, logs)) return dialect.read(span, logs);
     }
-  } catch {
+  } catch (error) {
+    // Said, not swallowed: the step is missing until a fixed normalizer's reindex derives it.
+    onDialectError?.(error, dialect?.name ?? 'unknown');
     return null;
   }
   return null;

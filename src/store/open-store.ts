@@ -45,7 +45,16 @@ export async function openStore(config: Config, logger: Logger, options: { db?: 
   return {
     db,
     payloads,
-    ingest: { db, derive: createDeriveSpans({ payloads }, { payloadThresholdBytes: config.payloadThresholdBytes }) },
+    ingest: {
+      db,
+      derive: createDeriveSpans({
+        payloads,
+        onDialectError: (span, error, layout) => logger.warn(
+          { traceId: span.traceId, spanId: span.spanId, layout, err: error },
+          'could not read this span as a step; it is stored with no step (tapedeck reindex re-derives it after a normalizer fix)',
+        ),
+      }, { payloadThresholdBytes: config.payloadThresholdBytes }),
+    },
     pricing,
     close: () => db.close(),
   };

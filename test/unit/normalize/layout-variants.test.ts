@@ -484,7 +484,11 @@ describe('robustness: wrong types and malformed values never throw', () => {
 
   it('turns a dialect that throws into a span with no step, not a failed export', () => {
     const throwing = { name: 'otel-genai' as const, matches: () => true, read: () => { throw new Error('unforeseen shape'); } };
-    const facts = normalizeSpan(span({ attributes: { 'session.id': 's1' } }), [], [throwing]);
+    const told: [string, string][] = [];
+    const facts = normalizeSpan(span({ attributes: { 'session.id': 's1' } }), [], [throwing], (error, layout) => {
+      told.push([(error as Error).message, layout]);
+    });
     expect(facts).toEqual({ ownRun: 's1', parentRun: null, step: null });
+    expect(told).toEqual([['unforeseen shape', 'otel-genai']]); // said, not swallowed: ingest logs a warning
   });
 });
