@@ -9,11 +9,16 @@
  * fsynced, then renamed onto the final name (rename is atomic within one file system), and
  * the directory is fsynced so the rename itself survives a power cut. A crash therefore
  * leaves either no file under the final name or the complete one, never a prefix; at worst
- * it leaves a ".tmp" file behind, which no read ever looks at.
+ * it leaves a temporary file behind, which no read ever looks at. Temporary files are
+ * written in one directory, <dir>/tmp (a rename from there is as atomic: same file system),
+ * named after the writing process, so that opening the store can remove those of processes
+ * that are gone without walking 65,536 shard directories.
  */
 import { randomBytes } from 'node:crypto';
+import { readdirSync, unlinkSync } from 'node:fs';
 import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { isProcessRunning } from '../store/process-running.js';
 import { type PayloadStore, asPlainBytes, parsePayloadRef, payloadRefOf, verifyPayload } from './payload-store.js';
 
 export interface FsPayloadStoreSettings {
@@ -26,6 +31,8 @@ const FILE_MODE = 0o600;
 
 export function createFsPayloadStore(settings: FsPayloadStoreSettings): PayloadStore {
   const root = path.resolve(settings.dir);
+  const incoming = path.join(root, 'tmp');
+  removeLeftovers(incoming);
 
   // parsePayloadRef admits only [0-9a-f]{64}, so a ref can never name a path outside root.
   const locate = (ref: string) => {
@@ -43,9 +50,10 @@ export function createFsPayloadStore(settings: FsPayloadStoreSettings): PayloadS
       // foreign file and put the right bytes back instead of keeping it forever.
       if ((await sizeOf(file)) === bytes.byteLength) return ref;
       await mkdir(shard, { recursive: true });
+      await mkdir(incoming, { recursive: true });
       // Unique per call: concurrent puts of the same bytes each write their own temporary
       // file, and whichever rename lands last replaces identical bytes with identical bytes.
-      const temporary = path.join(shard, `.${hex}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+      const temporary = path.join(incoming, `${process.pid}.${hex}.${randomBytes(6).toString('hex')}.tmp`);
       try {
         await writeDurably(temporary, bytes);
         await rename(temporary, file);
@@ -84,6 +92,28 @@ export function createFsPayloadStore(settings: FsPayloadStoreSettings): PayloadS
       }
     },
   };
+}
+
+/**
+ * Removes the temporary files of processes that are gone (a crash between write and rename).
+ * Those of live processes (another tapedeck sharing the directory) are left alone.
+ */
+function removeLeftovers(incoming: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(incoming);
+  } catch {
+    return; // no directory yet
+  }
+  for (const name of names) {
+    const pid = Number(/^(\d+)\.[0-9a-f]+\.[0-9a-f]+\.tmp$/.exec(name)?.[1]);
+    if (!Number.isInteger(pid) || isProcessRunning(pid)) continue;
+    try {
+      unlinkSync(path.join(incoming, name));
+    } catch {
+      // gone already, or not ours to remove
+    }
+  }
 }
 
 async function writeDurably(file: string, bytes: Uint8Array): Promise<void> {

@@ -10,6 +10,7 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { isProcessRunning } from './process-running.js';
 
 export class DataDirInUseError extends Error {
   constructor(readonly dir: string, readonly owner: string) {
@@ -72,13 +73,7 @@ function readOwner(file: string): Owner | null {
 
 function isAlive(owner: Owner): boolean {
   if (owner.host !== os.hostname()) return true; // cannot tell: assume it runs
-  if (owner.pid === process.pid) return true; // this process opened the directory already
-  try {
-    process.kill(owner.pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'; // alive, another user's
-  }
+  return isProcessRunning(owner.pid); // this process too: it opened the directory already
 }
 
 const describe = (owner: Owner) => (owner.host === os.hostname() ? `process ${owner.pid}` : `process ${owner.pid} on ${owner.host}`);

@@ -3,6 +3,7 @@
  * under a final name but complete bytes, and that put never rewrites a good file. The shared
  * contract runs in test/integration/payloads.test.ts.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -46,14 +47,25 @@ describe('filesystem payload store', () => {
   });
 
   it('ignores a half-written temporary file left by a crash, and a later put completes', async () => {
-    const shard = path.dirname(finalPath());
-    await mkdir(shard, { recursive: true });
-    await writeFile(path.join(shard, `.${hex}.999.abcdef.tmp`), bytes.subarray(0, 5));
+    await mkdir(path.join(dir, 'tmp'), { recursive: true });
+    await writeFile(path.join(dir, 'tmp', `${process.pid}.${hex}.abcdef.tmp`), bytes.subarray(0, 5));
     const store = createFsPayloadStore({ dir });
     expect(await store.has(ref)).toBe(false);
     expect(await store.get(ref)).toBeUndefined();
     await store.put(bytes);
     expect(await store.get(ref)).toEqual(bytes);
+  });
+
+  it('removes, when opened, the temporary files of processes that are gone, and only those', async () => {
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const incoming = path.join(dir, 'tmp');
+    await mkdir(incoming, { recursive: true });
+    const leftover = `${gone}.${hex}.abcdef.tmp`;
+    const inFlight = `${process.ppid}.${hex}.abcdef.tmp`; // a live process's write in progress
+    const foreign = 'notes.txt';
+    for (const name of [leftover, inFlight, foreign]) await writeFile(path.join(incoming, name), bytes.subarray(0, 5));
+    createFsPayloadStore({ dir });
+    expect((await readdir(incoming)).sort()).toEqual([inFlight, foreign].sort());
   });
 
   it('does not rewrite a payload that is already there (same file, untouched)', async () => {
