@@ -13,6 +13,8 @@ import type { Config } from './config.js';
 import { redact } from './config.js';
 import type { Logger } from './logger.js';
 import { openStore, type Store } from './store/open-store.js';
+import { NORMALIZER_VERSION } from './normalize/normalize.js';
+import { hasStepsOlderThan } from './tapes/reindex.js';
 import type { Database } from './store/database.js';
 import type { PayloadStore } from './payloads/payload-store.js';
 import { createAdmission } from './ingest/admission.js';
@@ -41,6 +43,7 @@ export interface StartOptions {
 
 export async function startTapedeck(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningTapedeck> {
   const store = await openStore(config, logger, options);
+  await warnIfStepsAreOlder(store, logger);
   const admission = createAdmission(config.maxInflightRequests);
   let http: ServerType | undefined;
   let grpcServer: grpc.Server | undefined;
@@ -81,6 +84,18 @@ export async function startTapedeck(config: Config, logger: Logger, options: Sta
   } catch (error) {
     await shutdown(http, grpcServer, store, Promise.resolve(), 0, logger).catch(() => {});
     throw error;
+  }
+}
+
+/** Steps derived before a normalizer fix keep the old reading until reindex: say so at start. */
+async function warnIfStepsAreOlder(store: Store, logger: Logger): Promise<void> {
+  try {
+    if (await hasStepsOlderThan(store.db, NORMALIZER_VERSION)) {
+      logger.warn({ normalizerVersion: NORMALIZER_VERSION },
+        `some stored steps were derived by an older normalizer; run \`tapedeck reindex\` to derive them again with version ${NORMALIZER_VERSION}`);
+    }
+  } catch (error) {
+    logger.warn({ err: error }, 'could not check the stored steps\' normalizer version');
   }
 }
 

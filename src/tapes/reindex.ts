@@ -6,12 +6,19 @@
  * tapedeck is receiving, can be interrupted and re-run, and converges to what ingest would
  * store today. A span that is no longer a step loses its step row.
  */
-import type { Database } from '../store/database.js';
+import type { Database, Queryable } from '../store/database.js';
 import type { DeriveSpans } from '../ingest/ingest.js';
 import { deleteTraceWords, TraceWords, writeTraceWords } from '../recall/trace-words.js';
 import { resolveRuns } from './resolve-runs.js';
 import { rowToSpanRecord, spanSelectList } from './span-rows.js';
 import { lockTraces, readLogsFor, spanKey, upsertSteps } from './trace-store.js';
+
+/** Whether any stored step was derived by a normalizer older than `version` (reindex would redo it). */
+export async function hasStepsOlderThan(db: Queryable, version: number): Promise<boolean> {
+  const [row] = await db.query<{ older: boolean }>(
+    'SELECT EXISTS (SELECT 1 FROM tapedeck_store.steps WHERE normalizer_version < $1) AS older', [version]);
+  return row.older === true;
+}
 
 export interface ReindexProgress {
   tracesDone: number;
