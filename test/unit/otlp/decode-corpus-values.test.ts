@@ -1,8 +1,8 @@
 /**
  * Value-for-value agreement with the corpus's own decode (decoded.json, made by
- * @opentelemetry/otlp-transformer). decoded.json is not copied into the repository (1 MB),
- * so this runs only where the shared corpus sits beside the checkout (../shared) or
- * TAPEDECK_CORPUS_DIR points at its captures/ folder; expected.json covers the rest.
+ * @opentelemetry/otlp-transformer): from TAPEDECK_CORPUS_DIR (a captures/ folder), else the
+ * shared corpus beside the checkout (../shared), else the copies in test/fixtures/corpus, so
+ * it runs on a fresh clone (CI) too.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,7 +11,8 @@ import { decodeLogsRequest, decodeTraceRequest } from '../../../src/otlp/decode.
 import type { AttributeValue, Attributes } from '../../../src/spans/span-record.js';
 import { captureRequests, FIXTURES, scenarios } from './helpers.js';
 
-const CORPUS = process.env.TAPEDECK_CORPUS_DIR ?? path.resolve(FIXTURES, '../../../../shared/corpus/captures');
+const SHARED = path.resolve(FIXTURES, '../../../../shared/corpus/captures');
+const CORPUS = process.env.TAPEDECK_CORPUS_DIR ?? (existsSync(SHARED) ? SHARED : path.resolve(FIXTURES, '../corpus'));
 const SHORTENED = /\u2026\[shortened for display: (\d+) chars in total; see the raw capture\]$/;
 
 /** Our value in the corpus decoder's display form; long strings compared by prefix. */
