@@ -31,6 +31,18 @@ export function tsqueryOf(terms: readonly Term[]): string {
 const IN_CANDIDATE_TRACES = `st.trace_id = ANY(ARRAY(
          SELECT w.trace_id FROM tapedeck_store.trace_words w WHERE w.tenant = $1 AND w.words @@ $2::tsquery))`;
 
+/**
+ * At least the number of matching steps, from the index alone: the steps counted in the rows
+ * of the candidate traces (trace_words.steps).
+ */
+export async function candidateStepBound(db: Queryable, tenant: string, tsquery: string): Promise<number> {
+  const [row] = await db.query<{ n: bigint | number | null }>(
+    'SELECT sum(steps) AS n FROM tapedeck_store.trace_words WHERE tenant = $1 AND words @@ $2::tsquery',
+    [tenant, tsquery],
+  );
+  return Number(row.n ?? 0);
+}
+
 /** Matching steps, counted up to `cap` (the scan stops there). */
 export async function countMatches(db: Queryable, tenant: string, tsquery: string, cap: number): Promise<number> {
   const [row] = await db.query<{ n: bigint | number }>(

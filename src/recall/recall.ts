@@ -7,6 +7,8 @@
  * 1. Count the matching spans, stopping at maxTotalMatches + 1: finding the newest matches
  *    means ranking all of them, so a query matching more is refused (400 query_too_broad),
  *    naming its words — each of them matches more on its own, so only another word helps.
+ *    The index gives an upper bound first (the steps of the traces holding every word); the
+ *    exact count, which tests each of those steps, runs only when the bound is over the limit.
  * 2. Take the newest maxMatchingSpans matching spans (5,000); more says `truncated`. Runs of
  *    three or more characters of an unspaced script are checked in their steps' text, newest
  *    first, until enough have passed (match.ts).
@@ -24,7 +26,7 @@ import type { PricingTable } from '../pricing/pricing-table.js';
 import type { Queryable } from '../store/database.js';
 import type { TapeDeps, ReadTapeOptions } from '../tapes/tape-service.js';
 import { stepHasRuns, termsToCheck } from './match.js';
-import { countMatches, newestMatches, readRunFacts, readStepTexts, tsqueryOf, type MatchRow } from './query.js';
+import { candidateStepBound, countMatches, newestMatches, readRunFacts, readStepTexts, tsqueryOf, type MatchRow } from './query.js';
 import { groupMatches, keepOutcome, rankRuns, recallEntry, type RunMatches } from './rank.js';
 import type { Term } from './tokenize.js';
 import type { OutcomeFilter, RecallBounds, RecallResult, RecalledRun } from './types.js';
@@ -62,8 +64,12 @@ const TEXT_BATCH = 100;
 export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallContext): Promise<RecallResult> {
   const { deadline, bounds } = ctx;
   const tsquery = tsqueryOf(query.terms);
-  const total = await deadline.race(countMatches(deps.db, query.tenant, tsquery, bounds.maxTotalMatches + 1), 'counting matching spans');
-  if (total > bounds.maxTotalMatches) throw tooBroad(query.terms, bounds.maxTotalMatches);
+  // The index bounds the matches from above; only past the limit are they counted exactly.
+  const bound = await deadline.race(candidateStepBound(deps.db, query.tenant, tsquery), 'counting candidate spans');
+  if (bound > bounds.maxTotalMatches) {
+    const total = await deadline.race(countMatches(deps.db, query.tenant, tsquery, bounds.maxTotalMatches + 1), 'counting matching spans');
+    if (total > bounds.maxTotalMatches) throw tooBroad(query.terms, bounds.maxTotalMatches);
+  }
 
   const newest = await newestMatching(deps, query, tsquery, ctx);
   const grouped = groupMatches(newest.matches, bounds.maxRunsRead);

@@ -29,6 +29,7 @@ const columns: readonly Column[] = [
   { name: 'trace_id', cast: 'bytea' },
   // Stored as given, bypassing the text-search parser, as steps.search (0003_recall.sql).
   { name: 'words', expr: (p) => `array_to_tsvector(${p}::text[])`, copy: 'tsvector' },
+  { name: 'steps', cast: 'integer' },
 ];
 const copyColumns = copyColumnsOf(columns);
 
@@ -36,6 +37,8 @@ interface Row {
   traceId: string;
   lexemes: Set<string>;
   bytes: number;
+  /** steps with words in this row (a step whose words fill two rows counts in both) */
+  steps: number;
 }
 
 /** The words of the steps written in one transaction, gathered by trace. */
@@ -55,12 +58,13 @@ export class TraceWords {
   add(step: Pick<StoredStep, 'traceId' | 'search'>): void {
     if (!step.search || step.search.length === 0) return;
     let row = this.open.get(step.traceId);
+    if (row) row.steps++;
     for (const lexeme of step.search) {
       if (row?.lexemes.has(lexeme)) continue;
       const size = lexeme.length * 3 + 4; // at most its UTF-8 bytes, without measuring them
       if (!row || row.bytes + size > this.maxBytes) {
         if (row) this.full.push(row);
-        row = { traceId: step.traceId, lexemes: new Set(), bytes: 0 };
+        row = { traceId: step.traceId, lexemes: new Set(), bytes: 0, steps: 1 };
         this.open.set(step.traceId, row);
       }
       row.lexemes.add(lexeme);
@@ -73,7 +77,7 @@ export class TraceWords {
   }
 
   rows(tenant: string): unknown[][] {
-    return [...this.full, ...this.open.values()].map((r) => [tenant, hexToBytes(r.traceId), [...r.lexemes]]);
+    return [...this.full, ...this.open.values()].map((r) => [tenant, hexToBytes(r.traceId), [...r.lexemes], r.steps]);
   }
 }
 

@@ -6,6 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseKinds } from '../helpers/databases.js';
+import { candidateStepBound, countMatches, tsqueryOf } from '../../src/recall/query.js';
+import { queryTerms } from '../../src/recall/tokenize.js';
 import { openRecallFixture, recallRuns, runIds, type RecallFixture } from '../unit/recall/recall-fixtures.js';
 
 describe.each(databaseKinds)('GET /v1/recall on %s', (kind) => {
@@ -41,6 +43,17 @@ describe.each(databaseKinds)('GET /v1/recall on %s', (kind) => {
     expect((await fx.get('?q=shops+reviews')).body.runs).toEqual([]);
     expect((await fx.get('?q=get_weather+reviews')).body.runs).toEqual([]);
     expect(runIds((await fx.get('?q=get_weather')).body)).toEqual(['weather-ok', 'weather-failed']); // a step name
+  });
+
+  it('bounds the matches from the index alone: never fewer than the exact count', async () => {
+    for (const q of ['weather', 'umbrella', 'paris weather', 'get_weather', '天气', 'drizzle', 'zeppelin', 'nothing']) {
+      const tsquery = tsqueryOf(queryTerms(q));
+      const exact = await countMatches(fx.store.db, '', tsquery, 1_000);
+      const bound = await candidateStepBound(fx.store.db, '', tsquery);
+      expect(bound, q).toBeGreaterThanOrEqual(exact);
+      if (exact === 0) continue;
+      expect(bound, q).toBeGreaterThan(0);
+    }
   });
 
   it('does not search tool schemas or configuration', async () => {

@@ -7,14 +7,17 @@
 CREATE TABLE tapedeck_store.trace_words (
   tenant   text     NOT NULL DEFAULT '',
   trace_id bytea    NOT NULL,
-  words    tsvector NOT NULL
+  words    tsvector NOT NULL,
+  -- how many steps' words the row holds: summed over the rows a query finds, at least the
+  -- number of steps it can match, so a query is known not to be too broad without counting
+  steps    integer  NOT NULL
 );
 CREATE INDEX trace_words_words_idx ON tapedeck_store.trace_words USING gin (words);
 CREATE INDEX trace_words_trace_idx ON tapedeck_store.trace_words (tenant, trace_id);
 
 -- Steps stored before: one row each (each step's words fit a tsvector; a trace's union of
 -- them might not). `tapedeck reindex` rewrites them one row per trace batch.
-INSERT INTO tapedeck_store.trace_words (tenant, trace_id, words)
-  SELECT tenant, trace_id, search FROM tapedeck_store.steps WHERE search IS NOT NULL;
+INSERT INTO tapedeck_store.trace_words (tenant, trace_id, words, steps)
+  SELECT tenant, trace_id, search, 1 FROM tapedeck_store.steps WHERE search IS NOT NULL;
 
 DROP INDEX tapedeck_store.steps_search_idx;

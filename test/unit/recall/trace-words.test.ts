@@ -8,10 +8,10 @@ import { TraceWords } from '../../../src/recall/trace-words.js';
 const A = 'a'.repeat(32);
 const B = 'b'.repeat(32);
 const rowsOf = (words: TraceWords) =>
-  words.rows('t1').map(([tenant, trace, lexemes]) => [tenant, Buffer.from(trace as Uint8Array).toString('hex'), lexemes]);
+  words.rows('t1').map(([tenant, trace, lexemes, steps]) => [tenant, Buffer.from(trace as Uint8Array).toString('hex'), lexemes, steps]);
 
 describe('TraceWords', () => {
-  it('keeps one row per trace with the union of its steps\' words, in first-use order', () => {
+  it('keeps one row per trace with the union of its steps\' words, in first-use order, and their number', () => {
     const words = TraceWords.of([
       { traceId: A, search: ['weather', 'paris'] },
       null,
@@ -22,8 +22,8 @@ describe('TraceWords', () => {
     ]);
     expect(words.size).toBe(2);
     expect(rowsOf(words)).toEqual([
-      ['t1', A, ['weather', 'paris', 'drizzle']],
-      ['t1', B, ['lyon']],
+      ['t1', A, ['weather', 'paris', 'drizzle'], 2],
+      ['t1', B, ['lyon'], 1],
     ]);
   });
 
@@ -37,8 +37,8 @@ describe('TraceWords', () => {
     words.add({ traceId: A, search: ['éé', 'xyz'] }); // already there; 13 more would make 39
     words.add({ traceId: A, search: ['q'] });
     expect(rowsOf(words)).toEqual([
-      ['t1', A, ['abcd', 'éé']],
-      ['t1', A, ['xyz', 'q']],
+      ['t1', A, ['abcd', 'éé'], 2], // the second step's words are in both rows: it counts in both
+      ['t1', A, ['xyz', 'q'], 2],
     ]);
   });
 });
