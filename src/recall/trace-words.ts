@@ -11,15 +11,15 @@
  * a reindex batch) adds one row with the union of those steps' words; a trace's rows are
  * therefore always a superset of its steps' words. A step re-derived with fewer words leaves
  * words behind that only make its trace a candidate, never a match; reindex replaces a
- * trace's rows with the union of its steps as they are now.
+ * trace's rows with the union of its steps as they are now. Each row also counts the steps its
+ * words came from, so the rows a query finds bound its matches from above (query.ts).
  *
  * A row holds at most MAX_INDEX_BYTES of lexemes, each counted at 3 bytes per UTF-16 unit (its
  * UTF-8 size at most) plus 4 (a tsvector holds at most 1 MB): a trace whose steps use more
  * words gets several rows.
  */
 import type { StoredStep } from '../tapes/step-rows.js';
-import { insertRows, type Column } from '../tapes/bulk-insert.js';
-import { copyColumnsOf } from '../tapes/bulk-insert.js';
+import { copyColumnsOf, insertRows, type Column } from '../tapes/bulk-insert.js';
 import { hexToBytes } from '../tapes/span-rows.js';
 import type { Queryable } from '../store/database.js';
 import { MAX_INDEX_BYTES } from './tokenize.js';
