@@ -19,7 +19,6 @@ import { logRecordKeys } from '../tapes/log-key.js';
 import { logColumns, logToRow } from '../tapes/span-rows.js';
 import type { StoredStep } from '../tapes/step-rows.js';
 import { distinct, lockTraces, readLogsFor, readSpans, spanKey, upsertSteps } from '../tapes/trace-store.js';
-import { TraceWords, writeTraceWords } from '../recall/trace-words.js';
 import { writeSpans } from './write-spans.js';
 
 /** What deriving a span produced: its run facts and, when it is a step, the stored step. */
@@ -87,7 +86,6 @@ export async function ingestLogs(logs: readonly LogRecord[], meta: IngestMeta, d
           const allLogs = await readLogsFor(tx, meta.tenant, spans);
           const derived = await deps.derive(spans, (s) => allLogs.get(spanKey(s.traceId, s.spanId)) ?? []);
           await upsertSteps(tx, meta.tenant, derived);
-          await writeTraceWords(tx, meta.tenant, TraceWords.of(derived.map((d) => d.step)));
         }
       }
       return { stored: inserted.length };

@@ -4,7 +4,7 @@
  * 1. lock the batch's traces (advisory locks, so a span and its log records meet);
  * 2. read the run facts of the traces' stored spans and the log records of the batch's spans;
  * 3. derive each span (normalize, offload, digests) and write the steps and their traces'
- *    words for recall (recall/trace-words.ts);
+ *    words for recall (recall/trace-words.ts; upsertSteps writes both);
  * 4. resolve runs in memory (tapes/run-resolution.ts) and write the new spans with their run,
  *    then update the stored spans whose run changed.
  *
@@ -39,11 +39,7 @@ export async function writeSpans(tx: Queryable, spans: readonly SpanRecord[], te
   const logsOf = (s: SpanRecord): LogRecord[] => logs.get(spanKey(s.traceId, s.spanId)) ?? [];
   const isNew = (s: SpanRecord) => !stored.has(spanKey(s.traceId, s.spanId));
 
-  const words = new TraceWords();
-  const facts = tx.copyRows
-    ? await copySteps(tx, spans, tenant, derive, logsOf, isNew, words)
-    : await insertSteps(tx, spans, tenant, derive, logsOf, words);
-  await writeTraceWords(tx, tenant, words);
+  const facts = tx.copyRows ? await copySteps(tx, spans, tenant, derive, logsOf, isNew) : await insertSteps(tx, spans, tenant, derive, logsOf);
 
   const fresh = spans.filter(isNew);
   const nodes: RunNode[] = [...stored.values()];
@@ -81,11 +77,9 @@ export async function writeSpans(tx: Queryable, spans: readonly SpanRecord[], te
 /** Derives all spans at once and upserts their steps (the INSERT path). */
 async function insertSteps(
   tx: Queryable, spans: readonly SpanRecord[], tenant: string, derive: DeriveSpans, logsOf: (s: SpanRecord) => LogRecord[],
-  words: TraceWords,
 ): Promise<Map<string, RunFacts>> {
   const derived = await derive(spans, logsOf);
   await upsertSteps(tx, tenant, derived);
-  for (const d of derived) if (d.step) words.add(d.step);
   return new Map(spans.map((s, i) => [spanKey(s.traceId, s.spanId), { ownRun: derived[i].ownRun, ownParentRun: derived[i].ownParentRun }]));
 }
 
@@ -95,8 +89,9 @@ async function insertSteps(
  */
 async function copySteps(
   tx: Queryable, spans: readonly SpanRecord[], tenant: string, derive: DeriveSpans, logsOf: (s: SpanRecord) => LogRecord[],
-  isNew: (s: SpanRecord) => boolean, words: TraceWords,
+  isNew: (s: SpanRecord) => boolean,
 ): Promise<Map<string, RunFacts>> {
+  const words = new TraceWords(); // of the copied steps; upsertSteps writes the restated ones'
   const facts = new Map<string, RunFacts>();
   const restated: DerivedSpan[] = [];
   async function* stepRows(): AsyncGenerator<unknown[]> {
@@ -104,12 +99,14 @@ async function copySteps(
       const [d] = await derive([span], logsOf);
       facts.set(spanKey(span.traceId, span.spanId), { ownRun: d.ownRun, ownParentRun: d.ownParentRun });
       if (!d.step) continue;
-      words.add(d.step);
-      if (isNew(span)) yield stepToRow(tenant, d.step);
-      else restated.push(d);
+      if (isNew(span)) {
+        words.add(d.step);
+        yield stepToRow(tenant, d.step);
+      } else restated.push(d);
     }
   }
   await tx.copyRows!('tapedeck_store.steps', stepCopyColumns, stepRows());
+  await writeTraceWords(tx, tenant, words);
   await upsertSteps(tx, tenant, restated);
   return facts;
 }

@@ -8,7 +8,7 @@
  */
 import type { Database, Queryable } from '../store/database.js';
 import type { DeriveSpans } from '../ingest/ingest.js';
-import { deleteTraceWords, TraceWords, writeTraceWords } from '../recall/trace-words.js';
+import { deleteTraceWords } from '../recall/trace-words.js';
 import { resolveRuns } from './resolve-runs.js';
 import { rowToSpanRecord, spanSelectList } from './span-rows.js';
 import { lockTraces, readLogsFor, spanKey, upsertSteps } from './trace-store.js';
@@ -81,10 +81,9 @@ export async function reindex(db: Database, derive: DeriveSpans, options: Reinde
             [tenant, notSteps.map((s) => Buffer.from(s.traceId, 'hex')), notSteps.map((s) => Buffer.from(s.spanId, 'hex'))],
           );
         }
-        await upsertSteps(tx, tenant, derived);
-        // The traces' words anew, from all their steps as they are now.
+        // The traces' words anew: upsertSteps writes those of all their steps as they are now.
         await deleteTraceWords(tx, tenant, traceIds);
-        await writeTraceWords(tx, tenant, TraceWords.of(derived.map((d) => d.step)));
+        await upsertSteps(tx, tenant, derived);
         await resolveRuns(tx, tenant, traceIds);
         progress.spansDone += spans.length;
         progress.steps += derived.filter((d) => d.step).length;
