@@ -36,8 +36,8 @@
  * unspaced script), so it is read from its bytes and lower-cased by a table, without
  * normalizeText or the Unicode scanner. Any other string takes the general path. Both paths
  * look lexemes up in one set probed by a span of the text (WordSet), so a word met again, most
- * of a prompt's words, builds no string. The output is that of the plain implementation
- * (indexLexemesReference), which the tests hold it to.
+ * of a prompt's words, builds no string. The output is that of the plain implementation the
+ * tests keep (test/unit/recall/tokenize-reference.ts) and hold it to.
  */
 
 import { ASCII_WORD_LOWER, scanTokens } from './scan.js';
@@ -130,11 +130,11 @@ class LexemeIndex {
       }
       if (end - start <= MAX_TOKEN_CHARS) {
         hash = finishHash(hash);
-        const slot = this.words.findAscii(b, start, end, hash);
+        const slot = this.words.find(b, start, end, hash);
         if (slot < 0) {
           lower ??= text.toLowerCase();
           if (!this.append(lower.slice(start, end), end - start + 4)) return false;
-          this.words.insertAscii(~slot, hash, b, start, end);
+          this.words.insert(~slot, hash, b, start, end);
         }
       }
       start = end;
@@ -144,6 +144,7 @@ class LexemeIndex {
 
   /** Adds the words, characters and pairs of s (normalized); false when the cap is reached. */
   addText(s: string): boolean {
+    const u = unitsOf(s);
     let prevStart = -1;
     let full = false;
     scanTokens(s, (start, end, seg, joined) => {
@@ -151,23 +152,23 @@ class LexemeIndex {
         prevStart = -1; // a character buried in marks is no pair's half either
         return true;
       }
-      if (!this.addSpan(s, start, end)) return !(full = true);
+      if (!this.addSpan(s, u, start, end)) return !(full = true);
       if (!seg) return true;
-      if (joined && prevStart >= 0 && !this.addSpan(s, prevStart, end)) return !(full = true);
+      if (joined && prevStart >= 0 && !this.addSpan(s, u, prevStart, end)) return !(full = true);
       prevStart = start;
       return true;
     });
     return !full;
   }
 
-  /** Adds s[start, end) unless it is there already; false when it does not fit. */
-  private addSpan(s: string, start: number, end: number): boolean {
-    const hash = hashChars(s, start, end);
-    const slot = this.words.findChars(s, start, end, hash);
+  /** Adds s[start, end), whose UTF-16 units are u[start, end), unless it is there already; false when it does not fit. */
+  private addSpan(s: string, u: Uint16Array, start: number, end: number): boolean {
+    const hash = hashUnits(u, start, end);
+    const slot = this.words.find(u, start, end, hash);
     if (slot >= 0) return true;
     const lexeme = s.slice(start, end);
     if (!this.append(lexeme, Buffer.byteLength(lexeme, 'utf8') + 4)) return false;
-    this.words.insertChars(~slot, hash, s, start, end);
+    this.words.insert(~slot, hash, u, start, end);
     return true;
   }
 
@@ -219,10 +220,20 @@ function finishHash(hash: number): number {
   return hash ^ (hash >>> 16);
 }
 
-function hashChars(s: string, start: number, end: number): number {
+function hashUnits(u: Uint16Array, start: number, end: number): number {
   let hash = FNV_OFFSET;
-  for (let k = start; k < end; k++) hash = Math.imul(hash ^ s.charCodeAt(k), FNV_PRIME);
+  for (let k = start; k < end; k++) hash = Math.imul(hash ^ u[k], FNV_PRIME);
   return finishHash(hash);
+}
+
+/** Holds the UTF-16 units of each normalized text on the general path, up to its size. */
+let scratchUnits = new Uint16Array(64 * 1024);
+
+/** The UTF-16 units of s, in a buffer reused from text to text. */
+function unitsOf(s: string): Uint16Array {
+  if (s.length > scratchUnits.length) scratchUnits = new Uint16Array(s.length);
+  for (let k = 0; k < s.length; k++) scratchUnits[k] = s.charCodeAt(k);
+  return scratchUnits;
 }
 
 const INITIAL_SLOTS = 256;
@@ -245,8 +256,12 @@ class WordSet {
   private units = new Uint16Array(INITIAL_UNITS);
   private used = 0;
 
-  /** The slot holding the word b[start, end) (lower-cased), else ~ the free slot it would take. */
-  findAscii(b: Uint8Array, start: number, end: number, hash: number): number {
+  /**
+   * The slot holding the lexeme whose UTF-16 units are src[start, end), else ~ the free slot it
+   * would take. src is a text's bytes on the ASCII path (each byte one unit, lower-cased) and
+   * its units on the general one.
+   */
+  find(src: Uint8Array | Uint16Array, start: number, end: number, hash: number): number {
     const slots = this.slots;
     const units = this.units;
     for (let slot = hash & this.mask; ; slot = (slot + 1) & this.mask) {
@@ -255,7 +270,7 @@ class WordSet {
       if (length !== end - start || slots[slot * 3] !== hash) continue;
       let u = slots[slot * 3 + 1];
       let k = start;
-      while (k < end && units[u] === b[k]) {
+      while (k < end && units[u] === src[k]) {
         u++;
         k++;
       }
@@ -263,36 +278,11 @@ class WordSet {
     }
   }
 
-  /** The slot holding s[start, end), else ~ the free slot it would take. */
-  findChars(s: string, start: number, end: number, hash: number): number {
-    const slots = this.slots;
-    const units = this.units;
-    for (let slot = hash & this.mask; ; slot = (slot + 1) & this.mask) {
-      const length = slots[slot * 3 + 2];
-      if (length === 0) return ~slot;
-      if (length !== end - start || slots[slot * 3] !== hash) continue;
-      let u = slots[slot * 3 + 1];
-      let k = start;
-      while (k < end && units[u] === s.charCodeAt(k)) {
-        u++;
-        k++;
-      }
-      if (k === end) return slot;
-    }
-  }
-
-  /** Adds the word b[start, end) at the free slot findAscii gave. */
-  insertAscii(slot: number, hash: number, b: Uint8Array, start: number, end: number): void {
+  /** Adds the lexeme src[start, end) at the free slot find gave. */
+  insert(slot: number, hash: number, src: Uint8Array | Uint16Array, start: number, end: number): void {
     let u = this.take(slot, hash, end - start);
     const units = this.units; // after take, which may have grown it
-    for (let k = start; k < end; k++) units[u++] = b[k];
-  }
-
-  /** Adds s[start, end) at the free slot findChars gave. */
-  insertChars(slot: number, hash: number, s: string, start: number, end: number): void {
-    let u = this.take(slot, hash, end - start);
-    const units = this.units; // after take, which may have grown it
-    for (let k = start; k < end; k++) units[u++] = s.charCodeAt(k);
+    for (let k = start; k < end; k++) units[u++] = src[k];
   }
 
   /** Empties the set for the next step. */
@@ -341,55 +331,6 @@ class WordSet {
 }
 
 let spareWords: WordSet | undefined = new WordSet();
-
-/**
- * indexLexemes as first written, without the ASCII path or WordSet: slower, plainly right, and
- * kept as the specification the tests compare indexLexemes with.
- */
-export function indexLexemesReference(texts: Iterable<string>, maxBytes = MAX_INDEX_BYTES): string[] {
-  const out: string[] = [];
-  const seen = new Set<string>();
-  // Characters and pairs of one UTF-16 unit each (nearly all of CJK) are deduplicated by
-  // number, without building a string for each occurrence.
-  const seenUnits = new Set<number>();
-  let bytes = 0;
-  let full = false;
-  const add = (lexeme: string): boolean => {
-    const size = Buffer.byteLength(lexeme, 'utf8') + 4;
-    if (bytes + size > maxBytes) return !(full = true);
-    bytes += size;
-    out.push(lexeme);
-    return true;
-  };
-  const addText = (lexeme: string): boolean => seen.has(lexeme) || (add(lexeme) && (seen.add(lexeme), true));
-  const addUnits = (key: number, lexeme: () => string): boolean => seenUnits.has(key) || (add(lexeme()) && (seenUnits.add(key), true));
-  for (const text of texts) {
-    const s = normalizeText(text);
-    let prevStart = -1;
-    let prevEnd = -1;
-    scanTokens(s, (start, end, seg, joined) => {
-      if (end - start > MAX_TOKEN_CHARS) {
-        prevStart = prevEnd = -1; // a character buried in marks is no pair's half either
-        return true;
-      }
-      if (!seg) return addText(s.slice(start, end));
-      const single = end - start === 1;
-      const code = s.charCodeAt(start);
-      if (!(single ? addUnits(code, () => s[start]) : addText(s.slice(start, end)))) return false;
-      if (joined && prevStart >= 0) {
-        const ok = single && prevEnd - prevStart === 1
-          ? addUnits(0x10000 + s.charCodeAt(prevStart) * 0x10000 + code, () => s.slice(prevStart, end))
-          : addText(s.slice(prevStart, end));
-        if (!ok) return false;
-      }
-      prevStart = start;
-      prevEnd = end;
-      return true;
-    });
-    if (full) break;
-  }
-  return out;
-}
 
 /** One term of a query: a word, or a run of joined characters of a segmented script. */
 export type Term =

@@ -10,7 +10,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { indexLexemes, indexLexemesReference, MAX_INDEX_BYTES, MAX_TOKEN_CHARS } from '../../../src/recall/tokenize.js';
+import { indexLexemes, MAX_INDEX_BYTES, MAX_TOKEN_CHARS } from '../../../src/recall/tokenize.js';
+import { indexLexemesReference } from './tokenize-reference.js';
 
 const CORPUS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'corpus');
 /** 0: nothing fits; 5: one one-letter word; then a few words, a few dozen, no cap to speak of */
