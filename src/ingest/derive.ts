@@ -28,9 +28,9 @@ export interface DeriveSettings {
 export function createDeriveSpans(deps: DeriveDeps, settings: DeriveSettings): DeriveSpans {
   return async (spans, logsOf) => {
     const out: DerivedSpan[] = [];
+    const onError = deps.onDialectError;
     // One at a time: offloading may hold a large value's canonical JSON in memory.
     for (const span of spans) {
-      const onError = deps.onDialectError;
       const facts = normalizeSpan(span, logsOf(span), DIALECTS, onError && ((error, layout) => onError(span, error, layout)));
       if (!facts.step) {
         out.push({ ownRun: facts.ownRun, ownParentRun: facts.parentRun, step: null });

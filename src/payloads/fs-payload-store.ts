@@ -33,6 +33,12 @@ export function createFsPayloadStore(settings: FsPayloadStoreSettings): PayloadS
   const root = path.resolve(settings.dir);
   const incoming = path.join(root, 'tmp');
   removeLeftovers(incoming);
+  // Made by the first put rather than checked by every one (tried again if making it failed).
+  let incomingMade: Promise<unknown> | undefined;
+  const makeIncoming = () => (incomingMade ??= mkdir(incoming, { recursive: true }).catch((error: unknown) => {
+    incomingMade = undefined;
+    throw error;
+  }));
 
   // parsePayloadRef admits only [0-9a-f]{64}, so a ref can never name a path outside root.
   const locate = (ref: string) => {
@@ -50,7 +56,7 @@ export function createFsPayloadStore(settings: FsPayloadStoreSettings): PayloadS
       // foreign file and put the right bytes back instead of keeping it forever.
       if ((await sizeOf(file)) === bytes.byteLength) return ref;
       await mkdir(shard, { recursive: true });
-      await mkdir(incoming, { recursive: true });
+      await makeIncoming();
       // Unique per call: concurrent puts of the same bytes each write their own temporary
       // file, and whichever rename lands last replaces identical bytes with identical bytes.
       const temporary = path.join(incoming, `${process.pid}.${hex}.${randomBytes(6).toString('hex')}.tmp`);

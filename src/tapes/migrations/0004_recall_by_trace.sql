@@ -16,7 +16,7 @@ CREATE INDEX trace_words_words_idx ON tapedeck_store.trace_words USING gin (word
 CREATE INDEX trace_words_trace_idx ON tapedeck_store.trace_words (tenant, trace_id);
 
 -- Steps stored before: one row each (each step's words fit a tsvector; a trace's union of
--- them might not). `tapedeck reindex` rewrites them one row per trace batch.
+-- them might not). `tapedeck reindex` rewrites them as one row per trace.
 INSERT INTO tapedeck_store.trace_words (tenant, trace_id, words, steps)
   SELECT tenant, trace_id, search, 1 FROM tapedeck_store.steps WHERE search IS NOT NULL;
 
