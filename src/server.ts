@@ -14,7 +14,7 @@ import { redact } from './config.js';
 import type { Logger } from './logger.js';
 import { openStore, type Store } from './store/open-store.js';
 import { NORMALIZER_VERSION } from './normalize/normalize.js';
-import { hasStepsOlderThan } from './tapes/reindex.js';
+import { hasStepsOlderThan, reindexReasons } from './tapes/reindex.js';
 import type { Database } from './store/database.js';
 import type { PayloadStore } from './payloads/payload-store.js';
 import { createAdmission } from './ingest/admission.js';
@@ -87,12 +87,18 @@ export async function startTapedeck(config: Config, logger: Logger, options: Sta
   }
 }
 
-/** Steps derived before a normalizer fix keep the old reading until reindex: say so at start. */
+/**
+ * Steps derived before a normalizer fix keep the old reading, and those stored before a
+ * migration that changed what derive stores miss it, until reindex: say so at start.
+ */
 async function warnIfStepsAreOlder(store: Store, logger: Logger): Promise<void> {
   try {
     if (await hasStepsOlderThan(store.db, NORMALIZER_VERSION)) {
       logger.warn({ normalizerVersion: NORMALIZER_VERSION },
         `some stored steps were derived by an older normalizer; run \`tapedeck reindex\` to derive them again with version ${NORMALIZER_VERSION}`);
+    }
+    for (const reason of await reindexReasons(store.db)) {
+      logger.warn(`stored steps need \`tapedeck reindex\`: ${reason}`);
     }
   } catch (error) {
     logger.warn({ err: error }, 'could not check the stored steps\' normalizer version');

@@ -11,7 +11,7 @@ import { canonicalJson, sha256Hex } from '../json/canonical.js';
 import type { JsonValue, StepDraft } from '../normalize/step.js';
 import { offloadLargeValues, type OffloadResult } from '../payloads/offload.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
-import { searchLexemes } from '../recall/recorded-text.js';
+import { searchWords } from '../recall/recorded-text.js';
 import type { SpanRecord } from '../spans/span-record.js';
 import type { DeriveSpans, DerivedSpan } from './ingest.js';
 
@@ -37,7 +37,7 @@ export function createDeriveSpans(deps: DeriveDeps, settings: DeriveSettings): D
         continue;
       }
       // Recall's words come from the full values, before large ones are moved out.
-      const search = searchLexemes(facts.step);
+      const words = searchWords(facts.step);
       const stored = await offloadIfLarge(facts.step, deps.payloads, settings.payloadThresholdBytes);
       const d = stored.draft;
       out.push({
@@ -51,7 +51,7 @@ export function createDeriveSpans(deps: DeriveDeps, settings: DeriveSettings): D
           responseDigest: stored.responseDigest,
           fingerprint: fingerprintOf(d.kind, fingerprintName(d.kind, d.name, d.model, d.tool), stored.requestDigest),
           normalizerVersion: NORMALIZER_VERSION,
-          search,
+          words,
           requestJson: stored.requestJson,
           responseJson: stored.responseJson,
         },

@@ -1,56 +1,56 @@
 /**
  * @module recall/query
- * Recall's SQL, the same on PGlite and PostgreSQL. Words are lexemes computed by tokenize.ts
- * and stored as they are, so a query is a tsquery of quoted lexemes cast with ::tsquery — no
- * parser and no dictionary on either side, whatever the server's locale.
+ * Recall's SQL, the same on PGlite and PostgreSQL. Words are hashes of the lexemes tokenize.ts
+ * finds (word-hash.ts), so a query is the bigint[] of its lexemes' hashes: no parser and no
+ * dictionary on either side, whatever the server's locale.
  *
- * A matching span is a step whose own lexemes (steps.search) hold every lexeme of the query.
- * The index is by trace (tapedeck_store.trace_words, 0004_recall_by_trace.sql): the traces
- * whose words hold the query are the candidates, and their steps are tested one by one.
- * "Newest" is by the end of the span, ties by trace and span id (descending), so pages are
- * stable.
+ * A matching span is a step that holds every word of the query. The index is by trace
+ * (tapedeck_store.trace_words, recall/trace-words.ts): its GIN index finds the rows holding
+ * every word, and in each row the AND of those words' masks says which of its steps hold
+ * them all. "Newest" is by the end of the span, ties by trace and span id (descending), so
+ * pages are stable.
  */
 import type { JsonValue } from '../normalize/step.js';
 import type { Queryable } from '../store/database.js';
 import type { RunFacts } from './rank.js';
 import type { RecordedStep } from './recorded-text.js';
 import { termLexemes, type Term } from './tokenize.js';
+import { wordHash, wordId } from './word-hash.js';
 
-/** `'weather' & 'paris'`: every lexeme of every term, quoted (quotes doubled, backslashes escaped). */
-export function tsqueryOf(terms: readonly Term[]): string {
+/** The query's words: each distinct lexeme of its terms, as the bigint of its hash (decimal). */
+export function queryWords(terms: readonly Term[]): string[] {
   const lexemes = [...new Set(terms.flatMap(termLexemes))];
-  return lexemes.map((l) => `'${l.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`).join(' & ');
+  return lexemes.map((l) => wordId(...wordHash(l)));
 }
 
 /**
- * The step `st` is in a trace whose words hold the query ($1 tenant, $2 tsquery). As an array
- * of trace ids the candidates are looked up through steps' primary key (tenant, trace_id, ...)
- * whatever the planner estimates; as `IN (subquery)` it chose to test every stored step
- * against the query once the candidates looked many (measured in bench/recall.mjs).
+ * The steps holding every word ($1 tenant, $2 words): trace_id and span_id, a step once
+ * even where it is in several rows (written again). `m` is the AND of the words' masks in a
+ * row; bit b of it is the row's b-th step.
  */
-const IN_CANDIDATE_TRACES = `st.trace_id = ANY(ARRAY(
-         SELECT w.trace_id FROM tapedeck_store.trace_words w WHERE w.tenant = $1 AND w.words @@ $2::tsquery))`;
+const MATCHING_STEPS = `SELECT DISTINCT w.trace_id, substring(w.span_ids FROM b * 8 + 1 FOR 8) AS span_id
+    FROM tapedeck_store.trace_words w
+   CROSS JOIN LATERAL (SELECT bit_and(w.masks[array_position(w.words, q)]) AS m FROM unnest($2::bigint[]) AS q) x
+   CROSS JOIN LATERAL generate_series(0, w.steps - 1) AS b
+   WHERE w.tenant = $1 AND w.words @> $2::bigint[] AND (x.m >> b) & 1 = 1`;
 
 /**
- * At least the number of matching steps, from the index alone: the steps counted in the rows
- * of the candidate traces (trace_words.steps).
+ * At least the number of matching steps, from the index alone: the steps of the rows that
+ * hold every word (trace_words.steps).
  */
-export async function candidateStepBound(db: Queryable, tenant: string, tsquery: string): Promise<number> {
+export async function candidateStepBound(db: Queryable, tenant: string, words: readonly string[]): Promise<number> {
   const [row] = await db.query<{ n: bigint | number | null }>(
-    'SELECT sum(steps) AS n FROM tapedeck_store.trace_words WHERE tenant = $1 AND words @@ $2::tsquery',
-    [tenant, tsquery],
+    'SELECT sum(steps) AS n FROM tapedeck_store.trace_words WHERE tenant = $1 AND words @> $2::bigint[]',
+    [tenant, words],
   );
   return Number(row.n ?? 0);
 }
 
 /** Matching steps, counted up to `cap` (the scan stops there). */
-export async function countMatches(db: Queryable, tenant: string, tsquery: string, cap: number): Promise<number> {
+export async function countMatches(db: Queryable, tenant: string, words: readonly string[], cap: number): Promise<number> {
   const [row] = await db.query<{ n: bigint | number }>(
-    `SELECT count(*) AS n FROM (
-       SELECT 1 FROM tapedeck_store.steps st
-        WHERE st.tenant = $1 AND st.search @@ $2::tsquery AND ${IN_CANDIDATE_TRACES}
-        LIMIT $3) m`,
-    [tenant, tsquery, cap],
+    `SELECT count(*) AS n FROM (${MATCHING_STEPS} LIMIT $3) m`,
+    [tenant, words, cap],
   );
   return Number(row.n);
 }
@@ -66,22 +66,22 @@ export interface MatchRow {
 export async function newestMatches(
   db: Queryable,
   tenant: string,
-  tsquery: string,
+  words: readonly string[],
   limit: number,
   after: MatchRow | null = null,
 ): Promise<MatchRow[]> {
-  const params: unknown[] = [tenant, tsquery, limit];
+  const params: unknown[] = [tenant, words, limit];
   let page = '';
   if (after) {
     params.push(after.end_ns.toString(), after.trace_id, after.span_id);
-    page = `AND (s.end_ns, st.trace_id, st.span_id) < ($4::bigint, decode($5, 'hex'), decode($6, 'hex'))`;
+    page = `AND (s.end_ns, m.trace_id, m.span_id) < ($4::bigint, decode($5, 'hex'), decode($6, 'hex'))`;
   }
   const rows = await db.query<MatchRow>(
-    `SELECT s.run_id AS run, s.end_ns, encode(st.trace_id, 'hex') AS trace_id, encode(st.span_id, 'hex') AS span_id
-       FROM tapedeck_store.steps st
-       JOIN tapedeck_store.spans s ON s.tenant = st.tenant AND s.trace_id = st.trace_id AND s.span_id = st.span_id
-      WHERE st.tenant = $1 AND st.search @@ $2::tsquery AND ${IN_CANDIDATE_TRACES} AND s.run_id IS NOT NULL ${page}
-      ORDER BY s.end_ns DESC, st.trace_id DESC, st.span_id DESC
+    `SELECT s.run_id AS run, s.end_ns, encode(m.trace_id, 'hex') AS trace_id, encode(m.span_id, 'hex') AS span_id
+       FROM (${MATCHING_STEPS}) m
+       JOIN tapedeck_store.spans s ON s.tenant = $1 AND s.trace_id = m.trace_id AND s.span_id = m.span_id
+      WHERE s.run_id IS NOT NULL ${page}
+      ORDER BY s.end_ns DESC, m.trace_id DESC, m.span_id DESC
       LIMIT $3`,
     params,
   );

@@ -26,7 +26,7 @@ import type { PricingTable } from '../pricing/pricing-table.js';
 import type { Queryable } from '../store/database.js';
 import type { TapeDeps, ReadTapeOptions } from '../tapes/tape-service.js';
 import { stepHasRuns, termsToCheck } from './match.js';
-import { candidateStepBound, countMatches, newestMatches, readRunFacts, readStepTexts, tsqueryOf, type MatchRow } from './query.js';
+import { candidateStepBound, countMatches, newestMatches, readRunFacts, readStepTexts, queryWords, type MatchRow } from './query.js';
 import { groupMatches, keepOutcome, rankRuns, recallEntry, type RunMatches } from './rank.js';
 import type { Term } from './tokenize.js';
 import type { OutcomeFilter, RecallBounds, RecallResult, RecalledRun } from './types.js';
@@ -63,15 +63,15 @@ const TEXT_BATCH = 100;
 
 export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallContext): Promise<RecallResult> {
   const { deadline, bounds } = ctx;
-  const tsquery = tsqueryOf(query.terms);
+  const words = queryWords(query.terms);
   // The index bounds the matches from above; only past the limit are they counted exactly.
-  const bound = await deadline.race(candidateStepBound(deps.db, query.tenant, tsquery), 'counting candidate spans');
+  const bound = await deadline.race(candidateStepBound(deps.db, query.tenant, words), 'counting candidate spans');
   if (bound > bounds.maxTotalMatches) {
-    const total = await deadline.race(countMatches(deps.db, query.tenant, tsquery, bounds.maxTotalMatches + 1), 'counting matching spans');
+    const total = await deadline.race(countMatches(deps.db, query.tenant, words, bounds.maxTotalMatches + 1), 'counting matching spans');
     if (total > bounds.maxTotalMatches) throw tooBroad(query.terms, bounds.maxTotalMatches);
   }
 
-  const newest = await newestMatching(deps, query, tsquery, ctx);
+  const newest = await newestMatching(deps, query, words, ctx);
   const grouped = groupMatches(newest.matches, bounds.maxRunsRead);
   const tapes = await readTapes(deps, query.tenant, grouped.runs, ctx);
   const present = grouped.runs.filter((_, i) => tapes[i] !== undefined);
@@ -104,21 +104,21 @@ function tooBroad(terms: readonly Term[], max: number): ApiError {
 async function newestMatching(
   deps: RecallDeps,
   query: RecallQuery,
-  tsquery: string,
+  words: readonly string[],
   ctx: RecallContext,
 ): Promise<{ matches: MatchRow[]; overflow: boolean }> {
   const { deadline, bounds } = ctx;
   const max = bounds.maxMatchingSpans;
   const runs = termsToCheck(query.terms);
   if (runs.length === 0) {
-    const rows = await deadline.race(newestMatches(deps.db, query.tenant, tsquery, max + 1), 'finding the newest matches');
+    const rows = await deadline.race(newestMatches(deps.db, query.tenant, words, max + 1), 'finding the newest matches');
     return { matches: rows.slice(0, max), overflow: rows.length > max };
   }
   const passed: MatchRow[] = [];
   let after: MatchRow | null = null;
   for (;;) {
     const want = Math.max(64, max + 1 - passed.length);
-    const page: MatchRow[] = await deadline.race(newestMatches(deps.db, query.tenant, tsquery, want, after), 'finding the newest matches');
+    const page: MatchRow[] = await deadline.race(newestMatches(deps.db, query.tenant, words, want, after), 'finding the newest matches');
     for (let i = 0; i < page.length && passed.length <= max; i += TEXT_BATCH) {
       const batch = page.slice(i, i + TEXT_BATCH);
       const texts = await deadline.race(readStepTexts(deps.db, query.tenant, batch), 'reading the text of matching steps');

@@ -13,7 +13,7 @@
  */
 import type { JsonValue } from '../normalize/step.js';
 import { isPayloadRef } from '../payloads/payload-store.js';
-import { indexLexemes } from './tokenize.js';
+import { indexWords } from './tokenize.js';
 
 export interface RecordedStep {
   name: string;
@@ -31,9 +31,9 @@ export function recordedTexts(step: RecordedStep): string[] {
   return out;
 }
 
-/** The lexemes stored in tapedeck_store.steps.search for this step. */
-export function searchLexemes(step: RecordedStep): string[] {
-  return indexLexemes(recordedTexts(step));
+/** The step's words for recall (tokenize.ts indexWords: hash lanes in first-use order). */
+export function searchWords(step: RecordedStep): Int32Array {
+  return indexWords(recordedTexts(step));
 }
 
 function collect(value: JsonValue | null, out: string[]): void {

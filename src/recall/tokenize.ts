@@ -3,8 +3,8 @@
  * Words for recall (seed 004, "Recall"), the same on PGlite and on any PostgreSQL server
  * whatever its locale, for text in any language. PostgreSQL's text-search parser depends on
  * the server's locale (in the C locale it drops non-ASCII letters) and does not segment
- * Chinese, so words are found here, in JS, and stored as lexemes as they are
- * (`array_to_tsvector`, which bypasses the parser); the query is built from the same words.
+ * Chinese, so words are found here, in JS, and stored as hashes (word-hash.ts); the query is
+ * built from the same words.
  *
  * Normalisation: NFKC (full-width forms, ligatures, Arabic presentation forms fold to their
  * plain letters), lower case (Unicode-aware; Turkish İ as i), Greek final sigma as σ, and
@@ -24,23 +24,23 @@
  * bigram), so a one- or two-character term is matched exactly by the index alone, and a
  * longer one is narrowed to the steps holding all its pairs, then checked in order (match.ts).
  * Tokens longer than MAX_TOKEN_CHARS (hashes of hashes, base64, a character buried under
- * hundreds of combining marks) are not indexed, so no lexeme nears PostgreSQL's 2,046-byte
- * limit; and a step's lexemes are capped at MAX_INDEX_BYTES in the order the text first uses
- * them (a tsvector holds at most 1 MB): past the cap, later words of that step are not
- * findable.
+ * hundreds of combining marks) are not indexed; and a step's words are capped at
+ * MAX_STEP_WORDS in the order the text first uses them: past the cap, later words of that
+ * step are not findable.
  *
- * Speed: indexLexemes runs on every step at ingest, so it takes a short cut for a string that
+ * Speed: indexWords runs on every step at ingest, so it takes a short cut for a string that
  * is all ASCII (most of what agents record: English, JSON, code). Such a string's normal form
  * is its lower case (NFKC leaves ASCII as it is, and the other folds touch no ASCII character),
  * and its words are its runs of ASCII letters and digits (no ASCII character is a mark or of an
  * unspaced script), so it is read from its bytes and lower-cased by a table, without
- * normalizeText or the Unicode scanner. Any other string takes the general path. Both paths
- * look lexemes up in one set probed by a span of the text (WordSet), so a word met again, most
- * of a prompt's words, builds no string. The output is that of the plain implementation the
- * tests keep (test/unit/recall/tokenize-reference.ts) and hold it to.
+ * normalizeText or the Unicode scanner, each word hashed as it is read. Any other string takes
+ * the general path. Neither builds a string for a word: a word is its hash from the start.
+ * The output is that of the plain implementation the tests keep
+ * (test/unit/recall/tokenize-reference.ts) and hold it to.
  */
 
 import { ASCII_WORD_LOWER, scanTokens } from './scan.js';
+import { fmix32, HI_OFFSET, HI_PRIME, LO_OFFSET, LO_PRIME, WordTable, wordHash } from './word-hash.js';
 
 export interface Token {
   text: string;
@@ -52,8 +52,8 @@ export interface Token {
 
 /** Longest word indexed, in UTF-16 code units. */
 export const MAX_TOKEN_CHARS = 100;
-/** Lexeme bytes (UTF-8, plus 4 per lexeme of tsvector overhead) stored per step. */
-export const MAX_INDEX_BYTES = 512 * 1024;
+/** Distinct words stored per step. */
+export const MAX_STEP_WORDS = 65_536;
 
 const ARABIC_MARKS = /[\u0640\u064B-\u065F\u0670]/g;
 /** what "İ" lower-cases to: i with a combining dot above */
@@ -83,101 +83,75 @@ export function tokenize(text: string): Token[] {
   return out;
 }
 
-/** The lexemes stored for a step whose recorded text is `texts`, capped at maxBytes. */
-export function indexLexemes(texts: Iterable<string>, maxBytes = MAX_INDEX_BYTES): string[] {
-  // The set is reused from call to call; a call made while one runs (texts a generator that
+/**
+ * The words stored for a step whose recorded text is `texts`: each distinct lexeme's hash
+ * (word-hash.ts) in first-use order, as lanes (hi, lo, hi, lo, ...), at most maxWords of them
+ * (past the cap, later words of the step are not findable).
+ */
+export function indexWords(texts: Iterable<string>, maxWords = MAX_STEP_WORDS): Int32Array {
+  // The table is reused from call to call; a call made while one runs (texts a generator that
   // indexes) makes its own.
-  const words = spareWords ?? new WordSet();
+  const words = spareWords ?? new WordTable();
   spareWords = undefined;
-  const index = new LexemeIndex(maxBytes, words);
-  for (const text of texts) {
-    const bytes = asciiBytes(text);
-    if (!(bytes !== null ? index.addAscii(text, bytes) : index.addText(normalizeText(text)))) break;
+  try {
+    for (const text of texts) {
+      const bytes = asciiBytes(text);
+      if (!(bytes !== null ? addAscii(words, text.length, bytes, maxWords) : addText(words, normalizeText(text), maxWords))) break;
+    }
+    return words.lanes(maxWords);
+  } finally {
+    words.clear();
+    spareWords = words;
   }
-  words.clear();
-  spareWords = words;
-  return index.lexemes;
 }
 
-/** The lexemes of one step as they are found: each once, in first-use order, up to a byte cap. */
-class LexemeIndex {
-  readonly lexemes: string[] = [];
-  private bytes = 0;
-
-  constructor(private readonly maxBytes: number, private readonly words: WordSet) {}
-
-  /**
-   * Adds the words of text, all ASCII, whose bytes are b (overwritten); false when the cap is
-   * reached. A word's lexeme is its lower case, and its UTF-8 size its length.
-   */
-  addAscii(text: string, b: Uint8Array): boolean {
-    const n = text.length;
-    let lower: string | undefined;
-    let start = 0;
-    while (start < n) {
-      let c = ASCII_WORD_LOWER[b[start]];
-      if (c === 0) {
-        start++;
-        continue;
-      }
-      b[start] = c;
-      let hash = Math.imul(FNV_OFFSET ^ c, FNV_PRIME);
-      let end = start + 1;
-      while (end < n && (c = ASCII_WORD_LOWER[b[end]]) !== 0) {
-        b[end] = c; // lower-cased in place: the word set compares and copies b as it is
-        hash = Math.imul(hash ^ c, FNV_PRIME);
-        end++;
-      }
-      if (end - start <= MAX_TOKEN_CHARS) {
-        hash = finishHash(hash);
-        const slot = this.words.find(b, start, end, hash);
-        if (slot < 0) {
-          lower ??= text.toLowerCase();
-          if (!this.append(lower.slice(start, end), end - start + 4)) return false;
-          this.words.insert(~slot, hash, b, start, end);
-        }
-      }
-      start = end;
+/**
+ * Adds the words of an all-ASCII text of n characters whose bytes are b; false once maxWords
+ * are there (or, for a cap of 0, one: indexWords keeps the first maxWords). A word's lexeme
+ * is its lower case: its units are its bytes through the table.
+ */
+function addAscii(words: WordTable, n: number, b: Uint8Array, maxWords: number): boolean {
+  let start = 0;
+  while (start < n) {
+    let c = ASCII_WORD_LOWER[b[start]];
+    if (c === 0) {
+      start++;
+      continue;
     }
-    return true;
+    let hi = Math.imul(HI_OFFSET ^ c, HI_PRIME);
+    let lo = Math.imul(LO_OFFSET ^ c, LO_PRIME);
+    let end = start + 1;
+    while (end < n && (c = ASCII_WORD_LOWER[b[end]]) !== 0) {
+      hi = Math.imul(hi ^ c, HI_PRIME);
+      lo = Math.imul(lo ^ c, LO_PRIME);
+      end++;
+    }
+    if (end - start <= MAX_TOKEN_CHARS && words.add(fmix32(hi), fmix32(lo)) < 0 && words.size >= maxWords) return false;
+    start = end;
   }
+  return true;
+}
 
-  /** Adds the words, characters and pairs of s (normalized); false when the cap is reached. */
-  addText(s: string): boolean {
-    const u = unitsOf(s);
-    let prevStart = -1;
-    let full = false;
-    scanTokens(s, (start, end, seg, joined) => {
-      if (end - start > MAX_TOKEN_CHARS) {
-        prevStart = -1; // a character buried in marks is no pair's half either
-        return true;
-      }
-      if (!this.addSpan(s, u, start, end)) return !(full = true);
-      if (!seg) return true;
-      if (joined && prevStart >= 0 && !this.addSpan(s, u, prevStart, end)) return !(full = true);
-      prevStart = start;
+/** Adds the words, characters and pairs of s (normalized); false once maxWords are there. */
+function addText(words: WordTable, s: string, maxWords: number): boolean {
+  let prevStart = -1;
+  let full = false;
+  const add = (start: number, end: number): boolean => {
+    const [hi, lo] = wordHash(s, start, end);
+    return !(words.add(hi, lo) < 0 && words.size >= maxWords);
+  };
+  scanTokens(s, (start, end, seg, joined) => {
+    if (end - start > MAX_TOKEN_CHARS) {
+      prevStart = -1; // a character buried in marks is no pair's half either
       return true;
-    });
-    return !full;
-  }
-
-  /** Adds s[start, end), whose UTF-16 units are u[start, end), unless it is there already; false when it does not fit. */
-  private addSpan(s: string, u: Uint16Array, start: number, end: number): boolean {
-    const hash = hashUnits(u, start, end);
-    const slot = this.words.find(u, start, end, hash);
-    if (slot >= 0) return true;
-    const lexeme = s.slice(start, end);
-    if (!this.append(lexeme, Buffer.byteLength(lexeme, 'utf8') + 4)) return false;
-    this.words.insert(~slot, hash, u, start, end);
+    }
+    if (!add(start, end)) return !(full = true);
+    if (!seg) return true;
+    if (joined && prevStart >= 0 && !add(prevStart, end)) return !(full = true);
+    prevStart = start;
     return true;
-  }
-
-  private append(lexeme: string, size: number): boolean {
-    if (this.bytes + size > this.maxBytes) return false;
-    this.bytes += size;
-    this.lexemes.push(lexeme);
-    return true;
-  }
+  });
+  return !full;
 }
 
 const encoder = new TextEncoder();
@@ -189,8 +163,8 @@ const NON_ASCII = /[^\u0000-\u007f]/;
 const SHORT_TEXT = 32;
 
 /**
- * The bytes of text, one per character, when it is all ASCII, in a buffer the caller may
- * overwrite; else null. Any other character takes two UTF-8 bytes or more, so one byte per
+ * The bytes of text, one per character, when it is all ASCII, in a buffer reused from call
+ * to call; else null. Any other character takes two UTF-8 bytes or more, so one byte per
  * character read means ASCII.
  */
 function asciiBytes(text: string): Uint8Array | null {
@@ -211,126 +185,7 @@ function asciiBytes(text: string): Uint8Array | null {
   return read === text.length && written === text.length ? into : null;
 }
 
-// FNV-1a over UTF-16 units, the same whether a lexeme is read from bytes or from a string.
-const FNV_OFFSET = 0x811c9dc5 | 0;
-const FNV_PRIME = 0x01000193;
-
-/** Brings the high bits down into the low ones the table is indexed by. */
-function finishHash(hash: number): number {
-  return hash ^ (hash >>> 16);
-}
-
-function hashUnits(u: Uint16Array, start: number, end: number): number {
-  let hash = FNV_OFFSET;
-  for (let k = start; k < end; k++) hash = Math.imul(hash ^ u[k], FNV_PRIME);
-  return finishHash(hash);
-}
-
-/** Holds the UTF-16 units of each normalized text on the general path, up to its size. */
-let scratchUnits = new Uint16Array(64 * 1024);
-
-/** The UTF-16 units of s, in a buffer reused from text to text. */
-function unitsOf(s: string): Uint16Array {
-  if (s.length > scratchUnits.length) scratchUnits = new Uint16Array(s.length);
-  for (let k = 0; k < s.length; k++) scratchUnits[k] = s.charCodeAt(k);
-  return scratchUnits;
-}
-
-const INITIAL_SLOTS = 256;
-const INITIAL_UNITS = 4096;
-/** Past these sizes (a step of many words), clear() shrinks the set rather than keep it. */
-const KEPT_SLOTS = 4096;
-const KEPT_UNITS = 64 * 1024;
-
-/**
- * The lexemes met so far, probed by a span of the text being read (its bytes on the ASCII path,
- * its characters on the general one), so that looking a word up builds no string: a Set<string>
- * would need each word sliced and hashed, and that was most of indexLexemes' time. Open
- * addressing, at most half full; a slot holds a hash, and the start and length of its lexeme's
- * UTF-16 units in `units`; a length of 0 marks a free slot.
- */
-class WordSet {
-  private slots = new Int32Array(INITIAL_SLOTS * 3);
-  private mask = INITIAL_SLOTS - 1;
-  private count = 0;
-  private units = new Uint16Array(INITIAL_UNITS);
-  private used = 0;
-
-  /**
-   * The slot holding the lexeme whose UTF-16 units are src[start, end), else ~ the free slot it
-   * would take. src is a text's bytes on the ASCII path (each byte one unit, lower-cased) and
-   * its units on the general one.
-   */
-  find(src: Uint8Array | Uint16Array, start: number, end: number, hash: number): number {
-    const slots = this.slots;
-    const units = this.units;
-    for (let slot = hash & this.mask; ; slot = (slot + 1) & this.mask) {
-      const length = slots[slot * 3 + 2];
-      if (length === 0) return ~slot;
-      if (length !== end - start || slots[slot * 3] !== hash) continue;
-      let u = slots[slot * 3 + 1];
-      let k = start;
-      while (k < end && units[u] === src[k]) {
-        u++;
-        k++;
-      }
-      if (k === end) return slot;
-    }
-  }
-
-  /** Adds the lexeme src[start, end) at the free slot find gave. */
-  insert(slot: number, hash: number, src: Uint8Array | Uint16Array, start: number, end: number): void {
-    let u = this.take(slot, hash, end - start);
-    const units = this.units; // after take, which may have grown it
-    for (let k = start; k < end; k++) units[u++] = src[k];
-  }
-
-  /** Empties the set for the next step. */
-  clear(): void {
-    if (this.mask >= KEPT_SLOTS) {
-      this.slots = new Int32Array(INITIAL_SLOTS * 3);
-      this.mask = INITIAL_SLOTS - 1;
-    } else if (this.count > 0) this.slots.fill(0);
-    if (this.units.length > KEPT_UNITS) this.units = new Uint16Array(INITIAL_UNITS);
-    this.count = 0;
-    this.used = 0;
-  }
-
-  /** Fills a free slot for a lexeme of `length` units; returns where its units go. */
-  private take(slot: number, hash: number, length: number): number {
-    if (this.used + length > this.units.length) {
-      const units = new Uint16Array(Math.max(this.units.length * 2, this.used + length));
-      units.set(this.units);
-      this.units = units;
-    }
-    const start = this.used;
-    this.used += length;
-    this.slots[slot * 3] = hash;
-    this.slots[slot * 3 + 1] = start;
-    this.slots[slot * 3 + 2] = length;
-    if (++this.count * 2 > this.mask) this.grow();
-    return start;
-  }
-
-  /** Doubles the table, moving each slot to where its hash now points. */
-  private grow(): void {
-    const old = this.slots;
-    const slots = new Int32Array(old.length * 2);
-    const mask = this.mask * 2 + 1;
-    for (let at = 0; at < old.length; at += 3) {
-      if (old[at + 2] === 0) continue;
-      let slot = old[at] & mask;
-      while (slots[slot * 3 + 2] !== 0) slot = (slot + 1) & mask;
-      slots[slot * 3] = old[at];
-      slots[slot * 3 + 1] = old[at + 1];
-      slots[slot * 3 + 2] = old[at + 2];
-    }
-    this.slots = slots;
-    this.mask = mask;
-  }
-}
-
-let spareWords: WordSet | undefined = new WordSet();
+let spareWords: WordTable | undefined = new WordTable();
 
 /** One term of a query: a word, or a run of joined characters of a segmented script. */
 export type Term =

@@ -7,19 +7,20 @@
  * Each value is sent in its type's binary "recv" form:
  * - text: UTF-8 bytes; bytea: the bytes; int4, int8, float8: big-endian;
  * - jsonb: version byte 1, then the JSON text (the server parses it as for the text form);
- * - tsvector: int32 count, then per lexeme its UTF-8 bytes, a NUL and an int16 position count
- *   (0: we store lexemes without positions, as array_to_tsvector does). The server sorts the
- *   lexemes; they must be distinct and non-empty, which recall's lexeme lists are.
+ * - int8[]: a one-dimensional array without NULLs (ndim 1, no null bitmap, element type 20,
+ *   length, lower bound 1), then each element as int32 length 8 and its 8 bytes; an empty
+ *   one has no dimensions (ndim 0, no null bitmap, element type 20). The value is
+ *   given as an Int32Array of 32-bit halves (high, low, high, low, ...), recall's word hashes.
  */
 
-export type CopyType = 'text' | 'bytea' | 'int4' | 'int8' | 'float8' | 'jsonb' | 'tsvector';
+export type CopyType = 'text' | 'bytea' | 'int4' | 'int8' | 'float8' | 'jsonb' | 'int8[]';
 
 export interface CopyColumn {
   name: string;
   type: CopyType;
 }
 
-const CHUNK_BYTES = 64 * 1024;
+const CHUNK_BYTES = 256 * 1024;
 /** Strings up to this many UTF-16 units are written without measuring them first. */
 const SHORT_TEXT = 4096;
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
@@ -138,37 +139,41 @@ export class BinaryCopyWriter {
         return (v) => this.fixed(8, (b, at) => b.writeBigInt64BE(typeof v === 'bigint' ? v : BigInt(v as string | number), at));
       case 'float8':
         return (v) => this.fixed(8, (b, at) => b.writeDoubleBE(Number(v), at));
-      case 'tsvector':
-        return (v) => this.tsvector(v as readonly string[]);
+      case 'int8[]':
+        return (v) => this.int8Array(v as Int32Array);
     }
   }
 
-  private tsvector(lexemes: readonly string[]): void {
-    let room = 8;
-    for (const l of lexemes) room += l.length * 3 + 3;
-    this.ensure(room);
-    const b = this.buf;
-    const start = this.pos;
-    b.writeInt32BE(lexemes.length, start + 4);
-    let at = start + 8;
-    for (const l of lexemes) {
-      at += writeUtf8(b, l, at);
-      b[at] = 0; // the lexeme's terminator, then its position count (none)
-      b[at + 1] = 0;
-      b[at + 2] = 0;
-      at += 3;
+  private int8Array(halves: Int32Array): void {
+    const n = halves.length >> 1;
+    if (n === 0) {
+      // an empty array has no dimensions
+      this.fixed(12, (b, at) => {
+        b.writeInt32BE(0, at);
+        b.writeInt32BE(0, at + 4);
+        b.writeInt32BE(INT8_OID, at + 8);
+      });
+      return;
     }
-    b.writeInt32BE(at - start - 4, start);
+    const size = 20 + n * 12;
+    this.ensure(4 + size);
+    const b = this.buf;
+    let at = this.pos;
+    b.writeInt32BE(size, at);
+    b.writeInt32BE(1, at + 4); // dimensions
+    b.writeInt32BE(0, at + 8); // no NULLs
+    b.writeInt32BE(INT8_OID, at + 12);
+    b.writeInt32BE(n, at + 16);
+    b.writeInt32BE(1, at + 20); // lower bound
+    at += 24;
+    for (let i = 0; i < halves.length; i += 2) {
+      b.writeInt32BE(8, at);
+      b.writeInt32BE(halves[i], at + 4);
+      b.writeInt32BE(halves[i + 1], at + 8);
+      at += 12;
+    }
     this.pos = at;
   }
 }
 
-/** Writes a short string's UTF-8 at `at`: byte by byte while it is ASCII (most lexemes). */
-function writeUtf8(b: Buffer, text: string, at: number): number {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0x80) return b.write(text, at, 'utf8');
-    b[at + i] = c;
-  }
-  return text.length;
-}
+const INT8_OID = 20;

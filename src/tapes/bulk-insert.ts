@@ -13,6 +13,8 @@ export interface Column {
   expr?: (param: string) => string;
   /** the column's type for binary COPY, when the cast does not say it (expr columns) */
   copy?: CopyType;
+  /** the value as a query parameter, where the row holds it in the form COPY takes */
+  param?: (value: unknown) => unknown;
 }
 
 const copyTypeOfCast: Record<string, CopyType> = {
@@ -47,7 +49,7 @@ export async function insertRows<Row = unknown>(
     const params: unknown[] = [];
     const tuples = chunk.map((row) => {
       const cells = columns.map((c, i) => {
-        params.push(row[i]);
+        params.push(c.param && row[i] !== null && row[i] !== undefined ? c.param(row[i]) : row[i]);
         const param = `$${params.length}`;
         return c.expr ? c.expr(param) : c.cast ? `${param}::${c.cast}` : param;
       });

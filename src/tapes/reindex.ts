@@ -20,6 +20,12 @@ export async function hasStepsOlderThan(db: Queryable, version: number): Promise
   return row.older === true;
 }
 
+/** Why the stored steps need a reindex (a migration that changed what derive stores), if any. */
+export async function reindexReasons(db: Queryable): Promise<string[]> {
+  const rows = await db.query<{ reason: string }>('SELECT reason FROM tapedeck_store.reindex_needed ORDER BY reason');
+  return rows.map((r) => r.reason);
+}
+
 export interface ReindexProgress {
   tracesDone: number;
   tracesTotal: number;
@@ -94,5 +100,7 @@ export async function reindex(db: Database, derive: DeriveSpans, options: Reinde
     const last = traces[traces.length - 1];
     after = { tenant: last.tenant, traceId: Buffer.from(last.trace_id) };
   }
+  // Every trace stored when it started is derived anew; later ones were derived by this code.
+  await db.query('DELETE FROM tapedeck_store.reindex_needed');
   return progress;
 }

@@ -15,8 +15,8 @@ export interface StoredStep {
   responseDigest: string | null;
   fingerprint: string;
   normalizerVersion: number;
-  /** recall's lexemes for the step (src/recall/tokenize.ts); absent: not searchable */
-  search?: readonly string[];
+  /** recall's words for the step (src/recall/tokenize.ts indexWords); absent: not searchable */
+  words?: Int32Array;
   /** draft.request / draft.response as JSON text, when derive has it already (any JSON text of the value) */
   requestJson?: string | null;
   responseJson?: string | null;
@@ -46,9 +46,6 @@ export const stepColumns: readonly Column[] = [
   { name: 'layout' },
   { name: 'cost_usd', cast: 'double precision' },
   { name: 'normalizer_version', cast: 'integer' },
-  // Stored as given, bypassing the text-search parser (0003_recall.sql).
-  // COPY sends the same lexemes as a binary tsvector (src/store/copy-binary.ts).
-  { name: 'search', expr: (p) => `array_to_tsvector(${p}::text[])`, copy: 'tsvector' },
 ];
 
 /** Re-deriving a step (late log records, a normalizer fix) replaces it. */
@@ -84,7 +81,6 @@ export function stepToRow(tenant: string, s: StoredStep): unknown[] {
     d.layout,
     d.costUsd,
     s.normalizerVersion,
-    s.search ?? null,
   ];
 }
 

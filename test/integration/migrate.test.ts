@@ -2,6 +2,7 @@
  * Migrations: applied once, recorded, and a database newer than the code refuses to start.
  * Runs on every adapter in databaseKinds.
  */
+import { reindexReasons } from '../../src/tapes/reindex.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
 import { isSchemaCurrent, loadMigrations, migrate, SchemaTooNewError } from '../../src/store/migrate.js';
@@ -42,10 +43,29 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
     await t.db.query(
       `INSERT INTO tapedeck_store.steps (trace_id, span_id, kind, name, status, fingerprint, layout, normalizer_version, search)
        VALUES ('\\x0102'::bytea, '\\x03'::bytea, 'llm', 'chat', 'ok', 'llm:chat#0', 'otel-genai', 1, array_to_tsvector('{weather,paris}'::text[]))`);
-    await migrate(t.db);
+    await migrate(t.db, loadMigrations().filter((m) => m.version <= 5));
     const rows = await t.db.query<{ trace_id: Uint8Array; words: string }>(
       "SELECT trace_id, words::text AS words FROM tapedeck_store.trace_words WHERE words @@ 'paris'::tsquery");
     expect(rows.map((r) => [Buffer.from(r.trace_id).toString('hex'), r.words])).toEqual([['0102', "'paris' 'weather'"]]);
+  });
+
+  it('keeps steps when words become hashes (0006), and records that they need reindex', async () => {
+    t = await createTestDatabase(kind, { migrated: false });
+    await migrate(t.db, loadMigrations().filter((m) => m.version <= 5));
+    expect(await reindexReasons(t.db).catch(() => 'no table')).toBe('no table');
+    await t.db.query(
+      `INSERT INTO tapedeck_store.steps (trace_id, span_id, kind, name, status, fingerprint, layout, normalizer_version, search)
+       VALUES ('\\x0102'::bytea, '\\x03'::bytea, 'llm', 'chat', 'ok', 'llm:chat#0', 'otel-genai', 1, array_to_tsvector('{weather,paris}'::text[]))`);
+    await migrate(t.db);
+    const [counts] = await t.db.query<{ steps: bigint; words: bigint }>(
+      'SELECT (SELECT count(*) FROM tapedeck_store.steps) AS steps, (SELECT count(*) FROM tapedeck_store.trace_words) AS words');
+    expect([Number(counts.steps), Number(counts.words)]).toEqual([1, 0]);
+    expect(await reindexReasons(t.db)).toEqual([expect.stringContaining('migration 6')]);
+  });
+
+  it('records no reason to reindex when 0006 meets no steps', async () => {
+    t = await createTestDatabase(kind);
+    expect(await reindexReasons(t.db)).toEqual([]);
   });
 
   it('returns int8 as bigint and bytea as bytes', async () => {

@@ -71,19 +71,22 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
     expect((await fx.get('?q=w149999')).body.runs).toEqual([]); // past the per-step cap
   });
 
-  it('finds nothing in steps without words until reindex derives them again', async () => {
-    await fx.store.db.query('UPDATE tapedeck_store.steps SET search = NULL');
+  it('finds nothing in steps without words (stored before 0006) until reindex derives them again', async () => {
+    await fx.store.db.query('DELETE FROM tapedeck_store.trace_words');
     expect((await fx.get('?q=drizzle')).body.runs).toEqual([]);
     await reindex(fx.store.db, fx.store.ingest.derive);
     expect(runIds((await fx.get('?q=drizzle')).body)).toEqual(['weather-ok']);
-    // reindex leaves each trace one row of words, the union of its steps' words as they are now,
-    // but for the trace of the 'huge' run above, whose words pass one row's cap and fill several
-    const [rows] = await fx.store.db.query<{ split: bigint; stale: bigint }>(
+    // reindex leaves each trace one row of words (it has fewer than 64 steps, and even the
+    // 'huge' run's capped words fit one row), every step of it with words in that row
+    const [rows] = await fx.store.db.query<{ split: bigint; stale: bigint; missing: bigint }>(
       `SELECT (SELECT count(*) FROM (SELECT 1 FROM tapedeck_store.trace_words GROUP BY tenant, trace_id HAVING count(*) > 1) x) AS split,
-              count(*) FILTER (WHERE NOT EXISTS (
-                SELECT 1 FROM tapedeck_store.steps st WHERE st.tenant = w.tenant AND st.trace_id = w.trace_id)) AS stale
-         FROM tapedeck_store.trace_words w`);
-    expect(Number(rows.split)).toBe(1);
+              (SELECT count(*) FROM tapedeck_store.trace_words w WHERE NOT EXISTS (
+                 SELECT 1 FROM tapedeck_store.steps st WHERE st.tenant = w.tenant AND st.trace_id = w.trace_id)) AS stale,
+              (SELECT count(*) FROM tapedeck_store.steps st WHERE NOT EXISTS (
+                 SELECT 1 FROM tapedeck_store.trace_words w
+                  WHERE w.tenant = st.tenant AND w.trace_id = st.trace_id AND position(st.span_id IN w.span_ids) % 8 = 1)) AS missing`);
+    expect(Number(rows.split)).toBe(0);
     expect(Number(rows.stale)).toBe(0);
+    expect(Number(rows.missing)).toBe(0);
   });
 });

@@ -10,6 +10,7 @@ import { defaultConfig } from '../../src/config.js';
 import { NORMALIZER_VERSION } from '../../src/normalize/normalize.js';
 import { createMemoryPayloadStore } from '../../src/payloads/memory-payload-store.js';
 import { startTapedeck } from '../../src/server.js';
+import { reindex } from '../../src/tapes/reindex.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 
 function recordingLogger() {
@@ -46,5 +47,14 @@ describe('serve and steps of an older normalizer', () => {
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain('tapedeck reindex');
     expect(warnings[0]).toContain(`version ${NORMALIZER_VERSION}`);
+  }, 60_000);
+
+  it('warns at start while a migration says the stored steps need reindex, until reindex runs', async () => {
+    t = await createTestDatabase('pglite');
+    await t.db.query("INSERT INTO tapedeck_store.reindex_needed (reason) VALUES ('words are hashes now')");
+    const warnings = await serveOnce(t);
+    expect(warnings).toEqual(['stored steps need `tapedeck reindex`: words are hashes now']);
+    await reindex(t.db, async (spans) => spans.map(() => ({ ownRun: null, ownParentRun: null, step: null })));
+    expect(await serveOnce(t)).toEqual([]);
   }, 60_000);
 });

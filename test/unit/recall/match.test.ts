@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { stepHasRuns, termsToCheck } from '../../../src/recall/match.js';
-import { recordedTexts, searchLexemes } from '../../../src/recall/recorded-text.js';
+import { recordedTexts, searchWords } from '../../../src/recall/recorded-text.js';
+import { hashLexemes } from './tokenize-reference.js';
 import { queryTerms } from '../../../src/recall/tokenize.js';
 
 const runsOf = (q: string) => termsToCheck(queryTerms(q));
@@ -22,10 +23,10 @@ describe('recordedTexts', () => {
   });
 
   it('leaves out roles, ids, finish reasons, object keys and unresolved payload references', () => {
-    const lexemes = searchLexemes(tool({ city: 'Lyon', ok: true, ref: { $payload: `sha256/${'a'.repeat(64)}` } }, { celsius: 12 }));
-    expect(lexemes).toEqual(['lookup', 'lyon', '12']);
-    const llm = searchLexemes({ name: 'n', tool: null, request: [{ role: 'user', content: 'hi' }], response: [{ role: 'assistant', content: 'yo', finish_reason: 'stop' }] });
-    expect(llm).toEqual(['n', 'hi', 'yo']);
+    const words = searchWords(tool({ city: 'Lyon', ok: true, ref: { $payload: `sha256/${'a'.repeat(64)}` } }, { celsius: 12 }));
+    expect(words).toEqual(hashLexemes(['lookup', 'lyon', '12']));
+    const llm = searchWords({ name: 'n', tool: null, request: [{ role: 'user', content: 'hi' }], response: [{ role: 'assistant', content: 'yo', finish_reason: 'stop' }] });
+    expect(llm).toEqual(hashLexemes(['n', 'hi', 'yo']));
   });
 });
 

@@ -1,8 +1,8 @@
 /**
- * indexLexemes reads an all-ASCII string on a fast path (bytes, a lower-casing table, a word
- * set probed by span) instead of normalizeText and the Unicode scanner. Its output must be that
- * of indexLexemesReference, the plain implementation, for every input: the same lexemes in the
- * same order, the same stop at the byte cap, the same MAX_TOKEN_CHARS rule. Compared here over
+ * indexWords reads an all-ASCII string on a fast path (bytes, a lower-casing table, each word
+ * hashed as it is read) instead of normalizeText and the Unicode scanner. Its output must be the
+ * hashes of what indexLexemesReference, the plain implementation, finds, for every input: the
+ * same words in the same order, the same stop at the cap, the same MAX_TOKEN_CHARS rule. Compared here over
  * seeded random text (ASCII and not, long tokens, several strings per step), every string of the
  * corpus captures, and small caps that stop the index part-way.
  */
@@ -10,12 +10,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { indexLexemes, MAX_INDEX_BYTES, MAX_TOKEN_CHARS } from '../../../src/recall/tokenize.js';
-import { indexLexemesReference } from './tokenize-reference.js';
+import { indexWords, MAX_STEP_WORDS, MAX_TOKEN_CHARS } from '../../../src/recall/tokenize.js';
+import { hashLexemes, indexLexemesReference } from './tokenize-reference.js';
 
 const CORPUS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'corpus');
-/** 0: nothing fits; 5: one one-letter word; then a few words, a few dozen, no cap to speak of */
-const CAPS = [0, 5, 50, 500, MAX_INDEX_BYTES];
+/** 0: no word; 1: the first; then a few words, a few dozen, no cap to speak of */
+const CAPS = [0, 1, 5, 50, MAX_STEP_WORDS];
 
 /** mulberry32: the same "random" text on every run */
 function prng(seed: number): () => number {
@@ -74,13 +74,13 @@ function randomText(rand: () => number, vocab: string[], nonAscii: boolean): str
 }
 
 /** Runs both implementations over every case and cap; returns the cases where they differ. */
-function differences(cases: string[][], caps = CAPS): { texts: string[]; maxBytes: number; fast: string[]; reference: string[] }[] {
+function differences(cases: string[][], caps = CAPS): { texts: string[]; maxWords: number; fast: number[]; reference: string[] }[] {
   const out = [];
   for (const texts of cases) {
-    for (const maxBytes of caps) {
-      const fast = indexLexemes(texts, maxBytes);
-      const reference = indexLexemesReference(texts, maxBytes);
-      if (JSON.stringify(fast) !== JSON.stringify(reference)) out.push({ texts, maxBytes, fast, reference });
+    for (const maxWords of caps) {
+      const fast = [...indexWords(texts, maxWords)];
+      const reference = indexLexemesReference(texts, maxWords);
+      if (JSON.stringify(fast) !== JSON.stringify([...hashLexemes(reference)])) out.push({ texts, maxWords, fast, reference });
     }
   }
   return out.slice(0, 3);
@@ -101,7 +101,7 @@ function corpusFiles(): string[] {
     .map((f) => path.join(CORPUS, f));
 }
 
-describe('indexLexemes: the ASCII fast path gives what the plain implementation gives', () => {
+describe('indexWords: the ASCII fast path gives what the plain implementation gives', () => {
   it('for every ASCII character, alone, inside a word and between words, in either case', () => {
     const cases: string[][] = [];
     for (let c = 0; c < 128; c++) {
@@ -137,22 +137,23 @@ describe('indexLexemes: the ASCII fast path gives what the plain implementation 
       while (ascii.length < n) ascii += `${pick(rand, vocab)}${pick(rand, [' ', ', ', '. '])}`;
       cases.push([ascii.slice(0, n)], [`${ascii.slice(0, n - 1)}é`], [ascii.slice(0, n), '天气', ascii.slice(0, 50)]);
     }
-    expect(differences(cases, [0, 5, 50, 500, 5000, MAX_INDEX_BYTES])).toEqual([]);
+    expect(differences(cases, [0, 1, 5, 50, 500, 5000, MAX_STEP_WORDS])).toEqual([]);
   });
 
-  it('for a step with more distinct words than the reused word set keeps, and the steps after it', () => {
+  it('for a step with more distinct words than the reused word table keeps, and the steps after it', () => {
     const many = Array.from({ length: 30_000 }, (_, i) => `W${i.toString(36)}`).join(' ');
     const cases = [[many], ['Hello hello world'], [many, '今天 天气 x'], ['天气好 ok OK'], ['']];
     expect(differences(cases)).toEqual([]);
   });
 
-  it('for words whose hashes collide in the word set', () => {
-    // Each pair has the same 32-bit hash in WordSet (FNV-1a, as of writing): the set must
-    // compare the words themselves. Were the hash changed, these would be just more words.
+  it('for words whose hashes collide in one lane (the table must compare both)', () => {
+    // Each pair has the same 32-bit FNV-1a, the hash's high lane before mixing, so the same
+    // slot in the table: only the low lane tells them apart.
     const pairs = [['safuva', 'ijptej'], ['axchku', 'tfhzqm'], ['ehvgaz', 'sllead']];
     const cases = pairs.flatMap(([a, b]) => [[`${a} ${b} ${a.toUpperCase()} ${b}`], [`${a} é ${b}`], [a, `${b} ${a}`]]);
     expect(differences(cases)).toEqual([]);
-    expect(indexLexemes(['safuva ijptej'])).toEqual(['safuva', 'ijptej']);
+    expect([...indexWords(['safuva ijptej'])]).toEqual([...hashLexemes(['safuva', 'ijptej'])]);
+    expect(hashLexemes(['safuva'])[0]).toBe(hashLexemes(['ijptej'])[0]);
   });
 
   it('for every string of the corpus captures, one step per capture and one step per string', () => {
@@ -170,9 +171,9 @@ describe('indexLexemes: the ASCII fast path gives what the plain implementation 
   it('when the texts are a generator that indexes another step meanwhile', () => {
     function* texts(): Generator<string> {
       yield 'Alpha beta';
-      expect(indexLexemes(['Gamma alpha delta'])).toEqual(['gamma', 'alpha', 'delta']);
+      expect(indexWords(['Gamma alpha delta'])).toEqual(hashLexemes(['gamma', 'alpha', 'delta']));
       yield 'beta GAMMA';
     }
-    expect(indexLexemes(texts())).toEqual(['alpha', 'beta', 'gamma']);
+    expect(indexWords(texts())).toEqual(hashLexemes(['alpha', 'beta', 'gamma']));
   });
 });

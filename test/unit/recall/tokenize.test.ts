@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { indexLexemes, MAX_TOKEN_CHARS, needsCheck, normalizeText, queryTerms, termLexemes, tokenize } from '../../../src/recall/tokenize.js';
-import { tsqueryOf } from '../../../src/recall/query.js';
+import { indexWords, MAX_TOKEN_CHARS, needsCheck, normalizeText, queryTerms, termLexemes, tokenize } from '../../../src/recall/tokenize.js';
+import { queryWords } from '../../../src/recall/query.js';
+import { wordHash, wordId } from '../../../src/recall/word-hash.js';
+import { hashLexemes } from './tokenize-reference.js';
+
+/** indexWords' output as the lexemes it hashed, where they are among `candidates` */
+const lexemesOf = (lanes: Int32Array, candidates: string[]) => {
+  const byId = new Map(candidates.map((c) => [wordId(...wordHash(c)), c]));
+  return Array.from({ length: lanes.length / 2 }, (_, i) => byId.get(wordId(lanes[2 * i], lanes[2 * i + 1])) ?? '?');
+};
 
 const words = (text: string) => tokenize(text).map((t) => t.text);
 
@@ -38,26 +46,36 @@ describe('tokenize', () => {
   });
 });
 
-describe('indexLexemes', () => {
+describe('indexWords', () => {
   it('stores each word once, and each character and adjacent pair of an unspaced run', () => {
-    expect(indexLexemes(['Hello hello', '天气好'])).toEqual(['hello', '天', '气', '天气', '好', '气好']);
+    expect(indexWords(['Hello hello', '天气好'])).toEqual(hashLexemes(['hello', '天', '气', '天气', '好', '气好']));
   });
 
   it('does not pair characters across separate strings or punctuation', () => {
-    expect(indexLexemes(['天', '气', '很。好'])).toEqual(['天', '气', '很', '好']);
+    const lanes = indexWords(['天', '气', '很。好']);
+    expect(lexemesOf(lanes, ['天', '气', '很', '好', '天气', '很好'])).toEqual(['天', '气', '很', '好']);
   });
 
   it('leaves out tokens longer than the limit: long words, characters buried in marks', () => {
-    expect(indexLexemes([`${'a'.repeat(MAX_TOKEN_CHARS + 1)} short`])).toEqual(['short']);
-    expect(indexLexemes([`天气${'\u0301'.repeat(500)}好`])).toEqual(['天', '好']);
+    expect(indexWords([`${'a'.repeat(MAX_TOKEN_CHARS + 1)} short`])).toEqual(hashLexemes(['short']));
+    expect(indexWords([`天气${'\u0301'.repeat(500)}好`])).toEqual(hashLexemes(['天', '好']));
   });
 
-  it('stops at the byte cap, keeping the words the text uses first', () => {
+  it('stops at the cap, keeping the words the text uses first', () => {
     const text = Array.from({ length: 1000 }, (_, i) => `w${i}`).join(' ');
-    const lexemes = indexLexemes([text], 100);
-    expect(lexemes[0]).toBe('w0');
-    expect(lexemes.reduce((n, l) => n + Buffer.byteLength(l) + 4, 0)).toBeLessThanOrEqual(100);
-    expect(lexemes.length).toBeGreaterThan(10);
+    expect(indexWords([text], 100)).toEqual(hashLexemes(Array.from({ length: 100 }, (_, i) => `w${i}`)));
+  });
+});
+
+describe('wordHash', () => {
+  it('is the stored format: these values must never change (a change needs a migration and reindex)', () => {
+    // computed apart from this code (Python, from the definition in word-hash.ts)
+    expect(wordHash('paris')).toEqual([-2133226563, 2084484893]);
+    expect(wordId(...wordHash('paris'))).toBe('-9162138320958998755');
+    expect(wordId(...wordHash('天气'))).toBe('-5906829620312254904');
+    expect(wordId(0, -1)).toBe('4294967295');
+    expect(wordId(-1, -1)).toBe('-1');
+    expect(wordId(-2147483648, 0)).toBe('-9223372036854775808');
   });
 });
 
@@ -81,8 +99,9 @@ describe('queryTerms', () => {
     expect(needsCheck(queryTerms('天气')[0])).toBe(false);
   });
 
-  it('builds a tsquery of quoted lexemes joined by &', () => {
-    expect(tsqueryOf(queryTerms('weather 天气 Paris'))).toBe("'weather' & '天气' & 'paris'");
-    expect(tsqueryOf([{ kind: 'word', text: "it's\\" }])).toBe("'it''s\\\\'");
+  it('asks for the hash of each distinct lexeme of its terms', () => {
+    const id = (l: string) => wordId(...wordHash(l));
+    expect(queryWords(queryTerms('weather 天气 Paris weather'))).toEqual([id('weather'), id('天气'), id('paris')]);
+    expect(queryWords(queryTerms('天气预报'))).toEqual([id('天气'), id('气预'), id('预报')]);
   });
 });

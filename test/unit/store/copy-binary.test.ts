@@ -45,18 +45,18 @@ describe('BinaryCopyWriter', () => {
     expect(bytes('9223372036854775807')).toEqual(bytes(9223372036854775807n));
   });
 
-  it('writes a tsvector as a count, then each lexeme NUL-terminated with no positions', () => {
-    const w = new BinaryCopyWriter([{ name: 's', type: 'tsvector' }]);
-    w.row([['weather', 'парис', '天气']]);
-    const lexeme = (l: string) => Buffer.concat([Buffer.from(l, 'utf8'), Buffer.from([0, 0, 0])]);
-    const body = Buffer.concat([int32(3), lexeme('weather'), lexeme('парис'), lexeme('天气')]);
+  it('writes a bigint[] given as 32-bit halves: one dimension, no NULLs, then each element', () => {
+    const w = new BinaryCopyWriter([{ name: 'a', type: 'int8[]' }]);
+    w.row([Int32Array.from([0, 1, -1, -2])]); // 1 and -2
+    const element = (hex: string) => Buffer.concat([int32(8), Buffer.from(hex, 'hex')]);
+    const body = Buffer.concat([int32(1), int32(0), int32(20), int32(2), int32(1), element('0000000000000001'), element('fffffffffffffffe')]);
     expect(all(w)).toEqual(Buffer.concat([SIGNATURE, int32(0), int32(0), int16(1), field(body), int16(-1)]));
   });
 
-  it('writes an empty tsvector and empty text as zero-length values, not NULL', () => {
-    const w = new BinaryCopyWriter([{ name: 's', type: 'tsvector' }, { name: 't', type: 'text' }]);
-    w.row([[], '']);
-    expect(all(w)).toEqual(Buffer.concat([SIGNATURE, int32(0), int32(0), int16(2), field(int32(0)), int32(0), int16(-1)]));
+  it('writes an empty bigint[] with no dimensions and empty text as a zero-length value, not NULL', () => {
+    const w = new BinaryCopyWriter([{ name: 'a', type: 'int8[]' }, { name: 't', type: 'text' }]);
+    w.row([new Int32Array(0), '']);
+    expect(all(w)).toEqual(Buffer.concat([SIGNATURE, int32(0), int32(0), int16(2), field(Buffer.concat([int32(0), int32(0), int32(20)])), int32(0), int16(-1)]));
   });
 
   it('hands over complete chunks as it goes, and the chunks together are the same bytes', () => {

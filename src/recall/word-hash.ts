@@ -1,0 +1,125 @@
+/**
+ * @module recall/word-hash
+ * Recall stores a word as a 64-bit hash of it (a bigint in PostgreSQL), not as text: hashes
+ * need no sorting by collation, no escaping and no length prefix, a GIN index on bigint[]
+ * compares integers, and the tokenizer can compute a word's hash while it reads the word,
+ * without building a string for it. The price is the chance that two different words share a
+ * hash and so find each other: with 64 bits, about 1 in 10^19 for any given pair of words.
+ *
+ * The hash of a lexeme is two 32-bit lanes over its UTF-16 code units u (the same from a
+ * string and from the bytes of an all-ASCII text, whose units are its bytes):
+ *   hi = FNV-1a (offset 0x811c9dc5, prime 0x01000193), then murmur3's fmix32;
+ *   lo = the same loop with offset 0x9747b28c and prime 0x5bd1e995, then fmix32;
+ * and the stored value is the signed 64-bit integer hi·2^32 + lo. It is part of the stored
+ * format: changing it needs a migration and `tapedeck reindex`.
+ */
+
+export const HI_OFFSET = 0x811c9dc5 | 0;
+export const HI_PRIME = 0x01000193;
+export const LO_OFFSET = 0x9747b28c | 0;
+export const LO_PRIME = 0x5bd1e995;
+
+/** murmur3's finalizer: every input bit reaches every output bit. */
+export function fmix32(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return h ^ (h >>> 16);
+}
+
+/** The two lanes of a lexeme's hash (its units s[start, end)). */
+export function wordHash(s: string, start = 0, end = s.length): [hi: number, lo: number] {
+  let hi = HI_OFFSET;
+  let lo = LO_OFFSET;
+  for (let k = start; k < end; k++) {
+    const u = s.charCodeAt(k);
+    hi = Math.imul(hi ^ u, HI_PRIME);
+    lo = Math.imul(lo ^ u, LO_PRIME);
+  }
+  return [fmix32(hi), fmix32(lo)];
+}
+
+/** A hash as PostgreSQL's bigint, in decimal (query parameters, the INSERT path). */
+export function wordId(hi: number, lo: number): string {
+  return BigInt.asIntN(64, (BigInt(hi) << 32n) | BigInt(lo >>> 0)).toString();
+}
+
+/** The decimal bigint of each hash in a list of lanes (hi, lo, hi, lo, ...). */
+export function wordIds(lanes: Int32Array): string[] {
+  const out = new Array<string>(lanes.length >> 1);
+  for (let i = 0; i < out.length; i++) out[i] = wordId(lanes[2 * i], lanes[2 * i + 1]);
+  return out;
+}
+
+const INITIAL_SLOTS = 256;
+
+/**
+ * Distinct word hashes, each numbered in the order first added. Open addressing on typed
+ * arrays, at most half full, so adding a word allocates nothing: a Map would need a key
+ * object or string per word. `lanes` holds the words in order (hi, lo, hi, lo, ...).
+ */
+export class WordTable {
+  /** per slot: hi, lo, and the word's number + 1 (0: free) */
+  private slots = new Int32Array(INITIAL_SLOTS * 3);
+  private mask = INITIAL_SLOTS - 1;
+  private lanesOf = new Int32Array(INITIAL_SLOTS);
+  size = 0;
+
+  /** The word's number if it is there, else ~ the number it now has. */
+  add(hi: number, lo: number): number {
+    const slots = this.slots;
+    let slot = hi & this.mask;
+    for (;;) {
+      const at = slot * 3;
+      const n = slots[at + 2];
+      if (n === 0) break;
+      if (slots[at] === hi && slots[at + 1] === lo) return n - 1;
+      slot = (slot + 1) & this.mask;
+    }
+    const number = this.size++;
+    slots[slot * 3] = hi;
+    slots[slot * 3 + 1] = lo;
+    slots[slot * 3 + 2] = number + 1;
+    if (number * 2 >= this.lanesOf.length) {
+      const grown = new Int32Array(this.lanesOf.length * 2);
+      grown.set(this.lanesOf);
+      this.lanesOf = grown;
+    }
+    this.lanesOf[number * 2] = hi;
+    this.lanesOf[number * 2 + 1] = lo;
+    if (this.size * 2 > this.mask) this.grow();
+    return ~number;
+  }
+
+  /** The first `count` words (all by default), in order: a copy the table no longer touches. */
+  lanes(count = this.size): Int32Array {
+    return this.lanesOf.slice(0, Math.min(count, this.size) * 2);
+  }
+
+  /** Empties the table; a large one is dropped rather than kept for the next use. */
+  clear(): void {
+    if (this.mask >= 4096) {
+      this.slots = new Int32Array(INITIAL_SLOTS * 3);
+      this.mask = INITIAL_SLOTS - 1;
+      this.lanesOf = new Int32Array(INITIAL_SLOTS);
+    } else if (this.size > 0) this.slots.fill(0);
+    this.size = 0;
+  }
+
+  private grow(): void {
+    const old = this.slots;
+    const slots = new Int32Array(old.length * 2);
+    const mask = this.mask * 2 + 1;
+    for (let at = 0; at < old.length; at += 3) {
+      if (old[at + 2] === 0) continue;
+      let slot = old[at] & mask;
+      while (slots[slot * 3 + 2] !== 0) slot = (slot + 1) & mask;
+      slots[slot * 3] = old[at];
+      slots[slot * 3 + 1] = old[at + 1];
+      slots[slot * 3 + 2] = old[at + 2];
+    }
+    this.slots = slots;
+    this.mask = mask;
+  }
+}
