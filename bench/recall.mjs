@@ -3,15 +3,21 @@
 //
 // Needs a PostgreSQL server: TAPEDECK_BENCH_DATABASE_URL, else TAPEDECK_TEST_DATABASE_URL,
 // else postgres://postgres@127.0.0.1:5432/test. A fresh database is created next to it,
-// migrated, filled with SQL generate_series (no ingest: this measures reads), and dropped
-// afterwards (BENCH_KEEP=1 keeps it). BENCH_SPANS sets the size (default 1,000,000).
+// migrated, filled (no ingest: this measures reads) and dropped afterwards (BENCH_KEEP=1
+// keeps it). BENCH_SPANS sets the size (default 1,000,000). Spans and steps are made in SQL
+// (generate_series); recall's index (tapedeck_store.trace_words: per trace, its words as
+// 64-bit hashes and, per word, which steps hold it) is made in JS: each step's words are drawn
+// and hashed (recall/word-hash.ts), and each run's steps go into one row through TraceWords
+// and writeTraceWords (recall/trace-words.ts, binary COPY), as ingest writes a run sent in one
+// request. The GIN index on its words is built after the load.
 //
 // Shape: runs of 20 spans (a context root span and 19 steps, a third of them model calls,
 // 10% of runs failed at the root). Each step holds 30 words drawn log-uniformly from
-// w1..w50000 — so wN is in about 2.6M/N steps: w1 and w10 are over the 200,000 bound, w20
-// about 120k, w100 about 26k, w1000 about 2.6k, w20000 about 130 — plus its run's topic word
-// (topic<run % 10000>, ~95 spans) and, in 1% of steps, the Chinese text 北京天气预报 (its
-// characters and pairs as lexemes, and the text in its request, for the in-order check).
+// w1..w50000 (seeded, BENCH_SEED) — so wN is in about 2.6M/N steps: w1 and w10 are over the
+// 200,000 bound, w20 about 120k, w100 about 26k, w1000 about 2.6k, w20000 about 130 — plus its
+// run's topic word (topic<run % 10000>, ~95 spans) and, in 1% of steps, the Chinese text
+// 明天北京天气预报 (its characters and pairs as words, and the text in its request, for the
+// in-order check).
 // Queries go through GET /v1/recall (createRecallRoutes over the pg adapter and the real
 // tape reader), each 5 times (BENCH_REPEAT) after one warm-up; median and max in milliseconds. "find" is
 // the index part alone (candidate traces from the words index, their steps tested; the index's
@@ -27,8 +33,10 @@ import { migrate } from '../dist/src/store/migrate.js';
 import { createMemoryPayloadStore } from '../dist/src/payloads/memory-payload-store.js';
 import { readTape } from '../dist/src/tapes/tape-service.js';
 import { createRecallRoutes } from '../dist/src/recall/routes.js';
-import { candidateStepBound, countMatches, newestMatches, tsqueryOf } from '../dist/src/recall/query.js';
+import { candidateStepBound, countMatches, newestMatches, queryWords } from '../dist/src/recall/query.js';
 import { queryTerms } from '../dist/src/recall/tokenize.js';
+import { TraceWords, writeTraceWords } from '../dist/src/recall/trace-words.js';
+import { wordHash } from '../dist/src/recall/word-hash.js';
 
 const serverUrl = process.env.TAPEDECK_BENCH_DATABASE_URL || process.env.TAPEDECK_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const SPANS = Number(process.env.BENCH_SPANS || 1_000_000);
@@ -36,6 +44,62 @@ const PER_RUN = 20;
 const RUNS = Math.ceil(SPANS / PER_RUN);
 const T0 = 1_700_000_000_000_000_000n;
 const REPEAT = Number(process.env.BENCH_REPEAT || 5);
+const BATCH_RUNS = 2_000;
+
+// Each step's words: 30 draws (distinct) of w<floor(exp(u * ln 50000))>, u uniform in [0, 1)
+// from a seeded generator (BENCH_SEED), its run's topic word, and in 1% of steps the lexemes
+// of 明天北京天气预报 (its characters and adjacent pairs, as tokenize.ts indexes it); the same
+// steps get that text in their request (CHINESE_SQL, below).
+const VOCABULARY = 50_000;
+const DRAWS = 30;
+const TOPICS = 10_000;
+const CHINESE = ['明', '天', '北', '京', '气', '预', '报', '明天', '天北', '北京', '京天', '天气', '气预', '预报'];
+const CHINESE_SQL = '(r * 19 + i) % 100 = 7';
+const hasChinese = (r, i) => (r * 19 + i) % 100 === 7;
+
+/** mulberry32: uniform in [0, 1), 32 bits */
+let seed = Number(process.env.BENCH_SEED || 1) >>> 0;
+const random = () => {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+};
+/** each lexeme's hash as lanes (hi, lo), by position */
+const lanesOf = (lexemes) => {
+  const out = new Int32Array(lexemes.length * 2);
+  lexemes.forEach((l, k) => out.set(wordHash(l), k * 2));
+  return out;
+};
+const W_LANES = lanesOf(Array.from({ length: VOCABULARY }, (_, n) => `w${n}`)); // w0 is never drawn
+const TOPIC_LANES = lanesOf(Array.from({ length: TOPICS }, (_, n) => `topic${n}`));
+const CHINESE_LANES = lanesOf(CHINESE);
+const LN_VOCABULARY = Math.log(VOCABULARY);
+const drawnIn = new Int32Array(VOCABULARY);
+let stepNumber = 0;
+const scratch = new Int32Array(2 * (DRAWS + 1 + CHINESE.length));
+/** The words of run r's i-th span: distinct lanes, first-use order (TraceWords copies them). */
+const stepWords = (r, i) => {
+  stepNumber++;
+  let n = 0;
+  for (let k = 0; k < DRAWS; k++) {
+    const w = Math.floor(Math.exp(random() * LN_VOCABULARY));
+    if (drawnIn[w] === stepNumber) continue;
+    drawnIn[w] = stepNumber;
+    scratch[n++] = W_LANES[w * 2];
+    scratch[n++] = W_LANES[w * 2 + 1];
+  }
+  const topic = r % TOPICS;
+  scratch[n++] = TOPIC_LANES[topic * 2];
+  scratch[n++] = TOPIC_LANES[topic * 2 + 1];
+  if (hasChinese(r, i)) {
+    scratch.set(CHINESE_LANES, n);
+    n += CHINESE_LANES.length;
+  }
+  return scratch.subarray(0, n);
+};
+/** span ids as the SQL makes them: decode(lpad(to_hex(i + 1), 16, '0'), 'hex') */
+const SPAN_IDS = Array.from({ length: PER_RUN }, (_, i) => (i + 1).toString(16).padStart(16, '0'));
 
 const name = `tapedeck_bench_recall_${randomBytes(4).toString('hex')}`;
 const admin = new pg.Client({ connectionString: serverUrl });
@@ -68,33 +132,37 @@ try {
            CASE WHEN i = 0 AND r % 10 = 3 THEN 'error' ELSE 'ok' END,
            '{}', '[]', '[]', '{}', 'bench', 'run-' || r
       FROM generate_series(0, $2::int - 1) r, generate_series(0, ${PER_RUN - 1}) i`, [T0.toString(), RUNS]));
-  await timed('generating steps with their words', () => db.query(`
+  await timed('generating steps', () => db.query(`
     INSERT INTO tapedeck_store.steps (tenant, trace_id, span_id, kind, name, model, tool, status, request, response,
-                                      fingerprint, params, layout, normalizer_version, search)
+                                      fingerprint, params, layout, normalizer_version)
     SELECT '', decode(lpad(to_hex(r), 32, '0'), 'hex'), decode(lpad(to_hex(i + 1), 16, '0'), 'hex'),
            CASE WHEN i % 3 = 1 THEN 'llm' ELSE 'tool' END,
            CASE WHEN i % 3 = 1 THEN 'chat gpt-4o' ELSE 'execute_tool search' END,
            CASE WHEN i % 3 = 1 THEN 'gpt-4o' END, CASE WHEN i % 3 = 1 THEN NULL ELSE 'search' END,
            'ok',
-           CASE WHEN (r * 19 + i) % 100 = 7 THEN '[{"role": "user", "content": "明天北京天气预报"}]'::jsonb
+           CASE WHEN ${CHINESE_SQL} THEN '[{"role": "user", "content": "明天北京天气预报"}]'::jsonb
                 ELSE '[{"role": "user", "content": "a recorded prompt"}]'::jsonb END,
            '[{"role": "assistant", "content": "a recorded answer"}]'::jsonb,
            CASE WHEN i % 3 = 1 THEN 'llm:gpt-4o#0123456789abcdef' ELSE 'tool:search#0123456789abcdef' END,
-           '{}', 'otel-genai', 1,
-           array_to_tsvector(ARRAY(
-             SELECT DISTINCT w FROM (
-               SELECT 'w' || floor(exp(random() * ln(50000)))::int AS w FROM generate_series(1, 30) WHERE i >= 0
-               UNION ALL SELECT 'topic' || (r % 10000)
-               UNION ALL SELECT unnest(ARRAY['明','天','北','京','气','预','报','明天','天北','北京','京天','天气','气预','预报'])
-                WHERE (r * 19 + i) % 100 = 7) words))
+           '{}', 'otel-genai', 1
       FROM generate_series(0, $1::int - 1) r, generate_series(1, ${PER_RUN - 1}) i`, [RUNS]));
-  // Recall's index is by trace (src/recall/trace-words.ts): each trace's words, as ingest
-  // would write them for a run sent in one request.
-  await timed('the words of each trace', () => db.query(`
-    INSERT INTO tapedeck_store.trace_words (tenant, trace_id, words, steps)
-    SELECT st.tenant, st.trace_id, array_to_tsvector(array_agg(DISTINCT w.lexeme)), count(DISTINCT st.span_id)
-      FROM tapedeck_store.steps st, unnest(st.search) AS w
-     GROUP BY st.tenant, st.trace_id`));
+  // Recall's index is by trace (src/recall/trace-words.ts): each run's steps and their words
+  // (hashes) in one row, as ingest writes a run sent in one request. The words are drawn here
+  // and written with TraceWords and writeTraceWords (binary COPY), BATCH_RUNS runs per
+  // transaction; the next batch is drawn while the last one is copied.
+  await timed('the words of each run (TraceWords, COPY)', async () => {
+    let pending = Promise.resolve();
+    for (let first = 0; first < RUNS; first += BATCH_RUNS) {
+      const words = new TraceWords();
+      for (let r = first; r < Math.min(first + BATCH_RUNS, RUNS); r++) {
+        const traceId = r.toString(16).padStart(32, '0');
+        for (let i = 1; i < PER_RUN; i++) words.add({ traceId, spanId: SPAN_IDS[i], words: stepWords(r, i) });
+      }
+      await pending;
+      pending = db.transaction((tx) => writeTraceWords(tx, '', words));
+    }
+    await pending;
+  });
   await timed('building the GIN index on trace_words.words', () =>
     db.query('CREATE INDEX trace_words_words_idx ON tapedeck_store.trace_words USING gin (words)'));
   if (process.env.BENCH_RUN_INDEX === '1') {
@@ -141,11 +209,11 @@ try {
       status = res.status;
     }
     times.sort((a, b) => a - b);
-    const tsq = tsqueryOf(queryTerms(q));
+    const words = queryWords(queryTerms(q));
     const f0 = performance.now();
     // as recall.ts does: the index's bound first, the exact count only past the limit
-    const broad = (await candidateStepBound(db, '', tsq)) > 200_000 && (await countMatches(db, '', tsq, 200_001)) > 200_000;
-    if (!broad) await newestMatches(db, '', tsq, 5_001);
+    const broad = (await candidateStepBound(db, '', words)) > 200_000 && (await countMatches(db, '', words, 200_001)) > 200_000;
+    if (!broad) await newestMatches(db, '', words, 5_001);
     const find = performance.now() - f0;
     const runs = body.runs ? body.runs.length : '-';
     const trunc = body.truncated === undefined ? '-' : String(body.truncated);
