@@ -111,9 +111,10 @@ export function indexWords(texts: Iterable<string>, maxWords = MAX_STEP_WORDS): 
  * is its lower case: its units are its bytes through the table.
  */
 function addAscii(words: WordTable, n: number, b: Uint8Array, maxWords: number): boolean {
+  const lower = ASCII_WORD_LOWER;
   let start = 0;
   while (start < n) {
-    let c = ASCII_WORD_LOWER[b[start]];
+    let c = lower[b[start]];
     if (c === 0) {
       start++;
       continue;
@@ -121,13 +122,14 @@ function addAscii(words: WordTable, n: number, b: Uint8Array, maxWords: number):
     let hi = Math.imul(HI_OFFSET ^ c, HI_PRIME);
     let lo = Math.imul(LO_OFFSET ^ c, LO_PRIME);
     let end = start + 1;
-    while (end < n && (c = ASCII_WORD_LOWER[b[end]]) !== 0) {
+    for (; end < n; end++) {
+      c = lower[b[end]];
+      if (c === 0) break;
       hi = Math.imul(hi ^ c, HI_PRIME);
       lo = Math.imul(lo ^ c, LO_PRIME);
-      end++;
     }
     if (end - start <= MAX_TOKEN_CHARS && words.add(fmix32(hi), fmix32(lo)) < 0 && words.size >= maxWords) return false;
-    start = end;
+    start = end + 1; // b[end] ended the word: no word starts there
   }
   return true;
 }

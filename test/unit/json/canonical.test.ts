@@ -1,0 +1,90 @@
+/**
+ * canonicalJson (src/json/canonical.ts) is RFC 8785 written for speed; the `canonicalize`
+ * package, a plain implementation of the RFC, is its oracle: the same text for every value.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import canonicalizeModule from 'canonicalize';
+import { describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../../src/json/canonical.js';
+import type { JsonValue } from '../../../src/normalize/step.js';
+
+// The package is CommonJS (`module.exports = fn`) but its types declare a default export.
+const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
+const CORPUS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'corpus');
+
+/** mulberry32: the same values on every run */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const PIECES = ['a', 'Paris ', '"', '\\', '\n', '\t', '\u0000', '\u001f', '\u007f', 'é', '€', '天气', '😀', '\ud800', '\udfff', '\u2028', '</script>', ' '];
+const NUMBERS = [0, -0, 1, -1, 0.1, 0.2 + 0.1, 1e21, 1e-7, 123456789012345680000, 5e-324, 2 ** 53 + 2, -1.5e300, 333333333.33333329];
+const KEYS = ['a', 'b', 'A', '1', '10', '2', '', 'é', 'e\u0301', '€', '\r', '😀', 'ﬁ', '\ud7ff', '\ue000', 'role', 'content'];
+
+function randomString(rand: () => number, long: boolean): string {
+  let s = '';
+  const pieces = long ? 40 + Math.floor(rand() * 400) : Math.floor(rand() * 6);
+  for (let i = 0; i < pieces; i++) s += rand() < 0.9 && long ? 'word ' : PIECES[Math.floor(rand() * PIECES.length)];
+  return s;
+}
+
+function randomValue(rand: () => number, depth: number): JsonValue {
+  const r = rand();
+  if (depth > 3 || r < 0.35) {
+    const k = rand();
+    if (k < 0.1) return null;
+    if (k < 0.2) return rand() < 0.5;
+    if (k < 0.4) return NUMBERS[Math.floor(rand() * NUMBERS.length)];
+    return randomString(rand, rand() < 0.5);
+  }
+  if (r < 0.6) return Array.from({ length: Math.floor(rand() * 5) }, () => randomValue(rand, depth + 1));
+  const out: { [k: string]: JsonValue } = {};
+  for (let i = Math.floor(rand() * 6); i > 0; i--) out[KEYS[Math.floor(rand() * KEYS.length)] + (rand() < 0.3 ? randomString(rand, false) : '')] = randomValue(rand, depth + 1);
+  return out;
+}
+
+describe('canonicalJson', () => {
+  it('gives what the canonicalize package gives, for seeded random values', () => {
+    const rand = prng(8785);
+    const differ: unknown[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const value = randomValue(rand, 0);
+      if (canonicalJson(value) !== canonicalize(value)) differ.push(value);
+    }
+    expect(differ.slice(0, 3)).toEqual([]);
+  });
+
+  it('gives what the canonicalize package gives, for every value in the corpus captures', () => {
+    const files = readdirSync(CORPUS, { recursive: true, encoding: 'utf8' }).filter((f) => path.basename(f) === 'decoded.json');
+    expect(files.length).toBeGreaterThan(0);
+    for (const f of files) {
+      const value = JSON.parse(readFileSync(path.join(CORPUS, f), 'utf8')) as JsonValue;
+      expect(canonicalJson(value), f).toBe(canonicalize(value));
+    }
+  });
+
+  it('writes long text that needs no escape as it is, and escapes the rest', () => {
+    const plain = 'The river station recorded morning fog. '.repeat(10);
+    expect(canonicalJson({ content: plain })).toBe(`{"content":"${plain}"}`);
+    for (const odd of ['"', '\\', '\n', '\u0000', '\ud800', '😀']) {
+      const text = plain + odd;
+      expect(canonicalJson(text)).toBe(JSON.stringify(text));
+    }
+  });
+
+  it('sorts members by UTF-16 code units, drops undefined members, and refuses what JSON cannot hold', () => {
+    expect(canonicalJson({ '€': 1, '\r': 2, '😀': 3, 'ﬁ': 4, '1': 5, a: undefined } as unknown as JsonValue)).toBe('{"\\r":2,"1":5,"€":1,"😀":3,"ﬁ":4}');
+    expect(() => canonicalJson(Number.NaN)).toThrow(TypeError);
+    expect(() => canonicalJson(Number.POSITIVE_INFINITY)).toThrow(TypeError);
+    expect(() => canonicalJson(1n as unknown as JsonValue)).toThrow(TypeError);
+  });
+});
