@@ -91,4 +91,63 @@ describe('admission turns', () => {
     await Promise.all(runs);
     expect(started).toEqual(['large', 'small', 'large2', 'small2']);
   });
+
+  it('reads the first waiting request\'s body ahead of its turn, one at a time, and the next one\'s once that turn starts', async () => {
+    const admission = createAdmission(10, 1);
+    const events: string[] = [];
+    const working = gate();
+    const reads = new Map(['b', 'c'].map((k) => [k, gate()]));
+    const read = (k: string) => async () => { events.push(`read ${k}`); await reads.get(k)!.opened; return k; };
+    const first = admission.run(async () => { events.push('work a'); await working.opened; }, SMALL);
+    const b = admission.run(async (body) => { events.push(`work ${body}`); }, SMALL, read('b'));
+    const c = admission.run(async (body) => { events.push(`work ${body}`); }, SMALL, read('c'));
+    await tick();
+    expect(events.sort()).toEqual(['read b', 'work a']); // c waits without reading: b holds the read-ahead
+    reads.get('b')!.open();
+    await tick();
+    expect(events).toEqual(['read b', 'work a']); // read, still waiting for its turn
+    working.open();
+    await tick();
+    expect(events).toEqual(['read b', 'work a', 'read c', 'work b']);
+    reads.get('c')!.open();
+    await Promise.all([first, b, c]);
+    expect(events).toEqual(['read b', 'work a', 'read c', 'work b', 'work c']);
+  });
+
+  it('reads a body at the start of its turn when the read-ahead was another\'s, and waits for a body still arriving', async () => {
+    const admission = createAdmission(10, 2);
+    const slow = gate();
+    const events: string[] = [];
+    const working = gate();
+    const first = admission.run(async () => { events.push('work a'); await working.opened; }, LARGE); // both units
+    const b = admission.run(async (body) => { events.push(`work ${body}`); }, SMALL, async () => { events.push('read b'); await slow.opened; return 'b'; });
+    const c = admission.run(async (body) => { events.push(`work ${body}`); }, SMALL, async () => { events.push('read c'); return 'c'; });
+    await tick();
+    expect(events.sort()).toEqual(['read b', 'work a']);
+    working.open();
+    await tick();
+    // b and c start together; c reads its body now, b's is still arriving
+    expect(events).toEqual(['read b', 'work a', 'read c', 'work c']);
+    slow.open();
+    await Promise.all([first, b, c]);
+    expect(events).toEqual(['read b', 'work a', 'read c', 'work c', 'work b']);
+  });
+
+  it('ends a request whose body fails while it waits, at once, and passes the read-ahead and its place on', async () => {
+    const admission = createAdmission(10, 1);
+    const working = gate();
+    const events: string[] = [];
+    const first = admission.run(async () => { events.push('work a'); await working.opened; }, SMALL);
+    const failed = admission.run(async () => { events.push('work b'); }, SMALL, async () => { throw new Error('body too large'); });
+    const c = admission.run(async (body) => { events.push(`work ${body}`); }, SMALL, async () => { events.push('read c'); return 'c'; });
+    await expect(failed).rejects.toThrow('body too large');
+    await tick();
+    expect(events.sort()).toEqual(['read c', 'work a']);
+    expect(admission.inflight).toBe(2);
+    working.open();
+    await Promise.all([first, c]);
+    expect(events).toEqual(['read c', 'work a', 'work c']);
+    expect(admission.inflight).toBe(0);
+    await admission.drained();
+  });
 });
