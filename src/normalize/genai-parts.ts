@@ -56,7 +56,10 @@ export function fromGenAiMessage(raw: unknown, fallbackFinish?: unknown, default
     const p = asObject(rawPart);
     if (!p) continue;
     if (p.type === 'tool_call') {
-      calls.push(makeToolCall(callId(p), p.name, p.arguments));
+      // @traceloop/node-server-sdk's AI SDK transform (ai-sdk-transformations.ts) nests the
+      // call: {type: "tool_call", tool_call: {name, arguments}}.
+      const nested = asObject(p.tool_call);
+      calls.push(makeToolCall(callId(p) ?? nested?.id, p.name ?? nested?.name, p.arguments ?? nested?.arguments));
     } else if (p.type === 'tool_call_response') {
       flush();
       sawResponse = true;

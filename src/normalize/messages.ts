@@ -44,6 +44,8 @@ const FINISH_REASONS: Record<string, string> = {
   max_tokens: 'length',
   content_filter: 'content_filter',
   'content-filter': 'content_filter',
+  content_filtered: 'content_filter', // Bedrock Converse stopReason
+  guardrail_intervened: 'content_filter', // Bedrock Converse stopReason
 };
 
 /** OpenAI chat's vocabulary; unmapped values (error, pause_turn, refusal) pass through raw. */
@@ -139,19 +141,52 @@ export function canonicalPart(raw: unknown): Part | undefined {
       if (src?.type === 'url' && typeof src.url === 'string') return { type, url: src.url };
       if (src && typeof src.data === 'string') return dropEmpty({ type, mime_type: src.media_type, data: src.data });
       const url = asObject(asObject(p.image)?.image)?.url;
-      return typeof url === 'string' ? { type, url } : dropEmpty({ ...p, type });
+      if (typeof url === 'string') return { type, url };
+      // Vercel AI SDK v4 image part: {image: <base64 | URL>, mimeType}
+      if (typeof p.image === 'string') return dropEmpty({ type, ...dataOrUrl(p.image), mime_type: mediaTypeOf(p) });
+      return dropEmpty({ ...p, type });
     }
     case 'uri':
       return dropEmpty({ type: String(p.modality ?? 'uri'), url: p.uri, mime_type: p.mime_type });
     case 'blob':
       return dropEmpty({ type: String(p.modality ?? 'blob'), data: p.content, mime_type: p.mime_type });
     case 'file':
-      return dropEmpty({ type: String(p.modality ?? 'file'), file_id: p.file_id, mime_type: p.mime_type });
+      return filePart(p);
     default: {
       const { cache_control: _hint, ...rest } = p; // a provider caching hint, not content
       return dropEmpty(rest);
     }
   }
+}
+
+/** A part's media type, whichever spelling the layout uses (GenAI, AI SDK v4, AI SDK v5+). */
+function mediaTypeOf(p: Part): JsonValue | undefined {
+  return p.mime_type ?? p.mimeType ?? p.mediaType;
+}
+
+/** Inline data is base64 text; a URL (http(s), data:, or a provider's file URL) is a reference. */
+function dataOrUrl(v: string): { data?: string; url?: string } {
+  return /^(https?|data|gs|s3):/i.test(v) ? { url: v } : { data: v };
+}
+
+/**
+ * A file part: GenAI {modality, file_id, mime_type}; Vercel AI SDK {data, mediaType | mimeType,
+ * filename} (v5+ sends images this way, so an image media type makes it an image part);
+ * OpenAI chat {file: {file_id | file_data, filename}}. The bytes or reference are kept.
+ */
+function filePart(p: Part): Part {
+  const f = asObject(p.file) ?? p;
+  const mime = mediaTypeOf(p);
+  const family = typeof mime === 'string' ? /^(image|audio|video)\//.exec(mime)?.[1] : undefined;
+  const data = typeof p.data === 'string' ? p.data : f.file_data;
+  return dropEmpty({
+    type: String(p.modality ?? family ?? 'file'),
+    file_id: f.file_id,
+    url: p.url, // already canonical: canonicalPart must be idempotent
+    ...(typeof data === 'string' ? dataOrUrl(data) : {}),
+    mime_type: mime,
+    filename: f.filename,
+  });
 }
 
 function dropEmpty(o: { [k: string]: JsonValue | undefined }): Part {

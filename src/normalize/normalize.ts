@@ -20,8 +20,12 @@ import { ownRunOf, parentRunOf } from './run-identity.js';
  * 2: layout variants beyond the corpus (output messages without a role, span-event bodies,
  *    Traceloop spans by llm.request.type, operation from the span name, OpenInference body vs
  *    flattened keys, ai.response.object, bigint/bytes values).
+ * 3: Bedrock Converse content blocks in OpenInference bodies; AI SDK image/file parts (and
+ *    OpenAI file parts) keep their data; AI SDK spans known by operation.name or span name, and
+ *    their rewritten outer call span stays context; pydantic-ai `events` and tool_arguments /
+ *    tool_response; Traceloop LangChain entity wrappers.
  */
-export const NORMALIZER_VERSION = 2;
+export const NORMALIZER_VERSION = 3;
 
 const NO_LOGS: readonly LogRecord[] = Object.freeze([]);
 

@@ -4,8 +4,10 @@
  * reach us: OpenAI chat messages (string or parts content, tool_calls, tool_call_id, legacy
  * function_call), Anthropic messages (content blocks with tool_use / tool_result, a separate
  * `system` parameter), the Vercel AI SDK's prompt messages (tool-call / tool-result parts),
- * and the OTel v1.28–1.36 event bodies, which are OpenAI-shaped. It is used for OpenInference's
- * input.value / output.value bodies, Traceloop's legacy indexed keys and OTel event bodies.
+ * the OTel v1.28–1.36 event bodies, which are OpenAI-shaped, and AWS Bedrock Converse messages
+ * (untyped content blocks {text} / {image} / {toolUse} / {toolResult} / {reasoningContent}).
+ * It is used for OpenInference's input.value / output.value bodies, Traceloop's legacy indexed
+ * keys and OTel event bodies.
  */
 import type { JsonValue, Message, ToolCall } from './step.js';
 import { asObject } from './attrs.js';
@@ -20,6 +22,68 @@ export function providerToolCall(raw: unknown): ToolCall | undefined {
   const fn = asObject(tc.function);
   if (fn) return makeToolCall(tc.id, fn.name, fn.arguments);
   return makeToolCall(tc.id ?? tc.toolCallId, tc.name ?? tc.toolName, tc.arguments ?? tc.input ?? tc.args);
+}
+
+/** The member that names a Bedrock Converse content block (a tagged union with no `type`). */
+const CONVERSE_KEYS = ['text', 'image', 'document', 'video', 'toolUse', 'toolResult', 'reasoningContent', 'json', 'cachePoint', 'guardContent'];
+
+function isConverseBlock(v: unknown): boolean {
+  const o = asObject(v);
+  return o !== undefined && o.type === undefined && CONVERSE_KEYS.some((k) => k in o);
+}
+
+/** A list of Bedrock Converse content blocks (openinference-instrumentation-bedrock bodies). */
+function isConverseContent(v: unknown): v is JsonValue[] {
+  return Array.isArray(v) && v.length > 0 && v.every(isConverseBlock);
+}
+
+/** A Converse media source: base64 bytes as data, an S3 location as a URL. */
+function converseMedia(type: string, m: Obj | undefined): Part {
+  const src = asObject(m?.source);
+  const part: Part = { type };
+  if (typeof m?.format === 'string' && type !== 'document') part.mime_type = `${type}/${m.format}`;
+  if (typeof src?.bytes === 'string') part.data = src.bytes;
+  const uri = asObject(src?.s3Location)?.uri;
+  if (typeof uri === 'string') part.url = uri;
+  if (typeof m?.name === 'string') part.name = m.name;
+  return part;
+}
+
+/**
+ * One Converse block → the typed part the readers below know (`tool_use` / `tool_result` like
+ * Anthropic's), or undefined for a cache point. A tool result's blocks fold like any content:
+ * one {json} block is its value, text blocks their text.
+ */
+function fromConverseBlock(raw: JsonValue): Part | undefined {
+  const b = raw as Obj;
+  if (typeof b.text === 'string') return { type: 'text', text: b.text };
+  const tu = asObject(b.toolUse);
+  if (tu) return { type: 'tool_use', id: tu.toolUseId ?? null, name: tu.name ?? null, input: tu.input ?? null };
+  const tr = asObject(b.toolResult);
+  if (tr) {
+    const blocks = Array.isArray(tr.content) ? tr.content : [];
+    const content = blocks.length === 1 && asObject(blocks[0])?.json !== undefined
+      ? (asObject(blocks[0])?.json as JsonValue)
+      : converseParts(blocks);
+    return { type: 'tool_result', tool_use_id: tr.toolUseId ?? null, content };
+  }
+  const rc = asObject(b.reasoningContent);
+  if (rc) {
+    const t = asObject(rc.reasoningText)?.text;
+    return typeof t === 'string' ? { type: 'reasoning', text: t } : undefined;
+  }
+  if (b.json !== undefined) return { type: 'text', text: JSON.stringify(b.json) };
+  for (const type of ['image', 'document', 'video']) if (asObject(b[type])) return converseMedia(type, asObject(b[type]));
+  return undefined; // cachePoint, guardContent: hints, not content
+}
+
+function converseParts(blocks: JsonValue[]): Part[] {
+  return blocks.map(fromConverseBlock).filter((p): p is Part => p !== undefined);
+}
+
+/** Content in a shape the readers below know: Converse blocks become typed parts. */
+function typedContent(content: unknown): unknown {
+  return isConverseContent(content) ? converseParts(content) : content;
 }
 
 /** The content of a tool result block: Anthropic allows a string or a list of blocks. */
@@ -45,7 +109,7 @@ export function fromProviderMessage(raw: unknown, finishReason?: unknown): Messa
   if (fc) calls.push(makeToolCall(undefined, fc.name, fc.arguments));
   const toolCallId = m.tool_call_id ?? (role === 'tool' ? m.id : undefined);
 
-  const content = m.content;
+  const content = typedContent(m.content);
   if (!isPartsList(content)) {
     const extra = typeof m.refusal === 'string' && m.refusal !== '' ? [{ type: 'refusal', text: m.refusal }] : [];
     const body = extra.length && typeof content === 'string' && content !== ''
@@ -103,15 +167,23 @@ export function fromProviderMessages(list: unknown): Message[] {
 /** Anthropic's `system` parameter (a string or text blocks) as a leading system message. */
 function systemMessages(system: unknown): Message[] {
   if (system === undefined || system === null || system === '') return [];
-  const msg = makeMessage({ role: 'system', content: system });
+  const msg = makeMessage({ role: 'system', content: typedContent(system) });
   return msg.content === undefined ? [] : [msg];
 }
 
+/** A bare list of messages: every item an object with a string role. */
+function isMessageList(v: unknown): v is JsonValue[] {
+  return Array.isArray(v) && v.length > 0 && v.every((m) => typeof asObject(m)?.role === 'string');
+}
+
 /**
- * A whole request body (OpenAI chat or Anthropic messages) → canonical messages, or
- * undefined when the body is not a chat request (an embeddings or Responses API call).
+ * A whole request body (OpenAI chat, Anthropic messages, Bedrock Converse) → canonical
+ * messages, or undefined when the body is not a chat request (an embeddings or Responses API
+ * call). A bare message list is the request's messages (openinference-instrumentation-bedrock
+ * records only `messages` in input.value).
  */
 export function messagesFromRequestBody(body: unknown): Message[] | undefined {
+  if (isMessageList(body)) return fromProviderMessages(body);
   const b = asObject(body);
   if (!b || !Array.isArray(b.messages)) return undefined;
   return [...systemMessages(b.system), ...fromProviderMessages(b.messages)];
@@ -137,6 +209,11 @@ export function messagesFromResponseBody(body: unknown): Message[] | undefined {
   }
   if (Array.isArray(b.content) && (b.type === 'message' || b.role === 'assistant')) {
     return fromProviderMessage({ role: 'assistant', content: b.content }, b.stop_reason);
+  }
+  // Bedrock Converse: {output: {message: {role, content: [blocks]}}, stopReason, usage}
+  const converse = asObject(asObject(b.output)?.message);
+  if (converse && Array.isArray(converse.content)) {
+    return fromProviderMessage({ role: 'assistant', content: converse.content }, b.stopReason);
   }
   return undefined;
 }

@@ -15,7 +15,7 @@
 import type { Attributes, SpanRecord } from '../../spans/span-record.js';
 import type { JsonValue, Message, StepDraft } from '../step.js';
 import { firstNum, firstStr, indexedGroups, parseJson, str } from '../attrs.js';
-import { canonicalValue } from '../messages.js';
+import { canonicalFinishReason, canonicalValue } from '../messages.js';
 import { fromProviderMessage, messagesFromRequestBody, messagesFromResponseBody } from '../provider-messages.js';
 import { makeTokens, providerParams, reportedCost } from '../usage.js';
 import { recorded } from './otel-genai.js';
@@ -103,6 +103,13 @@ function readLlm(span: SpanRecord, draft: StepDraft): StepDraft {
   const finish = attrs['llm.finish_reason'];
   const request = moreComplete(messagesFromRequestBody(bodyOf(attrs, 'input')), flatMessages(attrs, 'llm.input_messages.'));
   const response = moreComplete(messagesFromResponseBody(bodyOf(attrs, 'output')), flatMessages(attrs, 'llm.output_messages.', finish));
+  // An answer body that carries no stop reason (the Bedrock instrumentation records the bare
+  // output message) takes the span's llm.finish_reason, as the flattened answer does.
+  const answer = response?.find((m) => m.role === 'assistant');
+  if (answer && answer.finish_reason === undefined) {
+    const f = canonicalFinishReason(finish);
+    if (f !== undefined) answer.finish_reason = f;
+  }
   draft.request = recorded(request);
   draft.response = recorded(response);
   // llm.invocation_parameters is the request minus its messages; without it, the body says the same.

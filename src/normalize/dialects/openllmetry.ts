@@ -19,6 +19,7 @@ import { fromProviderMessage } from '../provider-messages.js';
 import { genAiParams, genAiTokens, reportedCost } from '../usage.js';
 import { genAiKind, genAiMessages, llmModel, otelGenAi, recorded } from './otel-genai.js';
 import { emptyDraft, orNull, type Dialect } from './types.js';
+import { aiSdkOperation, isAiSdkModelCall } from './vercel-ai.js';
 
 function isTraceloopScope(span: SpanRecord): boolean {
   return span.scope.name.startsWith('@traceloop/') || span.scope.name.includes('traceloop');
@@ -42,6 +43,48 @@ export function unwrapEntityInput(value: JsonValue): JsonValue {
   return value;
 }
 
+/** Keys of the wrappers opentelemetry-instrumentation-langchain's callback handler writes. */
+const LANGCHAIN_INPUT_KEYS = new Set(['input_str', 'inputs', 'tags', 'metadata', 'kwargs']);
+const LANGCHAIN_OUTPUT_KEYS = new Set(['output', 'outputs', 'kwargs']);
+
+function onlyKeys(o: { [k: string]: JsonValue }, allowed: Set<string>): boolean {
+  return Object.keys(o).every((k) => allowed.has(k));
+}
+
+/**
+ * The LangChain callback handler's wrappers (Traceloop opentelemetry-instrumentation-langchain):
+ * a tool's input {"input_str", "tags", "metadata", "inputs", "kwargs"} is the inputs it was
+ * given (else the input string), a chain's {"inputs", …} its inputs; an output
+ * {"output" | "outputs", "kwargs"} is that output. Anything else is left as it is.
+ */
+function unwrapLangChain(value: JsonValue, input: boolean): JsonValue {
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || !('kwargs' in value)) return value;
+  if (input) {
+    if (!onlyKeys(value, LANGCHAIN_INPUT_KEYS) || !('input_str' in value || 'inputs' in value)) return value;
+    const inputs = value.inputs;
+    const hasInputs = inputs !== undefined && inputs !== null
+      && !(typeof inputs === 'object' && !Array.isArray(inputs) && Object.keys(inputs).length === 0);
+    return hasInputs ? inputs : value.input_str ?? null;
+  }
+  if (!onlyKeys(value, LANGCHAIN_OUTPUT_KEYS) || !('output' in value || 'outputs' in value)) return value;
+  const out = value.output ?? value.outputs ?? null;
+  return langChainMessage(out)?.kwargs.content ?? out;
+}
+
+/** A LangChain message as its to_json() writes it: {lc: 1, type: "constructor", id: [...], kwargs}. */
+function langChainMessage(v: JsonValue | undefined): { kwargs: { [k: string]: JsonValue } } | undefined {
+  if (v === null || typeof v !== 'object' || Array.isArray(v) || v.lc === undefined || v.type !== 'constructor') return undefined;
+  const kwargs = v.kwargs;
+  return kwargs !== null && typeof kwargs === 'object' && !Array.isArray(kwargs) ? { kwargs } : undefined;
+}
+
+/** The tool call a LangChain tool answered: the ToolMessage it returned names it. */
+function langChainToolCallId(v: AttributeValue | undefined): string | null {
+  const parsed = typeof v === 'string' ? parseJson(v) : undefined;
+  if (parsed === undefined || parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return null;
+  return str(langChainMessage(parsed.output)?.kwargs.tool_call_id as string | undefined);
+}
+
 /**
  * traceloop.entity.input / output are JSON.stringify of the value by construction, so they
  * are parsed whole (a JSON string literal included: the agent's answer arrives as "\"…\"");
@@ -53,7 +96,8 @@ function entityValue(v: AttributeValue | undefined, unwrap: boolean): JsonValue 
   if (v === '') return null;
   const parsed = parseJson(v);
   if (parsed === undefined) return orNull(canonicalValue(v));
-  return orNull(canonicalValue(unwrap ? unwrapEntityInput(parsed) : parsed));
+  const value = unwrapLangChain(parsed, unwrap);
+  return orNull(canonicalValue(unwrap ? unwrapEntityInput(value) : value));
 }
 
 /** Legacy content: JSON-stringified when the message content was a parts array. */
@@ -126,7 +170,7 @@ export const openllmetry: Dialect = {
       draft.tool = firstStr(attrs, ['traceloop.entity.name']) ?? span.name.replace(/\.tool$/, '');
       draft.request = entityValue(attrs['traceloop.entity.input'], true);
       draft.response = entityValue(attrs['traceloop.entity.output'], false);
-      draft.toolCallId = str(attrs['gen_ai.tool.call.id']);
+      draft.toolCallId = str(attrs['gen_ai.tool.call.id']) ?? langChainToolCallId(attrs['traceloop.entity.output']);
       return draft;
     }
     if (spanKind === 'agent') {
@@ -137,6 +181,10 @@ export const openllmetry: Dialect = {
       return draft;
     }
     if (spanKind !== null) return null; // workflow, task, session, unknown: context around steps
+    // An AI SDK call span (generateText, streamText, …) the Traceloop SDK rewrote with the
+    // legacy indexed keys repeats its model calls' prompt and answer: context, as in vercel-ai.
+    const aiOp = aiSdkOperation(span);
+    if (aiOp !== null && !isAiSdkModelCall(aiOp)) return null;
     // An instrumentation span (the SDK stamps its keys on other libraries' spans too).
     const op = genAiKind(attrs);
     if (op === 'tool' || op === 'agent') {

@@ -6,7 +6,10 @@
  *   0.21: name in attribute `event.name`, OpenAI-shaped kvlist body, no role) or as span events;
  * - ≤ v1.27 span events gen_ai.content.prompt / gen_ai.content.completion (JSON attributes);
  * - v1.37+ gen_ai.client.inference.operation.details log records, whose attributes carry
- *   gen_ai.input.messages / gen_ai.output.messages / gen_ai.system_instructions.
+ *   gen_ai.input.messages / gen_ai.output.messages / gen_ai.system_instructions;
+ * - the same per-message events packed into one span attribute `events` (pydantic-ai
+ *   instrumentation version 1, event_mode "attributes": a JSON list of event bodies, each merged
+ *   with its attributes, event.name among them).
  * The whole history is re-emitted on every call, so one span's records are its full request.
  */
 import type { AttributeValue, Attributes, LogRecord, SpanRecord } from '../../spans/span-record.js';
@@ -83,8 +86,34 @@ function contentList(value: AttributeValue | undefined, role: 'user' | 'assistan
 
 interface RawEvent { name: string; body: JsonValue | undefined; attributes: Attributes }
 
-function collect(span: SpanRecord, logs: readonly LogRecord[]): RawEvent[] {
+/** Keys pydantic-ai merges into a packed event that are the event's attributes, not its body. */
+const PACKED_ATTRIBUTES = new Set(['event.name', 'gen_ai.system', 'gen_ai.provider.name', 'gen_ai.message.index']);
+
+/**
+ * Events packed in the span attribute `events`. An entry without event.name (the LogRecord
+ * field, which pydantic-ai does not merge in every version) is named by its shape: a choice
+ * holds `message`, a message its role.
+ */
+function packedEvents(value: AttributeValue | undefined): RawEvent[] {
+  const list = value === undefined ? undefined : jsonAttr(value);
+  if (!Array.isArray(list)) return [];
   const out: RawEvent[] = [];
+  for (const item of list) {
+    const e = asObject(item);
+    if (!e) continue;
+    const role = typeof e.role === 'string' ? e.role : undefined;
+    const name = typeof e['event.name'] === 'string' ? e['event.name']
+      : e.message !== undefined && e.index !== undefined ? CHOICE : role !== undefined ? `gen_ai.${role}.message` : null;
+    if (!isGenAiEventName(name)) continue;
+    const body: { [k: string]: JsonValue } = {};
+    for (const k in e) if (!PACKED_ATTRIBUTES.has(k)) body[k] = e[k];
+    out.push({ name: name as string, body, attributes: {} });
+  }
+  return out;
+}
+
+function collect(span: SpanRecord, logs: readonly LogRecord[]): RawEvent[] {
+  const out: RawEvent[] = packedEvents(span.attributes['events']);
   for (const e of span.events) {
     if (isGenAiEventName(e.name)) out.push({ name: e.name, body: spanEventBody(e.attributes), attributes: e.attributes });
   }

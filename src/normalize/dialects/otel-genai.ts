@@ -127,8 +127,10 @@ function readTool(span: SpanRecord, draft: StepDraft): StepDraft {
   draft.tool = firstStr(attrs, ['gen_ai.tool.name']) ?? span.name.replace(/^execute_tool\s+/, '');
   draft.name = span.name;
   draft.toolCallId = str(attrs['gen_ai.tool.call.id']);
-  draft.request = orNull(canonicalValue(toJson(attrs['gen_ai.tool.call.arguments'])));
-  draft.response = orNull(canonicalValue(toJson(attrs['gen_ai.tool.call.result'] ?? attrs['anthropic.tool_result.content'])));
+  // pydantic-ai instrumentation versions 1 and 2 (`running tool` spans) write tool_arguments /
+  // tool_response; version 3 the registry keys.
+  draft.request = orNull(canonicalValue(toJson(attrs['gen_ai.tool.call.arguments'] ?? attrs['tool_arguments'])));
+  draft.response = orNull(canonicalValue(toJson(attrs['gen_ai.tool.call.result'] ?? attrs['anthropic.tool_result.content'] ?? attrs['tool_response'])));
   return draft;
 }
 

@@ -7,7 +7,7 @@
  * its children's text and usage totals, so it is context, not a step (no double counting).
  * AI SDK 7's default integration emits OTel GenAI spans, read by the otel-genai dialect.
  */
-import type { Attributes } from '../../spans/span-record.js';
+import type { Attributes, SpanRecord } from '../../spans/span-record.js';
 import type { Message } from '../step.js';
 import { firstNum, firstStr, jsonAttr, str, toJson } from '../attrs.js';
 import { canonicalValue, makeMessage } from '../messages.js';
@@ -15,6 +15,28 @@ import { fromProviderMessages, providerToolCall } from '../provider-messages.js'
 import { genAiParams, makeTokens, reportedCost } from '../usage.js';
 import { genAiMessages, recorded } from './otel-genai.js';
 import { emptyDraft, orNull, type Dialect } from './types.js';
+
+/** The SDK's span names, which are also its operation ids (telemetry docs). */
+const OPERATION_NAME = /^ai\.(generateText|streamText|generateObject|streamObject|embed|embedMany|toolCall)(\.(doGenerate|doStream|doEmbed))?$/;
+
+/**
+ * The AI SDK operation a span records, or null when it is not an AI SDK span: ai.operationId;
+ * else, for early SDKs that set only `operation.name` ("ai.generateText <functionId>"), its
+ * first word; else the span name when it is one of the SDK's operation names.
+ */
+export function aiSdkOperation(span: SpanRecord): string | null {
+  const attrs = span.attributes;
+  const id = str(attrs['ai.operationId']);
+  if (id !== null) return id;
+  const opName = str(attrs['operation.name'])?.split(' ', 1)[0];
+  if (opName !== undefined && OPERATION_NAME.test(opName)) return opName;
+  return OPERATION_NAME.test(span.name) ? span.name : null;
+}
+
+/** A model call (one provider call); the generateText / streamText / … span around them is not. */
+export function isAiSdkModelCall(op: string): boolean {
+  return /\.do(Generate|Stream)$/.test(op);
+}
 
 function answer(attrs: Attributes): Message[] | undefined {
   // generateObject / streamObject record the generated object (stringified JSON) in
@@ -32,15 +54,15 @@ function answer(attrs: Attributes): Message[] | undefined {
 
 export const vercelAi: Dialect = {
   name: 'vercel-ai',
-  // ai.operationId only: AI SDK 7's default integration shares the `ai` scope but emits
-  // OTel GenAI spans, which the otel-genai dialect must get.
+  // The operation, not the scope: AI SDK 7's default integration shares the `ai` scope but
+  // emits OTel GenAI spans, which the otel-genai dialect must get.
   matches(span) {
-    return span.attributes['ai.operationId'] !== undefined;
+    return aiSdkOperation(span) !== null;
   },
   read(span) {
     const attrs = span.attributes;
-    const op = str(attrs['ai.operationId']) ?? span.name;
-    if (/\.do(Generate|Stream)$/.test(op)) {
+    const op = aiSdkOperation(span) ?? span.name;
+    if (isAiSdkModelCall(op)) {
       const draft = emptyDraft(span, 'llm', span.name, 'vercel-ai');
       const prompt = jsonAttr(attrs['ai.prompt.messages']);
       // The Traceloop SDK's span processor rewrites these spans in place: it moves the prompt
@@ -67,8 +89,12 @@ export const vercelAi: Dialect = {
       // span traceloop.span.kind=tool, the openllmetry dialect reads it instead of this one).
       draft.toolCallId = firstStr(attrs, ['ai.toolCall.id', 'gen_ai.tool.call.id']);
       // v5-era builds wrote input/output; the Traceloop transform prefers those too.
-      draft.request = orNull(canonicalValue(toJson(attrs['ai.toolCall.input'] ?? attrs['ai.toolCall.args'] ?? attrs['gen_ai.tool.call.arguments'])));
-      draft.response = orNull(canonicalValue(toJson(attrs['ai.toolCall.output'] ?? attrs['ai.toolCall.result'] ?? attrs['gen_ai.tool.call.result'])));
+      // Older Traceloop transforms move args/result to traceloop.entity.input/output without
+      // marking the span a Traceloop tool span.
+      draft.request = orNull(canonicalValue(toJson(attrs['ai.toolCall.input'] ?? attrs['ai.toolCall.args']
+        ?? attrs['gen_ai.tool.call.arguments'] ?? attrs['traceloop.entity.input'])));
+      draft.response = orNull(canonicalValue(toJson(attrs['ai.toolCall.output'] ?? attrs['ai.toolCall.result']
+        ?? attrs['gen_ai.tool.call.result'] ?? attrs['traceloop.entity.output'])));
       return draft;
     }
     return null;

@@ -1,0 +1,242 @@
+/**
+ * Span layouts as particular instrumentation libraries and versions emit them, beyond the
+ * corpus captures: each test names the library, its version and where the shape was read, and
+ * builds the span the way that library writes it.
+ */
+import { describe, expect, it } from 'vitest';
+import { normalizeSpan } from '../../../src/normalize/normalize.js';
+import type { Attributes } from '../../../src/spans/span-record.js';
+import type { StepDraft } from '../../../src/normalize/step.js';
+import { span, type SpanInit } from '../../helpers/span-builder.js';
+
+const j = (v: unknown) => JSON.stringify(v);
+const stepOf = (init: SpanInit) => normalizeSpan(span(init)).step as StepDraft;
+
+describe('OpenInference Bedrock (Converse content blocks in input.value / output.value)', () => {
+  // openinference-instrumentation-bedrock (Python), _converse_attributes.py and _wrappers.py
+  // (_NovaStreamCallback): input.value = JSON of the request's `messages` list, output.value =
+  // JSON of the answer message, both in the Converse shape ({"text"}, {"toolUse"}, {"toolResult"}
+  // blocks, no `type`); the flattened llm.*_messages keys carry the same messages, the system
+  // prompt and llm.finish_reason (raw stopReason).
+  const converse = (attributes: Attributes) => stepOf({ name: 'bedrock.converse', attributes: {
+    'openinference.span.kind': 'LLM', 'llm.provider': 'aws', 'llm.model_name': 'anthropic.claude-3-haiku',
+    'input.mime_type': 'application/json', 'output.mime_type': 'application/json', ...attributes,
+  } });
+
+  it('reads text and toolUse blocks of the answer body, with the finish reason from llm.finish_reason', () => {
+    const step = converse({
+      'input.value': j([{ role: 'user', content: [{ text: 'Weather in Paris?' }] }]),
+      'llm.input_messages.0.message.role': 'user',
+      'llm.input_messages.0.message.contents.0.message_content.type': 'text',
+      'llm.input_messages.0.message.contents.0.message_content.text': 'Weather in Paris?',
+      'output.value': j({ role: 'assistant', content: [{ text: 'Checking.' }, { toolUse: { toolUseId: 'tooluse_1', name: 'get_weather', input: { city: 'Paris' } } }] }),
+      'llm.output_messages.0.message.role': 'assistant',
+      'llm.output_messages.0.message.contents.0.message_content.type': 'text',
+      'llm.output_messages.0.message.contents.0.message_content.text': 'Checking.',
+      'llm.output_messages.0.message.tool_calls.0.tool_call.id': 'tooluse_1',
+      'llm.output_messages.0.message.tool_calls.0.tool_call.function.name': 'get_weather',
+      'llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments': '{"city": "Paris"}',
+      'llm.finish_reason': 'tool_use',
+    });
+    expect(step.request).toEqual([{ role: 'user', content: 'Weather in Paris?' }]);
+    expect(step.response).toEqual([{ role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'tooluse_1', name: 'get_weather', arguments: { city: 'Paris' } }], finish_reason: 'tool_calls' }]);
+  });
+
+  it('reads toolResult blocks (text or json content) as tool messages, one per block', () => {
+    const step = converse({
+      'input.value': j([
+        { role: 'user', content: [{ text: 'Weather in Paris and Lyon?' }] },
+        { role: 'assistant', content: [{ toolUse: { toolUseId: 't1', name: 'w', input: { city: 'Paris' } } }, { toolUse: { toolUseId: 't2', name: 'w', input: { city: 'Lyon' } } }] },
+        { role: 'user', content: [
+          { toolResult: { toolUseId: 't1', content: [{ json: { temp_c: 14 } }], status: 'success' } },
+          { toolResult: { toolUseId: 't2', content: [{ text: 'Sunny' }] } },
+        ] },
+      ]),
+      'output.value': j({ role: 'assistant', content: [{ text: 'Rainy in Paris, sunny in Lyon.' }] }),
+      'llm.finish_reason': 'end_turn',
+    });
+    expect(step.request).toEqual([
+      { role: 'user', content: 'Weather in Paris and Lyon?' },
+      { role: 'assistant', tool_calls: [{ id: 't1', name: 'w', arguments: { city: 'Paris' } }, { id: 't2', name: 'w', arguments: { city: 'Lyon' } }] },
+      { role: 'tool', tool_call_id: 't1', content: { temp_c: 14 } },
+      { role: 'tool', tool_call_id: 't2', content: 'Sunny' },
+    ]);
+    expect(step.response).toEqual([{ role: 'assistant', content: 'Rainy in Paris, sunny in Lyon.', finish_reason: 'stop' }]);
+  });
+
+  it('reads a whole Converse request / response body (system blocks, image bytes, output.message, stopReason)', () => {
+    const step = converse({
+      'input.value': j({
+        modelId: 'anthropic.claude-3-haiku', system: [{ text: 'Be brief.' }],
+        messages: [{ role: 'user', content: [{ text: 'What is this?' }, { image: { format: 'png', source: { bytes: 'iVBORw0KGgo=' } } }] }],
+        inferenceConfig: { maxTokens: 100 },
+      }),
+      'output.value': j({ output: { message: { role: 'assistant', content: [{ reasoningContent: { reasoningText: { text: 'A cat?' } } }, { text: 'A cat.' }] } }, stopReason: 'end_turn', usage: { inputTokens: 10, outputTokens: 3, totalTokens: 13 } }),
+    });
+    expect(step.request).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', mime_type: 'image/png', data: 'iVBORw0KGgo=' }] },
+    ]);
+    expect(step.response).toEqual([{ role: 'assistant', content: [{ type: 'reasoning', text: 'A cat?' }, { type: 'text', text: 'A cat.' }], finish_reason: 'stop' }]);
+  });
+});
+
+describe('Vercel AI SDK image and file parts', () => {
+  // ai.prompt.messages holds the provider-level prompt: AI SDK v4 (LanguageModelV1Prompt)
+  // {type:"image", image:<base64 | URL>, mimeType} and {type:"file", data, mimeType};
+  // v5+ (LanguageModelV2Prompt) {type:"file", data, mediaType, filename}, images included
+  // (vercel/ai content/docs telemetry; @ai-sdk/provider prompt types). Binary data is recorded
+  // as base64 text.
+  const doGenerate = (messages: unknown) => stepOf({ name: 'ai.generateText.doGenerate', scope: 'ai', attributes: {
+    'ai.operationId': 'ai.generateText.doGenerate', 'ai.model.id': 'gpt-4o', 'ai.prompt.messages': j(messages),
+  } });
+
+  it('keeps the data, URL, media type and file name of v4 and v5 parts', () => {
+    const v4 = doGenerate([{ role: 'user', content: [
+      { type: 'text', text: 'Compare' },
+      { type: 'image', image: 'iVBORw0KGgo=', mimeType: 'image/png' },
+      { type: 'image', image: 'https://x/cat.jpg' },
+      { type: 'file', data: 'JVBERi0=', mimeType: 'application/pdf' },
+    ] }]);
+    expect(v4.request).toEqual([{ role: 'user', content: [
+      { type: 'text', text: 'Compare' },
+      { type: 'image', data: 'iVBORw0KGgo=', mime_type: 'image/png' },
+      { type: 'image', url: 'https://x/cat.jpg' },
+      { type: 'file', data: 'JVBERi0=', mime_type: 'application/pdf' },
+    ] }]);
+    const v5 = doGenerate([{ role: 'user', content: [
+      { type: 'text', text: 'Compare' },
+      { type: 'file', data: 'iVBORw0KGgo=', mediaType: 'image/png' },
+      { type: 'file', data: 'https://x/cat.jpg', mediaType: 'image/jpeg' },
+      { type: 'file', data: 'JVBERi0=', mediaType: 'application/pdf', filename: 'a.pdf' },
+    ] }]);
+    expect(v5.request).toEqual([{ role: 'user', content: [
+      { type: 'text', text: 'Compare' },
+      { type: 'image', data: 'iVBORw0KGgo=', mime_type: 'image/png' },
+      { type: 'image', url: 'https://x/cat.jpg', mime_type: 'image/jpeg' },
+      { type: 'file', data: 'JVBERi0=', mime_type: 'application/pdf', filename: 'a.pdf' },
+    ] }]);
+  });
+
+  it('keeps an OpenAI chat file part ({type:"file", file:{file_data | file_id, filename}})', () => {
+    const step = stepOf({ name: 'ChatModel', attributes: {
+      'openinference.span.kind': 'LLM', 'input.mime_type': 'application/json',
+      'input.value': j({ model: 'gpt-4o', messages: [{ role: 'user', content: [{ type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0=', filename: 'a.pdf' } }, { type: 'file', file: { file_id: 'file-1' } }] }] }),
+    } });
+    expect(step.request).toEqual([{ role: 'user', content: [
+      { type: 'file', url: 'data:application/pdf;base64,JVBERi0=', filename: 'a.pdf' },
+      { type: 'file', file_id: 'file-1' },
+    ] }]);
+  });
+});
+
+describe('Vercel AI SDK spans without ai.operationId', () => {
+  // Early AI SDK telemetry (3.x) set only `operation.name` ("ai.generateText <functionId>");
+  // ai.operationId came later. The span names are the operation ids (telemetry docs).
+  it('reads doGenerate and toolCall spans by operation.name or span name, and keeps the outer call span context', () => {
+    const inner = stepOf({ name: 'ai.generateText.doGenerate', scope: 'ai', attributes: {
+      'operation.name': 'ai.generateText.doGenerate weather', 'ai.model.id': 'gpt-4o', 'gen_ai.system': 'openai.chat', 'gen_ai.request.model': 'gpt-4o',
+      'ai.prompt.messages': j([{ role: 'user', content: [{ type: 'text', text: 'Weather?' }] }]), 'ai.response.text': 'Rainy.', 'ai.response.finishReason': 'stop',
+      'gen_ai.usage.input_tokens': 5,
+    } });
+    expect(inner).toMatchObject({ kind: 'llm', layout: 'vercel-ai', request: [{ role: 'user', content: 'Weather?' }], response: [{ role: 'assistant', content: 'Rainy.', finish_reason: 'stop' }] });
+    const outer = normalizeSpan(span({ name: 'ai.generateText', scope: 'ai', attributes: {
+      'operation.name': 'ai.generateText weather', 'ai.model.id': 'gpt-4o', 'gen_ai.request.model': 'gpt-4o', 'ai.response.text': 'Rainy.', 'gen_ai.usage.input_tokens': 5,
+    } }));
+    expect(outer.step).toBeNull();
+    const tool = stepOf({ name: 'ai.toolCall', attributes: { 'ai.toolCall.name': 'w', 'ai.toolCall.id': 'call_1', 'ai.toolCall.args': '{"city":"Paris"}', 'ai.toolCall.result': '{"t":14}' } });
+    expect(tool).toMatchObject({ kind: 'tool', tool: 'w', toolCallId: 'call_1', request: { city: 'Paris' }, response: { t: 14 } });
+  });
+
+  it('keeps the outer call span context when the Traceloop SDK rewrote it with legacy indexed keys', () => {
+    // @traceloop/node-server-sdk ai-sdk-transformations.ts (0.1x): ai.generateText is renamed
+    // `run.ai`, its ai.prompt / ai.response.text become gen_ai.prompt.0.* / gen_ai.completion.0.*
+    // exactly as on the doGenerate span (`text.generate`); ai.operationId stays.
+    const rewritten = (name: string, op: string) => normalizeSpan(span({ name, scope: 'ai', attributes: {
+      'ai.operationId': op, 'operation.name': op, 'gen_ai.system': 'OpenAI', 'ai.model.id': 'gpt-4o',
+      'gen_ai.prompt.0.role': 'user', 'gen_ai.prompt.0.content': 'Weather?',
+      'gen_ai.completion.0.role': 'assistant', 'gen_ai.completion.0.content': 'Rainy.',
+      'gen_ai.input.messages': j([{ role: 'user', parts: [{ type: 'text', content: 'Weather?' }] }]),
+      'gen_ai.output.messages': j([{ role: 'assistant', parts: [{ type: 'text', content: 'Rainy.' }] }]),
+    } })).step;
+    expect(rewritten('run.ai', 'ai.generateText')).toBeNull();
+    expect(rewritten('text.generate', 'ai.generateText.doGenerate')).toMatchObject({ kind: 'llm', request: [{ role: 'user', content: 'Weather?' }], response: [{ role: 'assistant', content: 'Rainy.' }] });
+  });
+
+  it('reads the tool calls the Traceloop SDK rewrote into nested tool_call parts', () => {
+    // ai-sdk-transformations.ts transformResponseToolCalls: {type:"tool_call", tool_call:{name, arguments}}
+    const step = stepOf({ name: 'text.generate', scope: 'ai', attributes: {
+      'ai.operationId': 'ai.generateText.doGenerate', 'gen_ai.input.messages': j([{ role: 'user', parts: [{ type: 'text', content: 'Weather?' }] }]),
+      'gen_ai.output.messages': j([{ role: 'assistant', parts: [{ type: 'tool_call', tool_call: { name: 'w', arguments: '{"city":"Paris"}' } }] }]),
+    } });
+    expect(step.response).toEqual([{ role: 'assistant', tool_calls: [{ name: 'w', arguments: { city: 'Paris' } }] }]);
+  });
+
+  it('reads a tool span the Traceloop SDK rewrote (args/result moved to traceloop.entity.*, no span kind)', () => {
+    const tool = stepOf({ name: 'w.tool', scope: 'ai', attributes: {
+      'ai.operationId': 'ai.toolCall', 'ai.toolCall.name': 'w', 'ai.toolCall.id': 'call_1',
+      'traceloop.entity.input': '{"city":"Paris"}', 'traceloop.entity.output': '{"t":14}',
+    } });
+    expect(tool).toMatchObject({ kind: 'tool', tool: 'w', toolCallId: 'call_1', request: { city: 'Paris' }, response: { t: 14 } });
+  });
+});
+
+describe('pydantic-ai instrumentation (logfire-style gen_ai spans)', () => {
+  // pydantic-ai models/instrumented.py, instrumentation version 1 with event_mode="attributes"
+  // (the default before version 2): the span `chat {model}` carries the GenAI events as one JSON
+  // attribute `events`, each event its body merged with its attributes (event.name,
+  // gen_ai.system, gen_ai.message.index); the choice body holds `message`.
+  it('reads version-1 events recorded in the `events` span attribute', () => {
+    const step = stepOf({ name: 'chat gpt-4o', scope: 'pydantic-ai', attributes: {
+      'gen_ai.operation.name': 'chat', 'gen_ai.system': 'openai', 'gen_ai.request.model': 'gpt-4o',
+      events: j([
+        { content: 'Be brief.', role: 'system', 'gen_ai.system': 'openai', 'event.name': 'gen_ai.system.message' },
+        { content: 'Weather in Paris?', role: 'user', 'gen_ai.system': 'openai', 'gen_ai.message.index': 0, 'event.name': 'gen_ai.user.message' },
+        { role: 'assistant', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }], 'gen_ai.system': 'openai', 'gen_ai.message.index': 1, 'event.name': 'gen_ai.assistant.message' },
+        { content: { temp_c: 14 }, role: 'tool', id: 'call_1', name: 'get_weather', 'gen_ai.system': 'openai', 'gen_ai.message.index': 2, 'event.name': 'gen_ai.tool.message' },
+        { index: 0, message: { role: 'assistant', content: 'Rainy, 14 °C.' }, 'gen_ai.system': 'openai', 'event.name': 'gen_ai.choice' },
+      ]),
+    } });
+    expect(step.request).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', tool_calls: [{ id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: { temp_c: 14 } },
+    ]);
+    expect(step.response).toEqual([{ role: 'assistant', content: 'Rainy, 14 °C.' }]);
+  });
+
+  it('reads version-1/2 `running tool` spans: tool_arguments / tool_response', () => {
+    // pydantic-ai _tool_manager.py / InstrumentationNames.for_version(≤2): span `running tool`,
+    // gen_ai.tool.name, gen_ai.tool.call.id, tool_arguments (JSON text), tool_response.
+    const step = stepOf({ name: 'running tool', scope: 'pydantic-ai', attributes: {
+      'gen_ai.tool.name': 'get_weather', 'gen_ai.tool.call.id': 'call_1',
+      tool_arguments: '{"city":"Paris"}', tool_response: '{"temp_c":14}', 'logfire.msg': 'running tool: get_weather',
+    } });
+    expect(step).toMatchObject({ kind: 'tool', tool: 'get_weather', toolCallId: 'call_1', request: { city: 'Paris' }, response: { temp_c: 14 } });
+  });
+});
+
+describe('OpenLLMetry LangChain callback wrappers in traceloop.entity.*', () => {
+  // opentelemetry-instrumentation-langchain callback_handler.py: on_tool_start writes
+  // {"input_str", "tags", "metadata", "inputs", "kwargs"}, on_tool_end {"output", "kwargs"}.
+  it('unwraps a tool input to its inputs (else input_str) and its output to the output', () => {
+    const step = stepOf({ name: 'get_weather.tool', attributes: {
+      'traceloop.span.kind': 'tool', 'traceloop.entity.name': 'get_weather',
+      'traceloop.entity.input': j({ input_str: "{'city': 'Paris'}", tags: [], metadata: {}, inputs: { city: 'Paris' }, kwargs: { color: 'green' } }),
+      'traceloop.entity.output': j({ output: '{"temp_c": 14}', kwargs: { color: 'green', name: 'get_weather' } }),
+    } });
+    expect(step).toMatchObject({ kind: 'tool', tool: 'get_weather', request: { city: 'Paris' }, response: { temp_c: 14 } });
+    const plain = stepOf({ name: 'search.tool', attributes: {
+      'traceloop.span.kind': 'tool', 'traceloop.entity.input': j({ input_str: 'Paris', tags: null, metadata: null, inputs: null, kwargs: {} }),
+      'traceloop.entity.output': j({ output: 'Rainy', kwargs: {} }),
+    } });
+    expect([plain.request, plain.response]).toEqual(['Paris', 'Rainy']);
+    // a tool that returned a ToolMessage: CallbackFilteredJSONEncoder writes its to_json()
+    const message = stepOf({ name: 'get_weather.tool', attributes: {
+      'traceloop.span.kind': 'tool', 'traceloop.entity.input': j({ input_str: '{}', inputs: { city: 'Paris' }, tags: [], metadata: {}, kwargs: {} }),
+      'traceloop.entity.output': j({ output: { lc: 1, type: 'constructor', id: ['langchain', 'schema', 'messages', 'ToolMessage'], kwargs: { content: '{"temp_c": 14}', type: 'tool', name: 'get_weather', tool_call_id: 'call_1', status: 'success' } }, kwargs: {} }),
+    } });
+    expect(message).toMatchObject({ request: { city: 'Paris' }, response: { temp_c: 14 }, toolCallId: 'call_1' });
+  });
+});
