@@ -51,21 +51,21 @@ async function handleExport(c: Context, signal: OtlpSignal, deps: HttpReceiverDe
   const length = Number(c.req.header('content-length'));
   const announced = Number.isSafeInteger(length) && length >= 0 ? length : undefined; // absent: NaN
   try {
-    return await deps.admission.run(async (body: BodyHolder) => {
+    return await deps.admission.run(async () => {
       const meta: IngestMeta = { tenant: '' };
       let rejected;
       if (signal === 'traces') {
-        const decoded = decodeTraceRequest(body.take(), encoding);
+        const decoded = decodeTraceRequest(await readBody(c, settings, announced), encoding);
         rejected = decoded.rejected;
         await ingestSpans(decoded.spans, meta, deps.ingest);
       } else {
-        const decoded = decodeLogsRequest(body.take(), encoding);
+        const decoded = decodeLogsRequest(await readBody(c, settings, announced), encoding);
         rejected = decoded.rejected;
         await ingestLogs(decoded.logs, meta, deps.ingest);
       }
       const payload = encodeExportResponse(signal, encoding, partialSuccessFor(signal, rejected));
       return new Response(payload, { status: 200, headers: { 'content-type': contentTypeOf(encoding) } });
-    }, announced, async () => new BodyHolder(await readBody(c, settings, announced)));
+    }, announced);
   } catch (error) {
     const classified = classifyError(error);
     if (classified.kind === 'internal') deps.logger.error({ err: error, signal }, 'OTLP/HTTP export failed');
@@ -73,18 +73,10 @@ async function handleExport(c: Context, signal: OtlpSignal, deps: HttpReceiverDe
   }
 }
 
-/** The request body until decoding takes it, so nothing keeps it alive while the batch is written. */
-class BodyHolder {
-  constructor(private body: Buffer | undefined) {}
-
-  take(): Buffer {
-    const body = this.body!;
-    this.body = undefined;
-    return body;
-  }
-}
-
-/** The request body, gunzipped, within the bound. */
+/**
+ * The request body, gunzipped, within the bound. Its own function so that no variable of the
+ * handler keeps the body alive while the decoded batch is being written.
+ */
 async function readBody(c: Context, settings: HttpReceiverSettings, announcedBytes: number | undefined): Promise<Buffer> {
   const raw = await readBoundedBody(c.req.raw.body, settings.maxBodyBytes, announcedBytes);
   return decodeContentEncoding(c.req.header('content-encoding'), raw, settings.maxBodyBytes);
