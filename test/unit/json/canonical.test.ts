@@ -7,24 +7,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import canonicalizeModule from 'canonicalize';
 import { describe, expect, it } from 'vitest';
+import { prng } from '../../helpers/prng.js';
 import { canonicalJson } from '../../../src/json/canonical.js';
 import type { JsonValue } from '../../../src/normalize/step.js';
 
 // The package is CommonJS (`module.exports = fn`) but its types declare a default export.
 const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
 const CORPUS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'corpus');
-
-/** mulberry32: the same values on every run */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PIECES = ['a', 'Paris ', '"', '\\', '\n', '\t', '\u0000', '\u001f', '\u007f', 'é', '€', '天气', '😀', '\ud800', '\udfff', '\u2028', '</script>', ' '];
 const NUMBERS = [0, -0, 1, -1, 0.1, 0.2 + 0.1, 1e21, 1e-7, 123456789012345680000, 5e-324, 2 ** 53 + 2, -1.5e300, 333333333.33333329];

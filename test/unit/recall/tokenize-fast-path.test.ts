@@ -10,24 +10,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { prng } from '../../helpers/prng.js';
 import { indexWords, MAX_STEP_WORDS, MAX_TOKEN_CHARS } from '../../../src/recall/tokenize.js';
 import { hashLexemes, indexLexemesReference } from './tokenize-reference.js';
 
 const CORPUS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'corpus');
 /** 0: no word; 1: the first; then a few words, a few dozen, no cap to speak of */
 const CAPS = [0, 1, 5, 50, MAX_STEP_WORDS];
-
-/** mulberry32: the same "random" text on every run */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 const PUNCTUATION = [' ', ' ', ' ', '. ', ', ', '_', '-', "'", '"', '\n', '\t', '<', '>', '{"a":', '}', ':', '/', '\\', '\u0000', '\u007f'];
