@@ -64,7 +64,7 @@ function fromConverseBlock(raw: JsonValue): Part | undefined {
     const blocks = Array.isArray(tr.content) ? tr.content : [];
     const content = blocks.length === 1 && asObject(blocks[0])?.json !== undefined
       ? (asObject(blocks[0])?.json as JsonValue)
-      : converseParts(blocks);
+      : converseResultText(blocks) ?? converseParts(blocks);
     return { type: 'tool_result', tool_use_id: tr.toolUseId ?? null, content };
   }
   const rc = asObject(b.reasoningContent);
@@ -75,6 +75,24 @@ function fromConverseBlock(raw: JsonValue): Part | undefined {
   if (b.json !== undefined) return { type: 'text', text: JSON.stringify(b.json) };
   for (const type of ['image', 'document', 'video']) if (asObject(b[type])) return converseMedia(type, asObject(b[type]));
   return undefined; // cachePoint, guardContent: hints, not content
+}
+
+/**
+ * Tool-result blocks that are all text or JSON, as the flattened keys hold them: each block's
+ * text (a {json} block as JSON text) joined with a blank line (openinference-instrumentation-
+ * bedrock _converse_attributes.py get_message_objects), so body and flattened keys agree.
+ * Undefined when a block is anything else (an image, a document).
+ */
+function converseResultText(blocks: JsonValue[]): string | undefined {
+  if (blocks.length < 2) return undefined;
+  const texts: string[] = [];
+  for (const raw of blocks) {
+    const b = asObject(raw);
+    if (typeof b?.text === 'string') texts.push(b.text);
+    else if (b?.json !== undefined) texts.push(JSON.stringify(b.json));
+    else return undefined;
+  }
+  return texts.join('\n\n');
 }
 
 function converseParts(blocks: JsonValue[]): Part[] {

@@ -14,7 +14,9 @@
  */
 import type { Attributes, SpanRecord } from '../../spans/span-record.js';
 import type { JsonValue, Message, StepDraft } from '../step.js';
-import { firstNum, firstStr, indexedGroups, parseJson, str } from '../attrs.js';
+import { asObject, firstNum, firstStr, indexedGroups, parseJson, str } from '../attrs.js';
+import { readPythonLiteral } from '../python-literal.js';
+import { langChainToolResult, messagesFromLangChainInputs, messagesFromLangChainResult } from '../langchain-messages.js';
 import { canonicalFinishReason, canonicalValue } from '../messages.js';
 import { fromProviderMessage, messagesFromRequestBody, messagesFromResponseBody } from '../provider-messages.js';
 import { makeTokens, providerParams, reportedCost } from '../usage.js';
@@ -98,11 +100,52 @@ function ioValue(attrs: Attributes, which: 'input' | 'output'): JsonValue | null
   return orNull(canonicalValue(text));
 }
 
+/**
+ * A request body: the provider's, or a LangChain chat-model run's inputs
+ * {"messages": [[serialised messages]]} (openinference-instrumentation-langchain _tracer.py).
+ */
+function requestFromBody(body: JsonValue | undefined): Message[] | undefined {
+  const messages = asObject(body)?.messages;
+  return (Array.isArray(messages) ? messagesFromLangChainInputs(messages) : undefined) ?? messagesFromRequestBody(body);
+}
+
+/** A response body: the provider's, or a LangChain LLMResult {"generations": [[...]]}. */
+function responseFromBody(body: JsonValue | undefined): Message[] | undefined {
+  const b = asObject(body);
+  return (b && Array.isArray(b.generations) ? messagesFromLangChainResult(b) : undefined) ?? messagesFromResponseBody(body);
+}
+
+/**
+ * A TOOL span's output, and the tool call it answered when the tool returned a LangChain
+ * ToolMessage (openinference-instrumentation-langchain writes it as JSON: to_json() or
+ * model_dump(), depending on the version); other outputs read as ioValue does.
+ */
+function toolOutput(attrs: Attributes): { value: JsonValue | null; toolCallId: string | undefined } {
+  const text = attrs['output.value'];
+  const mime = str(attrs['output.mime_type']);
+  const parsed = typeof text === 'string' && (mime === null || mime === 'application/json') ? parseJson(text) : undefined;
+  const result = langChainToolResult(parsed);
+  if (result) return { value: orNull(canonicalValue(result.content)), toolCallId: result.toolCallId };
+  return { value: ioValue(attrs, 'output'), toolCallId: undefined };
+}
+
+/**
+ * A TOOL span's input. LangChain gives its tracers a structured tool input as str(dict), so
+ * openinference-instrumentation-langchain (_tracer.py _convert_io) records "{'city': 'Paris'}"
+ * as text: from that instrumentation, such text is read as the value it is the repr of.
+ */
+function toolInput(span: SpanRecord): JsonValue | null {
+  const value = ioValue(span.attributes, 'input');
+  if (typeof value !== 'string' || !span.scope.name.startsWith('openinference.instrumentation.langchain')) return value;
+  const literal = readPythonLiteral(value);
+  return literal === undefined ? value : orNull(canonicalValue(literal));
+}
+
 function readLlm(span: SpanRecord, draft: StepDraft): StepDraft {
   const attrs = span.attributes;
   const finish = attrs['llm.finish_reason'];
-  const request = moreComplete(messagesFromRequestBody(bodyOf(attrs, 'input')), flatMessages(attrs, 'llm.input_messages.'));
-  const response = moreComplete(messagesFromResponseBody(bodyOf(attrs, 'output')), flatMessages(attrs, 'llm.output_messages.', finish));
+  const request = moreComplete(requestFromBody(bodyOf(attrs, 'input')), flatMessages(attrs, 'llm.input_messages.'));
+  const response = moreComplete(responseFromBody(bodyOf(attrs, 'output')), flatMessages(attrs, 'llm.output_messages.', finish));
   // An answer body that carries no stop reason (the Bedrock instrumentation records the bare
   // output message) takes the span's llm.finish_reason, as the flattened answer does.
   const answer = response?.find((m) => m.role === 'assistant');
@@ -141,9 +184,10 @@ export const openinference: Dialect = {
       const draft = emptyDraft(span, 'tool', span.name, 'openinference');
       // openinference-core's traceTool sets no tool.* keys: the span name is the tool name.
       draft.tool = firstStr(attrs, ['tool.name']) ?? span.name;
-      draft.toolCallId = firstStr(attrs, ['tool.id', 'tool_call.id']);
-      draft.request = ioValue(attrs, 'input');
-      draft.response = ioValue(attrs, 'output');
+      const output = toolOutput(attrs);
+      draft.toolCallId = firstStr(attrs, ['tool.id', 'tool_call.id']) ?? output.toolCallId ?? null;
+      draft.request = toolInput(span);
+      draft.response = output.value;
       return draft;
     }
     if (kind === 'AGENT') {

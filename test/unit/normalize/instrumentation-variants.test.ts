@@ -240,3 +240,115 @@ describe('OpenLLMetry LangChain callback wrappers in traceloop.entity.*', () => 
     expect(message).toMatchObject({ request: { city: 'Paris' }, response: { temp_c: 14 }, toolCallId: 'call_1' });
   });
 });
+
+describe('OpenInference LangChain (openinference-instrumentation-langchain)', () => {
+  // openinference-instrumentation-langchain (Python), _tracer.py: _update_span writes input.value /
+  // output.value through _convert_io (a single string value as itself, JSON mime only when it
+  // parses as an object or array; anything else JSON with the JSON encoder, which model_dump()s
+  // pydantic objects), _tools writes tool.name / tool.description (no tool.id), and
+  // _input_messages / _output_messages flatten run.inputs.messages[0] and
+  // run.outputs.generations[0][*].message through _parse_message_data. The tracer's scope is the
+  // package module name.
+  const scope = 'openinference.instrumentation.langchain';
+  const toolSpan = (attributes: Attributes) => stepOf({ name: 'get_weather', scope, attributes: {
+    'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather', 'tool.description': 'Weather for a city.', ...attributes,
+  } });
+  const toolMessage = { content: '{"temp_c": 14}', type: 'tool', name: 'get_weather', tool_call_id: 'call_1', status: 'success' };
+
+  it('reads a TOOL span: the str(dict) input as the arguments, a ToolMessage output as its content and tool call id', () => {
+    // run.inputs = {"input": str(tool_input)}: a Python repr, no mime type (not JSON)
+    const input = { 'input.value': "{'city': 'Paris', 'units': None, 'exact': True, 'days': (1, 2)}" };
+    // run.outputs = {"output": ToolMessage}, as to_json() (older releases) ...
+    const lc = toolSpan({ ...input, 'output.mime_type': 'application/json', 'output.value': j({ lc: 1, type: 'constructor', id: ['langchain', 'schema', 'messages', 'ToolMessage'], kwargs: toolMessage }) });
+    expect(lc).toMatchObject({ kind: 'tool', tool: 'get_weather', toolCallId: 'call_1', request: { city: 'Paris', units: null, exact: true, days: [1, 2] }, response: { temp_c: 14 } });
+    // ... or as model_dump() (the JSON encoder of current releases)
+    const dumped = toolSpan({ ...input, 'output.mime_type': 'application/json', 'output.value': j({ ...toolMessage, additional_kwargs: {}, response_metadata: {}, id: null, artifact: null }) });
+    expect(dumped).toMatchObject({ toolCallId: 'call_1', response: { temp_c: 14 } });
+    // a tool that returned plain text; a plain string input stays text
+    const plain = toolSpan({ 'input.value': 'Paris', 'output.value': 'Rainy, 14 °C' });
+    expect(plain).toMatchObject({ toolCallId: null, request: 'Paris', response: 'Rainy, 14 °C' });
+  });
+
+  const human = { lc: 1, type: 'constructor', id: ['langchain', 'schema', 'messages', 'HumanMessage'], kwargs: { content: 'Weather in Paris?', type: 'human' } };
+  const system = { lc: 1, type: 'constructor', id: ['langchain', 'schema', 'messages', 'SystemMessage'], kwargs: { content: 'Be brief.', type: 'system' } };
+  const callingAi = { lc: 1, type: 'constructor', id: ['langchain', 'schema', 'messages', 'AIMessage'], kwargs: {
+    content: '', type: 'ai',
+    additional_kwargs: { tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+    tool_calls: [{ name: 'get_weather', args: { city: 'Paris' }, id: 'call_1', type: 'tool_call' }],
+    response_metadata: { finish_reason: 'tool_calls', model_name: 'gpt-4o' },
+  } };
+  const toolMsg = { lc: 1, type: 'constructor', id: ['langchain', 'schema', 'messages', 'ToolMessage'], kwargs: toolMessage };
+  const answer = { lc: 1, type: 'constructor', id: ['langchain', 'schema', 'messages', 'AIMessage'], kwargs: { content: 'Rainy, 14 °C.', type: 'ai', response_metadata: { finish_reason: 'stop' } } };
+  const llmSpan = (attributes: Attributes) => stepOf({ name: 'ChatOpenAI', scope, attributes: {
+    'openinference.span.kind': 'LLM', 'llm.model_name': 'gpt-4o', 'input.mime_type': 'application/json', 'output.mime_type': 'application/json', ...attributes,
+  } });
+  const expectedRequest = [
+    { role: 'system', content: 'Be brief.' },
+    { role: 'user', content: 'Weather in Paris?' },
+    { role: 'assistant', tool_calls: [{ id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }] },
+    { role: 'tool', tool_call_id: 'call_1', content: { temp_c: 14 } },
+  ];
+
+  it('reads an LLM span from input.value {"messages": [[...]]} and output.value {"generations": [[...]]} when the flattened keys are absent', () => {
+    const step = llmSpan({
+      'input.value': j({ messages: [[system, human, callingAi, toolMsg]] }),
+      'output.value': j({ generations: [[{ text: 'Rainy, 14 °C.', generation_info: { finish_reason: 'stop' }, type: 'ChatGeneration', message: answer }]], llm_output: { model_name: 'gpt-4o' }, run: null, type: 'LLMResult' }),
+    });
+    expect(step.request).toEqual(expectedRequest);
+    expect(step.response).toEqual([{ role: 'assistant', content: 'Rainy, 14 °C.', finish_reason: 'stop' }]);
+  });
+
+  it('reads the same messages from the flattened keys and the bodies, and takes the finish reason the bodies carry', () => {
+    const flat = {
+      'llm.input_messages.0.message.role': 'system', 'llm.input_messages.0.message.content': 'Be brief.',
+      'llm.input_messages.1.message.role': 'user', 'llm.input_messages.1.message.content': 'Weather in Paris?',
+      'llm.input_messages.2.message.role': 'assistant',
+      'llm.input_messages.2.message.tool_calls.0.tool_call.id': 'call_1',
+      'llm.input_messages.2.message.tool_calls.0.tool_call.function.name': 'get_weather',
+      'llm.input_messages.2.message.tool_calls.0.tool_call.function.arguments': '{"city":"Paris"}',
+      'llm.input_messages.3.message.role': 'tool', 'llm.input_messages.3.message.content': '{"temp_c": 14}',
+      'llm.input_messages.3.message.tool_call_id': 'call_1', 'llm.input_messages.3.message.name': 'get_weather',
+      'llm.output_messages.0.message.role': 'assistant',
+      'llm.output_messages.0.message.tool_calls.0.tool_call.id': 'call_2',
+      'llm.output_messages.0.message.tool_calls.0.tool_call.function.name': 'get_weather',
+      'llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments': '{"city":"Lyon"}',
+    };
+    const calling = { ...callingAi, kwargs: { ...callingAi.kwargs,
+      additional_kwargs: { tool_calls: [{ id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Lyon"}' } }] },
+      tool_calls: [{ name: 'get_weather', args: { city: 'Lyon' }, id: 'call_2', type: 'tool_call' }] } };
+    const bodies = {
+      'input.value': j({ messages: [[system, human, callingAi, toolMsg]] }),
+      'output.value': j({ generations: [[{ text: '', generation_info: { finish_reason: 'tool_calls' }, type: 'ChatGeneration', message: calling }]], llm_output: null, run: null, type: 'LLMResult' }),
+    };
+    const answerCall = { role: 'assistant', tool_calls: [{ id: 'call_2', name: 'get_weather', arguments: { city: 'Lyon' } }] };
+    expect(llmSpan(flat)).toMatchObject({ request: expectedRequest, response: [answerCall] });
+    expect(llmSpan({ ...flat, ...bodies })).toMatchObject({ request: expectedRequest, response: [{ ...answerCall, finish_reason: 'tool_calls' }] });
+  });
+
+  it('reads Anthropic content blocks of an AIMessage without repeating its tool calls', () => {
+    const ai = { lc: 1, type: 'constructor', id: ['langchain_core', 'messages', 'ai', 'AIMessage'], kwargs: {
+      type: 'ai', content: [{ type: 'text', text: 'Checking.' }, { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } }],
+      tool_calls: [{ name: 'get_weather', args: { city: 'Paris' }, id: 'toolu_1', type: 'tool_call' }],
+      response_metadata: { stop_reason: 'tool_use' },
+    } };
+    const step = llmSpan({ 'input.value': j({ messages: [[human]] }), 'output.value': j({ generations: [[{ text: 'Checking.', type: 'ChatGeneration', message: ai }]], type: 'LLMResult' }) });
+    expect(step.response).toEqual([{ role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'toolu_1', name: 'get_weather', arguments: { city: 'Paris' } }], finish_reason: 'tool_calls' }]);
+  });
+});
+
+describe('OpenInference Bedrock tool results with several content blocks', () => {
+  // openinference-instrumentation-bedrock _converse_attributes.py get_message_objects: a
+  // toolResult's text blocks (and {json} blocks as JSON text) are joined with "\n\n" into one
+  // tool message's content; the body's blocks must read the same.
+  it('joins the blocks of a toolResult body as the flattened keys do', () => {
+    const attrs = { 'openinference.span.kind': 'LLM', 'llm.model_name': 'anthropic.claude-3-haiku' };
+    const body = stepOf({ name: 'bedrock.converse', attributes: { ...attrs, 'input.mime_type': 'application/json', 'input.value': j([
+      { role: 'user', content: [{ toolResult: { toolUseId: 't1', content: [{ text: 'Rainy' }, { text: '14 °C' }] } }] },
+    ]) } });
+    const flat = stepOf({ name: 'bedrock.converse', attributes: { ...attrs,
+      'llm.input_messages.0.message.role': 'user', 'llm.input_messages.0.message.tool_call_id': 't1', 'llm.input_messages.0.message.content': 'Rainy\n\n14 °C',
+    } });
+    expect(body.request).toEqual([{ role: 'tool', tool_call_id: 't1', content: 'Rainy\n\n14 °C' }]);
+    expect(flat.request).toEqual(body.request);
+  });
+});
