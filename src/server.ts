@@ -101,7 +101,7 @@ async function warnIfStepsAreOlder(store: Store, logger: Logger): Promise<void> 
       logger.warn(`stored steps need \`tapedeck reindex\`: ${reason}`);
     }
   } catch (error) {
-    logger.warn({ err: error }, 'could not check the stored steps\' normalizer version');
+    logger.warn({ err: error }, 'could not check whether the stored steps need `tapedeck reindex`');
   }
 }
 

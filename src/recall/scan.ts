@@ -38,7 +38,7 @@ for (let c = 0; c < 128; c++) ASCII[c] = classify(c);
 
 /**
  * For each ASCII code, the lower-case form of the character when it is part of a word, else
- * 0: what the ASCII fast path of indexLexemes scans by. No ASCII character is a mark or of an
+ * 0: what the ASCII fast path of indexWords scans by. No ASCII character is a mark or of an
  * unspaced script, so an ASCII word is a run of letters and digits and nothing else.
  */
 export const ASCII_WORD_LOWER = new Uint8Array(128);

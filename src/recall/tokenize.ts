@@ -40,7 +40,7 @@
  */
 
 import { ASCII_WORD_LOWER, scanTokens } from './scan.js';
-import { fmix32, HI_OFFSET, HI_PRIME, LO_OFFSET, LO_PRIME, WordTable, wordHash } from './word-hash.js';
+import { fmix32, HI_OFFSET, HI_PRIME, LO_OFFSET, LO_PRIME, WordTable } from './word-hash.js';
 
 export interface Token {
   text: string;
@@ -138,10 +138,7 @@ function addAscii(words: WordTable, n: number, b: Uint8Array, maxWords: number):
 function addText(words: WordTable, s: string, maxWords: number): boolean {
   let prevStart = -1;
   let full = false;
-  const add = (start: number, end: number): boolean => {
-    const [hi, lo] = wordHash(s, start, end);
-    return !(words.add(hi, lo) < 0 && words.size >= maxWords);
-  };
+  const add = (start: number, end: number): boolean => !(words.addUnits(s, start, end) < 0 && words.size >= maxWords);
   scanTokens(s, (start, end, seg, joined) => {
     if (end - start > MAX_TOKEN_CHARS) {
       prevStart = -1; // a character buried in marks is no pair's half either

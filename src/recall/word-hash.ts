@@ -28,8 +28,11 @@ export function fmix32(h: number): number {
   return h ^ (h >>> 16);
 }
 
-/** The two lanes of a lexeme's hash (its units s[start, end)). */
-export function wordHash(s: string, start = 0, end = s.length): [hi: number, lo: number] {
+/** The lanes hashUnits computed last: a scratch pair, so hashing a word allocates nothing. */
+const lastLanes = new Int32Array(2);
+
+/** Hashes the units s[start, end) into lastLanes. */
+function hashUnits(s: string, start: number, end: number): void {
   let hi = HI_OFFSET;
   let lo = LO_OFFSET;
   for (let k = start; k < end; k++) {
@@ -37,7 +40,14 @@ export function wordHash(s: string, start = 0, end = s.length): [hi: number, lo:
     hi = Math.imul(hi ^ u, HI_PRIME);
     lo = Math.imul(lo ^ u, LO_PRIME);
   }
-  return [fmix32(hi), fmix32(lo)];
+  lastLanes[0] = fmix32(hi);
+  lastLanes[1] = fmix32(lo);
+}
+
+/** The two lanes of a lexeme's hash (its units s[start, end)). */
+export function wordHash(s: string, start = 0, end = s.length): [hi: number, lo: number] {
+  hashUnits(s, start, end);
+  return [lastLanes[0], lastLanes[1]];
 }
 
 /** A hash as PostgreSQL's bigint, in decimal (query parameters, the INSERT path). */
@@ -90,6 +100,12 @@ export class WordTable {
     this.lanesOf[number * 2 + 1] = lo;
     if (this.size * 2 > this.mask) this.grow();
     return ~number;
+  }
+
+  /** add() for the lexeme whose units are s[start, end), hashed without allocating. */
+  addUnits(s: string, start: number, end: number): number {
+    hashUnits(s, start, end);
+    return this.add(lastLanes[0], lastLanes[1]);
   }
 
   /** The first `count` words (all by default), in order: a copy the table no longer touches. */

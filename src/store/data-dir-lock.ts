@@ -49,8 +49,9 @@ export function lockDataDir(dir: string): DataDirLock {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw inUse(error, dir, file);
       const owner = readOwner(file);
       if (owner && isAlive(owner)) throw new DataDirInUseError(dir, describe(owner));
-      // Stale (or unreadable, a crash mid-write): remove it and try once more. Two processes
-      // doing this at once both unlink; only one of them then creates the file.
+      // Stale (or unreadable, a crash mid-write): remove it and try once more. Not safe against
+      // two processes taking over the same stale lock at the same moment: the second one's
+      // unlink can remove the lock the first has just made, and both go on.
       unlinkQuietly(file);
     }
   }

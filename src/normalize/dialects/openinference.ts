@@ -121,10 +121,7 @@ function responseFromBody(body: JsonValue | undefined): Message[] | undefined {
  * model_dump(), depending on the version); other outputs read as ioValue does.
  */
 function toolOutput(attrs: Attributes): { value: JsonValue | null; toolCallId: string | undefined } {
-  const text = attrs['output.value'];
-  const mime = str(attrs['output.mime_type']);
-  const parsed = typeof text === 'string' && (mime === null || mime === 'application/json') ? parseJson(text) : undefined;
-  const result = langChainToolResult(parsed);
+  const result = langChainToolResult(bodyOf(attrs, 'output'));
   if (result) return { value: orNull(canonicalValue(result.content)), toolCallId: result.toolCallId };
   return { value: ioValue(attrs, 'output'), toolCallId: undefined };
 }
