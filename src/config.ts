@@ -28,6 +28,11 @@ export interface Config {
   pricingFile: string | null;
   /** how long SIGTERM waits for in-flight requests before closing anyway */
   shutdownGraceMs: number;
+  /**
+   * Derive steps and runs from spans as they arrive (in the spans' own transaction). Off, the
+   * receiver keeps spans and log records only, and `tapedeck reindex` derives them later.
+   */
+  derive: boolean;
 }
 
 export const defaultConfig: Readonly<Config> = Object.freeze({
@@ -43,6 +48,7 @@ export const defaultConfig: Readonly<Config> = Object.freeze({
   queryDeadlineMs: 10_000,
   pricingFile: null,
   shutdownGraceMs: 10_000,
+  derive: true,
 });
 
 export class ConfigError extends Error {
@@ -66,6 +72,7 @@ export const settings = [
   { key: 'queryDeadlineMs', env: 'TAPEDECK_QUERY_DEADLINE_MS', flag: '--query-deadline-ms' },
   { key: 'pricingFile', env: 'TAPEDECK_PRICING', flag: '--pricing' },
   { key: 'shutdownGraceMs', env: 'TAPEDECK_SHUTDOWN_GRACE_MS', flag: '--shutdown-grace-ms' },
+  { key: 'derive', env: 'TAPEDECK_DERIVE', flag: '--derive' },
 ] as const satisfies readonly { key: keyof Config; env: string; flag: string }[];
 
 type RawSettings = Partial<Record<keyof Config, string | undefined>>;
@@ -98,7 +105,14 @@ const integerBounds: Partial<Record<keyof Config, [number, number]>> = {
   shutdownGraceMs: [0, 3_600_000],
 };
 
+const switchWords: Record<string, boolean> = { on: true, true: true, '1': true, off: false, false: false, '0': false };
+
 function parseSetting(key: keyof Config, name: string, raw: string): unknown {
+  if (key === 'derive') {
+    const on = switchWords[raw.trim().toLowerCase()];
+    if (on === undefined) throw new ConfigError(name, `expected on or off, got ${JSON.stringify(raw)}`);
+    return on;
+  }
   const bounds = integerBounds[key];
   if (bounds) {
     if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `expected a whole number, got ${JSON.stringify(raw)}`);

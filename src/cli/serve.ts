@@ -21,6 +21,7 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--query-deadline-ms <n>', 'budget per read request (default 10000)'))
     .addOption(new Option('--pricing <file>', 'per-model price table (JSON)'))
     .addOption(new Option('--shutdown-grace-ms <n>', 'how long SIGTERM waits for in-flight requests (default 10000)'))
+    .addOption(new Option('--derive <on|off>', 'derive steps and runs as spans arrive; off: spans only, until `tapedeck reindex` (env TAPEDECK_DERIVE, default on)'))
     .action(async (options: Record<string, string>) => {
       const config = loadConfig(process.env, flagsOf(options));
       const logger = createLogger();
@@ -35,6 +36,7 @@ export function registerServe(program: Command): void {
           `  OTLP/HTTP   http://${shown}:${running.httpPort}/v1/traces  (and /v1/logs)`,
           `  API         http://${shown}:${running.httpPort}/v1/runs`,
           `  data        ${running.dataLocation}`,
+          ...(config.derive ? [] : ['  derive      off: spans and log records only; `tapedeck reindex` derives their steps and runs']),
           '',
           'Point your agent at it:',
           `  export OTEL_EXPORTER_OTLP_ENDPOINT=http://${shown}:${running.httpPort}`,

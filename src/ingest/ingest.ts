@@ -33,7 +33,8 @@ export type DeriveSpans = (spans: readonly SpanRecord[], logsOf: (span: SpanReco
 
 export interface IngestDeps {
   db: Database;
-  derive: DeriveSpans;
+  /** null: spans and log records are kept with no steps or runs (--derive off) */
+  derive: DeriveSpans | null;
 }
 
 export interface IngestMeta {
@@ -80,7 +81,7 @@ export async function ingestLogs(logs: readonly LogRecord[], meta: IngestMeta, d
       );
       // Content that arrives after its span completes that span's step.
       const correlated = logs.filter((l) => l.traceId && l.spanId);
-      if (correlated.length > 0) {
+      if (correlated.length > 0 && deps.derive) {
         const spans = await readSpans(tx, meta.tenant, correlated.map((l) => [l.traceId!, l.spanId!]));
         if (spans.length > 0) {
           const allLogs = await readLogsFor(tx, meta.tenant, spans);

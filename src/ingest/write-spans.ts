@@ -13,6 +13,10 @@
  * their steps are written with binary COPY, streamed as they are derived and encoded; a
  * redelivered span's step is upserted as before. Without copyRows (PGlite) every write is a
  * multi-row INSERT with the same ON CONFLICT clauses as always.
+ *
+ * With derive off (derive null) steps 2-4 shrink to reading which spans are stored: the new
+ * ones are written with no run facts, and the database records that `tapedeck reindex` has
+ * spans to derive (tapedeck_store.reindex_needed).
  */
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import type { Queryable } from '../store/database.js';
@@ -31,10 +35,11 @@ const stepCopyColumns = copyColumnsOf(stepColumns);
 type RunFacts = Pick<DerivedSpan, 'ownRun' | 'ownParentRun'>;
 
 /** Writes spans (distinct keys) and their steps; resolves with the number of new spans. */
-export async function writeSpans(tx: Queryable, spans: readonly SpanRecord[], tenant: string, derive: DeriveSpans): Promise<number> {
+export async function writeSpans(tx: Queryable, spans: readonly SpanRecord[], tenant: string, derive: DeriveSpans | null): Promise<number> {
   const traceIds = distinct(spans.map((s) => s.traceId));
   await lockTraces(tx, traceIds);
   const stored = await readRunNodes(tx, tenant, traceIds);
+  if (!derive) return writeUnderived(tx, spans.filter((s) => !stored.has(spanKey(s.traceId, s.spanId))), tenant);
   const logs = await readLogsFor(tx, tenant, spans);
   const logsOf = (s: SpanRecord): LogRecord[] => logs.get(spanKey(s.traceId, s.spanId)) ?? [];
   const isNew = (s: SpanRecord) => !stored.has(spanKey(s.traceId, s.spanId));
@@ -57,9 +62,7 @@ export async function writeSpans(tx: Queryable, spans: readonly SpanRecord[], te
       yield [...spanToRow(tenant, s, f.ownRun, f.ownParentRun), run.runId, run.parentRun];
     }
   }
-  const inserted = tx.copyRows
-    ? await tx.copyRows('tapedeck_store.spans', spanCopyColumns, spanRows())
-    : (await insertRows(tx, 'tapedeck_store.spans', spanWriteColumns, [...spanRows()], 'ON CONFLICT (tenant, trace_id, span_id) DO NOTHING RETURNING 1')).length;
+  const inserted = await insertSpanRows(tx, spanRows());
 
   if (runs === 'ambiguous') {
     // Two parent runs for one run: let SQL's max() (and the server's collation) choose, as always.
@@ -72,6 +75,27 @@ export async function writeSpans(tx: Queryable, spans: readonly SpanRecord[], te
     await updateRuns(tx, tenant, changed);
   }
   return inserted;
+}
+
+/** What reindex_needed says while spans stored with derive off wait for `tapedeck reindex`. */
+export const UNDERIVED_REASON = 'spans were stored with --derive off (TAPEDECK_DERIVE=off): they have no steps or runs yet';
+
+/** The new spans as they are, with no run facts; resolves with the number written. */
+async function writeUnderived(tx: Queryable, fresh: readonly SpanRecord[], tenant: string): Promise<number> {
+  if (fresh.length === 0) return 0;
+  function* spanRows(): Generator<unknown[]> {
+    for (const s of fresh) yield [...spanToRow(tenant, s, null, null), null, null];
+  }
+  const inserted = await insertSpanRows(tx, spanRows());
+  await tx.query('INSERT INTO tapedeck_store.reindex_needed (reason) VALUES ($1) ON CONFLICT DO NOTHING', [UNDERIVED_REASON]);
+  return inserted;
+}
+
+/** Writes span rows (spanWriteColumns) of spans not stored yet; resolves with the number written. */
+async function insertSpanRows(tx: Queryable, rows: Iterable<unknown[]>): Promise<number> {
+  return tx.copyRows
+    ? tx.copyRows('tapedeck_store.spans', spanCopyColumns, rows)
+    : (await insertRows(tx, 'tapedeck_store.spans', spanWriteColumns, [...rows], 'ON CONFLICT (tenant, trace_id, span_id) DO NOTHING RETURNING 1')).length;
 }
 
 /** Derives all spans at once and upserts their steps (the INSERT path). */

@@ -13,7 +13,7 @@ import { createPgliteDatabase } from './pglite-database.js';
 import { migrate } from './migrate.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import { createFsPayloadStore } from '../payloads/fs-payload-store.js';
-import type { IngestDeps } from '../ingest/ingest.js';
+import type { DeriveSpans, IngestDeps } from '../ingest/ingest.js';
 import { createDeriveSpans } from '../ingest/derive.js';
 import { ConfigError } from '../config.js';
 import { loadPricingFile, type PricingTable } from '../pricing/pricing-table.js';
@@ -21,6 +21,8 @@ import { loadPricingFile, type PricingTable } from '../pricing/pricing-table.js'
 export interface Store {
   db: Database;
   payloads: PayloadStore;
+  /** spans → steps and run facts, as ingest derives them (with --derive off, only reindex does) */
+  derive: DeriveSpans;
   ingest: IngestDeps;
   /** --pricing, loaded and validated at start; null when not configured */
   pricing: PricingTable | null;
@@ -42,19 +44,18 @@ export async function openStore(config: Config, logger: Logger, options: { db?: 
     throw error;
   }
   const payloads = options.payloads ?? createFsPayloadStore({ dir: path.join(config.dataDir, 'payloads') });
+  const derive = createDeriveSpans({
+    payloads,
+    onDialectError: (span, error, layout) => logger.warn(
+      { traceId: span.traceId, spanId: span.spanId, layout, err: error },
+      'could not read this span as a step; it is stored with no step (tapedeck reindex re-derives it after a normalizer fix)',
+    ),
+  }, { payloadThresholdBytes: config.payloadThresholdBytes });
   return {
     db,
     payloads,
-    ingest: {
-      db,
-      derive: createDeriveSpans({
-        payloads,
-        onDialectError: (span, error, layout) => logger.warn(
-          { traceId: span.traceId, spanId: span.spanId, layout, err: error },
-          'could not read this span as a step; it is stored with no step (tapedeck reindex re-derives it after a normalizer fix)',
-        ),
-      }, { payloadThresholdBytes: config.payloadThresholdBytes }),
-    },
+    derive,
+    ingest: { db, derive: config.derive ? derive : null },
     pricing,
     close: () => db.close(),
   };

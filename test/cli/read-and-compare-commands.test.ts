@@ -192,6 +192,8 @@ describe('configuration and usage errors', () => {
   it('exits 2 naming the setting when the configuration is invalid, before doing anything', async () => {
     const port = await cli.runWith({ TAPEDECK_HTTP_PORT: 'abc' }, 'serve');
     expectFailure(port, 2, 'tapedeck: invalid configuration: TAPEDECK_HTTP_PORT: expected a whole number, got "abc"\n');
+    expectFailure(await cli.runWith({ TAPEDECK_DERIVE: 'maybe' }, 'serve'), 2, 'tapedeck: invalid configuration: TAPEDECK_DERIVE: expected on or off, got "maybe"\n');
+    expectFailure(await tapedeck('serve', '--derive', 'later'), 2, 'tapedeck: invalid configuration: --derive: expected on or off, got "later"\n');
     for (const command of ['runs', 'serve']) {
       expectFailure(await tapedeck(command, '--database-url', 'mysql://x'), 2, /^tapedeck: invalid configuration: --database-url: expected a postgres:\/\/ or postgresql:\/\/ URL/);
     }

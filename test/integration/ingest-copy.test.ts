@@ -124,7 +124,7 @@ describe.skipIf(!onServer)('COPY and INSERT store the same rows', () => {
       const spans: SpanRecord[] = Array.from({ length: 20 }, (_, i) => span({
         name: 'execute_tool lookup', id: `tool${i}`, traceId: 'c0ffee00'.repeat(4), attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup' },
       }));
-      const real = depsFor(db).derive;
+      const real = depsFor(db).derive!;
       let calls = 0;
       const failing: DeriveSpans = async (batch, logsOf) => {
         calls += batch.length;

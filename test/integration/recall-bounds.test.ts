@@ -74,7 +74,7 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
   it('finds nothing in steps without words (stored before 0006) until reindex derives them again', async () => {
     await fx.store.db.query('DELETE FROM tapedeck_store.trace_words');
     expect((await fx.get('?q=drizzle')).body.runs).toEqual([]);
-    await reindex(fx.store.db, fx.store.ingest.derive);
+    await reindex(fx.store.db, fx.store.derive);
     expect(runIds((await fx.get('?q=drizzle')).body)).toEqual(['weather-ok']);
     // reindex leaves each trace one row of words (it has fewer than 64 steps, and even the
     // 'huge' run's capped words fit one row), every step of it with words in that row
