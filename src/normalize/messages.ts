@@ -46,12 +46,14 @@ const FINISH_REASONS: Record<string, string> = {
   'content-filter': 'content_filter',
   content_filtered: 'content_filter', // Bedrock Converse stopReason
   guardrail_intervened: 'content_filter', // Bedrock Converse stopReason
+  safety: 'content_filter', // Gemini SAFETY
 };
 
 /** OpenAI chat's vocabulary; unmapped values (error, pause_turn, refusal) pass through raw. */
 export function canonicalFinishReason(reason: unknown): string | undefined {
   if (typeof reason !== 'string' || reason === '') return undefined;
-  return FINISH_REASONS[reason] ?? reason;
+  // Gemini writes its enum upper case (STOP, MAX_TOKENS, SAFETY).
+  return FINISH_REASONS[reason] ?? FINISH_REASONS[reason.toLowerCase()] ?? reason;
 }
 
 /** Tool-call arguments as parsed JSON (any JSON value); unparseable text stays text. */

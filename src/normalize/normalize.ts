@@ -24,8 +24,11 @@ import { ownRunOf, parentRunOf } from './run-identity.js';
  *    OpenAI file parts) keep their data; AI SDK spans known by operation.name or span name, and
  *    their rewritten outer call span stays context; pydantic-ai `events` and tool_arguments /
  *    tool_response; Traceloop LangChain entity wrappers.
+ * 4: Strands Agents span events (Converse blocks as JSON text, tool and agent events); Gemini
+ *    contents and candidates (google-genai bodies, Google ADK's gcp.vertex.agent.* keys);
+ *    upper-case finish reasons (Gemini's STOP, MAX_TOKENS, SAFETY) mapped like lower-case ones.
  */
-export const NORMALIZER_VERSION = 3;
+export const NORMALIZER_VERSION = 4;
 
 const NO_LOGS: readonly LogRecord[] = Object.freeze([]);
 

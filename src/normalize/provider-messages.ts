@@ -4,13 +4,16 @@
  * reach us: OpenAI chat messages (string or parts content, tool_calls, tool_call_id, legacy
  * function_call), Anthropic messages (content blocks with tool_use / tool_result, a separate
  * `system` parameter), the Vercel AI SDK's prompt messages (tool-call / tool-result parts),
- * the OTel v1.28–1.36 event bodies, which are OpenAI-shaped, and AWS Bedrock Converse messages
- * (untyped content blocks {text} / {image} / {toolUse} / {toolResult} / {reasoningContent}).
+ * the OTel v1.28–1.36 event bodies, which are OpenAI-shaped, AWS Bedrock Converse messages
+ * (untyped content blocks {text} / {image} / {toolUse} / {toolResult} / {reasoningContent},
+ * also as JSON text: Strands Agents' span events), and Google Gemini contents ({role, parts:
+ * [{text} / {function_call} / {function_response} / {inline_data} / {file_data}]}, snake or
+ * camel case: google-genai request bodies, Google ADK's gcp.vertex.agent.llm_request).
  * It is used for OpenInference's input.value / output.value bodies, Traceloop's legacy indexed
- * keys and OTel event bodies.
+ * keys, OTel event bodies and ADK's request and response attributes.
  */
 import type { JsonValue, Message, ToolCall } from './step.js';
-import { asObject } from './attrs.js';
+import { asObject, readJsonShaped } from './attrs.js';
 import { canonicalContent, canonicalPart, isPartsList, makeMessage, makeToolCall, type Part } from './messages.js';
 
 type Obj = { [k: string]: JsonValue };
@@ -99,9 +102,80 @@ function converseParts(blocks: JsonValue[]): Part[] {
   return blocks.map(fromConverseBlock).filter((p): p is Part => p !== undefined);
 }
 
-/** Content in a shape the readers below know: Converse blocks become typed parts. */
+/**
+ * Content in a shape the readers below know: Converse blocks become typed parts, also when
+ * they arrive as JSON text (Strands Agents serialises each message's blocks into its event).
+ */
 function typedContent(content: unknown): unknown {
-  return isConverseContent(content) ? converseParts(content) : content;
+  const v = typeof content === 'string' ? readJsonShaped(content) : content;
+  return isConverseContent(v) ? converseParts(v) : content;
+}
+
+/**
+ * A tool's input or result as Converse blocks (Strands Agents' tool events) → the value:
+ * text and JSON blocks joined as a tool result's are (one block: its text), other blocks as
+ * parts. Anything else is returned as it is.
+ */
+export function converseValue(v: unknown): unknown {
+  if (!isConverseContent(v)) return v;
+  const b = asObject(v[0]);
+  if (v.length === 1 && typeof b?.text === 'string') return b.text;
+  return converseResultText(v) ?? converseParts(v);
+}
+
+/** A Gemini part ({text} / {function_call} / ...; no `type`), snake or camel case. */
+function isGeminiPart(v: unknown): boolean {
+  const p = asObject(v);
+  return p !== undefined && p.type === undefined && GEMINI_KEYS.some((k) => k in p);
+}
+const GEMINI_KEYS = ['text', 'function_call', 'functionCall', 'function_response', 'functionResponse', 'inline_data', 'inlineData',
+  'file_data', 'fileData', 'executable_code', 'executableCode', 'code_execution_result', 'codeExecutionResult'];
+
+/** A Gemini Content ({role?, parts: [...]}) → canonical messages: text, calls and responses apart. */
+function fromGeminiContent(m: Obj, finishReason?: unknown): Message[] {
+  const role = m.role ?? 'user';
+  const parts: Part[] = [];
+  const calls: (ToolCall | undefined)[] = [];
+  const results: Message[] = [];
+  for (const raw of m.parts as JsonValue[]) {
+    const p = asObject(raw);
+    if (!p) continue;
+    const call = asObject(p.function_call ?? p.functionCall);
+    const answer = asObject(p.function_response ?? p.functionResponse);
+    const data = asObject(p.inline_data ?? p.inlineData);
+    const file = asObject(p.file_data ?? p.fileData);
+    if (call) calls.push(makeToolCall(call.id, call.name, call.args ?? null));
+    else if (answer) results.push(makeMessage({ role: 'tool', content: toolResultContent(answer.response), toolCallId: answer.id }));
+    else if (data) parts.push(mediaPart(data.mime_type ?? data.mimeType, { data: data.data }));
+    else if (file) parts.push(mediaPart(file.mime_type ?? file.mimeType, { url: file.file_uri ?? file.fileUri }));
+    else if (typeof p.text === 'string' && p.text !== '') parts.push(p.thought === true ? { type: 'reasoning', text: p.text } : { type: 'text', text: p.text });
+  }
+  if (results.length > 0 && parts.length === 0 && calls.length === 0) return results;
+  return [...results, makeMessage({ role, content: parts, toolCalls: calls, finishReason })];
+}
+
+function mediaPart(mime: JsonValue | undefined, source: { data?: JsonValue; url?: JsonValue }): Part {
+  const family = typeof mime === 'string' ? /^(image|audio|video)\//.exec(mime)?.[1] : undefined;
+  const part: Part = { type: family ?? 'file' };
+  if (typeof source.url === 'string') part.url = source.url;
+  if (typeof source.data === 'string') part.data = source.data;
+  if (typeof mime === 'string') part.mime_type = mime;
+  return part;
+}
+
+/** Gemini contents: a list of Content, or of plain strings (user text). */
+function fromGeminiContents(list: JsonValue[]): Message[] {
+  return list.flatMap((c) => (typeof c === 'string' ? [makeMessage({ role: 'user', content: c })] : fromProviderMessage(c)));
+}
+
+/** A Gemini system instruction: text, a Content, or a list of parts. */
+function geminiSystem(v: unknown): Message[] {
+  if (v === undefined || v === null) return [];
+  const o = asObject(v);
+  const parts = Array.isArray(o?.parts) ? o.parts : Array.isArray(v) ? v : undefined;
+  const content = parts ? parts.map((p) => (typeof p === 'string' ? p : asObject(p)?.text)).filter((t) => typeof t === 'string').join('') : v;
+  const msg = makeMessage({ role: 'system', content });
+  return msg.content === undefined ? [] : [msg];
 }
 
 /** The content of a tool result block: Anthropic allows a string or a list of blocks. */
@@ -120,6 +194,7 @@ function toolResultContent(value: unknown): JsonValue | undefined {
 export function fromProviderMessage(raw: unknown, finishReason?: unknown): Message[] {
   const m = asObject(raw);
   if (!m) return [];
+  if (m.content === undefined && Array.isArray(m.parts) && m.parts.some(isGeminiPart)) return fromGeminiContent(m, finishReason);
   const role = m.role;
   const calls: (ToolCall | undefined)[] = [];
   if (Array.isArray(m.tool_calls)) for (const tc of m.tool_calls) calls.push(providerToolCall(tc));
@@ -203,6 +278,13 @@ function isMessageList(v: unknown): v is JsonValue[] {
 export function messagesFromRequestBody(body: unknown): Message[] | undefined {
   if (isMessageList(body)) return fromProviderMessages(body);
   const b = asObject(body);
+  if (b && Array.isArray(b.contents)) {
+    const config = asObject(b.config);
+    return [
+      ...geminiSystem(config?.system_instruction ?? config?.systemInstruction ?? b.system_instruction ?? b.systemInstruction),
+      ...fromGeminiContents(b.contents),
+    ];
+  }
   if (!b || !Array.isArray(b.messages)) return undefined;
   return [...systemMessages(b.system), ...fromProviderMessages(b.messages)];
 }
@@ -228,6 +310,16 @@ export function messagesFromResponseBody(body: unknown): Message[] | undefined {
   if (Array.isArray(b.content) && (b.type === 'message' || b.role === 'assistant')) {
     return fromProviderMessage({ role: 'assistant', content: b.content }, b.stop_reason);
   }
+  // Gemini: {candidates: [{content, finish_reason}]}; Google ADK's LlmResponse: {content, finish_reason}
+  if (Array.isArray(b.candidates)) {
+    return b.candidates.flatMap((c) => {
+      const cand = asObject(c);
+      const content = asObject(cand?.content);
+      return content ? fromProviderMessage({ role: 'model', ...content }, cand?.finish_reason ?? cand?.finishReason) : [];
+    });
+  }
+  const gemini = asObject(b.content);
+  if (gemini && Array.isArray(gemini.parts)) return fromProviderMessage({ role: 'model', ...gemini }, b.finish_reason ?? b.finishReason);
   // Bedrock Converse: {output: {message: {role, content: [blocks]}}, stopReason, usage}
   const converse = asObject(asObject(b.output)?.message);
   if (converse && Array.isArray(converse.content)) {

@@ -9,7 +9,8 @@ import { str } from './attrs.js';
 
 /**
  * Session keys, first present wins. DESIGN.md's three come first, in its order; then the
- * Langfuse and Vercel AI SDK (≤ v6) keys, which the reference lists as in use. Values may be
+ * Langfuse and Vercel AI SDK (≤ v6) keys, which the reference lists as in use, and Google
+ * ADK's. Values may be
  * non-strings (stringified); an empty value names nothing.
  */
 export const RUN_ID_KEYS = [
@@ -18,6 +19,7 @@ export const RUN_ID_KEYS = [
   'traceloop.association.properties.session_id',
   'langfuse.session.id',
   'ai.telemetry.metadata.sessionId',
+  'gcp.vertex.agent.session_id', // Google ADK's model-call spans
 ] as const;
 
 /**

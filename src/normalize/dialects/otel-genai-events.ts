@@ -9,13 +9,17 @@
  *   gen_ai.input.messages / gen_ai.output.messages / gen_ai.system_instructions;
  * - the same per-message events packed into one span attribute `events` (pydantic-ai
  *   instrumentation version 1, event_mode "attributes": a JSON list of event bodies, each merged
- *   with its attributes, event.name among them).
+ *   with its attributes, event.name among them);
+ * - Strands Agents' span events: the per-message events with each message's content as JSON
+ *   text of Bedrock Converse blocks, a gen_ai.choice whose `message` is those blocks (a model
+ *   call) or the answer's text (an agent), and on execute_tool spans a gen_ai.tool.message
+ *   holding the tool's input and a gen_ai.choice holding its result (readToolEvents).
  * The whole history is re-emitted on every call, so one span's records are its full request.
  */
 import type { AttributeValue, Attributes, LogRecord, SpanRecord } from '../../spans/span-record.js';
 import type { JsonValue, Message } from '../step.js';
 import { asObject, jsonAttr, str, toJson } from '../attrs.js';
-import { fromProviderMessage, fromProviderMessages } from '../provider-messages.js';
+import { converseValue, fromProviderMessage, fromProviderMessages } from '../provider-messages.js';
 
 const MESSAGE_ROLES: Record<string, string> = {
   'gen_ai.system.message': 'system',
@@ -174,8 +178,10 @@ export function readEventContent(span: SpanRecord, logs: readonly LogRecord[]): 
     } else if (ev.name === CHOICE) {
       // tool_calls sit inside `message` (events-deprecated.yaml); a body that carries the
       // message fields directly (no `message`) is read as that message.
+      // Strands Agents writes the message's content alone: its blocks, or an agent's answer text.
       const { index: _i, finish_reason: _f, ...direct } = body;
-      const message = asObject(body.message) ?? direct;
+      const content = body.message;
+      const message = asObject(content) ?? (Array.isArray(content) || typeof content === 'string' ? { content } : direct);
       const index = typeof body.index === 'number' ? body.index : choices.length;
       choices.push({ index, messages: fromProviderMessage({ role: 'assistant', ...message }, body.finish_reason) });
     } else if (ev.name === 'gen_ai.content.prompt') {
@@ -197,4 +203,20 @@ export function readEventContent(span: SpanRecord, logs: readonly LogRecord[]): 
   if (request.length) result.request = request;
   if (choices.length) result.response = choices.sort((a, b) => a.index - b.index).flatMap((c) => c.messages);
   return result;
+}
+
+/**
+ * A tool execution's input and result recorded as events instead of gen_ai.tool.call.*
+ * (Strands Agents: gen_ai.tool.message's `content` is the input as JSON, gen_ai.choice's
+ * `message` the result's content blocks). Undefined where no event holds them.
+ */
+export function readToolEvents(span: SpanRecord, logs: readonly LogRecord[]): { args?: unknown; result?: unknown } {
+  const out: { args?: unknown; result?: unknown } = {};
+  for (const ev of collect(span, logs)) {
+    const body = asObject(ev.body);
+    if (!body) continue;
+    if (ev.name === 'gen_ai.tool.message' && out.args === undefined) out.args = converseValue(body.content);
+    else if (ev.name === CHOICE && out.result === undefined) out.result = converseValue(body.message ?? body.content);
+  }
+  return out;
 }

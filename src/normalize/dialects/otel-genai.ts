@@ -14,7 +14,8 @@ import { canonicalFinishReason, canonicalValue, carriesContent } from '../messag
 import { genAiInput, genAiOutput, genAiSystem } from '../genai-parts.js';
 import { genAiParams, genAiTokens, reportedCost } from '../usage.js';
 import { emptyDraft, orNull, type Dialect } from './types.js';
-import { isGenAiEventName, logEventName, logsOfSpan, readEventContent } from './otel-genai-events.js';
+import { isGenAiEventName, logEventName, logsOfSpan, readEventContent, readToolEvents } from './otel-genai-events.js';
+import { messagesFromRequestBody, messagesFromResponseBody } from '../provider-messages.js';
 
 const LLM_OPERATIONS = new Set(['chat', 'generate_content', 'text_completion', 'completion', 'responses']);
 
@@ -89,9 +90,20 @@ export function llmModel(attrs: Attributes): string | null {
   return firstStr(attrs, ['gen_ai.response.model', 'gen_ai.request.model']);
 }
 
+/** Google ADK: the whole Gemini request and response as JSON (gcp.vertex.agent.llm_request / llm_response). */
+function adkMessages(attrs: Attributes): { request?: Message[]; response?: Message[] } {
+  const request = attrs['gcp.vertex.agent.llm_request'];
+  const response = attrs['gcp.vertex.agent.llm_response'];
+  return {
+    request: request === undefined ? undefined : messagesFromRequestBody(jsonAttr(request)),
+    response: response === undefined ? undefined : messagesFromResponseBody(jsonAttr(response)),
+  };
+}
+
 function readLlm(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft): StepDraft {
   const attrs = span.attributes;
   let { request, response } = genAiMessages(attrs);
+  if (request === undefined && response === undefined) ({ request, response } = adkMessages(attrs));
   // Instructions alone on the span are not the request: @opentelemetry/instrumentation-openai
   // (Responses API) records gen_ai.system_instructions there whatever the content setting and
   // the messages in log records, which repeat the instructions as a leading system message.
@@ -122,23 +134,33 @@ function readLlm(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft)
   return draft;
 }
 
-function readTool(span: SpanRecord, draft: StepDraft): StepDraft {
+function readTool(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft): StepDraft {
   const attrs = span.attributes;
   draft.tool = firstStr(attrs, ['gen_ai.tool.name']) ?? span.name.replace(/^execute_tool\s+/, '');
   draft.name = span.name;
   draft.toolCallId = str(attrs['gen_ai.tool.call.id']);
   // pydantic-ai instrumentation versions 1 and 2 (`running tool` spans) write tool_arguments /
-  // tool_response; version 3 the registry keys.
-  draft.request = orNull(canonicalValue(toJson(attrs['gen_ai.tool.call.arguments'] ?? attrs['tool_arguments'])));
-  draft.response = orNull(canonicalValue(toJson(attrs['gen_ai.tool.call.result'] ?? attrs['anthropic.tool_result.content'] ?? attrs['tool_response'])));
+  // tool_response; Google ADK gcp.vertex.agent.tool_call_args / tool_response.
+  const args = attrs['gen_ai.tool.call.arguments'] ?? attrs['tool_arguments'] ?? attrs['gcp.vertex.agent.tool_call_args'];
+  const result = attrs['gen_ai.tool.call.result'] ?? attrs['anthropic.tool_result.content'] ?? attrs['tool_response'] ?? attrs['gcp.vertex.agent.tool_response'];
+  const events = args === undefined || result === undefined ? readToolEvents(span, logsOfSpan(span, logs)) : {};
+  if ((args === undefined && events.args !== undefined) || (result === undefined && events.result !== undefined)) draft.layout = 'otel-genai-events';
+  draft.request = orNull(canonicalValue(args !== undefined ? toJson(args) : events.args));
+  draft.response = orNull(canonicalValue(result !== undefined ? toJson(result) : events.result));
   return draft;
 }
 
-function readAgent(span: SpanRecord, draft: StepDraft): StepDraft {
+function readAgent(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft): StepDraft {
   const attrs = span.attributes;
   draft.name = firstStr(attrs, ['gen_ai.agent.name']) ?? (span.name.replace(/^invoke_agent\s*/, '') || span.name);
   draft.model = llmModel(attrs);
-  const { request, response } = genAiMessages(attrs);
+  let { request, response } = genAiMessages(attrs);
+  if (request === undefined && response === undefined) {
+    // Strands Agents records the agent's input and answer as events on its invoke_agent span.
+    const events = readEventContent(span, logsOfSpan(span, logs));
+    if (events?.request !== undefined || events?.response !== undefined) draft.layout = 'otel-genai-events';
+    ({ request, response } = events ?? {});
+  }
   draft.request = recorded(request);
   draft.response = recorded(response);
   return draft;
@@ -163,7 +185,7 @@ export const otelGenAi: Dialect = {
     draft.params = genAiParams(attrs);
     draft.costUsd = reportedCost(attrs);
     if (kind === 'llm') return readLlm(span, logsOfSpan(span, logs), draft);
-    if (kind === 'tool') return readTool(span, draft);
-    return readAgent(span, draft);
+    if (kind === 'tool') return readTool(span, logs, draft);
+    return readAgent(span, logs, draft);
   },
 };

@@ -352,3 +352,114 @@ describe('OpenInference Bedrock tool results with several content blocks', () =>
     expect(flat.request).toEqual(body.request);
   });
 });
+
+describe('Strands Agents (strands-agents 1.x, strands/telemetry/tracer.py: span events)', () => {
+  // Each message is an event gen_ai.{role}.message whose `content` is the JSON of its Bedrock
+  // Converse content blocks (a user turn holding toolResult blocks is a gen_ai.tool.message);
+  // the answer is a gen_ai.choice with `message` (the blocks) and `finish_reason` (raw
+  // stopReason). Tool spans: gen_ai.tool.message {role, content: input JSON, id} and
+  // gen_ai.choice {message: result blocks, id}; agent spans: the user message and a
+  // gen_ai.choice whose message is str(AgentResult), the answer text.
+  const scope = 'strands.telemetry.tracer';
+  const base = { 'gen_ai.system': 'strands-agents' };
+
+  it('reads a model call: Converse blocks as JSON text, tool uses and tool results in the history', () => {
+    const step = stepOf({ name: 'chat', kind: 'client', scope, attributes: { ...base, 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'us.anthropic.claude-sonnet-4' },
+      events: [
+        { name: 'gen_ai.system.message', attributes: { content: j([{ text: 'You are helpful.' }]) } },
+        { name: 'gen_ai.user.message', attributes: { content: j([{ text: 'Weather in Paris?' }]) } },
+        { name: 'gen_ai.assistant.message', attributes: { content: j([{ toolUse: { toolUseId: 'tooluse_1', name: 'get_weather', input: { city: 'Paris' } } }]) } },
+        { name: 'gen_ai.tool.message', attributes: { content: j([{ toolResult: { toolUseId: 'tooluse_1', status: 'success', content: [{ text: 'sunny, 21C' }] } }]) } },
+        { name: 'gen_ai.choice', attributes: { finish_reason: 'end_turn', message: j([{ text: 'It is sunny in Paris.' }]) } },
+      ] });
+    expect(step.layout).toBe('otel-genai-events');
+    expect(step.request).toEqual([
+      { role: 'system', content: 'You are helpful.' },
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', tool_calls: [{ id: 'tooluse_1', name: 'get_weather', arguments: { city: 'Paris' } }] },
+      { role: 'tool', tool_call_id: 'tooluse_1', content: 'sunny, 21C' },
+    ]);
+    expect(step.response).toEqual([{ role: 'assistant', content: 'It is sunny in Paris.', finish_reason: 'stop' }]);
+  });
+
+  it('reads an answer that calls a tool', () => {
+    const step = stepOf({ name: 'chat', scope, attributes: { ...base, 'gen_ai.operation.name': 'chat' },
+      events: [{ name: 'gen_ai.choice', attributes: { finish_reason: 'tool_use',
+        message: j([{ text: 'Let me check.' }, { toolUse: { toolUseId: 'tooluse_1', name: 'get_weather', input: { city: 'Paris' } } }]) } }] });
+    expect(step.response).toEqual([{ role: 'assistant', content: 'Let me check.', finish_reason: 'tool_calls',
+      tool_calls: [{ id: 'tooluse_1', name: 'get_weather', arguments: { city: 'Paris' } }] }]);
+  });
+
+  it('reads a tool execution: the input from gen_ai.tool.message, the result blocks from gen_ai.choice', () => {
+    const step = stepOf({ name: 'execute_tool get_weather', scope, attributes: { ...base, 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'get_weather', 'gen_ai.tool.call.id': 'tooluse_1' },
+      events: [
+        { name: 'gen_ai.tool.message', attributes: { role: 'tool', content: j({ city: 'Paris' }), id: 'tooluse_1' } },
+        { name: 'gen_ai.choice', attributes: { message: j([{ text: 'sunny, 21C' }]), id: 'tooluse_1' } },
+      ] });
+    expect([step.kind, step.tool, step.toolCallId, step.layout]).toEqual(['tool', 'get_weather', 'tooluse_1', 'otel-genai-events']);
+    expect([step.request, step.response]).toEqual([{ city: 'Paris' }, 'sunny, 21C']);
+  });
+
+  it('reads an agent invocation: its input message and its answer text', () => {
+    const step = stepOf({ name: 'invoke_agent Strands Agents', scope, attributes: { ...base, 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'Strands Agents' },
+      events: [
+        { name: 'gen_ai.user.message', attributes: { content: j([{ text: 'Weather in Paris?' }]) } },
+        { name: 'gen_ai.choice', attributes: { message: 'It is sunny in Paris.\n', finish_reason: 'end_turn' } },
+      ] });
+    expect([step.kind, step.name]).toEqual(['agent', 'Strands Agents']);
+    expect(step.request).toEqual([{ role: 'user', content: 'Weather in Paris?' }]);
+    expect(step.response).toEqual([{ role: 'assistant', content: 'It is sunny in Paris.\n', finish_reason: 'stop' }]);
+  });
+
+  it('keeps a user text that merely looks like JSON as that JSON, not as content blocks', () => {
+    const step = stepOf({ name: 'chat', scope, attributes: { ...base, 'gen_ai.operation.name': 'chat' },
+      events: [{ name: 'gen_ai.user.message', attributes: { content: j([{ city: 'Paris' }]) } }] });
+    expect(step.request).toEqual([{ role: 'user', content: [{ city: 'Paris' }] }]);
+  });
+});
+
+describe('Google ADK (google-adk 1.x, telemetry.py) and Gemini request and response bodies', () => {
+  // call_llm spans carry the whole Gemini request and response as JSON in
+  // gcp.vertex.agent.llm_request / llm_response (snake-case fields: config.system_instruction,
+  // contents[].parts[].function_call / function_response); execute_tool spans the tool's
+  // arguments and response in gcp.vertex.agent.tool_call_args / tool_response.
+  it('reads a model call from gcp.vertex.agent.llm_request / llm_response', () => {
+    const step = stepOf({ name: 'call_llm', scope: 'gcp.vertex.agent', attributes: {
+      'gen_ai.system': 'gcp.vertex.agent', 'gen_ai.request.model': 'gemini-2.0-flash', 'gcp.vertex.agent.session_id': 's-1',
+      'gcp.vertex.agent.llm_request': j({ model: 'gemini-2.0-flash', config: { system_instruction: 'Be brief.' }, contents: [
+        { role: 'user', parts: [{ text: 'Weather in Paris?' }] },
+        { role: 'model', parts: [{ function_call: { id: 'adk-1', name: 'get_weather', args: { city: 'Paris' } } }] },
+        { role: 'user', parts: [{ function_response: { id: 'adk-1', name: 'get_weather', response: { result: 'sunny' } } }] },
+      ] }),
+      'gcp.vertex.agent.llm_response': j({ content: { role: 'model', parts: [{ text: 'It is sunny.' }] }, finish_reason: 'STOP' }),
+    } });
+    expect([step.kind, step.model]).toEqual(['llm', 'gemini-2.0-flash']);
+    expect(step.request).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', tool_calls: [{ id: 'adk-1', name: 'get_weather', arguments: { city: 'Paris' } }] },
+      { role: 'tool', tool_call_id: 'adk-1', content: { result: 'sunny' } },
+    ]);
+    expect(step.response).toEqual([{ role: 'assistant', content: 'It is sunny.', finish_reason: 'stop' }]);
+    expect(normalizeSpan(span({ name: 'call_llm', attributes: { 'gen_ai.request.model': 'g', 'gcp.vertex.agent.session_id': 's-1' } })).ownRun).toBe('s-1');
+  });
+
+  it('reads a tool execution from gcp.vertex.agent.tool_call_args / tool_response', () => {
+    const step = stepOf({ name: 'execute_tool get_weather', attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'get_weather', 'gen_ai.tool.call.id': 'adk-1',
+      'gcp.vertex.agent.tool_call_args': j({ city: 'Paris' }), 'gcp.vertex.agent.tool_response': j({ result: 'sunny' }) } });
+    expect([step.request, step.response]).toEqual([{ city: 'Paris' }, { result: 'sunny' }]);
+  });
+
+  it('reads a google-genai body in OpenInference input.value / output.value (camelCase, candidates, images)', () => {
+    const step = stepOf({ name: 'GenerateContent', attributes: { 'openinference.span.kind': 'LLM', 'llm.model_name': 'gemini-2.5-flash',
+      'input.mime_type': 'application/json', 'output.mime_type': 'application/json',
+      'input.value': j({ model: 'gemini-2.5-flash', config: { systemInstruction: { parts: [{ text: 'Be brief.' }] } },
+        contents: [{ role: 'user', parts: [{ text: 'What is this?' }, { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } }] }] }),
+      'output.value': j({ candidates: [{ content: { role: 'model', parts: [{ text: 'A cat.' }] }, finishReason: 'MAX_TOKENS' }] }) } });
+    expect(step.request).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', data: 'iVBORw0KGgo=', mime_type: 'image/png' }] },
+    ]);
+    expect(step.response).toEqual([{ role: 'assistant', content: 'A cat.', finish_reason: 'length' }]);
+  });
+});
