@@ -6,8 +6,14 @@
  * the database is open. A lock whose process is gone (a crash, a kill -9) is stale and taken
  * over; the process is looked up on this host only, so a directory shared over a network
  * filesystem is refused while another host's lock stands.
+ *
+ * Taking over is itself exclusive: only the holder of `tapedeck.lock.takeover` (created the
+ * same way) may remove a lock it did not make, and it checks again, holding it, that the lock
+ * is still stale. So of several processes starting at once on a stale lock, one gets the
+ * directory and the others are refused; a lock is only ever created exclusively.
  */
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, linkSync, openSync, readFileSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { isProcessRunning } from './process-running.js';
@@ -36,29 +42,78 @@ export const LOCK_FILE = 'tapedeck.lock';
 /** Takes the directory's lock (the directory must exist); throws DataDirInUseError if held. */
 export function lockDataDir(dir: string): DataDirLock {
   const file = path.join(dir, LOCK_FILE);
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const fd = openSync(file, 'wx');
-      try {
-        writeSync(fd, `${JSON.stringify({ pid: process.pid, host: os.hostname() } satisfies Owner)}\n`);
-      } finally {
-        closeSync(fd);
-      }
-      return { release: once(() => unlinkIfOwned(file)) };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw inUse(error, dir, file);
-      const owner = readOwner(file);
-      if (owner && isAlive(owner)) throw new DataDirInUseError(dir, describe(owner));
-      // Stale (or unreadable, a crash mid-write): remove it and try once more. Not safe against
-      // two processes taking over the same stale lock at the same moment: the second one's
-      // unlink can remove the lock the first has just made, and both go on.
-      unlinkQuietly(file);
-    }
+  if (createOwned(file)) return { release: once(() => unlinkIfOwned(file)) };
+  const owner = readOwner(file);
+  if (owner && isAlive(owner)) throw new DataDirInUseError(dir, describe(owner));
+  takeOver(dir, file);
+  return { release: once(() => unlinkIfOwned(file)) };
+}
+
+/**
+ * Replaces a stale lock with ours, holding the takeover file; throws DataDirInUseError when
+ * another process is taking over or has just taken the directory.
+ */
+function takeOver(dir: string, file: string): void {
+  const takeover = `${file}.takeover`;
+  if (!createOwned(takeover)) {
+    const taker = readOwner(takeover);
+    if (taker && isAlive(taker)) throw new DataDirInUseError(dir, describe(taker));
+    // A taker that died mid-takeover (rare: the window is a few system calls). Removing its
+    // file is not exclusive, but only a crash inside that window and a start racing on it
+    // together could let two processes in.
+    unlinkQuietly(takeover);
+    if (!createOwned(takeover)) throw inUse(dir, takeover);
+  }
+  try {
+    const owner = readOwner(file);
+    if (owner && isAlive(owner)) throw new DataDirInUseError(dir, describe(owner));
+    unlinkQuietly(file);
+    // A process that found no lock at all may create one in between: it holds the directory.
+    if (!createOwned(file)) throw inUse(dir, file);
+  } finally {
+    unlinkIfOwned(takeover);
   }
 }
 
-function inUse(error: unknown, dir: string, file: string): Error {
-  if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return error as Error;
+/**
+ * Creates `file` exclusively, holding our pid and host from the start; false when it exists.
+ * The content is written to a file of our own and hard-linked into place, so no process ever
+ * reads a lock half written (an empty lock would look stale).
+ */
+function createOwned(file: string): boolean {
+  const content = `${JSON.stringify({ pid: process.pid, host: os.hostname() } satisfies Owner)}\n`;
+  const own = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  writeFileSync(own, content, { flag: 'wx' });
+  try {
+    linkSync(own, file);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw error;
+    return createExclusively(file, content); // a filesystem without hard links
+  } finally {
+    unlinkQuietly(own);
+  }
+}
+
+function createExclusively(file: string, content: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(file, 'wx');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+  try {
+    writeSync(fd, content);
+  } finally {
+    closeSync(fd);
+  }
+  return true;
+}
+
+function inUse(dir: string, file: string): DataDirInUseError {
   const owner = readOwner(file);
   return new DataDirInUseError(dir, owner ? describe(owner) : 'another process');
 }

@@ -2,13 +2,14 @@
  * One process at a time on an embedded database directory (src/store/data-dir-lock.ts):
  * PGlite itself opens a directory another process has open.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DataDirInUseError, LOCK_FILE, lockDataDir } from '../../../src/store/data-dir-lock.js';
 import { createPgliteDatabase } from '../../../src/store/pglite-database.js';
+import { buildCli, ROOT } from '../../helpers/cli.js';
 
 let dir: string;
 beforeEach(() => { dir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-lock-')); });
@@ -54,6 +55,31 @@ describe('lockDataDir', () => {
     writeFileSync(path.join(dir, LOCK_FILE), '{"pi');
     lockDataDir(dir).release();
   });
+
+  it('lets exactly one of several processes starting at once take over a stale lock', async () => {
+    await buildCli();
+    const module = path.join(ROOT, 'dist', 'src', 'store', 'data-dir-lock.js');
+    // Each child waits for the same moment, tries, and holds what it got for a while.
+    const child = `const { lockDataDir } = await import(${JSON.stringify(module)});
+      while (Date.now() < Number(process.argv[1])) {}
+      try { lockDataDir(${JSON.stringify(dir)}); console.log('got'); await new Promise((r) => setTimeout(r, 1500)); }
+      catch (e) { console.log(e.name); }`;
+    for (let round = 0; round < 3; round++) {
+      lockOf(spawnSync(process.execPath, ['-e', '0']).pid!);
+      const start = Date.now() + 700;
+      const outcomes = await Promise.all(Array.from({ length: 6 }, () => new Promise<string>((resolve, reject) => {
+        const p = spawn(process.execPath, ['--input-type=module', '-e', child, String(start)], { stdio: ['ignore', 'pipe', 'inherit'] });
+        let out = '';
+        p.stdout.on('data', (c) => { out += c; });
+        p.on('error', reject);
+        p.on('exit', () => resolve(out.trim()));
+      })));
+      expect(outcomes.filter((o) => o === 'got'), outcomes.join(', ')).toHaveLength(1);
+      expect(outcomes.filter((o) => o !== 'got')).toEqual(Array(5).fill('DataDirInUseError'));
+      // Nothing left behind but the winner's lock (its process has exited: stale for the next round).
+      expect(readdirSync(dir)).toEqual([LOCK_FILE]);
+    }
+  }, 120_000);
 });
 
 describe('createPgliteDatabase', () => {
