@@ -2,6 +2,7 @@
  * `tapedeck serve`: runs the OTLP receivers and the API until SIGTERM or SIGINT, then drains
  * in-flight requests and exits.
  */
+import v8 from 'node:v8';
 import { Option, type Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { createLogger } from '../logger.js';
@@ -23,6 +24,13 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--shutdown-grace-ms <n>', 'how long SIGTERM waits for in-flight requests (default 10000)'))
     .addOption(new Option('--derive <on|off>', 'derive steps and runs as spans arrive; off: spans only, until `tapedeck reindex` (env TAPEDECK_DERIVE, default on)'))
     .action(async (options: Record<string, string>) => {
+      // V8 lets the heap grow up to 4x what survived the last full collection before it
+      // collects again; an export request's decoded batch survives its awaits, so under load
+      // the receiver's RSS jumped to 360-390 MiB now and then (bench/ingest.mjs). Growing by 2x
+      // at most kept it under 200 MiB with 2 KB batches at the same throughput, and leaves room
+      // for two 17 MB batches at once (docs/benchmarks.md). Read at every collection, so
+      // setting it here, before any load, takes effect.
+      v8.setFlagsFromString('--heap-growing-percent=100');
       const config = loadConfig(process.env, flagsOf(options));
       const logger = createLogger();
       // A stray rejection is a bug to log, never a reason to drop what senders are retrying.

@@ -9,16 +9,17 @@
  * OTLP/HTTP request holds no more than the socket buffers. One Node thread decodes and
  * derives for all of them: more at once only holds more decoded batches in memory (about
  * twice their size each) for little more throughput. The work capacity is counted in units:
- * a request takes one, or three when it is large (LARGE_REQUEST_BYTES) or says no size, so
- * four small batches, or one large and one small, are worked on at once. (bench/ingest.mjs
- * and docs/benchmarks.md have the measurements: two 17 MB batches at once peaked at about
- * 300 MiB RSS for 10–18 % more throughput than one at a time, which peaked at about 245 MiB.)
+ * a request takes one, or two when it is large (LARGE_REQUEST_BYTES) or says no size, so four
+ * small batches, two large ones, or one large and two small, are worked on at once.
+ * (docs/benchmarks.md has the measurements: with 17 MB batches, two at once gave 20–30 % more
+ * throughput than one at a time; with the heap's growth bounded (cli/serve.ts) they peaked at
+ * 244–282 MiB RSS, where one at a time with V8's default growth had peaked at 250–275 MiB.)
  */
 import { IngestError } from '../errors.js';
 
 /** Work units available at once. */
 export const DEFAULT_WORK_UNITS = 4;
-/** A request announcing more than this (or nothing) takes three units. */
+/** A request announcing more than this (or nothing) takes two units. */
 export const LARGE_REQUEST_BYTES = 4 * 1024 * 1024;
 
 export interface Admission {
@@ -35,7 +36,7 @@ export interface Admission {
 
 /** The work units a request takes. */
 export function workUnitsOf(sizeBytes: number | undefined): number {
-  return sizeBytes === undefined || sizeBytes > LARGE_REQUEST_BYTES ? 3 : 1;
+  return sizeBytes === undefined || sizeBytes > LARGE_REQUEST_BYTES ? 2 : 1;
 }
 
 export function createAdmission(maxInflight: number, workUnits = DEFAULT_WORK_UNITS): Admission {

@@ -1,6 +1,6 @@
 /**
  * Of the requests admitted (src/ingest/admission.ts), only as many as the work units allow
- * work at once: a request takes one unit, or three when it is large or says no size. The others
+ * work at once: a request takes one unit, or two when it is large or says no size. The others
  * wait their turn in arrival order without being refused, and a turn passes on however the
  * work ends.
  */
@@ -37,9 +37,9 @@ describe('admission turns', () => {
     expect(admission.inflight).toBe(0);
   });
 
-  it('gives a large request, or one of unknown size, three units, and lets no small one overtake it', async () => {
-    expect([workUnitsOf(SMALL), workUnitsOf(LARGE_REQUEST_BYTES), workUnitsOf(LARGE), workUnitsOf(undefined)]).toEqual([1, 1, 3, 3]);
-    const admission = createAdmission(10, 4);
+  it('gives a large request, or one of unknown size, two units, and lets no small one overtake it', async () => {
+    expect([workUnitsOf(SMALL), workUnitsOf(LARGE_REQUEST_BYTES), workUnitsOf(LARGE), workUnitsOf(undefined)]).toEqual([1, 1, 2, 2]);
+    const admission = createAdmission(10, 3);
     const started: string[] = [];
     const gates = new Map(['small', 'large', 'later'].map((k) => [k, gate()]));
     const sizes: Record<string, number> = { small: SMALL, large: LARGE, later: SMALL };
@@ -78,17 +78,22 @@ describe('admission turns', () => {
     expect(await admission.run(async () => 'after', SMALL)).toBe('after');
   });
 
-  it('works on four small requests, or one large and one small, at once by default', async () => {
+  it('works on four small requests, two large ones, or one large and two small, at once by default', async () => {
     expect(DEFAULT_WORK_UNITS).toBe(4);
-    const admission = createAdmission(10);
-    const started: string[] = [];
-    const g = gate();
-    const runs = [['large', LARGE], ['small', SMALL], ['large2', LARGE], ['small2', SMALL]].map(([k, size]) =>
-      admission.run(async () => { started.push(k as string); await g.opened; }, size as number));
-    await tick();
-    expect(started).toEqual(['large', 'small']);
-    g.open();
-    await Promise.all(runs);
-    expect(started).toEqual(['large', 'small', 'large2', 'small2']);
+    for (const [sizes, first] of [
+      [[SMALL, SMALL, SMALL, SMALL, SMALL], 4],
+      [[LARGE, LARGE, SMALL], 2],
+      [[LARGE, SMALL, SMALL, LARGE, SMALL], 3],
+    ] as const) {
+      const admission = createAdmission(10);
+      const started: number[] = [];
+      const g = gate();
+      const runs = sizes.map((size, i) => admission.run(async () => { started.push(i); await g.opened; }, size));
+      await tick();
+      expect(started).toEqual(sizes.slice(0, first).map((_, i) => i));
+      g.open();
+      await Promise.all(runs);
+      expect(started).toEqual(sizes.map((_, i) => i));
+    }
   });
 });
