@@ -13,7 +13,7 @@
  * small batches, two large ones, or one large and two small, are worked on at once.
  * (docs/benchmarks.md has the measurements: with 17 MB batches, two at once gave 20–30 % more
  * throughput than one at a time; with the heap's growth bounded (cli/serve.ts) they peaked at
- * 244–282 MiB RSS, where one at a time with V8's default growth had peaked at 250–275 MiB.)
+ * 244–283 MiB RSS, where one at a time with V8's default growth had peaked at 250–275 MiB.)
  */
 import { IngestError } from '../errors.js';
 

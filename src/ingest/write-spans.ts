@@ -39,10 +39,10 @@ export async function writeSpans(tx: Queryable, spans: readonly SpanRecord[], te
   const traceIds = distinct(spans.map((s) => s.traceId));
   await lockTraces(tx, traceIds);
   const stored = await readRunNodes(tx, tenant, traceIds);
-  if (!derive) return writeUnderived(tx, spans.filter((s) => !stored.has(spanKey(s.traceId, s.spanId))), tenant);
+  const isNew = (s: SpanRecord) => !stored.has(spanKey(s.traceId, s.spanId));
+  if (!derive) return writeUnderived(tx, spans.filter(isNew), tenant);
   const logs = await readLogsFor(tx, tenant, spans);
   const logsOf = (s: SpanRecord): LogRecord[] => logs.get(spanKey(s.traceId, s.spanId)) ?? [];
-  const isNew = (s: SpanRecord) => !stored.has(spanKey(s.traceId, s.spanId));
 
   const facts = tx.copyRows ? await copySteps(tx, spans, tenant, derive, logsOf, isNew) : await insertSteps(tx, spans, tenant, derive, logsOf);
 

@@ -53,7 +53,8 @@ const FINISH_REASONS: Record<string, string> = {
 export function canonicalFinishReason(reason: unknown): string | undefined {
   if (typeof reason !== 'string' || reason === '') return undefined;
   // Gemini writes its enum upper case (STOP, MAX_TOKENS, SAFETY).
-  return FINISH_REASONS[reason] ?? FINISH_REASONS[reason.toLowerCase()] ?? reason;
+  for (const key of [reason, reason.toLowerCase()]) if (Object.hasOwn(FINISH_REASONS, key)) return FINISH_REASONS[key];
+  return reason;
 }
 
 /** Tool-call arguments as parsed JSON (any JSON value); unparseable text stays text. */

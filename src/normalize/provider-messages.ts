@@ -102,13 +102,20 @@ function converseParts(blocks: JsonValue[]): Part[] {
   return blocks.map(fromConverseBlock).filter((p): p is Part => p !== undefined);
 }
 
-/**
- * Content in a shape the readers below know: Converse blocks become typed parts, also when
- * they arrive as JSON text (Strands Agents serialises each message's blocks into its event).
- */
+/** Content in a shape the readers below know: Converse blocks become typed parts. */
 function typedContent(content: unknown): unknown {
-  const v = typeof content === 'string' ? readJsonShaped(content) : content;
-  return isConverseContent(v) ? converseParts(v) : content;
+  return isConverseContent(content) ? converseParts(content) : content;
+}
+
+/**
+ * JSON text holding Converse content blocks (Strands Agents serialises each message's blocks
+ * into its span event) → the blocks; any other value is returned as it is, so text that only
+ * looks like JSON stays text for the usual JSON-shaped reading.
+ */
+export function converseBlocksOfText(v: JsonValue): JsonValue {
+  if (typeof v !== 'string') return v;
+  const parsed = readJsonShaped(v);
+  return isConverseContent(parsed) ? parsed : v;
 }
 
 /**
@@ -146,36 +153,23 @@ function fromGeminiContent(m: Obj, finishReason?: unknown): Message[] {
     const file = asObject(p.file_data ?? p.fileData);
     if (call) calls.push(makeToolCall(call.id, call.name, call.args ?? null));
     else if (answer) results.push(makeMessage({ role: 'tool', content: toolResultContent(answer.response), toolCallId: answer.id }));
-    else if (data) parts.push(mediaPart(data.mime_type ?? data.mimeType, { data: data.data }));
-    else if (file) parts.push(mediaPart(file.mime_type ?? file.mimeType, { url: file.file_uri ?? file.fileUri }));
+    else if (data) parts.push(canonicalPart({ type: 'file', data: data.data, mime_type: data.mime_type ?? data.mimeType })!);
+    else if (file) parts.push(canonicalPart({ type: 'file', url: file.file_uri ?? file.fileUri, mime_type: file.mime_type ?? file.mimeType })!);
     else if (typeof p.text === 'string' && p.text !== '') parts.push(p.thought === true ? { type: 'reasoning', text: p.text } : { type: 'text', text: p.text });
   }
   if (results.length > 0 && parts.length === 0 && calls.length === 0) return results;
   return [...results, makeMessage({ role, content: parts, toolCalls: calls, finishReason })];
 }
 
-function mediaPart(mime: JsonValue | undefined, source: { data?: JsonValue; url?: JsonValue }): Part {
-  const family = typeof mime === 'string' ? /^(image|audio|video)\//.exec(mime)?.[1] : undefined;
-  const part: Part = { type: family ?? 'file' };
-  if (typeof source.url === 'string') part.url = source.url;
-  if (typeof source.data === 'string') part.data = source.data;
-  if (typeof mime === 'string') part.mime_type = mime;
-  return part;
+/** A Gemini Content's parts, or the value itself (text, a list of parts). */
+function geminiParts(v: JsonValue | undefined): JsonValue | undefined {
+  const parts = asObject(v)?.parts;
+  return Array.isArray(parts) ? parts : v;
 }
 
 /** Gemini contents: a list of Content, or of plain strings (user text). */
 function fromGeminiContents(list: JsonValue[]): Message[] {
   return list.flatMap((c) => (typeof c === 'string' ? [makeMessage({ role: 'user', content: c })] : fromProviderMessage(c)));
-}
-
-/** A Gemini system instruction: text, a Content, or a list of parts. */
-function geminiSystem(v: unknown): Message[] {
-  if (v === undefined || v === null) return [];
-  const o = asObject(v);
-  const parts = Array.isArray(o?.parts) ? o.parts : Array.isArray(v) ? v : undefined;
-  const content = parts ? parts.map((p) => (typeof p === 'string' ? p : asObject(p)?.text)).filter((t) => typeof t === 'string').join('') : v;
-  const msg = makeMessage({ role: 'system', content });
-  return msg.content === undefined ? [] : [msg];
 }
 
 /** The content of a tool result block: Anthropic allows a string or a list of blocks. */
@@ -281,7 +275,8 @@ export function messagesFromRequestBody(body: unknown): Message[] | undefined {
   if (b && Array.isArray(b.contents)) {
     const config = asObject(b.config);
     return [
-      ...geminiSystem(config?.system_instruction ?? config?.systemInstruction ?? b.system_instruction ?? b.systemInstruction),
+      // text, a Content or a list of parts: the parts' {text} blocks read as Converse's do
+      ...systemMessages(geminiParts(config?.system_instruction ?? config?.systemInstruction ?? b.system_instruction ?? b.systemInstruction)),
       ...fromGeminiContents(b.contents),
     ];
   }

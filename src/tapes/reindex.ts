@@ -100,7 +100,9 @@ export async function reindex(db: Database, derive: DeriveSpans, options: Reinde
     const last = traces[traces.length - 1];
     after = { tenant: last.tenant, traceId: Buffer.from(last.trace_id) };
   }
-  // Every trace stored when it started is derived anew; later ones were derived by this code.
+  // Every trace stored when it started is derived anew; later ones were derived by this code,
+  // unless a --derive off receiver stored them into traces already passed (docs/ingest.md says
+  // to reindex after it stops).
   await db.query('DELETE FROM tapedeck_store.reindex_needed');
   return progress;
 }

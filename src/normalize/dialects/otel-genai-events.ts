@@ -19,7 +19,7 @@
 import type { AttributeValue, Attributes, LogRecord, SpanRecord } from '../../spans/span-record.js';
 import type { JsonValue, Message } from '../step.js';
 import { asObject, jsonAttr, str, toJson } from '../attrs.js';
-import { converseValue, fromProviderMessage, fromProviderMessages } from '../provider-messages.js';
+import { converseBlocksOfText, converseValue, fromProviderMessage, fromProviderMessages } from '../provider-messages.js';
 
 const MESSAGE_ROLES: Record<string, string> = {
   'gen_ai.system.message': 'system',
@@ -61,7 +61,8 @@ const STRUCTURED_FIELDS = ['message', 'tool_calls'];
  * Span events carry their body as attributes; some SDKs JSON-encode it in one attribute.
  * Attribute values cannot be maps in most SDKs, so a choice's `message` or an assistant
  * message's `tool_calls` arrive as JSON strings there: read them back as the structures the
- * log-record body would have held.
+ * log-record body would have held. A `content` that is the JSON of Converse blocks (Strands
+ * Agents) is read as those blocks; any other content stays as recorded.
  */
 function spanEventBody(attrs: Attributes): JsonValue | undefined {
   const packed = attrs['gen_ai.event.content'] ?? attrs['body'];
@@ -70,7 +71,7 @@ function spanEventBody(attrs: Attributes): JsonValue | undefined {
   for (const k in attrs) {
     if (k === 'gen_ai.system' || k === 'event.name' || k === 'gen_ai.provider.name') continue;
     const v = STRUCTURED_FIELDS.includes(k) ? jsonAttr(attrs[k]) : toJson(attrs[k]);
-    if (v !== undefined) rest[k] = v;
+    if (v !== undefined) rest[k] = k === 'content' ? converseBlocksOfText(v) : v;
   }
   return rest;
 }

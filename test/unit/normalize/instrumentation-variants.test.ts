@@ -411,6 +411,13 @@ describe('Strands Agents (strands-agents 1.x, strands/telemetry/tracer.py: span 
     expect(step.response).toEqual([{ role: 'assistant', content: 'It is sunny in Paris.\n', finish_reason: 'stop' }]);
   });
 
+  it('reads Converse JSON text only in span events: an OpenAI tool result shaped like it stays a list', () => {
+    const hits = [{ text: 'hit1', url: 'u1' }, { text: 'hit2', url: 'u2' }];
+    const step = stepOf({ name: 'ChatCompletion', attributes: { 'openinference.span.kind': 'LLM', 'input.mime_type': 'application/json',
+      'input.value': j({ messages: [{ role: 'tool', tool_call_id: 'c1', content: j(hits) }] }) } });
+    expect(step.request).toEqual([{ role: 'tool', tool_call_id: 'c1', content: hits }]);
+  });
+
   it('keeps a user text that merely looks like JSON as that JSON, not as content blocks', () => {
     const step = stepOf({ name: 'chat', scope, attributes: { ...base, 'gen_ai.operation.name': 'chat' },
       events: [{ name: 'gen_ai.user.message', attributes: { content: j([{ city: 'Paris' }]) } }] });
