@@ -5,14 +5,15 @@
  * by reindex, so a normalizer fix re-derives exactly what ingest would derive today.
  */
 import { DIALECTS } from '../normalize/dialects/index.js';
-import { normalizeSpan, NORMALIZER_VERSION } from '../normalize/normalize.js';
+import { normalizeSpan, NORMALIZER_VERSION, type DialectErrorHandler } from '../normalize/normalize.js';
 import { fingerprintName, fingerprintOf } from '../normalize/finish.js';
 import { canonicalJson, sha256Hex } from '../json/canonical.js';
-import type { JsonValue, StepDraft } from '../normalize/step.js';
-import { offloadLargeValues, type OffloadResult } from '../payloads/offload.js';
+import type { JsonValue, SpanFacts, StepDraft } from '../normalize/step.js';
+import { offloadLargeValues } from '../payloads/offload.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import { searchWords } from '../recall/recorded-text.js';
-import type { SpanRecord } from '../spans/span-record.js';
+import type { LogRecord, SpanRecord } from '../spans/span-record.js';
+import type { StoredStep } from '../tapes/step-rows.js';
 import type { DeriveSpans, DerivedSpan } from './ingest.js';
 
 export interface DeriveDeps {
@@ -31,63 +32,79 @@ export function createDeriveSpans(deps: DeriveDeps, settings: DeriveSettings): D
     const onError = deps.onDialectError;
     // One at a time: offloading may hold a large value's canonical JSON in memory.
     for (const span of spans) {
-      const facts = normalizeSpan(span, logsOf(span), DIALECTS, onError && ((error, layout) => onError(span, error, layout)));
-      if (!facts.step) {
-        out.push({ ownRun: facts.ownRun, ownParentRun: facts.parentRun, step: null });
-        continue;
-      }
-      // Recall's words come from the full values, before large ones are moved out.
-      const words = searchWords(facts.step);
-      const stored = await offloadIfLarge(facts.step, deps.payloads, settings.payloadThresholdBytes);
-      const d = stored.draft;
-      out.push({
-        ownRun: facts.ownRun,
-        ownParentRun: facts.parentRun,
-        step: {
-          traceId: span.traceId,
-          spanId: span.spanId,
-          draft: stored.draft,
-          requestDigest: stored.requestDigest,
-          responseDigest: stored.responseDigest,
-          fingerprint: fingerprintOf(d.kind, fingerprintName(d.kind, d.name, d.model, d.tool), stored.requestDigest),
-          normalizerVersion: NORMALIZER_VERSION,
-          words,
-          requestJson: stored.requestJson,
-          responseJson: stored.responseJson,
-        },
-      });
+      const facts = normalizeFacts(span, logsOf(span), onError && ((error, layout) => onError(span, error, layout)));
+      const step = facts.step && (inlineStep(span, facts.step, settings.payloadThresholdBytes) ?? (await offloadedStep(span, facts.step, deps.payloads, settings.payloadThresholdBytes)));
+      out.push({ ownRun: facts.ownRun, ownParentRun: facts.parentRun, step });
     }
     return out;
+  };
+}
+
+/** normalizeSpan with the dialects ingest uses. */
+export function normalizeFacts(span: SpanRecord, logs: readonly LogRecord[], onError?: DialectErrorHandler): SpanFacts {
+  return normalizeSpan(span, logs, DIALECTS, onError);
+}
+
+/**
+ * The stored step when its request and response both stay inline (nearly every step):
+ * digests, fingerprint and recall's words, with no payload store involved, so it runs on a
+ * worker thread too (derive-worker.ts). undefined: a value is over the threshold, and
+ * offloadedStep has to store it.
+ */
+export function inlineStep(span: SpanRecord, draft: StepDraft, thresholdBytes: number): StoredStep | undefined {
+  const request = inlineJson(draft.request, thresholdBytes);
+  const response = request === undefined ? undefined : inlineJson(draft.response, thresholdBytes);
+  if (request === undefined || response === undefined) return undefined;
+  const requestDigest = request === null ? null : sha256Hex(request);
+  return storedStep(span, draft, searchWords(draft), requestDigest, response === null ? null : sha256Hex(response), request, response);
+}
+
+/** The stored step with its large values moved to the payload store (references in their place). */
+export async function offloadedStep(span: SpanRecord, draft: StepDraft, payloads: PayloadStore, thresholdBytes: number): Promise<StoredStep> {
+  // Recall's words come from the full values, before large ones are moved out.
+  const words = searchWords(draft);
+  const stored = await offloadLargeValues(draft, payloads, thresholdBytes);
+  return storedStep(span, stored.draft, words, stored.requestDigest, stored.responseDigest);
+}
+
+function storedStep(
+  span: SpanRecord, d: StepDraft, words: Int32Array, requestDigest: string | null, responseDigest: string | null,
+  requestJson?: string | null, responseJson?: string | null,
+): StoredStep {
+  return {
+    traceId: span.traceId,
+    spanId: span.spanId,
+    draft: d,
+    requestDigest,
+    responseDigest,
+    fingerprint: fingerprintOf(d.kind, fingerprintName(d.kind, d.name, d.model, d.tool), requestDigest),
+    normalizerVersion: NORMALIZER_VERSION,
+    words,
+    requestJson,
+    responseJson,
   };
 }
 
 /**
  * offloadLargeValues canonicalises request and response to measure them, and leaves a value
  * at or under the threshold inline with the digest of its canonical JSON (payloads/offload.ts,
- * "The rules"). That is nearly every step: canonicalise such values once here and keep the
- * text, which the step writer stores as the jsonb (any JSON text of a value is the same
- * jsonb), where otherwise offloading would serialise them and the writer again. A value over
- * the threshold goes through offloadLargeValues as before.
+ * "The rules"). That is nearly every step: inlineStep canonicalises such values once and
+ * keeps the text, which the step writer stores as it is (steps.request and response are json),
+ * where otherwise offloading would serialise them and the writer again.
  */
-async function offloadIfLarge(
-  draft: StepDraft, payloads: PayloadStore, thresholdBytes: number,
-): Promise<OffloadResult<StepDraft> & { requestJson?: string | null; responseJson?: string | null }> {
-  const request = inlineJson(draft.request, thresholdBytes);
-  const response = request === undefined ? undefined : inlineJson(draft.response, thresholdBytes);
-  if (request === undefined || response === undefined) return offloadLargeValues(draft, payloads, thresholdBytes);
-  return {
-    draft,
-    payloads: [],
-    requestDigest: request === null ? null : sha256Hex(request),
-    responseDigest: response === null ? null : sha256Hex(response),
-    requestJson: request,
-    responseJson: response,
-  };
-}
-
 /** The canonical JSON of a value that stays inline; undefined when it is over the threshold. */
 function inlineJson(value: JsonValue | null, thresholdBytes: number): string | null | undefined {
   if (value === null) return null;
   const text = canonicalJson(value);
-  return Buffer.byteLength(text, 'utf8') <= thresholdBytes ? text : undefined;
+  return fitsInUtf8(text, thresholdBytes) ? text : undefined;
+}
+
+/**
+ * Whether text takes at most `limit` bytes in UTF-8, measured only when in doubt: a UTF-16
+ * unit takes 1 to 3 bytes, so text of n units takes n to 3n. (Measuring a 64 KB prompt costs
+ * about as much as hashing it.)
+ */
+function fitsInUtf8(text: string, limit: number): boolean {
+  if (text.length > limit) return false;
+  return text.length * 3 <= limit || Buffer.byteLength(text, 'utf8') <= limit;
 }

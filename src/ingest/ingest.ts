@@ -19,6 +19,7 @@ import { logRecordKeys } from '../tapes/log-key.js';
 import { logColumns, logToRow } from '../tapes/span-rows.js';
 import type { StoredStep } from '../tapes/step-rows.js';
 import { distinct, lockTraces, readLogsFor, readSpans, spanKey, upsertSteps } from '../tapes/trace-store.js';
+import type { ChunkedDerive } from './derive-thread.js';
 import { writeSpans } from './write-spans.js';
 
 /** What deriving a span produced: its run facts and, when it is a step, the stored step. */
@@ -35,6 +36,8 @@ export interface IngestDeps {
   db: Database;
   /** null: spans and log records are kept with no steps or runs (--derive off) */
   derive: DeriveSpans | null;
+  /** derive for COPY, chunk by chunk (derive-thread.ts: on a worker thread); absent or null: derive is used */
+  chunked?: ChunkedDerive | null;
 }
 
 export interface IngestMeta {
@@ -46,15 +49,16 @@ export async function ingestSpans(received: readonly SpanRecord[], meta: IngestM
   // A span sent twice in one request is one span (the first copy wins, as on redelivery).
   const spans = firstOfEach(received);
   if (spans.length === 0) return { stored: 0 };
+  const deriving = deps.derive ? { derive: deps.derive, chunked: deps.chunked ?? null } : null;
   return withDatabase(async () => {
     try {
-      return { stored: await deps.db.transaction((tx) => writeSpans(tx, spans, meta.tenant, deps.derive)) };
+      return { stored: await deps.db.transaction((tx) => writeSpans(tx, spans, meta.tenant, deriving)) };
     } catch (error) {
       // COPY writes the rows it found missing under the trace locks; a row that a writer not
       // taking them stored meanwhile (tapedeck has none) fails it: then once more, the
       // INSERT ... ON CONFLICT way.
       if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
-      return { stored: await deps.db.transaction((tx) => writeSpans(withoutCopy(tx), spans, meta.tenant, deps.derive)) };
+      return { stored: await deps.db.transaction((tx) => writeSpans(withoutCopy(tx), spans, meta.tenant, deriving)) };
     }
   });
 }

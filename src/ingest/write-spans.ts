@@ -21,32 +21,62 @@
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import type { Queryable } from '../store/database.js';
 import { copyColumnsOf, insertRows } from '../tapes/bulk-insert.js';
-import { TraceWords, writeTraceWords } from '../recall/trace-words.js';
+import { TraceWords, traceWordCopyColumns, writeTraceWords } from '../recall/trace-words.js';
+import { BinaryCopyWriter } from '../store/copy-binary.js';
 import { resolveRunsInMemory, type RunNode } from '../tapes/run-resolution.js';
 import { resolveRuns } from '../tapes/resolve-runs.js';
 import { hexToBytes, spanToRow, spanWriteColumns } from '../tapes/span-rows.js';
-import { stepColumns, stepToRow } from '../tapes/step-rows.js';
+import { stepToRow } from '../tapes/step-rows.js';
 import { distinct, lockTraces, readLogsFor, readRunNodes, spanKey, updateRuns, upsertSteps } from '../tapes/trace-store.js';
+import { stepCopyColumns } from './derive-chunk.js';
+import type { ChunkedDerive, DerivedChunk } from './derive-thread.js';
+import { ownRunOf, parentRunOf } from '../normalize/run-identity.js';
 import type { DeriveSpans, DerivedSpan } from './ingest.js';
 
 const spanCopyColumns = copyColumnsOf(spanWriteColumns);
-const stepCopyColumns = copyColumnsOf(stepColumns);
 
 type RunFacts = Pick<DerivedSpan, 'ownRun' | 'ownParentRun'>;
 
+/** How spans are derived: derive (all at once), and chunked (for COPY, possibly on a worker thread; null: none). */
+export interface Deriving {
+  derive: DeriveSpans;
+  chunked: ChunkedDerive | null;
+}
+
 /** Writes spans (distinct keys) and their steps; resolves with the number of new spans. */
-export async function writeSpans(tx: Queryable, spans: readonly SpanRecord[], tenant: string, derive: DeriveSpans | null): Promise<number> {
+export async function writeSpans(tx: Queryable, spans: readonly SpanRecord[], tenant: string, deriving: Deriving | null): Promise<number> {
   const traceIds = distinct(spans.map((s) => s.traceId));
   await lockTraces(tx, traceIds);
   const stored = await readRunNodes(tx, tenant, traceIds);
   const isNew = (s: SpanRecord) => !stored.has(spanKey(s.traceId, s.spanId));
-  if (!derive) return writeUnderived(tx, spans.filter(isNew), tenant);
+  if (!deriving) return writeUnderived(tx, spans.filter(isNew), tenant);
   const logs = await readLogsFor(tx, tenant, spans);
   const logsOf = (s: SpanRecord): LogRecord[] => logs.get(spanKey(s.traceId, s.spanId)) ?? [];
+  if (!tx.copyTuples || !deriving.chunked) {
+    const facts = await insertSteps(tx, spans, tenant, deriving.derive, logsOf);
+    return writeSpansWithRuns(tx, tenant, traceIds, spans.filter(isNew), stored, facts);
+  }
 
-  const facts = tx.copyRows ? await copySteps(tx, spans, tenant, derive, logsOf, isNew) : await insertSteps(tx, spans, tenant, derive, logsOf);
+  // The steps are derived on the worker thread while this one writes the spans: a span's run
+  // facts are read from its attributes alone, without the rest of its derivation.
+  const derivation = new Derivation(deriving.chunked.chunks(tenant, spans, isNew, logsOf));
+  try {
+    const facts = new Map(spans.map((s) => [spanKey(s.traceId, s.spanId), { ownRun: ownRunOf(s.attributes), ownParentRun: parentRunOf(s.attributes) }]));
+    const inserted = await writeSpansWithRuns(tx, tenant, traceIds, spans.filter(isNew), stored, facts);
+    await copySteps(tx, tenant, derivation, deriving.derive, logsOf, isNew);
+    return inserted;
+  } finally {
+    await derivation.stop();
+  }
+}
 
-  const fresh = spans.filter(isNew);
+/**
+ * Writes the new spans with their runs, resolved in memory over the traces' stored spans and
+ * these, and updates the stored spans whose run changed; resolves with the number written.
+ */
+async function writeSpansWithRuns(
+  tx: Queryable, tenant: string, traceIds: readonly string[], fresh: readonly SpanRecord[], stored: Map<string, RunNode>, facts: Map<string, RunFacts>,
+): Promise<number> {
   const nodes: RunNode[] = [...stored.values()];
   for (const s of fresh) {
     const f = facts.get(spanKey(s.traceId, s.spanId))!;
@@ -108,29 +138,99 @@ async function insertSteps(
 }
 
 /**
- * Derives one span at a time and streams the steps of new spans into a COPY, so only one
- * span's derived values are held at once; steps of spans stored before are upserted after.
+ * A transaction's chunks, taken from the deriver as soon as they are ready (so the worker
+ * derives while the spans are written) and handed to the steps' COPY in order. At most
+ * READ_AHEAD_BYTES of encoded steps wait here: past that, the deriver waits for the COPY
+ * (a request of 64 KB prompts encodes about as many bytes of steps as it has of spans).
  */
-async function copySteps(
-  tx: Queryable, spans: readonly SpanRecord[], tenant: string, derive: DeriveSpans, logsOf: (s: SpanRecord) => LogRecord[],
-  isNew: (s: SpanRecord) => boolean,
-): Promise<Map<string, RunFacts>> {
-  const words = new TraceWords(); // of the copied steps; upsertSteps writes the restated ones'
-  const facts = new Map<string, RunFacts>();
-  const restated: DerivedSpan[] = [];
-  async function* stepRows(): AsyncGenerator<unknown[]> {
-    for (const span of spans) {
-      const [d] = await derive([span], logsOf);
-      facts.set(spanKey(span.traceId, span.spanId), { ownRun: d.ownRun, ownParentRun: d.ownParentRun });
-      if (!d.step) continue;
-      if (isNew(span)) {
-        words.add(d.step);
-        yield stepToRow(tenant, d.step);
-      } else restated.push(d);
+class Derivation {
+  private readonly ready: DerivedChunk[] = [];
+  private readyBytes = 0;
+  private wakeReader: (() => void) | null = null;
+  private wakeTaker: (() => void) | null = null;
+  private stopped = false;
+  private failure: { error: unknown } | null = null;
+  private readonly done: Promise<void>;
+
+  constructor(source: AsyncGenerator<DerivedChunk>) {
+    this.done = this.take(source);
+  }
+
+  private async take(source: AsyncGenerator<DerivedChunk>): Promise<void> {
+    try {
+      for await (const chunk of source) {
+        if (this.stopped) break; // ends the source, which cancels the rest of the job
+        this.ready.push(chunk);
+        this.readyBytes += chunk.steps.length;
+        this.wakeReader?.();
+        while (this.readyBytes >= READ_AHEAD_BYTES && !this.stopped) await new Promise<void>((resolve) => { this.wakeTaker = resolve; });
+      }
+    } catch (error) {
+      this.failure = { error };
+    } finally {
+      this.stopped = true;
+      this.wakeReader?.();
     }
   }
-  await tx.copyRows!('tapedeck_store.steps', stepCopyColumns, stepRows());
-  await writeTraceWords(tx, tenant, words);
+
+  async *chunks(): AsyncGenerator<DerivedChunk> {
+    for (;;) {
+      const chunk = this.ready.shift();
+      if (chunk) {
+        this.readyBytes -= chunk.steps.length;
+        this.wakeTaker?.();
+        yield chunk;
+        continue;
+      }
+      if (this.failure) throw this.failure.error;
+      if (this.stopped) return;
+      await new Promise<void>((resolve) => { this.wakeReader = resolve; });
+    }
+  }
+
+  /** Stops taking chunks (the transaction is over) and waits for the taking to end. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wakeTaker?.();
+    await this.done;
+  }
+}
+
+const READ_AHEAD_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Streams the encoded steps of new spans into a COPY as chunks come back; spans with a value
+ * over the payload threshold are derived here (they need the payload store). Steps of spans
+ * stored before are upserted after, and the words of all are written.
+ */
+async function copySteps(
+  tx: Queryable, tenant: string, derivation: Derivation, derive: DeriveSpans, logsOf: (s: SpanRecord) => LogRecord[],
+  isNew: (s: SpanRecord) => boolean,
+): Promise<void> {
+  const restated: DerivedSpan[] = [];
+  const words: Uint8Array[] = [];
+  const localWords = new TraceWords(); // of the steps derived here
+  async function* stepTuples(): AsyncGenerator<Uint8Array> {
+    for await (const chunk of derivation.chunks()) {
+      restated.push(...chunk.restated);
+      if (chunk.words) words.push(chunk.words);
+      yield chunk.steps;
+      if (chunk.local.length === 0) continue;
+      const local = chunk.local.map((i) => chunk.spans[i]);
+      const writer = new BinaryCopyWriter(stepCopyColumns, { framed: false });
+      for (const [i, d] of (await derive(local, logsOf)).entries()) {
+        if (!d.step) continue;
+        if (!isNew(local[i])) restated.push(d);
+        else {
+          localWords.add(d.step);
+          writer.row(stepToRow(tenant, d.step));
+        }
+      }
+      yield* writer.take();
+    }
+  }
+  await tx.copyTuples!('tapedeck_store.steps', stepCopyColumns, stepTuples());
+  if (words.length > 0) await tx.copyTuples!('tapedeck_store.trace_words', traceWordCopyColumns, words);
+  await writeTraceWords(tx, tenant, localWords);
   await upsertSteps(tx, tenant, restated);
-  return facts;
 }

@@ -38,7 +38,8 @@ const columns: readonly Column[] = [
   { name: 'span_ids', cast: 'bytea' },
   { name: 'steps', cast: 'integer' },
 ];
-const copyColumns = copyColumnsOf(columns);
+/** trace_words' columns for binary COPY (copyRows, copyTuples) */
+export const traceWordCopyColumns = copyColumnsOf(columns);
 
 class Row {
   readonly words = new WordTable();
@@ -119,7 +120,7 @@ export class TraceWords {
 export async function writeTraceWords(tx: Queryable, tenant: string, words: TraceWords): Promise<void> {
   if (words.size === 0) return;
   const rows = words.rows(tenant);
-  if (tx.copyRows) await tx.copyRows('tapedeck_store.trace_words', copyColumns, rows);
+  if (tx.copyRows) await tx.copyRows('tapedeck_store.trace_words', traceWordCopyColumns, rows);
   else await insertRows(tx, 'tapedeck_store.trace_words', columns, rows);
 }
 

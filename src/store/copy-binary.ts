@@ -23,7 +23,10 @@ export interface CopyColumn {
 const CHUNK_BYTES = 256 * 1024;
 /** Strings up to this many UTF-16 units are written without measuring them first. */
 const SHORT_TEXT = 4096;
-const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
+/** The format's header: signature, flags (no OIDs), header extension length 0. */
+export const COPY_HEADER = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8)]);
+/** The format's trailer: a tuple field count of -1. */
+export const COPY_TRAILER = Buffer.from([0xff, 0xff]);
 
 /** Appends binary COPY data to chunks; `take()` hands over what is complete so far. */
 export class BinaryCopyWriter {
@@ -33,15 +36,17 @@ export class BinaryCopyWriter {
   private readyBytes = 0;
   private readonly encoders: ((value: unknown) => void)[];
 
-  constructor(private readonly columns: readonly CopyColumn[]) {
+  /**
+   * framed (the default): the data starts with the format's header and take(true) ends it with
+   * its trailer. Unframed: tuples only, to be sent between a COPY_HEADER and a COPY_TRAILER
+   * (by copyTuples, say), so tuples encoded elsewhere (a worker thread) join one COPY.
+   */
+  constructor(private readonly columns: readonly CopyColumn[], private readonly options: { framed?: boolean } = {}) {
     this.encoders = columns.map((c) => this.encoderFor(c.type));
-    // Header: signature, flags (no OIDs), header extension length 0.
-    this.ensure(SIGNATURE.length + 8);
-    SIGNATURE.copy(this.buf, this.pos);
-    this.pos += SIGNATURE.length;
-    this.buf.writeInt32BE(0, this.pos);
-    this.buf.writeInt32BE(0, this.pos + 4);
-    this.pos += 8;
+    if (options.framed === false) return;
+    this.ensure(COPY_HEADER.length);
+    COPY_HEADER.copy(this.buf, this.pos);
+    this.pos += COPY_HEADER.length;
   }
 
   /** One row: values in column order; null and undefined are SQL NULL. */
@@ -67,9 +72,9 @@ export class BinaryCopyWriter {
     return this.readyBytes + this.pos;
   }
 
-  /** Hands over the data written so far; `end` appends the trailer (the last call). */
+  /** Hands over the data written so far; `end` appends the trailer of framed data (the last call). */
   take(end = false): Buffer[] {
-    if (end) {
+    if (end && this.options.framed !== false) {
       this.ensure(2);
       this.buf.writeInt16BE(-1, this.pos);
       this.pos += 2;

@@ -24,10 +24,19 @@ export interface Queryable {
    * its query API); callers fall back to INSERT when it is absent.
    */
   copyRows?(table: string, columns: readonly CopyColumn[], rows: RowSource): Promise<number>;
+  /**
+   * copyRows for rows encoded already, by BinaryCopyWriter (unframed) for the same columns:
+   * chunks of whole tuples, as a worker thread hands them over. The adapters that have
+   * copyRows have it.
+   */
+  copyTuples?(table: string, columns: readonly CopyColumn[], tuples: TupleSource): Promise<number>;
 }
 
 /** Rows for copyRows, values in column order; may be produced lazily. */
 export type RowSource = Iterable<readonly unknown[]> | AsyncIterable<readonly unknown[]>;
+
+/** Chunks of encoded tuples for copyTuples, each holding whole tuples. */
+export type TupleSource = Iterable<Uint8Array> | AsyncIterable<Uint8Array>;
 
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';

@@ -15,6 +15,8 @@ import type { PayloadStore } from '../payloads/payload-store.js';
 import { createFsPayloadStore } from '../payloads/fs-payload-store.js';
 import type { DeriveSpans, IngestDeps } from '../ingest/ingest.js';
 import { createDeriveSpans } from '../ingest/derive.js';
+import { createChunkedDerive } from '../ingest/derive-thread.js';
+import type { SpanRecord } from '../spans/span-record.js';
 import { ConfigError } from '../config.js';
 import { loadPricingFile, type PricingTable } from '../pricing/pricing-table.js';
 
@@ -33,7 +35,14 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
   return config.databaseUrl ? createPgDatabase(config.databaseUrl) : createPgliteDatabase(path.join(config.dataDir, 'pglite'));
 }
 
-export async function openStore(config: Config, logger: Logger, options: { db?: Database; payloads?: PayloadStore } = {}): Promise<Store> {
+export interface OpenStoreOptions {
+  db?: Database;
+  payloads?: PayloadStore;
+  /** false: ingest derives on the main thread even where it could use a worker (tests of both ways) */
+  deriveWorker?: boolean;
+}
+
+export async function openStore(config: Config, logger: Logger, options: OpenStoreOptions = {}): Promise<Store> {
   const pricing = config.pricingFile ? await loadPricing(config.pricingFile) : null;
   const db = options.db ?? (await openDatabase(config));
   try {
@@ -44,20 +53,26 @@ export async function openStore(config: Config, logger: Logger, options: { db?: 
     throw error;
   }
   const payloads = options.payloads ?? createFsPayloadStore({ dir: path.join(config.dataDir, 'payloads') });
-  const derive = createDeriveSpans({
-    payloads,
-    onDialectError: (span, error, layout) => logger.warn(
-      { traceId: span.traceId, spanId: span.spanId, layout, err: error },
-      'could not read this span as a step; it is stored with no step (tapedeck reindex re-derives it after a normalizer fix)',
-    ),
-  }, { payloadThresholdBytes: config.payloadThresholdBytes });
+  const onDialectError = (span: SpanRecord, error: unknown, layout: string): void => logger.warn(
+    { traceId: span.traceId, spanId: span.spanId, layout, err: error },
+    'could not read this span as a step; it is stored with no step (tapedeck reindex re-derives it after a normalizer fix)',
+  );
+  const derive = createDeriveSpans({ payloads, onDialectError }, { payloadThresholdBytes: config.payloadThresholdBytes });
+  // Where the database takes COPY (a PostgreSQL server), ingest derives on a worker thread,
+  // started with the first request (commands that ingest nothing never start it).
+  const chunked = config.derive && db.kind === 'postgres'
+    ? createChunkedDerive({ payloadThresholdBytes: config.payloadThresholdBytes, onDialectError, worker: options.deriveWorker })
+    : null;
   return {
     db,
     payloads,
     derive,
-    ingest: { db, derive: config.derive ? derive : null },
+    ingest: { db, derive: config.derive ? derive : null, chunked },
     pricing,
-    close: () => db.close(),
+    async close() {
+      await chunked?.close();
+      await db.close();
+    },
   };
 }
 

@@ -5,7 +5,7 @@
 import pg from 'pg';
 import { type Database, type Queryable, DatabaseUnavailableError, isConnectionError, isTransientSqlState } from './database.js';
 import { redact } from '../config.js';
-import { copyRowsWith } from './pg-copy.js';
+import { copyRowsWith, copyTuplesWith } from './pg-copy.js';
 
 const INT8_OID = 20;
 const BYTEA_OID = 17;
@@ -81,6 +81,13 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
         async copyRows(table, columns, rows) {
           try {
             return await copyRowsWith(client, table, columns, rows);
+          } catch (error) {
+            throw translate(error);
+          }
+        },
+        async copyTuples(table, columns, tuples) {
+          try {
+            return await copyTuplesWith(client, table, columns, tuples);
           } catch (error) {
             throw translate(error);
           }

@@ -19,6 +19,8 @@ export interface Column {
 
 const copyTypeOfCast: Record<string, CopyType> = {
   bytea: 'bytea', bigint: 'int8', integer: 'int4', 'double precision': 'float8', jsonb: 'jsonb',
+  // json's binary form is its text
+  json: 'text',
 };
 
 /** The same columns for copyRows; the casts name the columns' own types, as binary COPY needs. */

@@ -17,7 +17,7 @@ export interface StoredStep {
   normalizerVersion: number;
   /** recall's words for the step (src/recall/tokenize.ts indexWords); absent: not searchable */
   words?: Int32Array;
-  /** draft.request / draft.response as JSON text, when derive has it already (any JSON text of the value) */
+  /** draft.request / draft.response as canonical JSON text, when derive has it already (the text stored) */
   requestJson?: string | null;
   responseJson?: string | null;
 }
@@ -32,8 +32,9 @@ export const stepColumns: readonly Column[] = [
   { name: 'tool' },
   { name: 'tool_call_id' },
   { name: 'status' },
-  { name: 'request', cast: 'jsonb' },
-  { name: 'response', cast: 'jsonb' },
+  // json, not jsonb: the canonical JSON text as it is (0007_steps_request_as_json.sql)
+  { name: 'request', cast: 'json' },
+  { name: 'response', cast: 'json' },
   { name: 'request_digest' },
   { name: 'response_digest' },
   { name: 'fingerprint' },

@@ -1,0 +1,111 @@
+/**
+ * @module ingest/derive-chunk
+ * Deriving the steps of an ingest transaction chunk by chunk, without the database or the
+ * payload store, so it can run on a worker thread (derive-worker.ts): normalize each span,
+ * compute the stored step (digests, fingerprint, recall's words; derive.ts inlineStep), and
+ * encode the steps of new spans as binary COPY tuples for tapedeck_store.steps. Recall's words
+ * of a transaction's new steps are gathered by trace over all its chunks (recall/trace-words.ts)
+ * and encoded as tuples for tapedeck_store.trace_words with its last chunk.
+ *
+ * Run facts are not sent back: the caller reads them from the attributes (run-identity.ts).
+ * What it leaves to its caller: spans with a value over the payload threshold (`local`: they
+ * need the payload store, see derive.ts offloadedStep), and the steps of spans stored before
+ * (`restated`: upserted, not copied).
+ */
+import type { LogRecord, SpanRecord } from '../spans/span-record.js';
+import { BinaryCopyWriter } from '../store/copy-binary.js';
+import { TraceWords, traceWordCopyColumns } from '../recall/trace-words.js';
+import { stepColumns, stepToRow } from '../tapes/step-rows.js';
+import { copyColumnsOf } from '../tapes/bulk-insert.js';
+import { inlineStep, normalizeFacts } from './derive.js';
+import type { DerivedSpan } from './ingest.js';
+
+export const stepCopyColumns = copyColumnsOf(stepColumns);
+
+export interface DeriveChunkRequest {
+  /** the transaction's job; its chunks arrive in order */
+  job: number;
+  tenant: string;
+  spans: SpanRecord[];
+  /** per span: not stored yet (its step is copied; else upserted by the caller) */
+  isNew: boolean[];
+  /** per span: its correlated log records (null: none) */
+  logs: (LogRecord[] | null)[];
+  /** the job's last chunk: its words come back with it */
+  last: boolean;
+}
+
+export interface DeriveChunkResult {
+  job: number;
+  /** binary COPY tuples (unframed) of the new spans' steps, for tapedeck_store.steps */
+  steps: Uint8Array;
+  /** the steps of spans stored before, to upsert */
+  restated: DerivedSpan[];
+  /** indexes (in this chunk) of spans with a value over the payload threshold */
+  local: number[];
+  /** dialects that threw (each span then has no step), for the caller to report */
+  dialectErrors: { index: number; layout: string; error: Error }[];
+  /** on the last chunk: binary COPY tuples of the job's new steps' words, for tapedeck_store.trace_words */
+  words: Uint8Array | null;
+}
+
+/** Derives the chunks of many jobs, keeping each job's words until its last chunk. */
+export class ChunkDeriver {
+  private readonly words = new Map<number, TraceWords>();
+
+  constructor(private readonly thresholdBytes: number) {}
+
+  derive(req: DeriveChunkRequest): DeriveChunkResult {
+    let words = this.words.get(req.job);
+    if (!words) this.words.set(req.job, (words = new TraceWords()));
+    const steps = new BinaryCopyWriter(stepCopyColumns, { framed: false });
+    const restated: DerivedSpan[] = [];
+    const local: number[] = [];
+    const dialectErrors: DeriveChunkResult['dialectErrors'] = [];
+    req.spans.forEach((span, index) => {
+      const f = normalizeFacts(span, req.logs[index] ?? [], (error, layout) => dialectErrors.push({ index, layout, error: asError(error) }));
+      if (!f.step) return;
+      const step = inlineStep(span, f.step, this.thresholdBytes);
+      if (!step) local.push(index);
+      else if (!req.isNew[index]) restated.push({ ownRun: f.ownRun, ownParentRun: f.parentRun, step });
+      else {
+        words.add(step);
+        steps.row(stepToRow(req.tenant, step));
+      }
+    });
+    let wordTuples: Uint8Array | null = null;
+    if (req.last) {
+      this.words.delete(req.job);
+      const writer = new BinaryCopyWriter(traceWordCopyColumns, { framed: false });
+      for (const row of words.rows(req.tenant)) writer.row(row);
+      wordTuples = own(writer.take());
+    }
+    return { job: req.job, steps: own(steps.take()), restated, local, dialectErrors, words: wordTuples };
+  }
+
+  /** Forgets a job that will send no more chunks (its transaction failed). */
+  cancel(job: number): void {
+    this.words.delete(job);
+  }
+}
+
+/**
+ * The chunks as one Uint8Array over an ArrayBuffer of its own, so it can be transferred to
+ * another thread without copying (a Buffer may share its ArrayBuffer with others).
+ */
+function own(chunks: readonly Uint8Array[]): Uint8Array {
+  let size = 0;
+  for (const c of chunks) size += c.length;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
+}
+
+/** What a dialect threw, as an Error: a structured clone takes an Error, not any value. */
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

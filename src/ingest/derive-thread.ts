@@ -1,0 +1,191 @@
+/**
+ * @module ingest/derive-thread
+ * Where ingest derives the steps it copies (derive-chunk.ts): on a worker thread when the
+ * built worker script is there (derive-worker.js), else on this thread.
+ *
+ * Why a thread: a receiver's main thread decodes requests, encodes span rows and speaks to
+ * PostgreSQL; deriving (normalizing, canonical JSON and digests, recall's words, encoding the
+ * step rows) is more CPU than all that, and on the main thread it kept PostgreSQL's backends
+ * waiting. On the worker it runs beside them: the main thread only clones the spans over and
+ * passes the encoded tuples it gets back (transferred, not copied) on to COPY.
+ *
+ * A transaction's spans go over in chunks of CHUNK_SPANS, at most IN_FLIGHT chunks ahead of
+ * what its COPY has taken, so a large request is never cloned whole at once. One worker
+ * serves every transaction; its answers come back in the order the chunks were sent. If the
+ * worker dies, the transactions waiting on it fail (their senders retry) and the next one
+ * starts a new worker.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { packageRoot } from '../package-root.js';
+import type { LogRecord, SpanRecord } from '../spans/span-record.js';
+import { ChunkDeriver, type DeriveChunkRequest, type DeriveChunkResult } from './derive-chunk.js';
+import type { DeriveWorkerMessage } from './derive-worker.js';
+
+/** Spans per chunk sent to the worker. */
+export const CHUNK_SPANS = 64;
+/** Chunks of one transaction sent ahead of the one its COPY is taking. */
+const IN_FLIGHT = 2;
+
+export interface DerivedChunk extends DeriveChunkResult {
+  /** the chunk's spans (local and dialect errors index them) */
+  spans: readonly SpanRecord[];
+}
+
+export interface ChunkedDerive {
+  /** where the work runs, for the start banner and logs */
+  readonly where: 'worker thread' | 'main thread';
+  /**
+   * Derives a transaction's spans, chunk by chunk, in order. Stopping the iteration early
+   * (the COPY failed) cancels the rest.
+   */
+  chunks(tenant: string, spans: readonly SpanRecord[], isNew: (s: SpanRecord) => boolean, logsOf: (s: SpanRecord) => LogRecord[]): AsyncGenerator<DerivedChunk>;
+  close(): Promise<void>;
+}
+
+export interface ChunkedDeriveSettings {
+  payloadThresholdBytes: number;
+  /** told when a dialect throws on a span, which is then stored with no step */
+  onDialectError?: (span: SpanRecord, error: unknown, layout: string) => void;
+  /** false: derive on this thread (tests of both ways) */
+  worker?: boolean;
+}
+
+interface Runner {
+  submit(req: DeriveChunkRequest): Promise<DeriveChunkResult>;
+  cancel(job: number): void;
+  close(): Promise<void>;
+}
+
+export function createChunkedDerive(settings: ChunkedDeriveSettings): ChunkedDerive {
+  const script = settings.worker === false ? null : workerScript();
+  const runner: Runner = script ? new WorkerRunner(script, settings.payloadThresholdBytes) : inProcess(settings.payloadThresholdBytes);
+  let nextJob = 1;
+  return {
+    where: script ? 'worker thread' : 'main thread',
+    async *chunks(tenant, spans, isNew, logsOf) {
+      const job = nextJob++;
+      const count = Math.ceil(spans.length / CHUNK_SPANS);
+      const partOf = (k: number) => spans.slice(k * CHUNK_SPANS, (k + 1) * CHUNK_SPANS);
+      const pending: Promise<DeriveChunkResult>[] = [];
+      const send = (k: number): void => {
+        const part = partOf(k);
+        const answer = runner.submit({
+          job, tenant, spans: part, isNew: part.map(isNew), logs: part.map((s) => nonEmpty(logsOf(s))), last: k === count - 1,
+        });
+        answer.catch(() => {}); // awaited in turn below; a failure before then must not go unhandled
+        pending.push(answer);
+      };
+      let done = 0;
+      try {
+        for (let k = 0; k < Math.min(count, IN_FLIGHT); k++) send(k);
+        while (done < count) {
+          const result = await pending[done];
+          const part = partOf(done);
+          done++;
+          if (pending.length < count) send(pending.length);
+          for (const e of result.dialectErrors) settings.onDialectError?.(part[e.index], e.error, e.layout);
+          yield { ...result, spans: part };
+        }
+      } finally {
+        if (done < count) runner.cancel(job);
+      }
+    },
+    close: () => runner.close(),
+  };
+}
+
+const nonEmpty = (logs: LogRecord[]): LogRecord[] | null => (logs.length > 0 ? logs : null);
+
+function inProcess(thresholdBytes: number): Runner {
+  const deriver = new ChunkDeriver(thresholdBytes);
+  return {
+    submit: async (req) => deriver.derive(req),
+    cancel: (job) => deriver.cancel(job),
+    close: async () => {},
+  };
+}
+
+/**
+ * The built worker script: beside this module when it runs from dist/, else (tests run the
+ * TypeScript sources) in the package's dist/, which `npm test` builds first. null: not built.
+ */
+function workerScript(): string | null {
+  const here = fileURLToPath(import.meta.url);
+  const beside = path.join(path.dirname(here), 'derive-worker.js');
+  if (here.endsWith('.js') && existsSync(beside)) return beside;
+  const built = path.join(packageRoot(), 'dist', 'src', 'ingest', 'derive-worker.js');
+  return existsSync(built) ? built : null;
+}
+
+interface Waiter {
+  resolve(result: DeriveChunkResult): void;
+  reject(error: unknown): void;
+}
+
+type WorkerAnswer = { result: DeriveChunkResult } | { job: number; error: unknown };
+
+class WorkerRunner implements Runner {
+  private worker: Worker | null = null;
+  /** per job, the chunks sent and not answered yet, oldest first */
+  private readonly waiting = new Map<number, Waiter[]>();
+
+  constructor(private readonly script: string, private readonly thresholdBytes: number) {}
+
+  submit(request: DeriveChunkRequest): Promise<DeriveChunkResult> {
+    return new Promise((resolve, reject) => {
+      try {
+        const worker = this.started();
+        const queue = this.waiting.get(request.job) ?? [];
+        this.waiting.set(request.job, queue);
+        queue.push({ resolve, reject });
+        worker.postMessage({ type: 'chunk', request } satisfies DeriveWorkerMessage);
+      } catch (error) {
+        this.waiting.get(request.job)?.pop();
+        reject(error);
+      }
+    });
+  }
+
+  cancel(job: number): void {
+    this.waiting.delete(job);
+    this.worker?.postMessage({ type: 'cancel', job } satisfies DeriveWorkerMessage);
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = null;
+    this.failAll(new Error('tapedeck is shutting down: the derive worker was stopped'));
+    if (worker) await worker.terminate();
+  }
+
+  private started(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(this.script, { workerData: { thresholdBytes: this.thresholdBytes } });
+    // Requests and the database keep the process alive, not an idle worker.
+    worker.unref();
+    worker.on('message', (answer: WorkerAnswer) => {
+      const job = 'result' in answer ? answer.result.job : answer.job;
+      const waiter = this.waiting.get(job)?.shift();
+      if (!waiter) return; // a cancelled job's late answer
+      if ('result' in answer) waiter.resolve(answer.result);
+      else waiter.reject(answer.error);
+    });
+    const lost = (error: Error): void => {
+      if (this.worker !== worker) return;
+      this.worker = null;
+      this.failAll(error);
+    };
+    worker.on('error', (error) => lost(new Error(`the derive worker failed: ${error.message}`, { cause: error })));
+    worker.on('exit', (code) => lost(new Error(`the derive worker exited (code ${code})`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  private failAll(error: Error): void {
+    for (const queue of this.waiting.values()) for (const waiter of queue) waiter.reject(error);
+    this.waiting.clear();
+  }
+}

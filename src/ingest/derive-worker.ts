@@ -1,0 +1,29 @@
+/**
+ * @module ingest/derive-worker
+ * The worker thread's entry (derive-thread.ts starts it): derives the chunks it is sent and
+ * answers each with its result, transferring the encoded tuples rather than copying them.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { ChunkDeriver, type DeriveChunkRequest } from './derive-chunk.js';
+
+export type DeriveWorkerMessage = { type: 'chunk'; request: DeriveChunkRequest } | { type: 'cancel'; job: number };
+
+const port = parentPort;
+if (!port) throw new Error('derive-worker runs as a worker thread (derive-thread.ts starts it)');
+const deriver = new ChunkDeriver((workerData as { thresholdBytes: number }).thresholdBytes);
+
+port.on('message', (message: DeriveWorkerMessage) => {
+  if (message.type === 'cancel') {
+    deriver.cancel(message.job);
+    return;
+  }
+  const { job } = message.request;
+  try {
+    const result = deriver.derive(message.request);
+    const transfer = [result.steps.buffer as ArrayBuffer, ...(result.words ? [result.words.buffer as ArrayBuffer] : [])];
+    port.postMessage({ result }, transfer);
+  } catch (error) {
+    deriver.cancel(job);
+    port.postMessage({ job, error });
+  }
+});

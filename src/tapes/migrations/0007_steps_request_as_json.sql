@@ -1,0 +1,65 @@
+-- Steps keep their request and response as json, the canonical JSON text tapedeck computed
+-- for their digests, instead of jsonb. Ingest hands PostgreSQL that text either way: as jsonb
+-- the server parsed every prompt once more into its binary form (PostgreSQL 15's JSON lexer
+-- copies string content a character at a time: with 64 KB prompts that was about a fifth of
+-- the server's ingest CPU), as json it only checks it. Readers get the same values (json
+-- and jsonb both come back parsed), and the public views still show jsonb: tape_steps casts,
+-- so queries over tapedeck.tape_steps and tapedeck.step_messages read as before. Existing
+-- rows are rewritten once, here.
+DROP VIEW tapedeck.step_messages;
+DROP VIEW tapedeck.tape_steps;
+
+ALTER TABLE tapedeck_store.steps
+  ALTER COLUMN request TYPE json USING request::json,
+  ALTER COLUMN response TYPE json USING response::json;
+-- A new column type takes the default compression again; lz4 where the server has it.
+DO $$
+BEGIN
+  ALTER TABLE tapedeck_store.steps ALTER COLUMN request SET COMPRESSION lz4;
+  ALTER TABLE tapedeck_store.steps ALTER COLUMN response SET COMPRESSION lz4;
+EXCEPTION WHEN others THEN
+  NULL;
+END $$;
+
+-- One row per step (llm, tool, agent) with its run, in stored form (payload references
+-- are not resolved here).
+CREATE VIEW tapedeck.tape_steps AS
+SELECT
+  NULLIF(st.tenant, '')           AS tenant,
+  s.run_id                        AS run,
+  encode(st.trace_id, 'hex')      AS trace_id,
+  encode(st.span_id, 'hex')       AS span_id,
+  encode(s.parent_span_id, 'hex') AS parent_span_id,
+  st.kind, st.name, st.model, st.tool, st.tool_call_id, s.service_name AS service,
+  s.start_ns, s.end_ns - s.start_ns AS duration_ns, st.status,
+  st.request::jsonb AS request, st.response::jsonb AS response, st.request_digest, st.response_digest, st.fingerprint,
+  st.tokens_input, st.tokens_output, st.tokens_cache_read, st.tokens_cache_write, st.tokens_context,
+  st.params, st.layout, st.cost_usd, st.normalizer_version,
+  st.tenant AS tenant_key  -- the tenant as stored ('' for none): filter on it to use the indexes
+FROM tapedeck_store.steps st
+JOIN tapedeck_store.spans s USING (tenant, trace_id, span_id);
+
+-- Each llm step's messages, one row per message: side is 'request' or 'response',
+-- position is the message's place in its list. Offloaded lists appear as one row whose
+-- payload_ref names the payload.
+CREATE VIEW tapedeck.step_messages AS
+SELECT
+  ts.tenant, ts.run, ts.trace_id, ts.span_id, ts.kind, ts.name, ts.model,
+  m.side, m.position - 1 AS position,
+  m.message ->> 'role'          AS role,
+  m.message -> 'content'        AS content,
+  m.message ->> 'tool_call_id'  AS tool_call_id,
+  m.message -> 'tool_calls'     AS tool_calls,
+  m.message ->> 'finish_reason' AS finish_reason,
+  m.message ->> '$payload'      AS payload_ref
+FROM tapedeck.tape_steps ts
+CROSS JOIN LATERAL (
+  SELECT 'request' AS side, r.message, r.position
+  FROM jsonb_array_elements(CASE WHEN jsonb_typeof(ts.request) = 'array' THEN ts.request ELSE '[]'::jsonb END)
+       WITH ORDINALITY AS r(message, position)
+  UNION ALL
+  SELECT 'response', r.message, r.position
+  FROM jsonb_array_elements(CASE WHEN jsonb_typeof(ts.response) = 'array' THEN ts.response ELSE '[]'::jsonb END)
+       WITH ORDINALITY AS r(message, position)
+) m
+WHERE ts.kind = 'llm';
