@@ -76,9 +76,7 @@ export class ChunkDeriver {
     let wordTuples: Uint8Array | null = null;
     if (req.last) {
       this.words.delete(req.job);
-      const writer = new BinaryCopyWriter(traceWordCopyColumns, { framed: false });
-      for (const row of words.rows(req.tenant)) writer.row(row);
-      wordTuples = own(writer.take());
+      wordTuples = encodeTraceWords(req.tenant, words);
     }
     return { job: req.job, steps: own(steps.take()), restated, local, dialectErrors, words: wordTuples };
   }
@@ -87,6 +85,13 @@ export class ChunkDeriver {
   cancel(job: number): void {
     this.words.delete(job);
   }
+}
+
+/** trace_words rows as binary COPY tuples (unframed). */
+function encodeTraceWords(tenant: string, words: TraceWords): Uint8Array {
+  const writer = new BinaryCopyWriter(traceWordCopyColumns, { framed: false });
+  for (const row of words.rows(tenant)) writer.row(row);
+  return own(writer.take());
 }
 
 /**

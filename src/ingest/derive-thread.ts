@@ -14,6 +14,12 @@
  * serves every transaction; its answers come back in the order the chunks were sent. If the
  * worker dies, the transactions waiting on it fail (their senders retry) and the next one
  * starts a new worker.
+ *
+ * A transaction whose spans hold more than WORKER_MAX_BYTES of attribute text is derived on
+ * this thread instead. Cloned, its spans cost as much memory again for as long as the worker
+ * holds them: with two such requests at once (admission.ts), 17 MB requests of 64 KB prompts,
+ * the receiver peaked at 340-366 MiB with the worker and 260-275 without, at about the same
+ * throughput (sending only the steps' texts for their words, the largest part: 372-390 MiB).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -22,12 +28,14 @@ import { Worker } from 'node:worker_threads';
 import { packageRoot } from '../package-root.js';
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import { ChunkDeriver, type DeriveChunkRequest, type DeriveChunkResult } from './derive-chunk.js';
-import type { DeriveWorkerMessage } from './derive-worker.js';
+import type { DeriveWorkerAnswer, DeriveWorkerMessage } from './derive-worker.js';
 
 /** Spans per chunk sent to the worker. */
 export const CHUNK_SPANS = 64;
 /** Chunks of one transaction sent ahead of the one its COPY is taking. */
 const IN_FLIGHT = 2;
+/** Attribute text (UTF-16 units) past which a transaction is derived on this thread. */
+export const WORKER_MAX_BYTES = 4 * 1024 * 1024;
 
 export interface DerivedChunk extends DeriveChunkResult {
   /** the chunk's spans (local and dialect errors index them) */
@@ -35,8 +43,6 @@ export interface DerivedChunk extends DeriveChunkResult {
 }
 
 export interface ChunkedDerive {
-  /** where the work runs, for the start banner and logs */
-  readonly where: 'worker thread' | 'main thread';
   /**
    * Derives a transaction's spans, chunk by chunk, in order. Stopping the iteration early
    * (the COPY failed) cancels the rest.
@@ -61,12 +67,13 @@ interface Runner {
 
 export function createChunkedDerive(settings: ChunkedDeriveSettings): ChunkedDerive {
   const script = settings.worker === false ? null : workerScript();
-  const runner: Runner = script ? new WorkerRunner(script, settings.payloadThresholdBytes) : inProcess(settings.payloadThresholdBytes);
+  const here = inProcess(settings.payloadThresholdBytes);
+  const worker = script ? new WorkerRunner(script, settings.payloadThresholdBytes) : null;
   let nextJob = 1;
   return {
-    where: script ? 'worker thread' : 'main thread',
     async *chunks(tenant, spans, isNew, logsOf) {
       const job = nextJob++;
+      const runner: Runner = worker && !holdsMoreThan(spans, WORKER_MAX_BYTES) ? worker : here;
       const count = Math.ceil(spans.length / CHUNK_SPANS);
       const partOf = (k: number) => spans.slice(k * CHUNK_SPANS, (k + 1) * CHUNK_SPANS);
       const pending: Promise<DeriveChunkResult>[] = [];
@@ -93,7 +100,9 @@ export function createChunkedDerive(settings: ChunkedDeriveSettings): ChunkedDer
         if (done < count) runner.cancel(job);
       }
     },
-    close: () => runner.close(),
+    close: async () => {
+      await worker?.close();
+    },
   };
 }
 
@@ -120,17 +129,15 @@ function workerScript(): string | null {
   return existsSync(built) ? built : null;
 }
 
-interface Waiter {
-  resolve(result: DeriveChunkResult): void;
+interface Waiter<T> {
+  resolve(result: T): void;
   reject(error: unknown): void;
 }
-
-type WorkerAnswer = { result: DeriveChunkResult } | { job: number; error: unknown };
 
 class WorkerRunner implements Runner {
   private worker: Worker | null = null;
   /** per job, the chunks sent and not answered yet, oldest first */
-  private readonly waiting = new Map<number, Waiter[]>();
+  private readonly waiting = new Map<number, Waiter<DeriveChunkResult>[]>();
 
   constructor(private readonly script: string, private readonly thresholdBytes: number) {}
 
@@ -166,13 +173,7 @@ class WorkerRunner implements Runner {
     const worker = new Worker(this.script, { workerData: { thresholdBytes: this.thresholdBytes } });
     // Requests and the database keep the process alive, not an idle worker.
     worker.unref();
-    worker.on('message', (answer: WorkerAnswer) => {
-      const job = 'result' in answer ? answer.result.job : answer.job;
-      const waiter = this.waiting.get(job)?.shift();
-      if (!waiter) return; // a cancelled job's late answer
-      if ('result' in answer) waiter.resolve(answer.result);
-      else waiter.reject(answer.error);
-    });
+    worker.on('message', (answer: DeriveWorkerAnswer) => this.answered(answer));
     const lost = (error: Error): void => {
       if (this.worker !== worker) return;
       this.worker = null;
@@ -184,8 +185,36 @@ class WorkerRunner implements Runner {
     return worker;
   }
 
+  private answered(answer: DeriveWorkerAnswer): void {
+    const job = 'result' in answer ? answer.result.job : answer.job;
+    const waiter = this.waiting.get(job)?.shift();
+    if (!waiter) return; // a cancelled job's late answer
+    if ('result' in answer) waiter.resolve(answer.result);
+    else waiter.reject(answer.error);
+  }
+
   private failAll(error: Error): void {
     for (const queue of this.waiting.values()) for (const waiter of queue) waiter.reject(error);
     this.waiting.clear();
   }
+}
+
+/** Whether the spans' attribute strings add up to more than `limit` UTF-16 units. */
+function holdsMoreThan(spans: readonly SpanRecord[], limit: number): boolean {
+  let total = 0;
+  for (const span of spans) {
+    const attributes = span.attributes;
+    for (const key in attributes) {
+      const value = attributes[key];
+      if (typeof value === 'string') total += value.length;
+    }
+    for (const event of span.events) {
+      for (const key in event.attributes) {
+        const value = event.attributes[key];
+        if (typeof value === 'string') total += value.length;
+      }
+    }
+    if (total > limit) return true;
+  }
+  return false;
 }

@@ -4,13 +4,17 @@
  * answers each with its result, transferring the encoded tuples rather than copying them.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { ChunkDeriver, type DeriveChunkRequest } from './derive-chunk.js';
+import { ChunkDeriver, type DeriveChunkRequest, type DeriveChunkResult } from './derive-chunk.js';
 
 export type DeriveWorkerMessage = { type: 'chunk'; request: DeriveChunkRequest } | { type: 'cancel'; job: number };
+
+export type DeriveWorkerAnswer = { result: DeriveChunkResult } | { job: number; error: unknown };
 
 const port = parentPort;
 if (!port) throw new Error('derive-worker runs as a worker thread (derive-thread.ts starts it)');
 const deriver = new ChunkDeriver((workerData as { thresholdBytes: number }).thresholdBytes);
+
+const answer = (message: DeriveWorkerAnswer, transfer: ArrayBuffer[] = []): void => port.postMessage(message, transfer);
 
 port.on('message', (message: DeriveWorkerMessage) => {
   if (message.type === 'cancel') {
@@ -21,9 +25,9 @@ port.on('message', (message: DeriveWorkerMessage) => {
   try {
     const result = deriver.derive(message.request);
     const transfer = [result.steps.buffer as ArrayBuffer, ...(result.words ? [result.words.buffer as ArrayBuffer] : [])];
-    port.postMessage({ result }, transfer);
+    answer({ result }, transfer);
   } catch (error) {
     deriver.cancel(job);
-    port.postMessage({ job, error });
+    answer({ job, error });
   }
 });

@@ -40,7 +40,7 @@
  */
 
 import { ASCII_WORD_LOWER, scanTokens } from './scan.js';
-import { fmix32, HI_OFFSET, HI_PRIME, LO_OFFSET, LO_PRIME, WordTable } from './word-hash.js';
+import { HI_OFFSET, HI_PRIME, LO_OFFSET, LO_PRIME, WordTable } from './word-hash.js';
 
 export interface Token {
   text: string;
@@ -91,7 +91,7 @@ export function tokenize(text: string): Token[] {
 export function indexWords(texts: Iterable<string>, maxWords = MAX_STEP_WORDS): Int32Array {
   // The table is reused from call to call; a call made while one runs (texts a generator that
   // indexes) makes its own.
-  const words = spareWords ?? new WordTable();
+  const words = spareWords ?? new WordTable(true);
   spareWords = undefined;
   try {
     for (const text of texts) {
@@ -128,7 +128,7 @@ function addAscii(words: WordTable, n: number, b: Uint8Array, maxWords: number):
       hi = Math.imul(hi ^ c, HI_PRIME);
       lo = Math.imul(lo ^ c, LO_PRIME);
     }
-    if (end - start <= MAX_TOKEN_CHARS && words.add(fmix32(hi), fmix32(lo)) < 0 && words.size >= maxWords) return false;
+    if (end - start <= MAX_TOKEN_CHARS && words.add(hi, lo) < 0 && words.size >= maxWords) return false;
     start = end + 1; // b[end] ended the word: no word starts there
   }
   return true;
@@ -184,7 +184,7 @@ function asciiBytes(text: string): Uint8Array | null {
   return read === text.length && written === text.length ? into : null;
 }
 
-let spareWords: WordTable | undefined = new WordTable();
+let spareWords: WordTable | undefined = new WordTable(true);
 
 /** One term of a query: a word, or a run of joined characters of a segmented script. */
 export type Term =

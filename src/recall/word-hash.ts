@@ -31,7 +31,7 @@ export function fmix32(h: number): number {
 /** The lanes hashUnits computed last: a scratch pair, so hashing a word allocates nothing. */
 const lastLanes = new Int32Array(2);
 
-/** Hashes the units s[start, end) into lastLanes. */
+/** The two FNV lanes of the units s[start, end) into lastLanes, before fmix32. */
 function hashUnits(s: string, start: number, end: number): void {
   let hi = HI_OFFSET;
   let lo = LO_OFFSET;
@@ -40,14 +40,14 @@ function hashUnits(s: string, start: number, end: number): void {
     hi = Math.imul(hi ^ u, HI_PRIME);
     lo = Math.imul(lo ^ u, LO_PRIME);
   }
-  lastLanes[0] = fmix32(hi);
-  lastLanes[1] = fmix32(lo);
+  lastLanes[0] = hi;
+  lastLanes[1] = lo;
 }
 
 /** The two lanes of a lexeme's hash (its units s[start, end)). */
 export function wordHash(s: string, start = 0, end = s.length): [hi: number, lo: number] {
   hashUnits(s, start, end);
-  return [lastLanes[0], lastLanes[1]];
+  return [fmix32(lastLanes[0]), fmix32(lastLanes[1])];
 }
 
 /** A hash as PostgreSQL's bigint, in decimal (query parameters, the INSERT path). */
@@ -63,29 +63,40 @@ export function wordIds(lanes: Int32Array): string[] {
 }
 
 const INITIAL_SLOTS = 256;
+const INITIAL_SHIFT = 32 - 8;
 
 /**
  * Distinct word hashes, each numbered in the order first added. Open addressing on typed
  * arrays, at most half full, so adding a word allocates nothing: a Map would need a key
  * object or string per word. `lanes` holds the words in order (hi, lo, hi, lo, ...).
+ *
+ * A table made with `unmixed` takes the lanes before fmix32 (the tokenizer's) and applies it
+ * once per distinct word when handing them over, instead of twice per word read: fmix32 is
+ * a bijection, so the raw lanes are as distinct as the finished ones. Slots are chosen by
+ * the high bits of a multiplicative hash (Fibonacci hashing), which spreads raw FNV lanes as
+ * well as finished ones.
  */
 export class WordTable {
   /** per slot: hi, lo, and the word's number + 1 (0: free) */
   private slots = new Int32Array(INITIAL_SLOTS * 3);
   private mask = INITIAL_SLOTS - 1;
+  private shift = INITIAL_SHIFT;
   private lanesOf = new Int32Array(INITIAL_SLOTS);
   size = 0;
+
+  constructor(private readonly unmixed = false) {}
 
   /** The word's number if it is there, else ~ the number it now has. */
   add(hi: number, lo: number): number {
     const slots = this.slots;
-    let slot = hi & this.mask;
+    const mask = this.mask;
+    let slot = Math.imul(hi ^ lo, 0x9e3779b1) >>> this.shift;
     for (;;) {
       const at = slot * 3;
       const n = slots[at + 2];
       if (n === 0) break;
       if (slots[at] === hi && slots[at + 1] === lo) return n - 1;
-      slot = (slot + 1) & this.mask;
+      slot = (slot + 1) & mask;
     }
     const number = this.size++;
     slots[slot * 3] = hi;
@@ -98,26 +109,29 @@ export class WordTable {
     }
     this.lanesOf[number * 2] = hi;
     this.lanesOf[number * 2 + 1] = lo;
-    if (this.size * 2 > this.mask) this.grow();
+    if (this.size * 2 > mask) this.grow();
     return ~number;
   }
 
-  /** add() for the lexeme whose units are s[start, end), hashed without allocating. */
+  /** add() for the lexeme whose units are s[start, end), hashed without allocating (an unmixed table). */
   addUnits(s: string, start: number, end: number): number {
     hashUnits(s, start, end);
     return this.add(lastLanes[0], lastLanes[1]);
   }
 
-  /** The first `count` words (all by default), in order: a copy the table no longer touches. */
+  /** The first `count` words (all by default), in order, finished: a copy the table no longer touches. */
   lanes(count = this.size): Int32Array {
-    return this.lanesOf.slice(0, Math.min(count, this.size) * 2);
+    const out = this.lanesOf.slice(0, Math.min(count, this.size) * 2);
+    if (this.unmixed) for (let i = 0; i < out.length; i++) out[i] = fmix32(out[i]);
+    return out;
   }
 
   /** Empties the table; a large one is dropped rather than kept for the next use. */
   clear(): void {
-    if (this.mask >= 4096) {
+    if (this.slots.length > 4096 * 3) {
       this.slots = new Int32Array(INITIAL_SLOTS * 3);
       this.mask = INITIAL_SLOTS - 1;
+      this.shift = INITIAL_SHIFT;
       this.lanesOf = new Int32Array(INITIAL_SLOTS);
     } else if (this.size > 0) this.slots.fill(0);
     this.size = 0;
@@ -127,9 +141,10 @@ export class WordTable {
     const old = this.slots;
     const slots = new Int32Array(old.length * 2);
     const mask = this.mask * 2 + 1;
+    const shift = this.shift - 1;
     for (let at = 0; at < old.length; at += 3) {
       if (old[at + 2] === 0) continue;
-      let slot = old[at] & mask;
+      let slot = Math.imul(old[at] ^ old[at + 1], 0x9e3779b1) >>> shift;
       while (slots[slot * 3 + 2] !== 0) slot = (slot + 1) & mask;
       slots[slot * 3] = old[at];
       slots[slot * 3 + 1] = old[at + 1];
@@ -137,5 +152,6 @@ export class WordTable {
     }
     this.slots = slots;
     this.mask = mask;
+    this.shift = shift;
   }
 }
