@@ -39,6 +39,7 @@
  * (test/unit/recall/tokenize-reference.ts) and hold it to.
  */
 
+import { Added, ASCII_WORDS_MAX, createAsciiWords, type AsciiWords } from './ascii-words.js';
 import { ASCII_WORD_LOWER, scanTokens } from './scan.js';
 import { HI_OFFSET, HI_PRIME, LO_OFFSET, LO_PRIME, WordTable } from './word-hash.js';
 
@@ -89,19 +90,33 @@ export function tokenize(text: string): Token[] {
  * (past the cap, later words of the step are not findable).
  */
 export function indexWords(texts: Iterable<string>, maxWords = MAX_STEP_WORDS): Int32Array {
-  // The table is reused from call to call; a call made while one runs (texts a generator that
-  // indexes) makes its own.
+  // The tables are reused from call to call; a call made while one runs (texts a generator
+  // that indexes) makes its own, in JavaScript.
   const words = spareWords ?? new WordTable(true);
   spareWords = undefined;
+  // While the texts are ASCII, their words go to the WebAssembly table (ascii-words.ts).
+  let ascii = maxWords <= ASCII_WORDS_MAX ? spareAscii : null;
+  spareAscii = null;
+  ascii?.reset();
   try {
     for (const text of texts) {
+      if (ascii) {
+        const added = ascii.add(text, maxWords);
+        if (added === Added.Full) break;
+        if (added === Added.Done) continue;
+        // Not ASCII: the JavaScript table takes the step from here, with the words so far.
+        ascii.moveTo(words);
+        spareAscii = ascii;
+        ascii = null;
+      }
       const bytes = asciiBytes(text);
       if (!(bytes !== null ? addAscii(words, text.length, bytes, maxWords) : addText(words, normalizeText(text), maxWords))) break;
     }
-    return words.lanes(maxWords);
+    return ascii ? ascii.lanes(maxWords) : words.lanes(maxWords);
   } finally {
     words.clear();
     spareWords = words;
+    if (ascii) spareAscii = ascii;
   }
 }
 
@@ -185,6 +200,7 @@ function asciiBytes(text: string): Uint8Array | null {
 }
 
 let spareWords: WordTable | undefined = new WordTable(true);
+let spareAscii: AsciiWords | null = createAsciiWords();
 
 /** One term of a query: a word, or a run of joined characters of a segmented script. */
 export type Term =

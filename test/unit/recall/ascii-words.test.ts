@@ -1,0 +1,45 @@
+/**
+ * The WebAssembly word table (src/recall/ascii-words.wat) that indexWords uses while a step's
+ * texts are ASCII. tokenize-fast-path.test.ts holds indexWords to the plain implementation
+ * over every kind of text (and so this table too); here: the committed module is the .wat's,
+ * the cap where its order list is full, and the hand-over to the JavaScript table.
+ */
+import { describe, expect, it } from 'vitest';
+import { compileAsciiWords } from '../../../scripts/build-wasm.mjs';
+import { Added, ASCII_WORDS_MAX, createAsciiWords } from '../../../src/recall/ascii-words.js';
+import { ASCII_WORDS_WASM } from '../../../src/recall/ascii-words-wasm.js';
+import { indexWords, MAX_STEP_WORDS } from '../../../src/recall/tokenize.js';
+import { WordTable } from '../../../src/recall/word-hash.js';
+import { hashLexemes, indexLexemesReference } from './tokenize-reference.js';
+
+describe('the WebAssembly word table', () => {
+  it('is the one ascii-words.wat compiles to (npm run build:wasm after changing it)', async () => {
+    expect(ASCII_WORDS_WASM).toBe((await compileAsciiWords()).toString('base64'));
+  });
+
+  it('keeps the first MAX_STEP_WORDS words of a step with more, as the plain implementation does', () => {
+    expect(ASCII_WORDS_MAX).toBe(MAX_STEP_WORDS);
+    const many = Array.from({ length: MAX_STEP_WORDS + 5000 }, (_, i) => `w${i.toString(36)}`);
+    const texts = [many.slice(0, 40_000).join(' '), many.slice(40_000).join(', ')];
+    for (const maxWords of [MAX_STEP_WORDS - 1, MAX_STEP_WORDS]) {
+      expect(indexWords(texts, maxWords)).toEqual(hashLexemes(indexLexemesReference(texts, maxWords)));
+    }
+    // and the table is as good as new for the next step
+    expect(indexWords(['Fresh start fresh'])).toEqual(hashLexemes(['fresh', 'start']));
+  });
+
+  it('adds nothing of a text that is not ASCII, and hands its words over in order', () => {
+    const ascii = createAsciiWords()!;
+    expect(ascii).not.toBeNull();
+    ascii.reset();
+    expect(ascii.add('One two three two', 10)).toBe(Added.Done);
+    expect(ascii.add('four café', 10)).toBe(Added.NotAscii);
+    expect(ascii.size).toBe(3);
+    const words = new WordTable(true);
+    ascii.moveTo(words);
+    expect(words.lanes()).toEqual(hashLexemes(['one', 'two', 'three']));
+    expect(ascii.lanes(2)).toEqual(hashLexemes(['one', 'two']));
+    expect(ascii.add('five six seven', 4)).toBe(Added.Full);
+    expect(ascii.lanes(10)).toEqual(hashLexemes(['one', 'two', 'three', 'five']));
+  });
+});
