@@ -39,6 +39,8 @@ export interface StartOptions {
   /** an open database; it is migrated, and closed with the server */
   db?: Database;
   payloads?: PayloadStore;
+  /** false: ingest derives on the main thread only (tests of both ways) */
+  deriveWorker?: boolean;
 }
 
 export async function startTapedeck(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningTapedeck> {

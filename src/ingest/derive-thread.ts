@@ -12,8 +12,8 @@
  * A transaction's spans go over in chunks of CHUNK_SPANS, at most IN_FLIGHT chunks ahead of
  * what its COPY has taken, so a large request is never cloned whole at once. One worker
  * serves every transaction; its answers come back in the order the chunks were sent. If the
- * worker dies, the transactions waiting on it fail (their senders retry) and the next one
- * starts a new worker.
+ * worker dies, the transactions waiting on it fail as unavailable (503 / UNAVAILABLE: their
+ * senders retry) and the next one starts a new worker.
  *
  * A transaction whose spans hold more than WORKER_MAX_BYTES of attribute text is derived on
  * this thread instead. Cloned, its spans cost as much memory again for as long as the worker
@@ -25,6 +25,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { IngestError } from '../errors.js';
 import { packageRoot } from '../package-root.js';
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import { ChunkDeriver, type DeriveChunkRequest, type DeriveChunkResult } from './derive-chunk.js';
@@ -57,6 +58,8 @@ export interface ChunkedDeriveSettings {
   onDialectError?: (span: SpanRecord, error: unknown, layout: string) => void;
   /** false: derive on this thread (tests of both ways) */
   worker?: boolean;
+  /** the worker's script, where not the built derive-worker.js (tests) */
+  workerScript?: string;
 }
 
 interface Runner {
@@ -66,7 +69,7 @@ interface Runner {
 }
 
 export function createChunkedDerive(settings: ChunkedDeriveSettings): ChunkedDerive {
-  const script = settings.worker === false ? null : workerScript();
+  const script = settings.worker === false ? null : settings.workerScript ?? workerScript();
   const here = inProcess(settings.payloadThresholdBytes);
   const worker = script ? new WorkerRunner(script, settings.payloadThresholdBytes) : null;
   let nextJob = 1;
@@ -164,7 +167,7 @@ class WorkerRunner implements Runner {
   async close(): Promise<void> {
     const worker = this.worker;
     this.worker = null;
-    this.failAll(new Error('tapedeck is shutting down: the derive worker was stopped'));
+    this.failAll(unavailable('tapedeck is shutting down'));
     if (worker) await worker.terminate();
   }
 
@@ -179,8 +182,8 @@ class WorkerRunner implements Runner {
       this.worker = null;
       this.failAll(error);
     };
-    worker.on('error', (error) => lost(new Error(`the derive worker failed: ${error.message}`, { cause: error })));
-    worker.on('exit', (code) => lost(new Error(`the derive worker exited (code ${code})`)));
+    worker.on('error', (error) => lost(unavailable(`the derive worker failed (${error.message})`, error)));
+    worker.on('exit', (code) => lost(unavailable(`the derive worker exited (code ${code})`)));
     this.worker = worker;
     return worker;
   }
@@ -197,6 +200,14 @@ class WorkerRunner implements Runner {
     for (const queue of this.waiting.values()) for (const waiter of queue) waiter.reject(error);
     this.waiting.clear();
   }
+}
+
+/**
+ * A request whose derivation the worker did not finish: nothing of it was stored (its
+ * transaction rolls back), and a retry, on a new worker, can succeed.
+ */
+function unavailable(why: string, cause?: unknown): IngestError {
+  return new IngestError('unavailable', `${why}; nothing from this request was stored, retry later`, { cause, retryAfterSeconds: 1 });
 }
 
 /** Whether the spans' attribute strings add up to more than `limit` UTF-16 units. */

@@ -44,6 +44,8 @@ export interface TestTapedeckOptions {
   wrapDb?: (db: Database) => Database;
   /** postgres only: settings of tapedeck's pool (a short query timeout, say) */
   pgSettings?: PgDatabaseSettings;
+  /** false: ingest derives on the main thread only (src/ingest/derive-thread.ts) */
+  deriveWorker?: boolean;
 }
 
 /** Starts tapedeck on free loopback ports over a fresh, empty database of this kind. */
@@ -70,7 +72,7 @@ export async function startTestTapedeck(
   const config: Config = { ...defaultConfig, host: '127.0.0.1', httpPort: 0, grpcPort: 0, dataDir, shutdownGraceMs: 5_000, ...overrides };
   let running: RunningTapedeck;
   try {
-    running = await startTapedeck(config, silentLogger(), { db, payloads: createMemoryPayloadStore() });
+    running = await startTapedeck(config, silentLogger(), { db, payloads: createMemoryPayloadStore(), deriveWorker: options.deriveWorker });
   } catch (error) {
     await dropServerDatabase?.().catch(() => {});
     rmSync(dataDir, { recursive: true, force: true });

@@ -1,0 +1,71 @@
+/**
+ * The worker side of derive-thread.ts on its own: chunks come back in order and equal to what
+ * the main thread derives; a worker that dies fails the transactions waiting on it as
+ * unavailable (so senders retry), and the next transaction starts a new one.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { IngestError } from '../../../src/errors.js';
+import { CHUNK_SPANS, createChunkedDerive, type ChunkedDerive, type DerivedChunk } from '../../../src/ingest/derive-thread.js';
+import type { SpanRecord } from '../../../src/spans/span-record.js';
+import { span } from '../../helpers/span-builder.js';
+
+const THRESHOLD = 256 * 1024;
+
+function chatSpans(count: number): SpanRecord[] {
+  return Array.from({ length: count }, (_, i) => span({
+    name: 'chat gpt-4o', id: `chat-${i}`,
+    attributes: {
+      'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o',
+      'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: `question number ${i}` }] }]),
+    },
+  }));
+}
+
+async function all(chunked: ChunkedDerive, spans: SpanRecord[]): Promise<DerivedChunk[]> {
+  const out: DerivedChunk[] = [];
+  for await (const chunk of chunked.chunks('', spans, () => true, () => [])) out.push(chunk);
+  return out;
+}
+
+const comparable = (chunks: DerivedChunk[]) => chunks.map((c) => ({ steps: [...c.steps], words: c.words && [...c.words], local: c.local, spans: c.spans.length }));
+
+describe('deriving on the worker thread', () => {
+  it('gives, chunk by chunk and in order, what this thread gives', async () => {
+    const spans = chatSpans(2 * CHUNK_SPANS + 7);
+    const onWorker = createChunkedDerive({ payloadThresholdBytes: THRESHOLD });
+    const here = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, worker: false });
+    try {
+      const [a, b] = await Promise.all([all(onWorker, spans), all(here, spans)]);
+      expect(a.map((c) => c.spans.length)).toEqual([CHUNK_SPANS, CHUNK_SPANS, 7]);
+      expect(a.at(-1)!.words!.length).toBeGreaterThan(0);
+      expect(comparable(a)).toEqual(comparable(b));
+    } finally {
+      await onWorker.close();
+    }
+  });
+
+  it('fails the transactions of a worker that dies as unavailable, then starts a new one', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-worker-'));
+    const dying = path.join(dir, 'dying-worker.mjs');
+    const marker = path.join(dir, 'died-once');
+    // each instance notes its start, then dies on its first message
+    writeFileSync(dying, `import { appendFileSync } from 'node:fs';
+      import { parentPort } from 'node:worker_threads';
+      appendFileSync(${JSON.stringify(marker)}, 'started\\n');
+      parentPort.on('message', () => process.exit(3));`);
+    const chunked = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, workerScript: dying });
+    try {
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const error = await all(chunked, chatSpans(3)).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(IngestError);
+        expect(error).toMatchObject({ kind: 'unavailable', message: expect.stringContaining('the derive worker exited (code 3)') });
+      }
+      expect(readFileSync(marker, 'utf8')).toBe('started\nstarted\n'); // a new worker for the second
+    } finally {
+      await chunked.close();
+    }
+  });
+});
