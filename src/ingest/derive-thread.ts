@@ -10,10 +10,12 @@
  * passes the encoded tuples it gets back (transferred, not copied) on to COPY.
  *
  * A transaction's spans go over in chunks of CHUNK_SPANS, at most IN_FLIGHT chunks ahead of
- * what its COPY has taken, so a large request is never cloned whole at once. One worker
+ * the answers its writer has taken (write-spans.ts keeps a few MiB of those ahead of its
+ * COPY), so a large request is never cloned whole at once. One worker
  * serves every transaction; its answers come back in the order the chunks were sent. If the
- * worker dies, the transactions waiting on it fail as unavailable (503 / UNAVAILABLE: their
- * senders retry) and the next one starts a new worker.
+ * worker dies, the transactions it was deriving fail as unavailable (503 / UNAVAILABLE: their
+ * senders retry), including one with no chunk pending at that moment (its next chunk is
+ * refused), and the next transaction starts a new worker.
  *
  * A transaction whose spans hold more than WORKER_MAX_BYTES of attribute text is derived on
  * this thread instead. Cloned, its spans cost as much memory again for as long as the worker
@@ -141,6 +143,13 @@ class WorkerRunner implements Runner {
   private worker: Worker | null = null;
   /** per job, the chunks sent and not answered yet, oldest first */
   private readonly waiting = new Map<number, Waiter<DeriveChunkResult>[]>();
+  /**
+   * per job with chunks still to send, the worker holding its words so far: a job whose
+   * worker died between two of its chunks must fail, not go on with a new worker that knows
+   * nothing of its first chunks
+   */
+  private readonly workerOf = new Map<number, Worker>();
+  private closed = false;
 
   constructor(private readonly script: string, private readonly thresholdBytes: number) {}
 
@@ -148,6 +157,10 @@ class WorkerRunner implements Runner {
     return new Promise((resolve, reject) => {
       try {
         const worker = this.started();
+        const owner = this.workerOf.get(request.job) ?? worker;
+        if (owner !== worker) throw unavailable('the derive worker stopped during this request');
+        if (request.last) this.workerOf.delete(request.job);
+        else this.workerOf.set(request.job, worker);
         const queue = this.waiting.get(request.job) ?? [];
         this.waiting.set(request.job, queue);
         queue.push({ resolve, reject });
@@ -161,18 +174,21 @@ class WorkerRunner implements Runner {
 
   cancel(job: number): void {
     this.waiting.delete(job);
+    this.workerOf.delete(job);
     this.worker?.postMessage({ type: 'cancel', job } satisfies DeriveWorkerMessage);
   }
 
   async close(): Promise<void> {
     const worker = this.worker;
     this.worker = null;
+    this.closed = true;
     this.failAll(unavailable('tapedeck is shutting down'));
     if (worker) await worker.terminate();
   }
 
   private started(): Worker {
     if (this.worker) return this.worker;
+    if (this.closed) throw unavailable('tapedeck is shutting down');
     const worker = new Worker(this.script, { workerData: { thresholdBytes: this.thresholdBytes } });
     // Requests and the database keep the process alive, not an idle worker.
     worker.unref();
@@ -184,6 +200,11 @@ class WorkerRunner implements Runner {
     };
     worker.on('error', (error) => lost(unavailable(`the derive worker failed (${error.message})`, error)));
     worker.on('exit', (code) => lost(unavailable(`the derive worker exited (code ${code})`)));
+    // An answer that cannot be read would leave its waiter, and the order of the rest, wrong.
+    worker.on('messageerror', (error) => {
+      lost(unavailable('an answer of the derive worker could not be read', error));
+      void worker.terminate();
+    });
     this.worker = worker;
     return worker;
   }

@@ -91,8 +91,9 @@ function storedStep(
  * "The rules"). That is nearly every step: inlineStep canonicalises such values once and
  * keeps the text, which the step writer stores as it is (steps.request and response are json),
  * where otherwise offloading would serialise them and the writer again.
+ *
+ * The canonical JSON of a value that stays inline; undefined when it is over the threshold.
  */
-/** The canonical JSON of a value that stays inline; undefined when it is over the threshold. */
 function inlineJson(value: JsonValue | null, thresholdBytes: number): string | null | undefined {
   if (value === null) return null;
   const text = canonicalJson(value);

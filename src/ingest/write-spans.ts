@@ -3,16 +3,18 @@
  * What ingestSpans does inside its one transaction, for spans already deduplicated:
  * 1. lock the batch's traces (advisory locks, so a span and its log records meet);
  * 2. read the run facts of the traces' stored spans and the log records of the batch's spans;
- * 3. derive each span (normalize, offload, digests) and write the steps and their traces'
- *    words for recall (recall/trace-words.ts; upsertSteps writes both);
- * 4. resolve runs in memory (tapes/run-resolution.ts) and write the new spans with their run,
- *    then update the stored spans whose run changed.
+ * 3. resolve runs in memory (tapes/run-resolution.ts), write the new spans with their run and
+ *    update the stored spans whose run changed;
+ * 4. derive each span (normalize, offload, digests) and write the steps and their traces'
+ *    words for recall (recall/trace-words.ts).
  *
  * Under the locks, the stored spans read in step 2 are exactly the rows an INSERT ... ON
- * CONFLICT would find, so where the adapter has copyRows (PostgreSQL server) new spans and
- * their steps are written with binary COPY, streamed as they are derived and encoded; a
- * redelivered span's step is upserted as before. Without copyRows (PGlite) every write is a
- * multi-row INSERT with the same ON CONFLICT clauses as always.
+ * CONFLICT would find, so where the adapter has copyTuples (PostgreSQL server) new spans and
+ * their steps are written with binary COPY; a redelivered span's step is upserted. There the
+ * steps are derived chunk by chunk (derive-thread.ts: on a worker thread) from the start of
+ * step 3, while the spans are written (a span's run facts come from its attributes alone), and
+ * copied in step 4 as the chunks come. Without copyTuples (PGlite) the spans are derived first,
+ * and every write is a multi-row INSERT with the same ON CONFLICT clauses as always.
  *
  * With derive off (derive null) steps 2-4 shrink to reading which spans are stored: the new
  * ones are written with no run facts, and the database records that `tapedeck reindex` has
@@ -164,6 +166,7 @@ class Derivation {
         this.readyBytes += chunk.steps.length;
         this.wakeReader?.();
         while (this.readyBytes >= READ_AHEAD_BYTES && !this.stopped) await new Promise<void>((resolve) => { this.wakeTaker = resolve; });
+        if (this.stopped) break; // rather than wait for (and ask for) one more chunk
       }
     } catch (error) {
       this.failure = { error };

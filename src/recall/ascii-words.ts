@@ -56,6 +56,11 @@ export class AsciiWords {
     this.wasm.reset();
   }
 
+  /** the module's memory: tables, and room for the longest text it was given */
+  get memoryBytes(): number {
+    return this.bytes.length;
+  }
+
   get size(): number {
     return this.wasm.count.value;
   }

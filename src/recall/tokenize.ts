@@ -40,6 +40,9 @@
  */
 
 import { Added, ASCII_WORDS_MAX, createAsciiWords, type AsciiWords } from './ascii-words.js';
+
+/** A WebAssembly table whose memory grew past this (a text of megabytes) is not reused. */
+const ASCII_WORDS_KEPT_BYTES = 16 * 1024 * 1024;
 import { ASCII_WORD_LOWER, scanTokens } from './scan.js';
 import { HI_OFFSET, HI_PRIME, LO_OFFSET, LO_PRIME, WordTable } from './word-hash.js';
 
@@ -95,8 +98,11 @@ export function indexWords(texts: Iterable<string>, maxWords = MAX_STEP_WORDS): 
   const words = spareWords ?? new WordTable(true);
   spareWords = undefined;
   // While the texts are ASCII, their words go to the WebAssembly table (ascii-words.ts).
-  let ascii = maxWords <= ASCII_WORDS_MAX ? spareAscii : null;
-  spareAscii = null;
+  let ascii: AsciiWords | null = null;
+  if (maxWords >= 0 && maxWords <= ASCII_WORDS_MAX) {
+    ascii = spareAscii;
+    spareAscii = null;
+  }
   ascii?.reset();
   try {
     for (const text of texts) {
@@ -116,7 +122,8 @@ export function indexWords(texts: Iterable<string>, maxWords = MAX_STEP_WORDS): 
   } finally {
     words.clear();
     spareWords = words;
-    if (ascii) spareAscii = ascii;
+    // Its memory only grows: one that took a very long text is dropped for a new one.
+    if (ascii) spareAscii = ascii.memoryBytes > ASCII_WORDS_KEPT_BYTES ? createAsciiWords() : ascii;
   }
 }
 

@@ -5,7 +5,9 @@
 -- the server's ingest CPU), as json it only checks it. Readers get the same values (json
 -- and jsonb both come back parsed), and the public views still show jsonb: tape_steps casts,
 -- so queries over tapedeck.tape_steps and tapedeck.step_messages read as before. Existing
--- rows are rewritten once, here.
+-- rows are rewritten once, here, in jsonb's own rendering (any JSON text of a value reads
+-- the same; digests were computed at ingest and are kept). Views of your own over
+-- tape_steps or step_messages must be dropped before this migration and made again after.
 DROP VIEW tapedeck.step_messages;
 DROP VIEW tapedeck.tape_steps;
 
@@ -21,6 +23,19 @@ EXCEPTION WHEN others THEN
   NULL;
 END $$;
 
+-- json keeps what jsonb refuses: the escapes \u0000 and unpaired surrogates (\ud800), which a
+-- prompt may hold and canonical JSON writes as they are (jsonb refused such a step at
+-- ingest). The views read steps through this, so one such step cannot make a query over them
+-- fail: there those escapes read as U+FFFD. The stored text, and so the tape API, replay and
+-- the digests, keep them.
+CREATE FUNCTION tapedeck_store.view_jsonb(value json) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+BEGIN
+  RETURN value::jsonb;
+EXCEPTION WHEN others THEN
+  RETURN regexp_replace(value::text, '\\u(0000|d[89a-f][0-9a-f]{2})', '\\ufffd', 'gi')::jsonb;
+END $$;
+
 -- One row per step (llm, tool, agent) with its run, in stored form (payload references
 -- are not resolved here).
 CREATE VIEW tapedeck.tape_steps AS
@@ -32,7 +47,7 @@ SELECT
   encode(s.parent_span_id, 'hex') AS parent_span_id,
   st.kind, st.name, st.model, st.tool, st.tool_call_id, s.service_name AS service,
   s.start_ns, s.end_ns - s.start_ns AS duration_ns, st.status,
-  st.request::jsonb AS request, st.response::jsonb AS response, st.request_digest, st.response_digest, st.fingerprint,
+  tapedeck_store.view_jsonb(st.request) AS request, tapedeck_store.view_jsonb(st.response) AS response, st.request_digest, st.response_digest, st.fingerprint,
   st.tokens_input, st.tokens_output, st.tokens_cache_read, st.tokens_cache_write, st.tokens_context,
   st.params, st.layout, st.cost_usd, st.normalizer_version,
   st.tenant AS tenant_key  -- the tenant as stored ('' for none): filter on it to use the indexes

@@ -68,4 +68,31 @@ describe('deriving on the worker thread', () => {
       await chunked.close();
     }
   });
+
+  it('fails a transaction whose worker stopped between two of its chunks, rather than go on with a new one', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-worker-'));
+    const script = path.join(dir, 'tiring-worker.mjs');
+    const chunk = new URL('../../../dist/src/ingest/derive-chunk.js', import.meta.url).href;
+    // answers three chunks as the real worker does, then stops, idle
+    writeFileSync(script, `import { parentPort, workerData } from 'node:worker_threads';
+      import { ChunkDeriver } from ${JSON.stringify(chunk)};
+      const deriver = new ChunkDeriver(workerData.thresholdBytes);
+      let answered = 0;
+      parentPort.on('message', (m) => {
+        if (m.type !== 'chunk') return;
+        parentPort.postMessage({ result: deriver.derive(m.request) });
+        if (++answered === 3) setTimeout(() => process.exit(0), 20);
+      });`);
+    const chunked = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, workerScript: script });
+    try {
+      const chunks = chunked.chunks('', chatSpans(4 * CHUNK_SPANS), () => true, () => []);
+      expect((await chunks.next()).done).toBe(false); // chunk 0; chunks 1 and 2 are sent
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the worker answers them and stops
+      expect((await chunks.next()).done).toBe(false); // chunk 1; chunk 3 is for a new worker
+      expect((await chunks.next()).done).toBe(false); // chunk 2
+      await expect(chunks.next()).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringContaining('stopped during this request') });
+    } finally {
+      await chunked.close();
+    }
+  });
 });
