@@ -42,6 +42,27 @@ export const Added = {
 export type Added = (typeof Added)[keyof typeof Added];
 
 const encoder = new TextEncoder();
+/** Up to this length (most strings of a step), a JS loop is quicker than a call to encodeInto. */
+const SHORT_TEXT = 32;
+
+/**
+ * Writes text's characters as bytes into `into` from `at` (room for text.length bytes) when
+ * it is all ASCII; false (and some bytes written) when not. Any other character takes two
+ * UTF-8 bytes or more, so one byte per character read means ASCII.
+ */
+export function copyAscii(text: string, into: Uint8Array, at: number): boolean {
+  const n = text.length;
+  if (n <= SHORT_TEXT) {
+    for (let k = 0; k < n; k++) {
+      const c = text.charCodeAt(k);
+      if (c > 0x7f) return false;
+      into[at + k] = c;
+    }
+    return true;
+  }
+  const { read, written } = encoder.encodeInto(text, into.subarray(at, at + n));
+  return read === n && written === n;
+}
 
 export class AsciiWords {
   private bytes: Uint8Array;
@@ -68,19 +89,7 @@ export class AsciiWords {
   add(text: string, maxWords: number): Added {
     const n = text.length;
     if (INPUT_OFFSET + n > this.bytes.length) this.grow(n);
-    const into = this.bytes;
-    if (n <= 32) {
-      // A JS loop beats a call to encodeInto for short strings (most of a step's strings).
-      for (let k = 0; k < n; k++) {
-        const c = text.charCodeAt(k);
-        if (c > 0x7f) return Added.NotAscii;
-        into[INPUT_OFFSET + k] = c;
-      }
-    } else {
-      // Any other character takes two UTF-8 bytes or more: one byte per character is ASCII.
-      const { read, written } = encoder.encodeInto(text, into.subarray(INPUT_OFFSET, INPUT_OFFSET + n));
-      if (read !== n || written !== n) return Added.NotAscii;
-    }
+    if (!copyAscii(text, this.bytes, INPUT_OFFSET)) return Added.NotAscii;
     return this.wasm.scan(INPUT_OFFSET, n, maxWords) === 0 ? Added.Full : Added.Done;
   }
 

@@ -39,7 +39,7 @@
  * (test/unit/recall/tokenize-reference.ts) and hold it to.
  */
 
-import { Added, ASCII_WORDS_MAX, createAsciiWords, type AsciiWords } from './ascii-words.js';
+import { Added, ASCII_WORDS_MAX, copyAscii, createAsciiWords, type AsciiWords } from './ascii-words.js';
 
 /** A WebAssembly table whose memory grew past this (a text of megabytes) is not reused. */
 const ASCII_WORDS_KEPT_BYTES = 16 * 1024 * 1024;
@@ -175,35 +175,21 @@ function addText(words: WordTable, s: string, maxWords: number): boolean {
   return !full;
 }
 
-const encoder = new TextEncoder();
 /** Holds the bytes of each text up to its size; a longer one gets a buffer of its own. */
 const scratch = new Uint8Array(64 * 1024);
 const NON_ASCII = /[^\u0000-\u007f]/;
 
-/** Up to this length (most strings of a step), a JS loop is quicker than a call to encodeInto. */
-const SHORT_TEXT = 32;
-
 /**
  * The bytes of text, one per character, when it is all ASCII, in a buffer reused from call
- * to call; else null. Any other character takes two UTF-8 bytes or more, so one byte per
- * character read means ASCII.
+ * to call (ascii-words.ts copyAscii); else null.
  */
 function asciiBytes(text: string): Uint8Array | null {
-  if (text.length <= SHORT_TEXT) {
-    for (let k = 0; k < text.length; k++) {
-      const c = text.charCodeAt(k);
-      if (c > 0x7f) return null;
-      scratch[k] = c;
-    }
-    return scratch;
-  }
   let into = scratch;
   if (text.length > scratch.length) {
     if (NON_ASCII.test(text)) return null;
     into = new Uint8Array(text.length);
   }
-  const { read, written } = encoder.encodeInto(text, into);
-  return read === text.length && written === text.length ? into : null;
+  return copyAscii(text, into, 0) ? into : null;
 }
 
 let spareWords: WordTable | undefined = new WordTable(true);
