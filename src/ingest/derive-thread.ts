@@ -17,8 +17,8 @@
  * senders retry), including one with no chunk pending at that moment (its next chunk is
  * refused), and the next transaction starts a new worker.
  *
- * A transaction whose spans hold more than WORKER_MAX_BYTES of attribute text is derived on
- * this thread instead. Cloned, its spans cost as much memory again for as long as the worker
+ * A transaction whose spans hold more than WORKER_MAX_BYTES characters (attributes, events'
+ * attributes, correlated log records) is derived on this thread instead. Cloned, its spans cost as much memory again for as long as the worker
  * holds them: with two such requests at once (admission.ts), 17 MB requests of 64 KB prompts,
  * the receiver peaked at 340-366 MiB with the worker and 260-275 without, at about the same
  * throughput (sending only the steps' texts for their words, the largest part: 372-390 MiB).
@@ -29,7 +29,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { IngestError } from '../errors.js';
 import { packageRoot } from '../package-root.js';
-import type { LogRecord, SpanRecord } from '../spans/span-record.js';
+import type { AttributeValue, LogRecord, SpanRecord } from '../spans/span-record.js';
 import { ChunkDeriver, type DeriveChunkRequest, type DeriveChunkResult } from './derive-chunk.js';
 import type { DeriveWorkerAnswer, DeriveWorkerMessage } from './derive-worker.js';
 
@@ -37,7 +37,7 @@ import type { DeriveWorkerAnswer, DeriveWorkerMessage } from './derive-worker.js
 export const CHUNK_SPANS = 64;
 /** Chunks of one transaction sent ahead of the one its COPY is taking. */
 const IN_FLIGHT = 2;
-/** Attribute text (UTF-16 units) past which a transaction is derived on this thread. */
+/** Characters of strings (and bytes) to clone past which a transaction is derived on this thread. */
 export const WORKER_MAX_BYTES = 4 * 1024 * 1024;
 
 export interface DerivedChunk extends DeriveChunkResult {
@@ -78,7 +78,7 @@ export function createChunkedDerive(settings: ChunkedDeriveSettings): ChunkedDer
   return {
     async *chunks(tenant, spans, isNew, logsOf) {
       const job = nextJob++;
-      const runner: Runner = worker && !holdsMoreThan(spans, WORKER_MAX_BYTES) ? worker : here;
+      const runner: Runner = worker && !holdsMoreThan(spans, logsOf, WORKER_MAX_BYTES) ? worker : here;
       const count = Math.ceil(spans.length / CHUNK_SPANS);
       const partOf = (k: number) => spans.slice(k * CHUNK_SPANS, (k + 1) * CHUNK_SPANS);
       const pending: Promise<DeriveChunkResult>[] = [];
@@ -231,20 +231,25 @@ function unavailable(why: string, cause?: unknown): IngestError {
   return new IngestError('unavailable', `${why}; nothing from this request was stored, retry later`, { cause, retryAfterSeconds: 1 });
 }
 
-/** Whether the spans' attribute strings add up to more than `limit` UTF-16 units. */
-function holdsMoreThan(spans: readonly SpanRecord[], limit: number): boolean {
+/**
+ * Whether what would be cloned to the worker for these spans (their attributes, their
+ * events' attributes and their log records) holds more than `limit` characters of strings
+ * and bytes; stops counting once it does.
+ */
+function holdsMoreThan(spans: readonly SpanRecord[], logsOf: (s: SpanRecord) => LogRecord[], limit: number): boolean {
   let total = 0;
+  const count = (value: AttributeValue | undefined): void => {
+    if (typeof value === 'string') total += value.length;
+    else if (value instanceof Uint8Array) total += value.length;
+    else if (Array.isArray(value)) for (const v of value) count(v);
+    else if (value !== null && typeof value === 'object') for (const key in value) count(value[key]);
+  };
   for (const span of spans) {
-    const attributes = span.attributes;
-    for (const key in attributes) {
-      const value = attributes[key];
-      if (typeof value === 'string') total += value.length;
-    }
-    for (const event of span.events) {
-      for (const key in event.attributes) {
-        const value = event.attributes[key];
-        if (typeof value === 'string') total += value.length;
-      }
+    count(span.attributes);
+    for (const event of span.events) count(event.attributes);
+    for (const log of logsOf(span)) {
+      count(log.body);
+      count(log.attributes);
     }
     if (total > limit) return true;
   }
