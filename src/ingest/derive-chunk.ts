@@ -58,33 +58,44 @@ export class ChunkDeriver {
   derive(req: DeriveChunkRequest): DeriveChunkResult {
     let words = this.words.get(req.job);
     if (!words) this.words.set(req.job, (words = new TraceWords()));
-    const steps = new BinaryCopyWriter(stepCopyColumns, { framed: false });
-    const restated: DerivedSpan[] = [];
+    const out = { steps: new BinaryCopyWriter(stepCopyColumns, { framed: false }), words, restated: [] as DerivedSpan[] };
     const local: number[] = [];
     const dialectErrors: DeriveChunkResult['dialectErrors'] = [];
     req.spans.forEach((span, index) => {
       const f = normalizeFacts(span, req.logs[index] ?? [], (error, layout) => dialectErrors.push({ index, layout, error: asError(error) }));
       if (!f.step) return;
       const step = inlineStep(span, f.step, this.thresholdBytes);
-      if (!step) local.push(index);
-      else if (!req.isNew[index]) restated.push({ ownRun: f.ownRun, ownParentRun: f.parentRun, step });
-      else {
-        words.add(step);
-        steps.row(stepToRow(req.tenant, step));
-      }
+      if (step) placeStep(req.tenant, { ownRun: f.ownRun, ownParentRun: f.parentRun, step }, req.isNew[index], out);
+      else local.push(index);
     });
     let wordTuples: Uint8Array | null = null;
     if (req.last) {
       this.words.delete(req.job);
       wordTuples = encodeTraceWords(req.tenant, words);
     }
-    return { job: req.job, steps: own(steps.take()), restated, local, dialectErrors, words: wordTuples };
+    return { job: req.job, steps: own(out.steps.take()), restated: out.restated, local, dialectErrors, words: wordTuples };
   }
 
   /** Forgets a job that will send no more chunks (its transaction failed). */
   cancel(job: number): void {
     this.words.delete(job);
   }
+}
+
+/**
+ * Where a derived span's step goes: a new span's step into the COPY tuples and its words
+ * into the trace's words; a stored span's step to be upserted (with its words).
+ */
+export function placeStep(
+  tenant: string, d: DerivedSpan, isNew: boolean, out: { steps: BinaryCopyWriter; words: TraceWords; restated: DerivedSpan[] },
+): void {
+  if (!d.step) return;
+  if (!isNew) {
+    out.restated.push(d);
+    return;
+  }
+  out.words.add(d.step);
+  out.steps.row(stepToRow(tenant, d.step));
 }
 
 /** trace_words rows as binary COPY tuples (unframed). */

@@ -11,17 +11,17 @@
  *
  * A transaction's spans go over in chunks of CHUNK_SPANS, at most IN_FLIGHT chunks ahead of
  * the answers its writer has taken (write-spans.ts keeps a few MiB of those ahead of its
- * COPY), so a large request is never cloned whole at once. One worker
- * serves every transaction; its answers come back in the order the chunks were sent. If the
+ * COPY), so a large request is never cloned whole at once. One worker serves every transaction; its answers come back in the order the chunks were sent. If the
  * worker dies, the transactions it was deriving fail as unavailable (503 / UNAVAILABLE: their
  * senders retry), including one with no chunk pending at that moment (its next chunk is
  * refused), and the next transaction starts a new worker.
  *
- * A transaction whose spans hold more than WORKER_MAX_BYTES characters (attributes, events'
- * attributes, correlated log records) is derived on this thread instead. Cloned, its spans cost as much memory again for as long as the worker
- * holds them: with two such requests at once (admission.ts), 17 MB requests of 64 KB prompts,
- * the receiver peaked at 340-366 MiB with the worker and 260-275 without, at about the same
- * throughput (sending only the steps' texts for their words, the largest part: 372-390 MiB).
+ * A transaction whose spans hold more than WORKER_MAX_CHARS characters (attributes, events'
+ * attributes, correlated log records) is derived on this thread instead. Cloned, its spans
+ * cost as much memory again for as long as the worker holds them: with two such requests at
+ * once (admission.ts), 17 MB requests of 64 KB prompts, the receiver peaked at 340-366 MiB
+ * with the worker and 260-275 without, at about the same throughput (sending only the steps'
+ * texts for their words, the largest part: 372-390 MiB).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -37,8 +37,8 @@ import type { DeriveWorkerAnswer, DeriveWorkerMessage } from './derive-worker.js
 export const CHUNK_SPANS = 64;
 /** Chunks of one transaction sent ahead of the one its COPY is taking. */
 const IN_FLIGHT = 2;
-/** Characters of strings (and bytes) to clone past which a transaction is derived on this thread. */
-export const WORKER_MAX_BYTES = 4 * 1024 * 1024;
+/** Characters (of strings, and bytes) to clone past which a transaction is derived on this thread. */
+export const WORKER_MAX_CHARS = 4 * 1024 * 1024;
 
 export interface DerivedChunk extends DeriveChunkResult {
   /** the chunk's spans (local and dialect errors index them) */
@@ -78,7 +78,7 @@ export function createChunkedDerive(settings: ChunkedDeriveSettings): ChunkedDer
   return {
     async *chunks(tenant, spans, isNew, logsOf) {
       const job = nextJob++;
-      const runner: Runner = worker && !holdsMoreThan(spans, logsOf, WORKER_MAX_BYTES) ? worker : here;
+      const runner: Runner = worker && !holdsMoreThan(spans, logsOf, WORKER_MAX_CHARS) ? worker : here;
       const count = Math.ceil(spans.length / CHUNK_SPANS);
       const partOf = (k: number) => spans.slice(k * CHUNK_SPANS, (k + 1) * CHUNK_SPANS);
       const pending: Promise<DeriveChunkResult>[] = [];
@@ -134,15 +134,15 @@ function workerScript(): string | null {
   return existsSync(built) ? built : null;
 }
 
-interface Waiter<T> {
-  resolve(result: T): void;
+interface Waiter {
+  resolve(result: DeriveChunkResult): void;
   reject(error: unknown): void;
 }
 
 class WorkerRunner implements Runner {
   private worker: Worker | null = null;
   /** per job, the chunks sent and not answered yet, oldest first */
-  private readonly waiting = new Map<number, Waiter<DeriveChunkResult>[]>();
+  private readonly waiting = new Map<number, Waiter[]>();
   /**
    * per job with chunks still to send, the worker holding its words so far: a job whose
    * worker died between two of its chunks must fail, not go on with a new worker that knows

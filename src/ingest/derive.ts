@@ -9,7 +9,7 @@ import { normalizeSpan, NORMALIZER_VERSION, type DialectErrorHandler } from '../
 import { fingerprintName, fingerprintOf } from '../normalize/finish.js';
 import { canonicalJson, sha256Hex } from '../json/canonical.js';
 import type { JsonValue, SpanFacts, StepDraft } from '../normalize/step.js';
-import { offloadLargeValues } from '../payloads/offload.js';
+import { fitsInUtf8, offloadLargeValues } from '../payloads/offload.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import { searchWords } from '../recall/recorded-text.js';
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
@@ -98,14 +98,4 @@ function inlineJson(value: JsonValue | null, thresholdBytes: number): string | n
   if (value === null) return null;
   const text = canonicalJson(value);
   return fitsInUtf8(text, thresholdBytes) ? text : undefined;
-}
-
-/**
- * Whether text takes at most `limit` bytes in UTF-8, measured only when in doubt: a UTF-16
- * unit takes 1 to 3 bytes, so text of n units takes n to 3n. (Measuring a 64 KB prompt costs
- * about as much as hashing it.)
- */
-function fitsInUtf8(text: string, limit: number): boolean {
-  if (text.length > limit) return false;
-  return text.length * 3 <= limit || Buffer.byteLength(text, 'utf8') <= limit;
 }

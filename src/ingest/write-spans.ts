@@ -28,11 +28,10 @@ import { BinaryCopyWriter } from '../store/copy-binary.js';
 import { resolveRunsInMemory, type RunNode } from '../tapes/run-resolution.js';
 import { resolveRuns } from '../tapes/resolve-runs.js';
 import { hexToBytes, spanToRow, spanWriteColumns } from '../tapes/span-rows.js';
-import { stepToRow } from '../tapes/step-rows.js';
 import { distinct, lockTraces, readLogsFor, readRunNodes, spanKey, updateRuns, upsertSteps } from '../tapes/trace-store.js';
-import { stepCopyColumns } from './derive-chunk.js';
+import { placeStep, stepCopyColumns } from './derive-chunk.js';
 import type { ChunkedDerive, DerivedChunk } from './derive-thread.js';
-import { ownRunOf, parentRunOf } from '../normalize/run-identity.js';
+import { runFactsOf } from '../normalize/normalize.js';
 import type { DeriveSpans, DerivedSpan } from './ingest.js';
 
 const spanCopyColumns = copyColumnsOf(spanWriteColumns);
@@ -63,7 +62,10 @@ export async function writeSpans(tx: Queryable, spans: readonly SpanRecord[], te
   // facts are read from its attributes alone, without the rest of its derivation.
   const derivation = new Derivation(deriving.chunked.chunks(tenant, spans, isNew, logsOf));
   try {
-    const facts = new Map(spans.map((s) => [spanKey(s.traceId, s.spanId), { ownRun: ownRunOf(s.attributes), ownParentRun: parentRunOf(s.attributes) }]));
+    const facts = new Map(spans.map((s) => {
+      const f = runFactsOf(s);
+      return [spanKey(s.traceId, s.spanId), { ownRun: f.ownRun, ownParentRun: f.parentRun }];
+    }));
     const inserted = await writeSpansWithRuns(tx, tenant, traceIds, spans.filter(isNew), stored, facts);
     await copySteps(tx, tenant, derivation, deriving.derive, logsOf, isNew);
     return inserted;
@@ -220,16 +222,9 @@ async function copySteps(
       yield chunk.steps;
       if (chunk.local.length === 0) continue;
       const local = chunk.local.map((i) => chunk.spans[i]);
-      const writer = new BinaryCopyWriter(stepCopyColumns, { framed: false });
-      for (const [i, d] of (await derive(local, logsOf)).entries()) {
-        if (!d.step) continue;
-        if (!isNew(local[i])) restated.push(d);
-        else {
-          localWords.add(d.step);
-          writer.row(stepToRow(tenant, d.step));
-        }
-      }
-      yield* writer.take();
+      const out = { steps: new BinaryCopyWriter(stepCopyColumns, { framed: false }), words: localWords, restated };
+      for (const [i, d] of (await derive(local, logsOf)).entries()) placeStep(tenant, d, isNew(local[i]), out);
+      yield* out.steps.take();
     }
   }
   await tx.copyTuples!('tapedeck_store.steps', stepCopyColumns, stepTuples());

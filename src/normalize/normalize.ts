@@ -41,8 +41,15 @@ export function normalizeSpan(
   dialects: readonly Dialect[] = DIALECTS,
   onDialectError?: DialectErrorHandler,
 ): SpanFacts {
-  const attrs = span.attributes;
-  return { ownRun: ownRunOf(attrs), parentRun: parentRunOf(attrs), step: stepOf(span, logs, dialects, onDialectError) };
+  return { ...runFactsOf(span), step: stepOf(span, logs, dialects, onDialectError) };
+}
+
+/**
+ * What the span itself says about its run: the run it names and an explicitly named parent
+ * run. Read from its attributes alone, so a writer can have them without the span's step.
+ */
+export function runFactsOf(span: SpanRecord): Pick<SpanFacts, 'ownRun' | 'parentRun'> {
+  return { ownRun: ownRunOf(span.attributes), parentRun: parentRunOf(span.attributes) };
 }
 
 /**

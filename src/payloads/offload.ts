@@ -96,13 +96,13 @@ interface OffloadedValue {
 async function offloadValue(value: JsonValue | null, store: PayloadStore, thresholdBytes: number, isLlmRequest: boolean): Promise<OffloadedValue> {
   if (value === null) return { stored: null, digest: null };
   const text = canonicalJson(value);
-  if (Buffer.byteLength(text, 'utf8') <= thresholdBytes) return { stored: value, digest: sha256Hex(text) };
+  if (fitsInUtf8(text, thresholdBytes)) return { stored: value, digest: sha256Hex(text) };
 
   if (isLlmRequest && Array.isArray(value)) {
     const lead = countLeadingSystemMessages(value);
     const head = value.slice(0, lead);
     // Some messages must be left to offload, and the inline part must itself be small.
-    if (lead > 0 && lead < value.length && Buffer.byteLength(canonicalJson(head), 'utf8') <= thresholdBytes) {
+    if (lead > 0 && lead < value.length && fitsInUtf8(canonicalJson(head), thresholdBytes)) {
       const payload = await putJson(store, canonicalJson(value.slice(lead)));
       const stored: JsonValue[] = [...head, refTo(payload.ref)];
       return { stored, digest: sha256Hex(canonicalJson(stored)), payload };
@@ -120,4 +120,14 @@ async function putJson(store: PayloadStore, text: string): Promise<{ ref: string
 
 function refTo(ref: string): PayloadRef & { [key: string]: JsonValue } {
   return { $payload: ref };
+}
+
+/**
+ * Whether text takes at most `limit` bytes in UTF-8, measured only when in doubt: a UTF-16
+ * unit takes 1 to 3 bytes, so text of n units takes n to 3n. (Measuring a 64 KB prompt costs
+ * about as much as hashing it.)
+ */
+export function fitsInUtf8(text: string, limit: number): boolean {
+  if (text.length > limit) return false;
+  return text.length * 3 <= limit || Buffer.byteLength(text, 'utf8') <= limit;
 }

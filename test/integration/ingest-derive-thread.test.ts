@@ -1,6 +1,6 @@
 /**
  * On a PostgreSQL server ingest derives steps on a worker thread (src/ingest/derive-thread.ts),
- * except for transactions holding more than WORKER_MAX_BYTES of attribute text, which it
+ * except for transactions holding more than WORKER_MAX_CHARS of attribute text, which it
  * derives on the main thread. Whichever way, the store must hold the same rows: steps (through
  * tapedeck.tape_steps), the spans' run facts, and recall's words (tapedeck_store.trace_words),
  * for every corpus capture sent one request each, all of them in one request (many chunks),
@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestLogs, ingestSpans } from '../../src/ingest/ingest.js';
-import { CHUNK_SPANS, WORKER_MAX_BYTES } from '../../src/ingest/derive-thread.js';
+import { CHUNK_SPANS, WORKER_MAX_CHARS } from '../../src/ingest/derive-thread.js';
 import type { SpanRecord } from '../../src/spans/span-record.js';
 import { listCaptures, loadCapture } from '../helpers/corpus.js';
 import { databaseKinds } from '../helpers/databases.js';
@@ -24,10 +24,10 @@ function retraced(spans: readonly SpanRecord[], salt: string): SpanRecord[] {
   return spans.map((s) => ({ ...s, traceId: `${salt}${s.traceId.slice(salt.length)}` }));
 }
 
-/** Chat spans (OTel GenAI layout) whose prompts add up to more than WORKER_MAX_BYTES. */
+/** Chat spans (OTel GenAI layout) whose prompts add up to more than WORKER_MAX_CHARS. */
 function largeRequest(): SpanRecord[] {
   const prompt = (i: number) => `${'lorem ipsum dolor sit amet '.repeat(7000)} number ${i}`; // ~190 KB, under the offload threshold
-  const count = Math.ceil(WORKER_MAX_BYTES / prompt(0).length) + 2;
+  const count = Math.ceil(WORKER_MAX_CHARS / prompt(0).length) + 2;
   return Array.from({ length: count }, (_, i) => span({
     name: 'chat gpt-4o', id: `large-${i}`, traceId: `${(i % 3).toString().repeat(2)}${'ab'.repeat(15)}`,
     attributes: {
