@@ -27,8 +27,10 @@ import { ownRunOf, parentRunOf } from './run-identity.js';
  * 4: Strands Agents span events (Converse blocks as JSON text, tool and agent events); Gemini
  *    contents and candidates (google-genai bodies, Google ADK's gcp.vertex.agent.* keys);
  *    upper-case finish reasons (Gemini's STOP, MAX_TOKENS, SAFETY) mapped like lower-case ones.
+ * 5: pydantic-ai agent run spans are agent steps (pydantic_ai.all_messages, final_result);
+ *    a Strands agent answer that is JSON text (an object, a number) is the answer's content.
  */
-export const NORMALIZER_VERSION = 4;
+export const NORMALIZER_VERSION = 5;
 
 const NO_LOGS: readonly LogRecord[] = Object.freeze([]);
 

@@ -36,7 +36,7 @@ function isConverseBlock(v: unknown): boolean {
 }
 
 /** A list of Bedrock Converse content blocks (openinference-instrumentation-bedrock bodies). */
-function isConverseContent(v: unknown): v is JsonValue[] {
+export function isConverseContent(v: unknown): v is JsonValue[] {
   return Array.isArray(v) && v.length > 0 && v.every(isConverseBlock);
 }
 

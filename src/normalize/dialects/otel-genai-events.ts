@@ -19,7 +19,7 @@
 import type { AttributeValue, Attributes, LogRecord, SpanRecord } from '../../spans/span-record.js';
 import type { JsonValue, Message } from '../step.js';
 import { asObject, jsonAttr, str, toJson } from '../attrs.js';
-import { converseBlocksOfText, converseValue, fromProviderMessage, fromProviderMessages } from '../provider-messages.js';
+import { converseBlocksOfText, converseValue, fromProviderMessage, fromProviderMessages, isConverseContent } from '../provider-messages.js';
 
 const MESSAGE_ROLES: Record<string, string> = {
   'gen_ai.system.message': 'system',
@@ -158,6 +158,21 @@ function joinOutputs(outputs: JsonValue[][]): JsonValue[] {
   return [{ role: 'assistant', parts, ...(finish !== undefined ? { finish_reason: finish } : {}) }];
 }
 
+/**
+ * A choice's `message`. Strands Agents sets it as a span event attribute of text: a model
+ * call's content blocks as JSON, or an agent's answer as the model wrote it, which may itself
+ * be JSON (a structured answer, a number): that text is the answer's content, not a message.
+ */
+function choiceMessage(ev: RawEvent): JsonValue | undefined {
+  const message = asObject(ev.body)?.message;
+  const text = ev.attributes['message'];
+  if (typeof text !== 'string' || message === undefined || typeof message === 'string') return message;
+  if (isConverseContent(message)) return message;
+  const m = asObject(message);
+  const messageShaped = m !== undefined && (m.role !== undefined || m.content !== undefined || m.tool_calls !== undefined || m.parts !== undefined);
+  return messageShaped ? message : text;
+}
+
 /** Reads the span's correlated events; undefined when it has none. */
 export function readEventContent(span: SpanRecord, logs: readonly LogRecord[]): EventContent | undefined {
   const events = collect(span, logs);
@@ -181,7 +196,7 @@ export function readEventContent(span: SpanRecord, logs: readonly LogRecord[]): 
       // message fields directly (no `message`) is read as that message.
       // Strands Agents writes the message's content alone: its blocks, or an agent's answer text.
       const { index: _i, finish_reason: _f, ...direct } = body;
-      const content = body.message;
+      const content = choiceMessage(ev);
       const message = asObject(content) ?? (Array.isArray(content) || typeof content === 'string' ? { content } : direct);
       const index = typeof body.index === 'number' ? body.index : choices.length;
       choices.push({ index, messages: fromProviderMessage({ role: 'assistant', ...message }, body.finish_reason) });

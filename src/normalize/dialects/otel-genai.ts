@@ -44,7 +44,18 @@ function operationOf(span: SpanRecord): string | null {
   const op = str(span.attributes['gen_ai.operation.name']);
   if (op !== null) return op;
   const first = span.name.split(' ', 1)[0];
-  return NAMED_OPERATIONS.has(first) ? first : null;
+  if (NAMED_OPERATIONS.has(first)) return first;
+  return isPydanticAgentRun(span.attributes) ? 'invoke_agent' : null;
+}
+
+/**
+ * pydantic-ai's agent run span (`invoke_agent {agent}`; `agent run` before its instrumentation
+ * version 3) names no operation: it is known by the keys pydantic-ai sets on it at start
+ * (agent_name beside gen_ai.agent.name) and at end (pydantic_ai.all_messages, final_result).
+ */
+function isPydanticAgentRun(attrs: Attributes): boolean {
+  return attrs['pydantic_ai.all_messages'] !== undefined
+    || (attrs['agent_name'] !== undefined && attrs['gen_ai.agent.name'] !== undefined);
 }
 
 /** Keys only a tool execution carries (execute_tool spans). */
@@ -56,7 +67,7 @@ function hasToolCallKeys(attrs: Attributes): boolean {
 function hasGenAiKeys(attrs: Attributes): boolean {
   return attrs['gen_ai.operation.name'] !== undefined || attrs['gen_ai.input.messages'] !== undefined
     || attrs['gen_ai.output.messages'] !== undefined || attrs['gen_ai.request.model'] !== undefined
-    || hasToolCallKeys(attrs);
+    || hasToolCallKeys(attrs) || isPydanticAgentRun(attrs);
 }
 
 /** finish_reasons from the span, in the order of its answer messages. */
@@ -153,8 +164,9 @@ function readTool(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft
 function readAgent(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft): StepDraft {
   const attrs = span.attributes;
   draft.name = firstStr(attrs, ['gen_ai.agent.name']) ?? (span.name.replace(/^invoke_agent\s*/, '') || span.name);
-  draft.model = llmModel(attrs);
-  let { request, response } = genAiMessages(attrs);
+  const pydantic = isPydanticAgentRun(attrs);
+  draft.model = llmModel(attrs) ?? (pydantic ? str(attrs['model_name']) : null);
+  let { request, response } = pydantic ? pydanticAgentRun(attrs) : genAiMessages(attrs);
   if (request === undefined && response === undefined) {
     // Strands Agents records the agent's input and answer as events on its invoke_agent span.
     const events = readEventContent(span, logsOfSpan(span, logs));
@@ -164,6 +176,30 @@ function readAgent(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraf
   draft.request = recorded(request);
   draft.response = recorded(response);
   return draft;
+}
+
+/**
+ * A pydantic-ai agent run's request and answer: pydantic_ai.all_messages is the whole
+ * conversation (earlier turns, this turn's prompt, then its model calls and tool results, as
+ * OTel GenAI messages) and final_result the output. The agent was asked everything up to the
+ * last user message (after the instructions, as a model call's request has them); it answered
+ * with the last message when that is the assistant's, else with final_result (text, or JSON
+ * text of a structured output).
+ */
+function pydanticAgentRun(attrs: Attributes): { request?: Message[]; response?: Message[] } {
+  const all = genAiInput(attrs['pydantic_ai.all_messages']);
+  const finalResult = canonicalValue(toJson(attrs['final_result']));
+  if (all === undefined && finalResult === undefined) return {};
+  const messages = all ?? [];
+  let prompt = -1;
+  for (let i = 0; i < messages.length; i++) if (messages[i].role === 'user') prompt = i;
+  const out: { request?: Message[]; response?: Message[] } = {};
+  const request = [...genAiSystem(attrs['gen_ai.system_instructions']), ...messages.slice(0, prompt + 1)];
+  if (request.length > 0) out.request = request;
+  const last = messages.at(-1);
+  if (last !== undefined && last.role === 'assistant' && prompt < messages.length - 1) out.response = [last];
+  else if (finalResult !== undefined) out.response = [{ role: 'assistant', content: finalResult }];
+  return out;
 }
 
 export const otelGenAi: Dialect = {

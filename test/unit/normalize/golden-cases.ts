@@ -74,6 +74,34 @@ export const GOLDEN_CASES: GoldenCase[] = [
     ],
   },
   {
+    // pydantic-ai (instrumentation version 3+): the agent run span names no operation; its
+    // conversation is pydantic_ai.all_messages, its usage the run's sum (not a model call's).
+    layout: 'otel-genai',
+    name: 'pydantic-ai-agent-run',
+    spans: [
+      span({ name: 'invoke_agent weather_agent', id: 'run', scope: 'pydantic-ai', attributes: {
+        model_name: 'gpt-4o', agent_name: 'weather_agent', 'gen_ai.agent.name': 'weather_agent', 'logfire.msg': 'weather_agent run',
+        final_result: 'Rainy.', 'gen_ai.system_instructions': j([{ type: 'text', content: SYSTEM }]),
+        'pydantic_ai.all_messages': j([
+          { role: 'user', parts: [{ type: 'text', content: 'Weather in Paris?' }] },
+          { role: 'assistant', parts: [{ type: 'tool_call', id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }] },
+          { role: 'user', parts: [{ type: 'tool_call_response', id: 'call_1', name: 'get_weather', result: 'rain' }] },
+          { role: 'assistant', parts: [{ type: 'text', content: 'Rainy.' }], finish_reason: 'stop' },
+        ]),
+        'gen_ai.usage.input_tokens': 90, 'gen_ai.usage.output_tokens': 12,
+      } }),
+      span({ name: 'chat gpt-4o', id: 'chat', parent: 'run', kind: 'client', scope: 'pydantic-ai', attributes: {
+        'gen_ai.operation.name': 'chat', 'gen_ai.system': 'openai', 'gen_ai.request.model': 'gpt-4o',
+        'gen_ai.system_instructions': j([{ type: 'text', content: SYSTEM }]),
+        'gen_ai.input.messages': j([{ role: 'user', parts: [{ type: 'text', content: 'Weather in Paris?' }] }]),
+        'gen_ai.output.messages': j([{ role: 'assistant', parts: [{ type: 'tool_call', id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }], finish_reason: 'tool_call' }]),
+      } }),
+      span({ name: 'execute_tool get_weather', id: 'tool', parent: 'run', scope: 'pydantic-ai', attributes: {
+        'gen_ai.tool.name': 'get_weather', 'gen_ai.tool.call.id': 'call_1', 'gen_ai.tool.call.arguments': '{"city":"Paris"}', 'gen_ai.tool.call.result': 'rain',
+      } }),
+    ],
+  },
+  {
     layout: 'otel-genai-events',
     name: 'log-records',
     spans: [span({ name: 'chat gpt-4o-mini', id: 'chat', kind: 'client', scope: '@opentelemetry/instrumentation-openai', attributes: {

@@ -215,6 +215,47 @@ describe('pydantic-ai instrumentation (logfire-style gen_ai spans)', () => {
     } });
     expect(step).toMatchObject({ kind: 'tool', tool: 'get_weather', toolCallId: 'call_1', request: { city: 'Paris' }, response: { temp_c: 14 } });
   });
+
+  // pydantic-ai agent/__init__.py iter(): the run span is `invoke_agent {agent}` (instrumentation
+  // version 3+) or `agent run` (≤ 2), with model_name, agent_name, gen_ai.agent.name and
+  // logfire.msg at start; at end final_result (content on), pydantic_ai.all_messages (the whole
+  // conversation as OTel GenAI messages, version 2+), gen_ai.system_instructions and the run's
+  // summed gen_ai.usage.*. No gen_ai.operation.name.
+  const conversation = [
+    { role: 'user', parts: [{ type: 'text', content: 'Weather in Paris?' }] },
+    { role: 'assistant', parts: [{ type: 'tool_call', id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }] },
+    { role: 'user', parts: [{ type: 'tool_call_response', id: 'call_1', name: 'get_weather', result: { temp_c: 14 } }] },
+    { role: 'assistant', parts: [{ type: 'text', content: 'Rainy, 14 °C.' }], finish_reason: 'stop' },
+  ];
+  const agentRun = (name: string, attributes: Attributes) => stepOf({ name, scope: 'pydantic-ai', attributes: {
+    model_name: 'gpt-4o', agent_name: 'weather_agent', 'gen_ai.agent.name': 'weather_agent', 'logfire.msg': 'weather_agent run', ...attributes,
+  } });
+
+  it('reads an agent run span as an agent step: the prompt after the instructions, and the last answer', () => {
+    for (const name of ['invoke_agent weather_agent', 'agent run']) {
+      const step = agentRun(name, {
+        final_result: 'Rainy, 14 °C.', 'pydantic_ai.all_messages': j(conversation),
+        'gen_ai.system_instructions': j([{ type: 'text', content: 'Be brief.' }]), 'gen_ai.usage.input_tokens': 50, 'gen_ai.usage.output_tokens': 9,
+      });
+      expect(step).toMatchObject({ kind: 'agent', name: 'weather_agent', model: 'gpt-4o' });
+      expect(step.request).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather in Paris?' }]);
+      expect(step.response).toEqual([{ role: 'assistant', content: 'Rainy, 14 °C.', finish_reason: 'stop' }]);
+    }
+  });
+
+  it('answers with final_result where the conversation does not end with the answer, and with nothing when content is off', () => {
+    // a structured output ends with the output tool's result; final_result is its JSON
+    const structured = agentRun('invoke_agent weather_agent', {
+      final_result: j({ city: 'Paris', temp_c: 14 }),
+      'pydantic_ai.all_messages': j([conversation[0], { role: 'assistant', parts: [{ type: 'tool_call', id: 'o1', name: 'final_result', arguments: { city: 'Paris', temp_c: 14 } }] },
+        { role: 'user', parts: [{ type: 'tool_call_response', id: 'o1', name: 'final_result', result: 'Final result processed.' }] }]),
+    });
+    expect(structured.request).toEqual([{ role: 'user', content: 'Weather in Paris?' }]);
+    expect(structured.response).toEqual([{ role: 'assistant', content: { city: 'Paris', temp_c: 14 } }]);
+    // include_content=False: roles and parts' types only, no final_result
+    const off = agentRun('invoke_agent weather_agent', { 'pydantic_ai.all_messages': j([{ role: 'user', parts: [{ type: 'text' }] }, { role: 'assistant', parts: [{ type: 'text' }], finish_reason: 'stop' }]) });
+    expect(off).toMatchObject({ kind: 'agent', request: null, response: null });
+  });
 });
 
 describe('OpenLLMetry LangChain callback wrappers in traceloop.entity.*', () => {
@@ -409,6 +450,18 @@ describe('Strands Agents (strands-agents 1.x, strands/telemetry/tracer.py: span 
     expect([step.kind, step.name]).toEqual(['agent', 'Strands Agents']);
     expect(step.request).toEqual([{ role: 'user', content: 'Weather in Paris?' }]);
     expect(step.response).toEqual([{ role: 'assistant', content: 'It is sunny in Paris.\n', finish_reason: 'stop' }]);
+  });
+
+  it('keeps an agent answer that is JSON text (a structured answer, a number) as the answer', () => {
+    // tracer.py end_agent_span: message = str(response), the final message's text as written
+    const answer = (message: string) => stepOf({ name: 'invoke_agent Strands Agents', scope,
+      attributes: { ...base, 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'Strands Agents' },
+      events: [{ name: 'gen_ai.choice', attributes: { message, finish_reason: 'end_turn' } }] }).response;
+    expect(answer('{"city": "Paris", "temp_c": 14}')).toEqual([{ role: 'assistant', content: { city: 'Paris', temp_c: 14 }, finish_reason: 'stop' }]);
+    expect(answer('42')).toEqual([{ role: 'assistant', content: '42', finish_reason: 'stop' }]);
+    expect(answer('[1, 2]')).toEqual([{ role: 'assistant', content: [1, 2], finish_reason: 'stop' }]);
+    // a model call's choice: its content blocks as JSON
+    expect(answer(j([{ text: 'Rainy.' }]))).toEqual([{ role: 'assistant', content: 'Rainy.', finish_reason: 'stop' }]);
   });
 
   it('reads Converse JSON text only in span events: an OpenAI tool result shaped like it stays a list', () => {
