@@ -16,6 +16,12 @@
  * senders retry), including one with no chunk pending at that moment (its next chunk is
  * refused), and the next transaction starts a new worker.
  *
+ * A worker that has not answered a chunk for CHUNK_TIMEOUT_MS (a dialect stuck on some input)
+ * is stopped, which fails its transactions as unavailable like a worker that died. A worker
+ * script that cannot load (it stops before it says it is ready: a broken build) is not tried
+ * again: the transactions waiting on it fail as unavailable, and every later one is derived on
+ * this thread (onWorkerUnusable says why, once).
+ *
  * A transaction whose spans hold more than WORKER_MAX_CHARS characters (attributes, events'
  * attributes, correlated log records) is derived on this thread instead. Cloned, its spans
  * cost as much memory again for as long as the worker holds them: with two such requests at
@@ -39,6 +45,11 @@ export const CHUNK_SPANS = 64;
 const IN_FLIGHT = 2;
 /** Characters (of strings, and bytes) to clone past which a transaction is derived on this thread. */
 export const WORKER_MAX_CHARS = 4 * 1024 * 1024;
+/**
+ * How long the worker may hold chunks without answering one before it is stopped: a chunk
+ * takes milliseconds (at most a second or so for 4 Mi characters), so this is a stuck worker.
+ */
+export const CHUNK_TIMEOUT_MS = 30_000;
 
 export interface DerivedChunk extends DeriveChunkResult {
   /** the chunk's spans (local and dialect errors index them) */
@@ -62,6 +73,10 @@ export interface ChunkedDeriveSettings {
   worker?: boolean;
   /** the worker's script, where not the built derive-worker.js (tests) */
   workerScript?: string;
+  /** told, once, when the worker script cannot load: derivation stays on this thread */
+  onWorkerUnusable?: (error: Error) => void;
+  /** CHUNK_TIMEOUT_MS unless set (tests) */
+  chunkTimeoutMs?: number;
 }
 
 interface Runner {
@@ -73,12 +88,14 @@ interface Runner {
 export function createChunkedDerive(settings: ChunkedDeriveSettings): ChunkedDerive {
   const script = settings.worker === false ? null : settings.workerScript ?? workerScript();
   const here = inProcess(settings.payloadThresholdBytes);
-  const worker = script ? new WorkerRunner(script, settings.payloadThresholdBytes) : null;
+  const worker = script
+    ? new WorkerRunner(script, settings.payloadThresholdBytes, settings.chunkTimeoutMs ?? CHUNK_TIMEOUT_MS, settings.onWorkerUnusable)
+    : null;
   let nextJob = 1;
   return {
     async *chunks(tenant, spans, isNew, logsOf) {
       const job = nextJob++;
-      const runner: Runner = worker && !holdsMoreThan(spans, logsOf, WORKER_MAX_CHARS) ? worker : here;
+      const runner: Runner = worker?.usable && !holdsMoreThan(spans, logsOf, WORKER_MAX_CHARS) ? worker : here;
       const count = Math.ceil(spans.length / CHUNK_SPANS);
       const partOf = (k: number) => spans.slice(k * CHUNK_SPANS, (k + 1) * CHUNK_SPANS);
       const pending: Promise<DeriveChunkResult>[] = [];
@@ -150,8 +167,17 @@ class WorkerRunner implements Runner {
    */
   private readonly workerOf = new Map<number, Worker>();
   private closed = false;
+  /** false once a worker stopped before its script loaded: it would not load the next time either */
+  usable = true;
+  /** armed while chunks wait: fires when none has been answered for chunkTimeoutMs */
+  private watchdog: NodeJS.Timeout | null = null;
 
-  constructor(private readonly script: string, private readonly thresholdBytes: number) {}
+  constructor(
+    private readonly script: string,
+    private readonly thresholdBytes: number,
+    private readonly chunkTimeoutMs: number,
+    private readonly onUnusable?: (error: Error) => void,
+  ) {}
 
   submit(request: DeriveChunkRequest): Promise<DeriveChunkResult> {
     return new Promise((resolve, reject) => {
@@ -165,6 +191,7 @@ class WorkerRunner implements Runner {
         this.waiting.set(request.job, queue);
         queue.push({ resolve, reject });
         worker.postMessage({ type: 'chunk', request } satisfies DeriveWorkerMessage);
+        this.watchdog ??= this.arm(worker);
       } catch (error) {
         this.waiting.get(request.job)?.pop();
         reject(error);
@@ -182,6 +209,7 @@ class WorkerRunner implements Runner {
     const worker = this.worker;
     this.worker = null;
     this.closed = true;
+    this.disarm();
     this.failAll(unavailable('tapedeck is shutting down'));
     if (worker) await worker.terminate();
   }
@@ -192,10 +220,19 @@ class WorkerRunner implements Runner {
     const worker = new Worker(this.script, { workerData: { thresholdBytes: this.thresholdBytes } });
     // Requests and the database keep the process alive, not an idle worker.
     worker.unref();
-    worker.on('message', (answer: DeriveWorkerAnswer) => this.answered(answer));
+    let ready = false;
+    worker.on('message', (answer: DeriveWorkerAnswer) => {
+      if ('ready' in answer) ready = true;
+      else this.answered(answer);
+    });
     const lost = (error: Error): void => {
       if (this.worker !== worker) return;
       this.worker = null;
+      this.disarm();
+      if (!ready && this.usable) {
+        this.usable = false;
+        this.onUnusable?.(error);
+      }
       this.failAll(error);
     };
     worker.on('error', (error) => lost(unavailable(`the derive worker failed (${error.message})`, error)));
@@ -209,9 +246,34 @@ class WorkerRunner implements Runner {
     return worker;
   }
 
-  private answered(answer: DeriveWorkerAnswer): void {
+  /** Stops the worker if no chunk is answered for chunkTimeoutMs (answered() re-arms it). */
+  private arm(worker: Worker): NodeJS.Timeout {
+    const timer = setTimeout(() => {
+      this.watchdog = null;
+      if (this.worker !== worker || !this.hasWaiting()) return;
+      this.worker = null;
+      this.failAll(unavailable(`the derive worker answered no chunk for ${this.chunkTimeoutMs} ms and was stopped`));
+      void worker.terminate();
+    }, this.chunkTimeoutMs);
+    timer.unref();
+    return timer;
+  }
+
+  private hasWaiting(): boolean {
+    for (const queue of this.waiting.values()) if (queue.length > 0) return true;
+    return false;
+  }
+
+  private disarm(): void {
+    if (this.watchdog) clearTimeout(this.watchdog);
+    this.watchdog = null;
+  }
+
+  private answered(answer: Exclude<DeriveWorkerAnswer, { ready: true }>): void {
     const job = 'result' in answer ? answer.result.job : answer.job;
     const waiter = this.waiting.get(job)?.shift();
+    this.disarm();
+    if (this.worker && this.hasWaiting()) this.watchdog = this.arm(this.worker);
     if (!waiter) return; // a cancelled job's late answer
     if ('result' in answer) waiter.resolve(answer.result);
     else waiter.reject(answer.error);

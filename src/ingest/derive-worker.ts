@@ -8,7 +8,8 @@ import { ChunkDeriver, type DeriveChunkRequest, type DeriveChunkResult } from '.
 
 export type DeriveWorkerMessage = { type: 'chunk'; request: DeriveChunkRequest } | { type: 'cancel'; job: number };
 
-export type DeriveWorkerAnswer = { result: DeriveChunkResult } | { job: number; error: unknown };
+/** `ready`: the script loaded (before it, a worker that fails cannot load, see derive-thread.ts) */
+export type DeriveWorkerAnswer = { ready: true } | { result: DeriveChunkResult } | { job: number; error: unknown };
 
 const port = parentPort;
 if (!port) throw new Error('derive-worker runs as a worker thread (derive-thread.ts starts it)');
@@ -31,3 +32,4 @@ port.on('message', (message: DeriveWorkerMessage) => {
     answer({ job, error });
   }
 });
+answer({ ready: true });

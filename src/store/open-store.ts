@@ -61,7 +61,10 @@ export async function openStore(config: Config, logger: Logger, options: OpenSto
   // Where the database takes COPY (a PostgreSQL server), ingest derives on a worker thread,
   // started with the first request (commands that ingest nothing never start it).
   const chunked = config.derive && db.kind === 'postgres'
-    ? createChunkedDerive({ payloadThresholdBytes: config.payloadThresholdBytes, onDialectError, worker: options.deriveWorker })
+    ? createChunkedDerive({
+      payloadThresholdBytes: config.payloadThresholdBytes, onDialectError, worker: options.deriveWorker,
+      onWorkerUnusable: (error) => logger.warn({ err: error }, 'the derive worker script could not load (is dist/ built?); ingest derives on the main thread from now on'),
+    })
     : null;
   return {
     db,

@@ -51,11 +51,12 @@ describe('deriving on the worker thread', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-worker-'));
     const dying = path.join(dir, 'dying-worker.mjs');
     const marker = path.join(dir, 'died-once');
-    // each instance notes its start, then dies on its first message
+    // each instance notes its start, says it is ready, then dies on its first message
     writeFileSync(dying, `import { appendFileSync } from 'node:fs';
       import { parentPort } from 'node:worker_threads';
       appendFileSync(${JSON.stringify(marker)}, 'started\\n');
-      parentPort.on('message', () => process.exit(3));`);
+      parentPort.on('message', () => process.exit(3));
+      parentPort.postMessage({ ready: true });`);
     const chunked = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, workerScript: dying });
     try {
       for (let attempt = 0; attempt < 2; attempt++) {
@@ -82,7 +83,8 @@ describe('deriving on the worker thread', () => {
         if (m.type !== 'chunk') return;
         parentPort.postMessage({ result: deriver.derive(m.request) });
         if (++answered === 3) setTimeout(() => process.exit(0), 20);
-      });`);
+      });
+      parentPort.postMessage({ ready: true });`);
     const chunked = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, workerScript: script });
     try {
       const chunks = chunked.chunks('', chatSpans(4 * CHUNK_SPANS), () => true, () => []);
@@ -91,6 +93,50 @@ describe('deriving on the worker thread', () => {
       expect((await chunks.next()).done).toBe(false); // chunk 1; chunk 3 is for a new worker
       expect((await chunks.next()).done).toBe(false); // chunk 2
       await expect(chunks.next()).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringContaining('stopped during this request') });
+    } finally {
+      await chunked.close();
+    }
+  });
+
+  it('stops a worker that answers no chunk in time: its transaction fails as unavailable, the next gets a new worker', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-worker-'));
+    const script = path.join(dir, 'stuck-worker.mjs');
+    const marker = path.join(dir, 'started');
+    writeFileSync(script, `import { appendFileSync } from 'node:fs';
+      import { parentPort } from 'node:worker_threads';
+      appendFileSync(${JSON.stringify(marker)}, 'started\\n');
+      parentPort.on('message', () => {}); // never answers
+      parentPort.postMessage({ ready: true });`);
+    const chunked = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, workerScript: script, chunkTimeoutMs: 200 });
+    try {
+      for (let attempt = 0; attempt < 2; attempt++) {
+        await expect(all(chunked, chatSpans(3))).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringContaining('answered no chunk for 200 ms') });
+      }
+      expect(readFileSync(marker, 'utf8')).toBe('started\nstarted\n');
+    } finally {
+      await chunked.close();
+    }
+  });
+
+  it('derives on this thread from then on when the worker script cannot load, and says so once', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-worker-'));
+    const script = path.join(dir, 'broken-worker.mjs');
+    const marker = path.join(dir, 'started');
+    writeFileSync(script, `import { appendFileSync } from 'node:fs';
+      appendFileSync(${JSON.stringify(marker)}, 'started\\n');
+      throw new Error('a broken build');`);
+    const told: Error[] = [];
+    const chunked = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, workerScript: script, onWorkerUnusable: (e) => told.push(e) });
+    const here = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, worker: false });
+    try {
+      const spans = chatSpans(CHUNK_SPANS + 3);
+      // the transaction that met the broken worker is not stored: its sender retries
+      await expect(all(chunked, spans)).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringContaining('a broken build') });
+      const [again, expected] = await Promise.all([all(chunked, spans), all(here, spans)]);
+      expect(comparable(again)).toEqual(comparable(expected));
+      await all(chunked, chatSpans(2));
+      expect(told.map((e) => e.message)).toEqual([expect.stringContaining('a broken build')]);
+      expect(readFileSync(marker, 'utf8')).toBe('started\n'); // not tried again
     } finally {
       await chunked.close();
     }
