@@ -169,7 +169,12 @@ class WorkerRunner implements Runner {
   private closed = false;
   /** false once a worker stopped before its script loaded: it would not load the next time either */
   usable = true;
-  /** armed while chunks wait: fires when none has been answered for chunkTimeoutMs */
+  /** whether the current worker's script has loaded */
+  private ready = false;
+  /**
+   * armed while chunks wait on a worker that has loaded (loading is not answering slowly):
+   * fires when none has been answered for chunkTimeoutMs
+   */
   private watchdog: NodeJS.Timeout | null = null;
 
   constructor(
@@ -191,7 +196,7 @@ class WorkerRunner implements Runner {
         this.waiting.set(request.job, queue);
         queue.push({ resolve, reject });
         worker.postMessage({ type: 'chunk', request } satisfies DeriveWorkerMessage);
-        this.watchdog ??= this.arm(worker);
+        if (this.ready) this.watchdog ??= this.arm(worker);
       } catch (error) {
         this.waiting.get(request.job)?.pop();
         reject(error);
@@ -220,16 +225,18 @@ class WorkerRunner implements Runner {
     const worker = new Worker(this.script, { workerData: { thresholdBytes: this.thresholdBytes } });
     // Requests and the database keep the process alive, not an idle worker.
     worker.unref();
-    let ready = false;
     worker.on('message', (answer: DeriveWorkerAnswer) => {
-      if ('ready' in answer) ready = true;
-      else this.answered(answer);
+      if (!('ready' in answer)) this.answered(answer);
+      else if (this.worker === worker) {
+        this.ready = true;
+        if (this.hasWaiting()) this.watchdog ??= this.arm(worker);
+      }
     });
     const lost = (error: Error): void => {
       if (this.worker !== worker) return;
       this.worker = null;
       this.disarm();
-      if (!ready && this.usable) {
+      if (!this.ready && this.usable) {
         this.usable = false;
         this.onUnusable?.(error);
       }
@@ -243,6 +250,7 @@ class WorkerRunner implements Runner {
       void worker.terminate();
     });
     this.worker = worker;
+    this.ready = false;
     return worker;
   }
 
