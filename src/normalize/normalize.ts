@@ -28,7 +28,11 @@ import { ownRunOf, parentRunOf } from './run-identity.js';
  *    contents and candidates (google-genai bodies, Google ADK's gcp.vertex.agent.* keys);
  *    upper-case finish reasons (Gemini's STOP, MAX_TOKENS, SAFETY) mapped like lower-case ones.
  * 5: pydantic-ai agent run spans are agent steps (pydantic_ai.all_messages, final_result);
- *    a Strands agent answer that is JSON text (an object, a number) is the answer's content.
+ *    a Strands agent answer that is JSON text (an object, a number) is the answer's content;
+ *    Traceloop: openai-agents tool spans read from gen_ai.tool.call.*, Anthropic `thinking`
+ *    completions become the answer's reasoning, OpenAI `refusal` completions are read;
+ *    OpenInference: CrewAI tool calls' arguments, LlamaIndex tool kwargs and ToolOutput raw
+ *    output, LlamaIndex model metadata kept out of params.
  */
 export const NORMALIZER_VERSION = 5;
 

@@ -53,6 +53,12 @@ export function genAiParams(attrs: Attributes): { [k: string]: JsonValue } {
 
 /** Request-body keys that are content or tool schemas, not configuration. */
 const NOT_PARAMS = new Set(['messages', 'system', 'tools', 'functions', 'input', 'instructions', 'prompt']);
+/**
+ * LlamaIndex's LLMMetadata, which openinference-instrumentation-llama-index records as
+ * llm.invocation_parameters: what the model is (its context window, whether it chats), not
+ * how it was asked. Left out where the value has its shape (context_window and is_chat_model).
+ */
+const LLM_METADATA = new Set(['context_window', 'num_output', 'is_chat_model', 'is_function_calling_model', 'system_role', 'model_name']);
 
 /**
  * Provider request parameters (OpenInference llm.invocation_parameters) → the names the
@@ -63,8 +69,9 @@ const NOT_PARAMS = new Set(['messages', 'system', 'tools', 'functions', 'input',
 export function providerParams(body: JsonValue | undefined): { [k: string]: JsonValue } {
   const params: { [k: string]: JsonValue } = {};
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return params;
+  const metadata = 'context_window' in body && 'is_chat_model' in body;
   for (const [k, v] of Object.entries(body)) {
-    if (NOT_PARAMS.has(k) || v === null || v === undefined) continue;
+    if (NOT_PARAMS.has(k) || v === null || v === undefined || (metadata && LLM_METADATA.has(k))) continue;
     if (k === 'max_completion_tokens') { if (!('max_tokens' in body)) params.max_tokens = v; continue; }
     if (k === 'stop') { params.stop_sequences = typeof v === 'string' ? [v] : v; continue; }
     if (k === 'n') { params['choice.count'] = v; continue; }

@@ -123,7 +123,13 @@ function responseFromBody(body: JsonValue | undefined): Message[] | undefined {
 function toolOutput(attrs: Attributes): { value: JsonValue | null; toolCallId: string | undefined } {
   const result = langChainToolResult(bodyOf(attrs, 'output'));
   if (result) return { value: orNull(canonicalValue(result.content)), toolCallId: result.toolCallId };
-  return { value: ioValue(attrs, 'output'), toolCallId: undefined };
+  const value = ioValue(attrs, 'output');
+  // LlamaIndex's ToolOutput as model_dump() writes it: the tool's return value is raw_output.
+  const output = asObject(value);
+  if (output && 'raw_output' in output && 'tool_name' in output && 'content' in output) {
+    return { value: orNull(canonicalValue(output.raw_output ?? output.content)), toolCallId: undefined };
+  }
+  return { value, toolCallId: undefined };
 }
 
 /**
@@ -133,6 +139,17 @@ function toolOutput(attrs: Attributes): { value: JsonValue | null; toolCallId: s
  */
 function toolInput(span: SpanRecord): JsonValue | null {
   const value = ioValue(span.attributes, 'input');
+  const input = asObject(value);
+  // CrewAI (openinference-instrumentation-crewai, ToolUsage._use) records the agent's parsed
+  // action: {tool_string, tool, calling: {tool_name, arguments}}; the call's arguments are the input.
+  const calling = asObject(input?.calling);
+  if (input && 'tool_string' in input && calling && calling.arguments !== undefined) return orNull(canonicalValue(calling.arguments));
+  // LlamaIndex (openinference-instrumentation-llama-index) records a tool call's bound
+  // arguments, {"kwargs": {...}} (with "args" when there were positional ones).
+  if (input && span.scope.name.startsWith('openinference.instrumentation.llama_index') && asObject(input.kwargs)
+    && Object.keys(input).every((k) => k === 'kwargs' || (k === 'args' && Array.isArray(input.args) && input.args.length === 0))) {
+    return orNull(canonicalValue(input.kwargs));
+  }
   if (typeof value !== 'string' || !span.scope.name.startsWith('openinference.instrumentation.langchain')) return value;
   const literal = readPythonLiteral(value);
   return literal === undefined ? value : orNull(canonicalValue(literal));

@@ -17,7 +17,7 @@ import { firstStr, hasIndexedKey, indexedGroups, parseJson, str, toJson } from '
 import { canonicalValue, isPartsList } from '../messages.js';
 import { fromProviderMessage } from '../provider-messages.js';
 import { genAiParams, genAiTokens, reportedCost } from '../usage.js';
-import { genAiKind, genAiMessages, llmModel, otelGenAi, recorded } from './otel-genai.js';
+import { genAiKind, genAiMessages, hasToolCallKeys, llmModel, otelGenAi, recorded } from './otel-genai.js';
 import { emptyDraft, orNull, type Dialect } from './types.js';
 import { aiSdkOperation, isAiSdkModelCall } from './vercel-ai.js';
 
@@ -111,22 +111,47 @@ function legacyToolCalls(group: Attributes): unknown[] {
   return indexedGroups(group, 'tool_calls.').map((tc) => ({ id: tc.id, name: tc.name, arguments: tc.arguments }));
 }
 
-/** gen_ai.prompt.{i}.* / gen_ai.completion.{i}.* → messages; undefined when there are none. */
+/**
+ * gen_ai.prompt.{i}.* / gen_ai.completion.{i}.* → messages; undefined when there are none.
+ * Two answer shapes are not messages of their own: the Anthropic instrumentation writes a
+ * thinking block as a completion whose role is `thinking` (the answer follows it), which
+ * becomes the reasoning part of the answer; the OpenAI one writes a refusal in `refusal`
+ * instead of `content`.
+ */
 function legacyMessages(attrs: Attributes, prefix: string, answer: boolean): Message[] | undefined {
   const groups = indexedGroups(attrs, prefix);
   if (!groups.length) return undefined;
   const out: Message[] = [];
+  let thinking: { parts: unknown[]; finishReason: unknown } | null = null;
   for (const g of groups) {
+    if (answer && g.role === 'thinking') {
+      thinking ??= { parts: [], finishReason: g.finish_reason };
+      thinking.parts.push({ type: 'thinking', thinking: g.content });
+      continue;
+    }
+    let content = legacyContent(g.content);
+    if (content === undefined && typeof g.refusal === 'string') content = [{ type: 'refusal', refusal: g.refusal }];
+    if (thinking) content = [...thinking.parts, ...asParts(content)];
     const raw: { [k: string]: unknown } = {
       role: g.role ?? (answer ? 'assistant' : 'user'),
-      content: legacyContent(g.content),
+      content,
       tool_calls: legacyToolCalls(g),
       tool_call_id: g.tool_call_id,
     };
     if (g['function_call.name'] !== undefined) raw.function_call = { name: g['function_call.name'], arguments: g['function_call.arguments'] };
-    out.push(...fromProviderMessage(raw, answer ? g.finish_reason : undefined));
+    out.push(...fromProviderMessage(raw, answer ? g.finish_reason ?? thinking?.finishReason : undefined));
+    thinking = null;
   }
+  // thinking with no answer after it (a stream cut short)
+  if (thinking) out.push(...fromProviderMessage({ role: 'assistant', content: thinking.parts }, thinking.finishReason));
   return out;
+}
+
+/** Content as a parts list, to put other parts before it. */
+function asParts(content: unknown): unknown[] {
+  if (content === undefined || content === null || content === '') return [];
+  if (Array.isArray(content)) return content;
+  return typeof content === 'string' ? [{ type: 'text', text: content }] : [content];
 }
 
 function readLlm(span: SpanRecord, draft: StepDraft): StepDraft {
@@ -166,6 +191,16 @@ export const openllmetry: Dialect = {
     const attrs = span.attributes;
     const spanKind = str(attrs['traceloop.span.kind']);
     if (spanKind === 'tool') {
+      // The openai-agents instrumentation records a function call with the GenAI tool keys
+      // (gen_ai.tool.call.arguments / result), not traceloop.entity.*.
+      if (attrs['traceloop.entity.input'] === undefined && attrs['traceloop.entity.output'] === undefined && hasToolCallKeys(attrs)) {
+        const step = otelGenAi.read(span, logs);
+        if (step) {
+          step.layout = 'openllmetry';
+          step.tool = firstStr(attrs, ['gen_ai.tool.name', 'traceloop.entity.name']) ?? span.name.replace(/\.tool$/, '');
+        }
+        return step;
+      }
       const draft = emptyDraft(span, 'tool', span.name, 'openllmetry');
       draft.tool = firstStr(attrs, ['traceloop.entity.name']) ?? span.name.replace(/\.tool$/, '');
       draft.request = entityValue(attrs['traceloop.entity.input'], true);

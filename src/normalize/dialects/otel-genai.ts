@@ -59,7 +59,7 @@ function isPydanticAgentRun(attrs: Attributes): boolean {
 }
 
 /** Keys only a tool execution carries (execute_tool spans). */
-function hasToolCallKeys(attrs: Attributes): boolean {
+export function hasToolCallKeys(attrs: Attributes): boolean {
   return attrs['gen_ai.tool.call.id'] !== undefined || attrs['gen_ai.tool.call.arguments'] !== undefined
     || attrs['gen_ai.tool.call.result'] !== undefined;
 }

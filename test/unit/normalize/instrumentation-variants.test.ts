@@ -523,3 +523,75 @@ describe('Google ADK (google-adk 1.x, telemetry.py) and Gemini request and respo
     expect(step.response).toEqual([{ role: 'assistant', content: 'A cat.', finish_reason: 'length' }]);
   });
 });
+
+describe('OpenLLMetry (Python) instrumentations beyond the corpus', () => {
+  it('reads an openai-agents function span from its GenAI tool keys (no traceloop.entity.*)', () => {
+    // opentelemetry-instrumentation-openai-agents _hooks.py, _end_function_span
+    const step = stepOf({ name: 'get_weather.tool', scope: 'opentelemetry.instrumentation.openai_agents', attributes: {
+      'traceloop.span.kind': 'tool', 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'get_weather', 'gen_ai.tool.type': 'function',
+      'gen_ai.tool.call.arguments': '{"city":"Paris"}', 'gen_ai.tool.call.result': 'Sunny', 'gen_ai.agent.name': 'Assistant',
+    } });
+    expect(step).toMatchObject({ kind: 'tool', tool: 'get_weather', layout: 'openllmetry', request: { city: 'Paris' }, response: 'Sunny' });
+  });
+
+  it('folds an Anthropic thinking completion (role "thinking") into the answer as its reasoning', () => {
+    // opentelemetry-instrumentation-anthropic span_utils.py _set_span_completions: a thinking
+    // block is its own indexed completion, the answer the next one
+    const legacy = (completion: Attributes) => stepOf({ name: 'anthropic.chat', kind: 'client', scope: 'opentelemetry.instrumentation.anthropic', attributes: {
+      'llm.request.type': 'chat', 'gen_ai.system': 'Anthropic', 'gen_ai.request.model': 'claude-sonnet-4-5',
+      'gen_ai.prompt.0.role': 'user', 'gen_ai.prompt.0.content': 'Weather in Paris?', ...completion,
+    } }).response;
+    expect(legacy({
+      'gen_ai.completion.0.finish_reason': 'tool_use', 'gen_ai.completion.0.role': 'thinking', 'gen_ai.completion.0.content': 'I should call the weather tool.',
+      'gen_ai.completion.1.role': 'assistant', 'gen_ai.completion.1.content': 'Let me check.',
+      'gen_ai.completion.1.tool_calls.0.id': 'toolu_1', 'gen_ai.completion.1.tool_calls.0.name': 'get_weather', 'gen_ai.completion.1.tool_calls.0.arguments': '{"city": "Paris"}',
+    })).toEqual([{
+      role: 'assistant', content: [{ type: 'reasoning', text: 'I should call the weather tool.' }, { type: 'text', text: 'Let me check.' }],
+      tool_calls: [{ id: 'toolu_1', name: 'get_weather', arguments: { city: 'Paris' } }], finish_reason: 'tool_calls',
+    }]);
+    // thinking and no answer after it
+    expect(legacy({ 'gen_ai.completion.0.finish_reason': 'max_tokens', 'gen_ai.completion.0.role': 'thinking', 'gen_ai.completion.0.content': 'Hmm.' }))
+      .toEqual([{ role: 'assistant', content: [{ type: 'reasoning', text: 'Hmm.' }], finish_reason: 'length' }]);
+  });
+
+  it('reads an OpenAI refusal written in `refusal` instead of `content`', () => {
+    // opentelemetry-instrumentation-openai shared/chat_wrappers.py _set_completions
+    const step = stepOf({ name: 'openai.chat', kind: 'client', scope: 'opentelemetry.instrumentation.openai', attributes: {
+      'llm.request.type': 'chat', 'gen_ai.system': 'openai', 'gen_ai.request.model': 'gpt-4o',
+      'gen_ai.prompt.0.role': 'user', 'gen_ai.prompt.0.content': 'Something disallowed',
+      'gen_ai.completion.0.finish_reason': 'stop', 'gen_ai.completion.0.role': 'assistant', 'gen_ai.completion.0.refusal': "I can't help with that.",
+    } });
+    expect(step.response).toEqual([{ role: 'assistant', content: [{ type: 'refusal', text: "I can't help with that." }], finish_reason: 'stop' }]);
+  });
+});
+
+describe('OpenInference CrewAI and LlamaIndex tool spans', () => {
+  it('reads a CrewAI tool use: the parsed call arguments, not the agent action around them', () => {
+    // openinference-instrumentation-crewai _wrappers.py, ToolUsage._use
+    const step = stepOf({ name: 'Search the internet._use', scope: 'openinference.instrumentation.crewai', attributes: {
+      'openinference.span.kind': 'TOOL', 'tool.name': 'Search the internet',
+      'input.value': j({ tool_string: 'Action: Search the internet\nAction Input: {"search_query": "AI news"}', tool: "CrewStructuredTool(name='Search the internet')", calling: { tool_name: 'Search the internet', arguments: { search_query: 'AI news' } } }),
+      'output.value': 'Result 1: ...', 'output.mime_type': 'text/plain',
+    } });
+    expect(step).toMatchObject({ kind: 'tool', tool: 'Search the internet', request: { search_query: 'AI news' }, response: 'Result 1: ...' });
+  });
+
+  it('reads a LlamaIndex tool call: its keyword arguments and the ToolOutput\'s raw output', () => {
+    // openinference-instrumentation-llama-index _handler.py: bound arguments in, ToolOutput out
+    const step = stepOf({ name: 'FunctionTool.acall', scope: 'openinference.instrumentation.llama_index', attributes: {
+      'openinference.span.kind': 'TOOL', 'tool.name': 'multiply',
+      'input.value': j({ kwargs: { a: 2, b: 3 } }), 'input.mime_type': 'application/json',
+      'output.value': j({ content: '6', tool_name: 'multiply', raw_input: { args: [], kwargs: { a: 2, b: 3 } }, raw_output: 6, is_error: false }), 'output.mime_type': 'application/json',
+    } });
+    expect(step).toMatchObject({ kind: 'tool', tool: 'multiply', request: { a: 2, b: 3 }, response: 6 });
+  });
+
+  it('leaves LlamaIndex\'s model metadata out of a model call\'s params', () => {
+    const step = stepOf({ name: 'OpenAI.achat', scope: 'openinference.instrumentation.llama_index', attributes: {
+      'openinference.span.kind': 'LLM', 'llm.model_name': 'gpt-4o',
+      'llm.invocation_parameters': j({ context_window: 128000, num_output: -1, is_chat_model: true, is_function_calling_model: true, model_name: 'gpt-4o', system_role: 'system', temperature: 0.1 }),
+      'llm.input_messages.0.message.role': 'user', 'llm.input_messages.0.message.content': 'Hi',
+    } });
+    expect(step.params).toEqual({ temperature: 0.1 });
+  });
+});
