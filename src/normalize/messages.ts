@@ -132,7 +132,9 @@ export function canonicalPart(raw: unknown): Part | undefined {
       const t = typeof p.refusal === 'string' ? p.refusal : text;
       return t === undefined || t === '' ? undefined : { type: 'refusal', text: t };
     }
-    case 'image_url': {
+    case 'image_url':
+    case 'input_image': {
+      // chat completions: {image_url: {url}}; Responses: {image_url: "<url>"}
       const url = asObject(p.image_url)?.url ?? p.image_url;
       return typeof url === 'string' ? { type: 'image', url } : undefined;
     }

@@ -20,6 +20,7 @@ import { langChainToolResult, messagesFromLangChainInputs, messagesFromLangChain
 import { canonicalFinishReason, canonicalValue } from '../messages.js';
 import { fromProviderMessage, messagesFromRequestBody, messagesFromResponseBody } from '../provider-messages.js';
 import { makeTokens, providerParams, reportedCost } from '../usage.js';
+import { isResponse, isResponsesInput, messagesFromResponse, messagesFromResponsesInput } from '../responses-items.js';
 import { recorded } from './otel-genai.js';
 import { emptyDraft, orNull, type Dialect } from './types.js';
 
@@ -70,22 +71,28 @@ function bodyOf(attrs: Attributes, which: 'input' | 'output'): JsonValue | undef
   return parseJson(text);
 }
 
-/** Messages that say something: content, tool calls, or the tool call they answer. */
+/** What messages say: each content, each tool call, each tool call answered. */
 function saying(messages: Message[]): number {
   let n = 0;
-  for (const m of messages) if (m.content !== undefined || m.tool_calls !== undefined || m.tool_call_id !== undefined) n++;
+  for (const m of messages) {
+    if (m.content !== undefined) n++;
+    if (m.tool_call_id !== undefined) n++;
+    n += m.tool_calls?.length ?? 0;
+  }
   return n;
 }
 
 /**
  * The provider body when it says at least as much as the flattened keys, else the flattened.
- * "As much" counts messages and the messages that carry something: a body whose messages are in
- * a shape the provider reader does not know (a framework's own serialisation under `messages`)
- * reads as contentless messages and must not replace flattened keys that had the content.
+ * "As much" counts what the messages carry, not the messages: a body whose messages are in a
+ * shape the provider reader does not know (a framework's own serialisation under `messages`)
+ * reads as contentless messages and must not replace flattened keys that had the content; a
+ * body that holds a turn's text and calls as one message (OpenAI Responses items), where the
+ * flattened keys have a message for each, says the same.
  */
 function moreComplete(body: Message[] | undefined, flat: Message[] | undefined): Message[] | undefined {
   if (body === undefined) return flat;
-  if (flat === undefined || (body.length >= flat.length && saying(body) >= saying(flat))) return body;
+  if (flat === undefined || saying(body) >= saying(flat)) return body;
   return flat;
 }
 
@@ -104,15 +111,25 @@ function ioValue(attrs: Attributes, which: 'input' | 'output'): JsonValue | null
  * A request body: the provider's, or a LangChain chat-model run's inputs
  * {"messages": [[serialised messages]]} (openinference-instrumentation-langchain _tracer.py).
  */
-function requestFromBody(body: JsonValue | undefined): Message[] | undefined {
+function requestFromBody(body: JsonValue | undefined, invocation: JsonValue | undefined): Message[] | undefined {
   const messages = asObject(body)?.messages;
-  return (Array.isArray(messages) ? messagesFromLangChainInputs(messages) : undefined) ?? messagesFromRequestBody(body);
+  const langChain = Array.isArray(messages) ? messagesFromLangChainInputs(messages) : undefined;
+  if (langChain) return langChain;
+  // OpenAI Responses: the input items (openai-agents; the instructions are among the
+  // invocation parameters), or a responses.create request {input, instructions, ...}
+  if (isResponsesInput(body) || (Array.isArray(body) && isResponse(invocation))) return messagesFromResponsesInput(body, asObject(invocation)?.instructions);
+  const request = asObject(body);
+  if (request && request.input !== undefined && request.messages === undefined && request.contents === undefined
+    && (typeof request.input === 'string' || isResponsesInput(request.input))) {
+    return messagesFromResponsesInput(request.input, request.instructions);
+  }
+  return messagesFromRequestBody(body);
 }
 
-/** A response body: the provider's, or a LangChain LLMResult {"generations": [[...]]}. */
+/** A response body: the provider's, a Responses API Response, or a LangChain LLMResult {"generations": [[...]]}. */
 function responseFromBody(body: JsonValue | undefined): Message[] | undefined {
   const b = asObject(body);
-  return (b && Array.isArray(b.generations) ? messagesFromLangChainResult(b) : undefined) ?? messagesFromResponseBody(body);
+  return (b && Array.isArray(b.generations) ? messagesFromLangChainResult(b) : undefined) ?? messagesFromResponse(body) ?? messagesFromResponseBody(body);
 }
 
 /**
@@ -158,7 +175,14 @@ function toolInput(span: SpanRecord): JsonValue | null {
 function readLlm(span: SpanRecord, draft: StepDraft): StepDraft {
   const attrs = span.attributes;
   const finish = attrs['llm.finish_reason'];
-  const request = moreComplete(requestFromBody(bodyOf(attrs, 'input')), flatMessages(attrs, 'llm.input_messages.'));
+  // llm.invocation_parameters is the request minus its messages; without it, the body says the same.
+  const invocation = typeof attrs['llm.invocation_parameters'] === 'string' ? parseJson(attrs['llm.invocation_parameters']) : bodyOf(attrs, 'input');
+  let request = moreComplete(requestFromBody(bodyOf(attrs, 'input'), invocation), flatMessages(attrs, 'llm.input_messages.'));
+  // A prompt given as text (a Responses call with a string input) is recorded as text alone.
+  const prompt = attrs['input.value'];
+  if (request === undefined && typeof prompt === 'string' && prompt !== '' && bodyOf(attrs, 'input') === undefined) {
+    request = fromProviderMessage({ role: 'user', content: prompt });
+  }
   const response = moreComplete(responseFromBody(bodyOf(attrs, 'output')), flatMessages(attrs, 'llm.output_messages.', finish));
   // An answer body that carries no stop reason (the Bedrock instrumentation records the bare
   // output message) takes the span's llm.finish_reason, as the flattened answer does.
@@ -169,8 +193,6 @@ function readLlm(span: SpanRecord, draft: StepDraft): StepDraft {
   }
   draft.request = recorded(request);
   draft.response = recorded(response);
-  // llm.invocation_parameters is the request minus its messages; without it, the body says the same.
-  const invocation = typeof attrs['llm.invocation_parameters'] === 'string' ? parseJson(attrs['llm.invocation_parameters']) : bodyOf(attrs, 'input');
   draft.params = providerParams(invocation);
   const invokedModel = invocation && typeof invocation === 'object' && !Array.isArray(invocation) ? str(invocation.model as string) : null;
   // llm.model_name holds the request model until the response model is known, then that.

@@ -595,3 +595,73 @@ describe('OpenInference CrewAI and LlamaIndex tool spans', () => {
     expect(step.params).toEqual({ temperature: 0.1 });
   });
 });
+
+describe('OpenInference openai-agents: OpenAI Responses API bodies', () => {
+  // openinference-instrumentation-openai-agents _processor.py: a response span's input.value is
+  // the input item list, output.value the Response, llm.invocation_parameters the Response
+  // minus tools/usage/output (so its instructions); the flattened keys give each function call
+  // a message of its own and no finish reason.
+  const scope = 'openinference.instrumentation.openai_agents';
+  const responseSpan = (attributes: Attributes) => stepOf({ name: 'response', scope, attributes: {
+    'openinference.span.kind': 'LLM', 'llm.system': 'openai', 'llm.model_name': 'gpt-4o', ...attributes,
+  } });
+  const flatCall = (prefix: string, id: string, name: string, args: string) => ({
+    [`${prefix}.message.role`]: 'assistant', [`${prefix}.message.tool_calls.0.tool_call.id`]: id,
+    [`${prefix}.message.tool_calls.0.tool_call.function.name`]: name, [`${prefix}.message.tool_calls.0.tool_call.function.arguments`]: args,
+  });
+
+  it('reads one answer with its text and its calls, and how it ended, from the Response', () => {
+    const output = { id: 'resp_1', object: 'response', model: 'gpt-4o', status: 'completed', output: [
+      { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'Two lookups.' }] },
+      { type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Let me check.', annotations: [] }] },
+      { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' },
+      { type: 'function_call', id: 'fc_2', call_id: 'call_2', name: 'get_time', arguments: '{}', status: 'completed' },
+    ] };
+    const step = responseSpan({
+      'input.value': j([{ role: 'user', content: 'Weather and time in Paris?' }]), 'input.mime_type': 'application/json',
+      'output.value': j(output), 'output.mime_type': 'application/json',
+      'llm.output_messages.0.message.role': 'assistant', 'llm.output_messages.0.message.contents.0.message_content.type': 'text',
+      'llm.output_messages.0.message.contents.0.message_content.text': 'Let me check.',
+      ...flatCall('llm.output_messages.1', 'call_1', 'get_weather', '{"city":"Paris"}'),
+      ...flatCall('llm.output_messages.2', 'call_2', 'get_time', '{}'),
+      'llm.invocation_parameters': j({ id: 'resp_1', object: 'response', created_at: 1, instructions: 'Be brief.', model: 'gpt-4o', temperature: 0.2, status: 'completed' }),
+    });
+    expect(step.request).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather and time in Paris?' }]);
+    expect(step.response).toEqual([{
+      role: 'assistant', content: [{ type: 'reasoning', text: 'Two lookups.' }, { type: 'text', text: 'Let me check.' }],
+      tool_calls: [{ id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }, { id: 'call_2', name: 'get_time', arguments: {} }],
+      finish_reason: 'tool_calls',
+    }]);
+    expect(step.params).toEqual({ model: 'gpt-4o', temperature: 0.2 }); // not the Response's id, time, status
+    const cut = responseSpan({ 'output.value': j({ ...output, status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output: [output.output[1]] }), 'output.mime_type': 'application/json' });
+    expect(cut.response).toEqual([{ role: 'assistant', content: 'Let me check.', finish_reason: 'length' }]);
+  });
+
+  it('reads a turn\'s parallel calls in the input items as one assistant message, each output a tool message', () => {
+    const step = responseSpan({
+      'input.mime_type': 'application/json', 'input.value': j([
+        { role: 'user', content: [{ type: 'input_text', text: 'Weather and time?' }] },
+        { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}', id: 'fc_1', status: 'completed' },
+        { type: 'function_call', call_id: 'call_2', name: 'get_time', arguments: '{}', id: 'fc_2', status: 'completed' },
+        { type: 'function_call_output', call_id: 'call_1', output: '{"temp": 22}' },
+        { type: 'function_call_output', call_id: 'call_2', output: '12:00' },
+      ]),
+      'llm.input_messages.0.message.role': 'user', 'llm.input_messages.0.message.contents.0.message_content.type': 'text',
+      'llm.input_messages.0.message.contents.0.message_content.text': 'Weather and time?',
+      ...flatCall('llm.input_messages.1', 'call_1', 'get_weather', '{"city":"Paris"}'),
+      ...flatCall('llm.input_messages.2', 'call_2', 'get_time', '{}'),
+      'llm.input_messages.3.message.role': 'tool', 'llm.input_messages.3.message.tool_call_id': 'call_1', 'llm.input_messages.3.message.content': '{"temp": 22}',
+      'llm.input_messages.4.message.role': 'tool', 'llm.input_messages.4.message.tool_call_id': 'call_2', 'llm.input_messages.4.message.content': '12:00',
+    });
+    expect(step.request).toEqual([
+      { role: 'user', content: 'Weather and time?' },
+      { role: 'assistant', tool_calls: [{ id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }, { id: 'call_2', name: 'get_time', arguments: {} }] },
+      { role: 'tool', tool_call_id: 'call_1', content: { temp: 22 } },
+      { role: 'tool', tool_call_id: 'call_2', content: '12:00' },
+    ]);
+  });
+
+  it('reads a prompt given as text', () => {
+    expect(responseSpan({ 'input.value': 'Weather in Paris?' }).request).toEqual([{ role: 'user', content: 'Weather in Paris?' }]);
+  });
+});
