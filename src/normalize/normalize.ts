@@ -32,7 +32,7 @@ import { ownRunOf, parentRunOf } from './run-identity.js';
  *    Traceloop: openai-agents tool spans read from gen_ai.tool.call.*, Anthropic `thinking`
  *    completions become the answer's reasoning, OpenAI `refusal` completions are read;
  *    OpenInference: CrewAI tool calls' arguments, LlamaIndex tool kwargs and ToolOutput raw
- *    output, LlamaIndex model metadata kept out of params; OpenAI Responses API bodies
+ *    output and CrewAI TaskOutput raw, LlamaIndex model metadata kept out of params; OpenAI Responses API bodies
  *    (openai-agents: input items, the Response with how it ended) read, a turn's text and
  *    calls one message; a body that says as much as the flattened keys wins however many
  *    messages each has.

@@ -172,6 +172,16 @@ function toolInput(span: SpanRecord): JsonValue | null {
   return literal === undefined ? value : orNull(canonicalValue(literal));
 }
 
+/**
+ * An AGENT span's output. CrewAI (openinference-instrumentation-crewai, Task._execute_core)
+ * records the TaskOutput as model_dump() writes it: the agent's answer is its `raw`.
+ */
+function agentOutput(value: JsonValue | null): JsonValue | null {
+  const task = asObject(value);
+  if (task && 'raw' in task && 'description' in task && 'output_format' in task) return orNull(canonicalValue(task.raw));
+  return value;
+}
+
 function readLlm(span: SpanRecord, draft: StepDraft): StepDraft {
   const attrs = span.attributes;
   const finish = attrs['llm.finish_reason'];
@@ -229,7 +239,7 @@ export const openinference: Dialect = {
     if (kind === 'AGENT') {
       const draft = emptyDraft(span, 'agent', firstStr(attrs, ['agent.name']) ?? span.name, 'openinference');
       draft.request = ioValue(attrs, 'input');
-      draft.response = ioValue(attrs, 'output');
+      draft.response = agentOutput(ioValue(attrs, 'output'));
       return draft;
     }
     return null;

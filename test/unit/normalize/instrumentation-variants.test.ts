@@ -665,3 +665,15 @@ describe('OpenInference openai-agents: OpenAI Responses API bodies', () => {
     expect(responseSpan({ 'input.value': 'Weather in Paris?' }).request).toEqual([{ role: 'user', content: 'Weather in Paris?' }]);
   });
 });
+
+describe('OpenInference CrewAI task spans', () => {
+  it('answers with the TaskOutput\'s raw text, not the whole TaskOutput', () => {
+    // openinference-instrumentation-crewai _wrappers.py: Task._execute_core's output is TaskOutput.model_dump()
+    const step = stepOf({ name: 'Researcher._execute_core', scope: 'openinference.instrumentation.crewai', attributes: {
+      'openinference.span.kind': 'AGENT', 'input.value': j({ agent: 'Agent(role=Researcher)', context: '', tools: [] }), 'input.mime_type': 'application/json',
+      'output.value': j({ description: 'Find AI news', name: null, expected_output: 'A list', summary: 'Find AI news...', raw: '1. GPT-5 released', pydantic: null, json_dict: null, agent: 'Researcher', output_format: 'raw' }),
+      'output.mime_type': 'application/json',
+    } });
+    expect(step).toMatchObject({ kind: 'agent', response: '1. GPT-5 released' });
+  });
+});
