@@ -51,11 +51,12 @@ function operationOf(span: SpanRecord): string | null {
 /**
  * pydantic-ai's agent run span (`invoke_agent {agent}`; `agent run` before its instrumentation
  * version 3) names no operation: it is known by the keys pydantic-ai sets on it at start
- * (agent_name beside gen_ai.agent.name) and at end (pydantic_ai.all_messages, final_result).
+ * (agent_name beside gen_ai.agent.name or logfire.msg) and at end (pydantic_ai.all_messages;
+ * all_messages_events in version 1, whose content is not read).
  */
 function isPydanticAgentRun(attrs: Attributes): boolean {
-  return attrs['pydantic_ai.all_messages'] !== undefined
-    || (attrs['agent_name'] !== undefined && attrs['gen_ai.agent.name'] !== undefined);
+  return attrs['pydantic_ai.all_messages'] !== undefined || attrs['all_messages_events'] !== undefined
+    || (attrs['agent_name'] !== undefined && (attrs['gen_ai.agent.name'] !== undefined || attrs['logfire.msg'] !== undefined));
 }
 
 /** Keys only a tool execution carries (execute_tool spans). */
