@@ -12,6 +12,7 @@ import type { JsonValue, Message, ToolCall } from './step.js';
 import { asObject, jsonAttr } from './attrs.js';
 import type { AttributeValue } from '../spans/span-record.js';
 import { canonicalContent, canonicalPart, makeMessage, makeToolCall, type Part } from './messages.js';
+import { providerToolCall } from './provider-messages.js';
 
 type Obj = { [k: string]: JsonValue };
 
@@ -69,6 +70,9 @@ export function fromGenAiMessage(raw: unknown, fallbackFinish?: unknown, default
       if (part) content.push(part);
     }
   }
+  // LiteLLM's OpenTelemetry callback keeps chat completions' tool_calls and tool_call_id on
+  // the message beside its parts.
+  if (Array.isArray(m.tool_calls)) for (const tc of m.tool_calls) calls.push(providerToolCall(tc));
   const finish = m.finish_reason !== undefined && m.finish_reason !== '' ? m.finish_reason : fallbackFinish;
   if (sawResponse) {
     flush();
@@ -76,7 +80,8 @@ export function fromGenAiMessage(raw: unknown, fallbackFinish?: unknown, default
   }
   // Older drafts and some SDKs put a plain `content` on the message instead of parts.
   const body = !parts.length && m.content !== undefined ? m.content : content;
-  out.push(makeMessage({ role, content: body, toolCalls: calls, finishReason: finish }));
+  const toolCallId = typeof m.tool_call_id === 'string' && m.tool_call_id !== '' ? m.tool_call_id : undefined;
+  out.push(makeMessage({ role, content: body, toolCalls: calls, finishReason: finish, toolCallId }));
   return out;
 }
 

@@ -44,6 +44,8 @@ const FINISH_REASONS: Record<string, string> = {
   max_tokens: 'length',
   content_filter: 'content_filter',
   'content-filter': 'content_filter',
+  toolcalls: 'tool_calls', // Semantic Kernel .NET (ChatFinishReason.ToolCalls)
+  contentfilter: 'content_filter', // Semantic Kernel .NET
   content_filtered: 'content_filter', // Bedrock Converse stopReason
   guardrail_intervened: 'content_filter', // Bedrock Converse stopReason
   safety: 'content_filter', // Gemini SAFETY
@@ -52,8 +54,10 @@ const FINISH_REASONS: Record<string, string> = {
 /** OpenAI chat's vocabulary; unmapped values (error, pause_turn, refusal) pass through raw. */
 export function canonicalFinishReason(reason: unknown): string | undefined {
   if (typeof reason !== 'string' || reason === '') return undefined;
-  // Gemini writes its enum upper case (STOP, MAX_TOKENS, SAFETY).
-  for (const key of [reason, reason.toLowerCase()]) if (Object.hasOwn(FINISH_REASONS, key)) return FINISH_REASONS[key];
+  // Gemini writes its enum upper case (STOP, MAX_TOKENS, SAFETY); Semantic Kernel (Python) the
+  // enum member's str(), FinishReason.TOOL_CALLS.
+  const member = reason.startsWith('FinishReason.') ? reason.slice('FinishReason.'.length) : reason;
+  for (const key of [member, member.toLowerCase()]) if (Object.hasOwn(FINISH_REASONS, key)) return FINISH_REASONS[key];
   return reason;
 }
 

@@ -35,7 +35,9 @@ import { ownRunOf, parentRunOf } from './run-identity.js';
  *    output and CrewAI TaskOutput raw, LlamaIndex model metadata kept out of params; OpenAI Responses API bodies
  *    (openai-agents: input items, the Response with how it ended) read, a turn's text and
  *    calls one message; a body that says as much as the flattened keys wins however many
- *    messages each has.
+ *    messages each has; Semantic Kernel's chat.completions / text.completions operations and
+ *    its enum finish reasons; LiteLLM's call types (acompletion, ...) and the tool calls and
+ *    tool_call_id it keeps on GenAI messages; google-genai request bodies holding Python repr.
  */
 export const NORMALIZER_VERSION = 5;
 

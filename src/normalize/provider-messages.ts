@@ -258,6 +258,8 @@ function systemMessages(system: unknown): Message[] {
   return msg.content === undefined ? [] : [msg];
 }
 
+const PYTHON_REPR = /^parts=\[|\bPart\(/;
+
 /** A bare list of messages: every item an object with a string role. */
 function isMessageList(v: unknown): v is JsonValue[] {
   return Array.isArray(v) && v.length > 0 && v.every((m) => typeof asObject(m)?.role === 'string');
@@ -273,6 +275,10 @@ export function messagesFromRequestBody(body: unknown): Message[] | undefined {
   if (isMessageList(body)) return fromProviderMessages(body);
   const b = asObject(body);
   if (b && Array.isArray(b.contents)) {
+    // google-genai objects that JSON could not encode arrive as their Python repr
+    // ("parts=[Part(text='…')] role='user'", openinference-instrumentation-google-genai's
+    // json.dumps(default=str)): unreadable, so the flattened messages are read instead.
+    if (b.contents.some((c) => typeof c === 'string' && PYTHON_REPR.test(c))) return undefined;
     const config = asObject(b.config);
     return [
       // text, a Content or a list of parts: the parts' {text} blocks read as Converse's do

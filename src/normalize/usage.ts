@@ -53,7 +53,7 @@ export function genAiParams(attrs: Attributes): { [k: string]: JsonValue } {
 }
 
 /** Request-body keys that are content or tool schemas, not configuration. */
-const NOT_PARAMS = new Set(['messages', 'system', 'tools', 'functions', 'input', 'instructions', 'prompt']);
+const NOT_PARAMS = new Set(['messages', 'system', 'tools', 'functions', 'input', 'instructions', 'prompt', 'contents']);
 /**
  * LlamaIndex's LLMMetadata, which openinference-instrumentation-llama-index records as
  * llm.invocation_parameters: what the model is (its context window, whether it chats), not

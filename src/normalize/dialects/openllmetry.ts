@@ -168,10 +168,16 @@ function readLlm(span: SpanRecord, draft: StepDraft): StepDraft {
   return draft;
 }
 
+/**
+ * llm.request.type values of a model call: Traceloop's chat / completion, and LiteLLM's call
+ * types (its OpenTelemetry callback writes the key too), async ones included.
+ */
+const MODEL_CALL_TYPES = new Set(['chat', 'completion', 'text_completion', 'responses', 'acompletion', 'atext_completion', 'aresponses']);
+
 /** A model call: chat/completion request type, an LLM operation, or model-call keys. */
 function isModelCall(attrs: Attributes): boolean {
   const requestType = str(attrs['llm.request.type']);
-  if (requestType !== null) return requestType === 'chat' || requestType === 'completion';
+  if (requestType !== null) return MODEL_CALL_TYPES.has(requestType);
   return genAiKind(attrs) === 'llm' || attrs['gen_ai.request.model'] !== undefined
     || attrs['gen_ai.input.messages'] !== undefined || hasIndexedKey(attrs, 'gen_ai.prompt.');
 }

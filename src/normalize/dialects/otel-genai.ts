@@ -17,7 +17,13 @@ import { emptyDraft, orNull, type Dialect } from './types.js';
 import { isGenAiEventName, logEventName, logsOfSpan, readEventContent, readToolEvents } from './otel-genai-events.js';
 import { messagesFromRequestBody, messagesFromResponseBody } from '../provider-messages.js';
 
-const LLM_OPERATIONS = new Set(['chat', 'generate_content', 'text_completion', 'completion', 'responses']);
+const LLM_OPERATIONS = new Set([
+  'chat', 'generate_content', 'text_completion', 'completion', 'responses',
+  // Semantic Kernel (and early Microsoft agent-framework): model_diagnostics' operation names
+  'chat.completions', 'chat.streaming_completions', 'text.completions', 'text.streaming_completions',
+  // LiteLLM's OpenTelemetry callback names the operation by its call type; async ones too
+  'acompletion', 'atext_completion', 'aresponses',
+]);
 
 /** The operation → step kind; embeddings, retrieval, create_agent, workflows, memory ops are context. */
 export function genAiKind(attrs: Attributes): StepKind | null | undefined {
@@ -77,8 +83,8 @@ export function spanFinishReasons(attrs: Attributes): unknown[] {
   if (Array.isArray(v)) return v;
   // string[] by the registry; a single string (wrong type, or a raw value) is one choice's.
   if (typeof v === 'string') return [v];
-  // The Anthropic SDK records only the raw stop reason.
-  const raw = str(attrs['anthropic.message.stop_reason']);
+  // The Anthropic SDK records only the raw stop reason; Semantic Kernel one, singular.
+  const raw = str(attrs['anthropic.message.stop_reason']) ?? str(attrs['gen_ai.response.finish_reason']);
   return raw === null ? [] : [raw];
 }
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { normalizeSpan } from '../../../src/normalize/normalize.js';
 import type { Attributes } from '../../../src/spans/span-record.js';
 import type { StepDraft } from '../../../src/normalize/step.js';
-import { span, type SpanInit } from '../../helpers/span-builder.js';
+import { log, span, type SpanInit } from '../../helpers/span-builder.js';
 
 const j = (v: unknown) => JSON.stringify(v);
 const stepOf = (init: SpanInit) => normalizeSpan(span(init)).step as StepDraft;
@@ -675,5 +675,83 @@ describe('OpenInference CrewAI task spans', () => {
       'output.mime_type': 'application/json',
     } });
     expect(step).toMatchObject({ kind: 'agent', response: '1. GPT-5 released' });
+  });
+});
+
+describe('Semantic Kernel (model_diagnostics: Python decorators.py, .NET ModelDiagnostics.cs)', () => {
+  const call = [{ id: 'call_1', type: 'function', function: { name: 'Weather-get_weather', arguments: '{"city": "Paris"}' } }];
+
+  it('reads its chat.completions operations as model calls, content in log records (Python)', () => {
+    const chat = span({ name: 'chat.completions gpt-4o', id: 'sk', scope: 'semantic_kernel.utils.telemetry.model_diagnostics.decorators', attributes: {
+      'gen_ai.operation.name': 'chat.completions', 'gen_ai.system': 'openai', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.response.finish_reason': 'FinishReason.TOOL_CALLS',
+    } });
+    const logs = [
+      log('sk', 'gen_ai.user.message', j({ role: 'user', content: 'Weather in Paris?' })),
+      log('sk', 'gen_ai.choice', j({ message: { role: 'assistant', tool_calls: call } })),
+    ];
+    const step = normalizeSpan(chat, logs).step as StepDraft;
+    expect(step.kind).toBe('llm');
+    expect(step.request).toEqual([{ role: 'user', content: 'Weather in Paris?' }]);
+    expect(step.response).toEqual([{ role: 'assistant', tool_calls: [{ id: 'call_1', name: 'Weather-get_weather', arguments: { city: 'Paris' } }], finish_reason: 'tool_calls' }]);
+    for (const op of ['chat.streaming_completions', 'text.completions', 'text.streaming_completions']) {
+      expect(stepOf({ name: `${op} gpt-4o`, attributes: { 'gen_ai.operation.name': op, 'gen_ai.request.model': 'gpt-4o' } }).kind).toBe('llm');
+    }
+  });
+
+  it('reads .NET span events (gen_ai.event.content) and its enum finish reasons', () => {
+    const step = stepOf({ name: 'chat.completions gpt-4o', scope: 'Microsoft.SemanticKernel.Diagnostics', attributes: {
+      'gen_ai.operation.name': 'chat.completions', 'gen_ai.system': 'openai', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.response.finish_reason': '["ToolCalls"]',
+    }, events: [
+      { name: 'gen_ai.user.message', attributes: { 'gen_ai.event.content': j({ role: 'user', content: 'Weather in Paris?' }) } },
+      { name: 'gen_ai.choice', attributes: { 'gen_ai.event.content': j({ index: 0, message: { role: 'assistant', content: null, tool_calls: call }, finish_reason: 'ToolCalls' }) } },
+    ] });
+    expect(step.response).toEqual([{ role: 'assistant', tool_calls: [{ id: 'call_1', name: 'Weather-get_weather', arguments: { city: 'Paris' } }], finish_reason: 'tool_calls' }]);
+  });
+});
+
+describe('LiteLLM OpenTelemetry callback (litellm/integrations/opentelemetry.py)', () => {
+  const call = [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }];
+  const litellm = (callType: string, attributes: Attributes) => stepOf({ name: 'litellm_request', scope: 'litellm', attributes: {
+    'gen_ai.request.model': 'gpt-4o', 'gen_ai.system': 'openai', 'llm.request.type': callType,
+    // the operation is "chat" for completion, else the call type itself
+    'gen_ai.operation.name': callType === 'completion' ? 'chat' : callType, ...attributes,
+  } });
+
+  it('reads async and proxy calls (acompletion) as model calls, and tool calls kept on the message beside its parts', () => {
+    for (const callType of ['completion', 'acompletion']) {
+      const step = litellm(callType, {
+        'gen_ai.input.messages': j([{ role: 'user', parts: [{ type: 'text', content: 'Weather in Paris?' }] }]),
+        'gen_ai.output.messages': j([{ role: 'assistant', parts: [], tool_calls: call, finish_reason: 'tool_calls' }]),
+      });
+      expect(step.kind).toBe('llm');
+      expect(step.response).toEqual([{ role: 'assistant', tool_calls: [{ id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }], finish_reason: 'tool_calls' }]);
+    }
+    const next = litellm('acompletion', {
+      'gen_ai.input.messages': j([
+        { role: 'user', parts: [{ type: 'text', content: 'Weather in Paris?' }] }, { role: 'assistant', parts: [], tool_calls: call },
+        { role: 'tool', parts: [{ type: 'text', content: '14C' }], tool_call_id: 'call_1' },
+      ]),
+    });
+    expect(next.request).toEqual([
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', tool_calls: [{ id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: '14C' },
+    ]);
+    expect(litellm('aembedding', {})).toBeNull();
+  });
+});
+
+describe('OpenInference google-genai with Content objects in the request', () => {
+  it('reads the flattened messages when the body holds the objects as Python repr text', () => {
+    // openinference-instrumentation-google-genai: json.dumps(default=str) of types.Content objects
+    const step = stepOf({ name: 'GenerateContent', scope: 'openinference.instrumentation.google_genai', attributes: {
+      'openinference.span.kind': 'LLM', 'llm.provider': 'google', 'llm.model_name': 'gemini-2.0-flash', 'input.mime_type': 'application/json',
+      'input.value': j({ model: 'gemini-2.0-flash', contents: ["parts=[Part(\n  text='Weather in Paris?'\n)] role='user'", "parts=[Part(\n  text='It is 14C.'\n)] role='model'", "parts=[Part(\n  text='And Lyon?'\n)] role='user'"] }),
+      'llm.input_messages.0.message.role': 'user', 'llm.input_messages.0.message.content': 'Weather in Paris?',
+      'llm.input_messages.1.message.role': 'model', 'llm.input_messages.1.message.content': 'It is 14C.',
+      'llm.input_messages.2.message.role': 'user', 'llm.input_messages.2.message.content': 'And Lyon?',
+    } });
+    expect(step.request).toEqual([{ role: 'user', content: 'Weather in Paris?' }, { role: 'assistant', content: 'It is 14C.' }, { role: 'user', content: 'And Lyon?' }]);
+    expect(step.params).toEqual({ model: 'gemini-2.0-flash' });
   });
 });
