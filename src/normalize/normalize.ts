@@ -37,7 +37,10 @@ import { ownRunOf, parentRunOf } from './run-identity.js';
  *    calls one message; a body that says as much as the flattened keys wins however many
  *    messages each has; Semantic Kernel's chat.completions / text.completions operations and
  *    its enum finish reasons; LiteLLM's call types (acompletion, ...) and the tool calls and
- *    tool_call_id it keeps on GenAI messages; google-genai request bodies holding Python repr.
+ *    tool_call_id it keeps on GenAI messages; google-genai request bodies holding Python repr;
+ *    Bedrock Agents' raw answers labelled text/plain, tool_use written as a `tool` message and
+ *    action-group arguments; Logfire's request_data / response_data (a streamed call's step
+ *    is its `streaming response` span).
  */
 export const NORMALIZER_VERSION = 5;
 

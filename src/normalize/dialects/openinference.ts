@@ -47,11 +47,15 @@ function flatMessage(g: Attributes, finishReason?: unknown): Message[] {
   const functionCall = g['message.function_call_name'] !== undefined
     ? { name: g['message.function_call_name'], arguments: g['message.function_call_arguments_json'] }
     : undefined;
+  const content = g['message.content'] ?? (parts.length ? parts : undefined);
+  // The Bedrock instrumentation writes a model's tool_use block as a message of role `tool`
+  // holding the call (and its id as tool_call_id): a call the assistant made, not a result.
+  const call = g['message.role'] === 'tool' && toolCalls.length > 0 && content === undefined;
   return fromProviderMessage({
-    role: g['message.role'],
-    content: g['message.content'] ?? (parts.length ? parts : undefined),
+    role: call ? 'assistant' : g['message.role'],
+    content,
     tool_calls: toolCalls,
-    tool_call_id: g['message.tool_call_id'],
+    tool_call_id: call ? undefined : g['message.tool_call_id'],
     function_call: functionCall,
   }, finishReason);
 }
@@ -62,12 +66,16 @@ function flatMessages(attrs: Attributes, prefix: string, finishReason?: unknown)
   return groups.flatMap((g, i) => flatMessage(g, i === 0 ? finishReason : undefined));
 }
 
-/** input.value / output.value parsed when the span says it is JSON (or it plainly is). */
-function bodyOf(attrs: Attributes, which: 'input' | 'output'): JsonValue | undefined {
+/**
+ * input.value / output.value parsed when the span says it is JSON (or it plainly is). With
+ * `anyMime`, a JSON object labelled text/plain too: the Bedrock instrumentation labels the raw
+ * model answer so, and a caller that reads it as a provider body knows it when it sees one.
+ */
+function bodyOf(attrs: Attributes, which: 'input' | 'output', anyMime = false): JsonValue | undefined {
   const text = attrs[`${which}.value`];
   if (typeof text !== 'string' || text === '') return undefined;
   const mime = str(attrs[`${which}.mime_type`]);
-  if (mime !== null && mime !== 'application/json') return undefined;
+  if (mime !== null && mime !== 'application/json' && !(anyMime && text.startsWith('{'))) return undefined;
   return parseJson(text);
 }
 
@@ -182,6 +190,19 @@ function agentOutput(value: JsonValue | null): JsonValue | null {
   return value;
 }
 
+/**
+ * A TOOL span with no input.value: the arguments of the call it records in its flattened
+ * input message (Bedrock Agents action groups, whose parameters are [{name, type, value}]).
+ */
+function calledWith(attrs: Attributes): JsonValue | null {
+  const args = flatMessages(attrs, 'llm.input_messages.')?.flatMap((m) => m.tool_calls ?? [])[0]?.arguments;
+  if (args === undefined) return null;
+  if (Array.isArray(args) && args.length > 0 && args.every((p) => typeof asObject(p)?.name === 'string' && 'value' in (asObject(p) ?? {}))) {
+    return Object.fromEntries(args.map((p) => [(p as { name: string }).name, (p as { value: JsonValue }).value]));
+  }
+  return args;
+}
+
 function readLlm(span: SpanRecord, draft: StepDraft): StepDraft {
   const attrs = span.attributes;
   const finish = attrs['llm.finish_reason'];
@@ -193,7 +214,7 @@ function readLlm(span: SpanRecord, draft: StepDraft): StepDraft {
   if (request === undefined && typeof prompt === 'string' && prompt !== '' && bodyOf(attrs, 'input') === undefined) {
     request = fromProviderMessage({ role: 'user', content: prompt });
   }
-  const response = moreComplete(responseFromBody(bodyOf(attrs, 'output')), flatMessages(attrs, 'llm.output_messages.', finish));
+  const response = moreComplete(responseFromBody(bodyOf(attrs, 'output', true)), flatMessages(attrs, 'llm.output_messages.', finish));
   // An answer body that carries no stop reason (the Bedrock instrumentation records the bare
   // output message) takes the span's llm.finish_reason, as the flattened answer does.
   const answer = response?.find((m) => m.role === 'assistant');
@@ -232,7 +253,7 @@ export const openinference: Dialect = {
       draft.tool = firstStr(attrs, ['tool.name']) ?? span.name;
       const output = toolOutput(attrs);
       draft.toolCallId = firstStr(attrs, ['tool.id', 'tool_call.id']) ?? output.toolCallId ?? null;
-      draft.request = toolInput(span);
+      draft.request = toolInput(span) ?? calledWith(attrs);
       draft.response = output.value;
       return draft;
     }

@@ -9,13 +9,13 @@
  */
 import type { Attributes, LogRecord, SpanRecord } from '../../spans/span-record.js';
 import type { JsonValue, Message, StepDraft, StepKind } from '../step.js';
-import { firstStr, jsonAttr, str, toJson } from '../attrs.js';
+import { asObject, firstStr, jsonAttr, str, toJson } from '../attrs.js';
 import { canonicalFinishReason, canonicalValue, carriesContent } from '../messages.js';
 import { genAiInput, genAiOutput, genAiSystem } from '../genai-parts.js';
 import { genAiParams, genAiTokens, reportedCost } from '../usage.js';
 import { emptyDraft, orNull, type Dialect } from './types.js';
 import { isGenAiEventName, logEventName, logsOfSpan, readEventContent, readToolEvents } from './otel-genai-events.js';
-import { messagesFromRequestBody, messagesFromResponseBody } from '../provider-messages.js';
+import { fromProviderMessage, messagesFromRequestBody, messagesFromResponseBody } from '../provider-messages.js';
 
 const LLM_OPERATIONS = new Set([
   'chat', 'generate_content', 'text_completion', 'completion', 'responses',
@@ -118,10 +118,40 @@ function adkMessages(attrs: Attributes): { request?: Message[]; response?: Messa
   };
 }
 
-function readLlm(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft): StepDraft {
+/**
+ * Logfire's OpenAI instrumentation before it wrote gen_ai.input/output.messages: the request
+ * body in request_data, the answer in response_data (message; a streamed call's separate
+ * `streaming response` span: combined_chunk_content).
+ */
+function logfireMessages(attrs: Attributes): { request?: Message[]; response?: Message[] } {
+  const request = asObject(jsonAttr(attrs['request_data']));
+  const response = asObject(jsonAttr(attrs['response_data']));
+  if (!request && !response) return {};
+  const text = response?.combined_chunk_content;
+  return {
+    request: request ? messagesFromRequestBody(request) : undefined,
+    response: response?.message !== undefined ? fromProviderMessage({ role: 'assistant', ...asObject(response.message) })
+      : typeof text === 'string' ? fromProviderMessage({ role: 'assistant', content: text }) : messagesFromResponseBody(response),
+  };
+}
+
+/**
+ * Logfire records a streamed OpenAI call twice: the call's span (request_data, no answer) and
+ * a `streaming response` log span with the request and the whole answer. The second is the step.
+ */
+function isLogfireStreamStart(attrs: Attributes): boolean {
+  return attrs['response_data'] === undefined && asObject(jsonAttr(attrs['request_data']))?.stream === true
+    && attrs['logfire.msg_template'] !== undefined;
+}
+
+function readLlm(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft): StepDraft | null {
   const attrs = span.attributes;
   let { request, response } = genAiMessages(attrs);
   if (request === undefined && response === undefined) ({ request, response } = adkMessages(attrs));
+  if (request === undefined && response === undefined) {
+    if (isLogfireStreamStart(attrs)) return null;
+    ({ request, response } = logfireMessages(attrs));
+  }
   // Instructions alone on the span are not the request: @opentelemetry/instrumentation-openai
   // (Responses API) records gen_ai.system_instructions there whatever the content setting and
   // the messages in log records, which repeat the instructions as a leading system message.

@@ -755,3 +755,57 @@ describe('OpenInference google-genai with Content objects in the request', () =>
     expect(step.params).toEqual({ model: 'gemini-2.0-flash' });
   });
 });
+
+describe('OpenInference Bedrock Agents (openinference-instrumentation-bedrock _attribute_extractor.py)', () => {
+  const scope = 'openinference.instrumentation.bedrock';
+  it('reads a model step\'s raw answer (labelled text/plain) as one message with its call; a tool_use block is the assistant\'s call', () => {
+    const raw = { id: 'msg_1', type: 'message', role: 'assistant', content: [{ type: 'text', text: 'I will check.' }, { type: 'tool_use', id: 'toolu_1', name: 'WeatherGroup__get_weather', input: { city: 'Paris' } }], stop_reason: 'tool_use' };
+    const flatOutput = {
+      'llm.output_messages.0.message.role': 'assistant', 'llm.output_messages.0.message.content': 'I will check.',
+      'llm.output_messages.1.message.role': 'tool', 'llm.output_messages.1.message.tool_call_id': 'toolu_1',
+      'llm.output_messages.1.message.tool_calls.0.tool_call.id': 'toolu_1', 'llm.output_messages.1.message.tool_calls.0.tool_call.function.name': 'WeatherGroup__get_weather',
+      'llm.output_messages.1.message.tool_calls.0.tool_call.function.arguments': '{"city": "Paris"}',
+    };
+    const base = { 'openinference.span.kind': 'LLM', 'llm.model_name': 'claude-3-5-sonnet', 'llm.input_messages.0.message.role': 'user', 'llm.input_messages.0.message.content': 'Weather in Paris?' };
+    const call = { id: 'toolu_1', name: 'WeatherGroup__get_weather', arguments: { city: 'Paris' } };
+    const withBody = stepOf({ name: 'LLM', scope, attributes: { ...base, ...flatOutput, 'output.value': j(raw), 'output.mime_type': 'text/plain' } });
+    expect(withBody.response).toEqual([{ role: 'assistant', content: 'I will check.', tool_calls: [call], finish_reason: 'tool_calls' }]);
+    const flatOnly = stepOf({ name: 'LLM', scope, attributes: { ...base, ...flatOutput } });
+    expect(flatOnly.response).toEqual([{ role: 'assistant', content: 'I will check.' }, { role: 'assistant', tool_calls: [call] }]);
+  });
+
+  it('reads an action group\'s arguments from its flattened call when it has no input.value', () => {
+    const params = j([{ name: 'city', type: 'string', value: 'Paris' }]);
+    const step = stepOf({ name: 'get_weather', scope, attributes: {
+      'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather', 'tool.parameters': params,
+      'llm.input_messages.0.message.role': 'tool', 'llm.input_messages.0.message.tool_call_id': 'default',
+      'llm.input_messages.0.message.tool_calls.0.tool_call.id': 'default', 'llm.input_messages.0.message.tool_calls.0.tool_call.function.name': 'get_weather',
+      'llm.input_messages.0.message.tool_calls.0.tool_call.function.arguments': params,
+      'output.value': '{"temp": 14}', 'output.mime_type': 'text/plain',
+    } });
+    expect(step).toMatchObject({ kind: 'tool', request: { city: 'Paris' }, response: { temp: 14 } });
+  });
+});
+
+describe('Logfire OpenAI instrumentation before the GenAI message keys (request_data / response_data)', () => {
+  const scope = 'logfire.openai';
+  it('reads the request body and the answer; a streamed call is its `streaming response` span, not the call span', () => {
+    const request = { messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather in Paris?' }], model: 'gpt-4o' };
+    const step = stepOf({ name: "Chat Completion with 'gpt-4o'", scope, attributes: {
+      'logfire.msg_template': 'Chat Completion with {request_data[model]!r}', 'gen_ai.system': 'openai', 'gen_ai.request.model': 'gpt-4o',
+      request_data: j(request),
+      response_data: j({ message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] }, usage: { prompt_tokens: 50 } }),
+    } });
+    expect(step.request).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather in Paris?' }]);
+    expect(step.response).toEqual([{ role: 'assistant', tool_calls: [{ id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }] }]);
+    const streamed = { ...request, stream: true };
+    expect(normalizeSpan(span({ name: "Chat Completion with 'gpt-4o'", scope, attributes: {
+      'logfire.msg_template': 'Chat Completion with {request_data[model]!r}', 'gen_ai.request.model': 'gpt-4o', request_data: j(streamed),
+    } })).step).toBeNull();
+    const log = stepOf({ name: "streaming response from 'gpt-4o' took 1.20s", scope, attributes: {
+      'logfire.msg_template': 'streaming response from {request_data[model]!r} took {duration:.2f}s', 'gen_ai.request.model': 'gpt-4o',
+      request_data: j(streamed), response_data: j({ combined_chunk_content: 'Rainy.', chunk_count: 3 }),
+    } });
+    expect([log.kind, log.response]).toEqual(['llm', [{ role: 'assistant', content: 'Rainy.' }]]);
+  });
+});
