@@ -40,7 +40,7 @@ import { ownRunOf, parentRunOf } from './run-identity.js';
  *    tool_call_id it keeps on GenAI messages; google-genai request bodies holding Python repr;
  *    Bedrock Agents' raw answers labelled text/plain, tool_use written as a `tool` message and
  *    action-group arguments; Logfire's request_data / response_data (a streamed call's step
- *    is its `streaming response` span).
+ *    is its `streaming response` span); Semantic Kernel text completions (text-only bodies).
  */
 export const NORMALIZER_VERSION = 5;
 

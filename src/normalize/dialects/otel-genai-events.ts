@@ -26,6 +26,8 @@ const MESSAGE_ROLES: Record<string, string> = {
   'gen_ai.user.message': 'user',
   'gen_ai.assistant.message': 'assistant',
   'gen_ai.tool.message': 'tool',
+  // Semantic Kernel (Python) text completions: the prompt
+  'gen_ai.prompt': 'user',
 };
 const CHOICE = 'gen_ai.choice';
 const DETAILS = 'gen_ai.client.inference.operation.details';
@@ -173,6 +175,10 @@ function choiceMessage(ev: RawEvent): JsonValue | undefined {
   return messageShaped ? message : text;
 }
 
+function textBody(name: string, text: string): { [k: string]: JsonValue } {
+  return name === CHOICE ? { message: text } : { content: text };
+}
+
 /** Reads the span's correlated events; undefined when it has none. */
 export function readEventContent(span: SpanRecord, logs: readonly LogRecord[]): EventContent | undefined {
   const events = collect(span, logs);
@@ -182,7 +188,9 @@ export function readEventContent(span: SpanRecord, logs: readonly LogRecord[]): 
   const choices: { index: number; messages: Message[] }[] = [];
   const outputs: JsonValue[][] = [];
   for (const ev of events) {
-    const body = asObject(ev.body) ?? {};
+    // A body that is the text alone (Semantic Kernel's text completions: the prompt as the
+    // user message's whole content, the answer as the choice's message) is its content.
+    const body = asObject(ev.body) ?? (typeof ev.body === 'string' && ev.body !== '' ? textBody(ev.name, ev.body) : {});
     const role = MESSAGE_ROLES[ev.name];
     if (role) {
       // The tool message's `id` is the tool_call_id it answers.
@@ -197,7 +205,9 @@ export function readEventContent(span: SpanRecord, logs: readonly LogRecord[]): 
       // Strands Agents writes the message's content alone: its blocks, or an agent's answer text.
       const { index: _i, finish_reason: _f, ...direct } = body;
       const content = choiceMessage(ev);
-      const message = asObject(content) ?? (Array.isArray(content) || typeof content === 'string' ? { content } : direct);
+      let message = asObject(content) ?? (Array.isArray(content) || typeof content === 'string' ? { content } : direct);
+      // Semantic Kernel (Python) text completions: the answer's TextContent, {text, ...}
+      if (message.content === undefined && message.tool_calls === undefined && typeof message.text === 'string') message = { content: message.text };
       const index = typeof body.index === 'number' ? body.index : choices.length;
       choices.push({ index, messages: fromProviderMessage({ role: 'assistant', ...message }, body.finish_reason) });
     } else if (ev.name === 'gen_ai.content.prompt') {

@@ -707,6 +707,20 @@ describe('Semantic Kernel (model_diagnostics: Python decorators.py, .NET ModelDi
     ] });
     expect(step.response).toEqual([{ role: 'assistant', tool_calls: [{ id: 'call_1', name: 'Weather-get_weather', arguments: { city: 'Paris' } }], finish_reason: 'tool_calls' }]);
   });
+
+  it('reads text completions: the prompt and the answer recorded as text alone', () => {
+    const expected = [[{ role: 'user', content: 'Say hi' }], [{ role: 'assistant', content: 'hi', finish_reason: 'stop' }]];
+    // .NET: span events whose gen_ai.event.content is the text, and a choice whose message is the text
+    const dotnet = stepOf({ name: 'text.completions gpt-3.5', attributes: { 'gen_ai.operation.name': 'text.completions', 'gen_ai.request.model': 'gpt-3.5' }, events: [
+      { name: 'gen_ai.user.message', attributes: { 'gen_ai.event.content': 'Say hi' } },
+      { name: 'gen_ai.choice', attributes: { 'gen_ai.event.content': j({ index: 0, message: 'hi', finish_reason: 'Stop' }) } },
+    ] });
+    expect([dotnet.request, dotnet.response]).toEqual(expected);
+    // Python: a gen_ai.prompt record holding the prompt, the choice's message a TextContent
+    const text = span({ name: 'text.completions gpt-3.5', id: 'skt', attributes: { 'gen_ai.operation.name': 'text.completions', 'gen_ai.request.model': 'gpt-3.5' } });
+    const python = normalizeSpan(text, [log('skt', 'gen_ai.prompt', 'Say hi'), log('skt', 'gen_ai.choice', j({ index: 0, message: { text: 'hi', inner_content: null }, finish_reason: 'stop' }))]).step as StepDraft;
+    expect([python.request, python.response]).toEqual(expected);
+  });
 });
 
 describe('LiteLLM OpenTelemetry callback (litellm/integrations/opentelemetry.py)', () => {
