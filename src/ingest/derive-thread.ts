@@ -17,10 +17,11 @@
  * refused), and the next transaction starts a new worker.
  *
  * A worker that has not answered a chunk for CHUNK_TIMEOUT_MS (a dialect stuck on some input)
- * is stopped, which fails its transactions as unavailable like a worker that died. A worker
- * script that cannot load (it stops before it says it is ready: a broken build) is not tried
- * again: the transactions waiting on it fail as unavailable, and every later one is derived on
- * this thread (onWorkerUnusable says why, once).
+ * is stopped, which fails every transaction it was deriving as unavailable, as a worker that
+ * died does (one worker derives for all of them, and its job state goes with it). A worker
+ * script that cannot load (two workers in a row stop before they say they are ready: a broken
+ * build) is not tried again: the transactions waiting on those fail as unavailable, and every
+ * later one is derived on this thread (onWorkerUnusable says why, once).
  *
  * A transaction whose spans hold more than WORKER_MAX_CHARS characters (attributes, events'
  * attributes, correlated log records) is derived on this thread instead. Cloned, its spans
@@ -50,6 +51,8 @@ export const WORKER_MAX_CHARS = 4 * 1024 * 1024;
  * takes milliseconds (at most a second or so for 4 Mi characters), so this is a stuck worker.
  */
 export const CHUNK_TIMEOUT_MS = 30_000;
+/** Workers in a row that stop before their script loads after which none is started again. */
+const UNUSABLE_AFTER = 2;
 
 export interface DerivedChunk extends DeriveChunkResult {
   /** the chunk's spans (local and dialect errors index them) */
@@ -75,6 +78,8 @@ export interface ChunkedDeriveSettings {
   workerScript?: string;
   /** told, once, when the worker script cannot load: derivation stays on this thread */
   onWorkerUnusable?: (error: Error) => void;
+  /** told when a worker stops or is stopped with requests on it (they fail as unavailable) */
+  onWorkerLost?: (error: Error) => void;
   /** CHUNK_TIMEOUT_MS unless set (tests) */
   chunkTimeoutMs?: number;
 }
@@ -89,7 +94,9 @@ export function createChunkedDerive(settings: ChunkedDeriveSettings): ChunkedDer
   const script = settings.worker === false ? null : settings.workerScript ?? workerScript();
   const here = inProcess(settings.payloadThresholdBytes);
   const worker = script
-    ? new WorkerRunner(script, settings.payloadThresholdBytes, settings.chunkTimeoutMs ?? CHUNK_TIMEOUT_MS, settings.onWorkerUnusable)
+    ? new WorkerRunner(script, settings.payloadThresholdBytes, settings.chunkTimeoutMs ?? CHUNK_TIMEOUT_MS, {
+      unusable: settings.onWorkerUnusable, lost: settings.onWorkerLost,
+    })
     : null;
   let nextJob = 1;
   return {
@@ -167,13 +174,20 @@ class WorkerRunner implements Runner {
    */
   private readonly workerOf = new Map<number, Worker>();
   private closed = false;
-  /** false once a worker stopped before its script loaded: it would not load the next time either */
+  /**
+   * false once workers stopped before their script loaded UNUSABLE_AFTER times in a row: the
+   * script does not load (a broken build), not a passing failure
+   */
   usable = true;
+  /** workers in a row that stopped before they were ready */
+  private failedStarts = 0;
   /** whether the current worker's script has loaded */
   private ready = false;
+  /** chunks the current worker was sent and has not answered (cancelled jobs' included: it works on them all the same) */
+  private inFlight = 0;
   /**
-   * armed while chunks wait on a worker that has loaded (loading is not answering slowly):
-   * fires when none has been answered for chunkTimeoutMs
+   * armed while the current worker, loaded (loading is not answering slowly), has chunks in
+   * flight: fires when it has answered none for chunkTimeoutMs
    */
   private watchdog: NodeJS.Timeout | null = null;
 
@@ -181,7 +195,7 @@ class WorkerRunner implements Runner {
     private readonly script: string,
     private readonly thresholdBytes: number,
     private readonly chunkTimeoutMs: number,
-    private readonly onUnusable?: (error: Error) => void,
+    private readonly tell: { unusable?: (error: Error) => void; lost?: (error: Error) => void } = {},
   ) {}
 
   submit(request: DeriveChunkRequest): Promise<DeriveChunkResult> {
@@ -192,13 +206,13 @@ class WorkerRunner implements Runner {
         if (owner !== worker) throw unavailable('the derive worker stopped during this request');
         if (request.last) this.workerOf.delete(request.job);
         else this.workerOf.set(request.job, worker);
+        worker.postMessage({ type: 'chunk', request } satisfies DeriveWorkerMessage);
         const queue = this.waiting.get(request.job) ?? [];
         this.waiting.set(request.job, queue);
         queue.push({ resolve, reject });
-        worker.postMessage({ type: 'chunk', request } satisfies DeriveWorkerMessage);
+        this.inFlight++;
         if (this.ready) this.watchdog ??= this.arm(worker);
       } catch (error) {
-        this.waiting.get(request.job)?.pop();
         reject(error);
       }
     });
@@ -226,19 +240,25 @@ class WorkerRunner implements Runner {
     // Requests and the database keep the process alive, not an idle worker.
     worker.unref();
     worker.on('message', (answer: DeriveWorkerAnswer) => {
-      if (!('ready' in answer)) this.answered(answer);
-      else if (this.worker === worker) {
-        this.ready = true;
-        if (this.hasWaiting()) this.watchdog ??= this.arm(worker);
+      // A stopped worker's late answers: its waiters were failed when it was lost.
+      if (this.worker !== worker) return;
+      if (!('ready' in answer)) {
+        this.answered(answer);
+        return;
       }
+      this.ready = true;
+      this.failedStarts = 0;
+      if (this.inFlight > 0) this.watchdog ??= this.arm(worker);
     });
     const lost = (error: Error): void => {
       if (this.worker !== worker) return;
       this.worker = null;
       this.disarm();
-      if (!this.ready && this.usable) {
+      if (!this.ready && ++this.failedStarts >= UNUSABLE_AFTER && this.usable) {
         this.usable = false;
-        this.onUnusable?.(error);
+        this.tell.unusable?.(error);
+      } else if (this.inFlight > 0) {
+        this.tell.lost?.(error);
       }
       this.failAll(error);
     };
@@ -251,6 +271,7 @@ class WorkerRunner implements Runner {
     });
     this.worker = worker;
     this.ready = false;
+    this.inFlight = 0;
     return worker;
   }
 
@@ -258,18 +279,15 @@ class WorkerRunner implements Runner {
   private arm(worker: Worker): NodeJS.Timeout {
     const timer = setTimeout(() => {
       this.watchdog = null;
-      if (this.worker !== worker || !this.hasWaiting()) return;
+      if (this.worker !== worker || this.inFlight === 0) return;
       this.worker = null;
-      this.failAll(unavailable(`the derive worker answered no chunk for ${this.chunkTimeoutMs} ms and was stopped`));
+      const error = unavailable(`the derive worker answered no chunk for ${this.chunkTimeoutMs} ms and was stopped`);
+      this.tell.lost?.(error);
+      this.failAll(error);
       void worker.terminate();
     }, this.chunkTimeoutMs);
     timer.unref();
     return timer;
-  }
-
-  private hasWaiting(): boolean {
-    for (const queue of this.waiting.values()) if (queue.length > 0) return true;
-    return false;
   }
 
   private disarm(): void {
@@ -279,9 +297,12 @@ class WorkerRunner implements Runner {
 
   private answered(answer: Exclude<DeriveWorkerAnswer, { ready: true }>): void {
     const job = 'result' in answer ? answer.result.job : answer.job;
-    const waiter = this.waiting.get(job)?.shift();
+    const queue = this.waiting.get(job);
+    const waiter = queue?.shift();
+    if (queue?.length === 0) this.waiting.delete(job);
+    this.inFlight--;
     this.disarm();
-    if (this.worker && this.hasWaiting()) this.watchdog = this.arm(this.worker);
+    if (this.worker && this.inFlight > 0) this.watchdog = this.arm(this.worker);
     if (!waiter) return; // a cancelled job's late answer
     if ('result' in answer) waiter.resolve(answer.result);
     else waiter.reject(answer.error);

@@ -64,6 +64,7 @@ export async function openStore(config: Config, logger: Logger, options: OpenSto
     ? createChunkedDerive({
       payloadThresholdBytes: config.payloadThresholdBytes, onDialectError, worker: options.deriveWorker,
       onWorkerUnusable: (error) => logger.warn({ err: error }, 'the derive worker script could not load (is dist/ built?); ingest derives on the main thread from now on'),
+      onWorkerLost: (error) => logger.warn({ err: error }, 'the derive worker stopped; the requests it was deriving were answered 503 (their senders retry)'),
     })
     : null;
   return {

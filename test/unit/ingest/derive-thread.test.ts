@@ -130,13 +130,49 @@ describe('deriving on the worker thread', () => {
     const here = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, worker: false });
     try {
       const spans = chatSpans(CHUNK_SPANS + 3);
-      // the transaction that met the broken worker is not stored: its sender retries
-      await expect(all(chunked, spans)).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringContaining('a broken build') });
+      // the transactions that met a broken worker are not stored: their senders retry; one
+      // failure might have passed, two in a row say the script does not load
+      for (let attempt = 0; attempt < 2; attempt++) {
+        await expect(all(chunked, spans)).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringContaining('a broken build') });
+        expect(told).toHaveLength(attempt);
+      }
       const [again, expected] = await Promise.all([all(chunked, spans), all(here, spans)]);
       expect(comparable(again)).toEqual(comparable(expected));
       await all(chunked, chatSpans(2));
       expect(told.map((e) => e.message)).toEqual([expect.stringContaining('a broken build')]);
-      expect(readFileSync(marker, 'utf8')).toBe('started\n'); // not tried again
+      expect(readFileSync(marker, 'utf8')).toBe('started\nstarted\n'); // not tried again
+    } finally {
+      await chunked.close();
+    }
+  });
+
+  it('stops a worker stuck on a chunk of a transaction that gave up: the next transaction does not wait behind it', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-worker-'));
+    const script = path.join(dir, 'stuck-once-worker.mjs');
+    const marker = path.join(dir, 'started');
+    const chunk = new URL('../../../dist/src/ingest/derive-chunk.js', import.meta.url).href;
+    // the first worker answers one chunk and then never again; the second derives as the real one does
+    writeFileSync(script, `import { appendFileSync, readFileSync } from 'node:fs';
+      import { parentPort, workerData } from 'node:worker_threads';
+      import { ChunkDeriver } from ${JSON.stringify(chunk)};
+      appendFileSync(${JSON.stringify(marker)}, 'started\\n');
+      const first = readFileSync(${JSON.stringify(marker)}, 'utf8') === 'started\\n';
+      const deriver = new ChunkDeriver(workerData.thresholdBytes);
+      let answered = 0;
+      parentPort.on('message', (m) => {
+        if (m.type !== 'chunk' || (first && answered > 0)) return;
+        answered++;
+        parentPort.postMessage({ result: deriver.derive(m.request) });
+      });
+      parentPort.postMessage({ ready: true });`);
+    const chunked = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, workerScript: script, chunkTimeoutMs: 200 });
+    try {
+      const chunks = chunked.chunks('', chatSpans(CHUNK_SPANS + 3), () => true, () => []);
+      expect((await chunks.next()).done).toBe(false); // chunk 0; chunk 1 is in flight, and stuck
+      await chunks.return(undefined); // the transaction gives up (its COPY failed, say): its job is cancelled
+      await new Promise((resolve) => setTimeout(resolve, 400)); // the watchdog stops the stuck worker meanwhile
+      expect(await all(chunked, chatSpans(3))).toHaveLength(1);
+      expect(readFileSync(marker, 'utf8')).toBe('started\nstarted\n');
     } finally {
       await chunked.close();
     }
