@@ -71,8 +71,8 @@ export function fromGenAiMessage(raw: unknown, fallbackFinish?: unknown, default
     }
   }
   // LiteLLM's OpenTelemetry callback keeps chat completions' tool_calls and tool_call_id on
-  // the message beside its parts.
-  if (Array.isArray(m.tool_calls)) for (const tc of m.tool_calls) calls.push(providerToolCall(tc));
+  // the message beside its parts (read when the parts hold no call: some paths write both).
+  if (calls.length === 0 && Array.isArray(m.tool_calls)) for (const tc of m.tool_calls) calls.push(providerToolCall(tc));
   const finish = m.finish_reason !== undefined && m.finish_reason !== '' ? m.finish_reason : fallbackFinish;
   if (sawResponse) {
     flush();

@@ -258,7 +258,7 @@ function systemMessages(system: unknown): Message[] {
   return msg.content === undefined ? [] : [msg];
 }
 
-const PYTHON_REPR = /^parts=\[|\bPart\(/;
+const PYTHON_REPR = /^parts=\[/;
 
 /** A bare list of messages: every item an object with a string role. */
 function isMessageList(v: unknown): v is JsonValue[] {

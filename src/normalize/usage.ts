@@ -55,15 +55,15 @@ export function genAiParams(attrs: Attributes): { [k: string]: JsonValue } {
 /** Request-body keys that are content or tool schemas, not configuration. */
 const NOT_PARAMS = new Set(['messages', 'system', 'tools', 'functions', 'input', 'instructions', 'prompt', 'contents']);
 /**
- * LlamaIndex's LLMMetadata, which openinference-instrumentation-llama-index records as
- * llm.invocation_parameters: what the model is (its context window, whether it chats), not
- * how it was asked. Left out where the value has its shape (context_window and is_chat_model).
- */
-/**
  * What a Responses API Response holds beside the request's settings: openai-agents'
  * instrumentation records the whole Response (minus tools, usage, output) as its parameters.
  */
 const RESPONSE_FIELDS = new Set(['id', 'object', 'created_at', 'status', 'error', 'incomplete_details', 'output', 'output_text', 'usage']);
+/**
+ * LlamaIndex's LLMMetadata, which openinference-instrumentation-llama-index records as
+ * llm.invocation_parameters: what the model is (its context window, whether it chats), not
+ * how it was asked. Left out where the value has its shape (context_window and is_chat_model).
+ */
 const LLM_METADATA = new Set(['context_window', 'num_output', 'is_chat_model', 'is_function_calling_model', 'system_role', 'model_name']);
 
 /**

@@ -66,6 +66,9 @@ function flatMessages(attrs: Attributes, prefix: string, finishReason?: unknown)
   return groups.flatMap((g, i) => flatMessage(g, i === 0 ? finishReason : undefined));
 }
 
+/** What openinference-instrumentation writes for a hidden input or output value. */
+const REDACTED = '__REDACTED__';
+
 /**
  * input.value / output.value parsed when the span says it is JSON (or it plainly is). With
  * `anyMime`, a JSON object labelled text/plain too: the Bedrock instrumentation labels the raw
@@ -207,11 +210,13 @@ function readLlm(span: SpanRecord, draft: StepDraft): StepDraft {
   const attrs = span.attributes;
   const finish = attrs['llm.finish_reason'];
   // llm.invocation_parameters is the request minus its messages; without it, the body says the same.
-  const invocation = typeof attrs['llm.invocation_parameters'] === 'string' ? parseJson(attrs['llm.invocation_parameters']) : bodyOf(attrs, 'input');
-  let request = moreComplete(requestFromBody(bodyOf(attrs, 'input'), invocation), flatMessages(attrs, 'llm.input_messages.'));
+  const inputBody = bodyOf(attrs, 'input');
+  const invocation = typeof attrs['llm.invocation_parameters'] === 'string' ? parseJson(attrs['llm.invocation_parameters']) : inputBody;
+  let request = moreComplete(requestFromBody(inputBody, invocation), flatMessages(attrs, 'llm.input_messages.'));
   // A prompt given as text (a Responses call with a string input) is recorded as text alone.
+  // (OPENINFERENCE_HIDE_INPUTS writes __REDACTED__ there: nothing recorded)
   const prompt = attrs['input.value'];
-  if (request === undefined && typeof prompt === 'string' && prompt !== '' && bodyOf(attrs, 'input') === undefined) {
+  if (request === undefined && typeof prompt === 'string' && prompt !== '' && prompt !== REDACTED && inputBody === undefined) {
     request = fromProviderMessage({ role: 'user', content: prompt });
   }
   const response = moreComplete(responseFromBody(bodyOf(attrs, 'output', true)), flatMessages(attrs, 'llm.output_messages.', finish));

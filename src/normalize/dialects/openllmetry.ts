@@ -17,7 +17,7 @@ import { firstStr, hasIndexedKey, indexedGroups, parseJson, str, toJson } from '
 import { canonicalValue, isPartsList } from '../messages.js';
 import { fromProviderMessage } from '../provider-messages.js';
 import { genAiParams, genAiTokens, reportedCost } from '../usage.js';
-import { genAiKind, genAiMessages, hasToolCallKeys, llmModel, otelGenAi, recorded } from './otel-genai.js';
+import { genAiKind, genAiMessages, hasToolCallKeys, isLlmOperation, llmModel, otelGenAi, recorded } from './otel-genai.js';
 import { emptyDraft, orNull, type Dialect } from './types.js';
 import { aiSdkOperation, isAiSdkModelCall } from './vercel-ai.js';
 
@@ -168,16 +168,12 @@ function readLlm(span: SpanRecord, draft: StepDraft): StepDraft {
   return draft;
 }
 
-/**
- * llm.request.type values of a model call: Traceloop's chat / completion, and LiteLLM's call
- * types (its OpenTelemetry callback writes the key too), async ones included.
- */
-const MODEL_CALL_TYPES = new Set(['chat', 'completion', 'text_completion', 'responses', 'acompletion', 'atext_completion', 'aresponses']);
-
 /** A model call: chat/completion request type, an LLM operation, or model-call keys. */
 function isModelCall(attrs: Attributes): boolean {
   const requestType = str(attrs['llm.request.type']);
-  if (requestType !== null) return MODEL_CALL_TYPES.has(requestType);
+  // Traceloop's chat / completion; LiteLLM's OpenTelemetry callback writes the key too, with
+  // its call type (acompletion, ...), named as its gen_ai.operation.name is.
+  if (requestType !== null) return isLlmOperation(requestType);
   return genAiKind(attrs) === 'llm' || attrs['gen_ai.request.model'] !== undefined
     || attrs['gen_ai.input.messages'] !== undefined || hasIndexedKey(attrs, 'gen_ai.prompt.');
 }

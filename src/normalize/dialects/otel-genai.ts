@@ -25,6 +25,11 @@ const LLM_OPERATIONS = new Set([
   'acompletion', 'atext_completion', 'aresponses',
 ]);
 
+/** Whether an operation name (or a request type named the same way) is a model call. */
+export function isLlmOperation(op: string): boolean {
+  return LLM_OPERATIONS.has(op);
+}
+
 /** The operation → step kind; embeddings, retrieval, create_agent, workflows, memory ops are context. */
 export function genAiKind(attrs: Attributes): StepKind | null | undefined {
   return kindOfOperation(str(attrs['gen_ai.operation.name']));
@@ -51,18 +56,19 @@ function operationOf(span: SpanRecord): string | null {
   if (op !== null) return op;
   const first = span.name.split(' ', 1)[0];
   if (NAMED_OPERATIONS.has(first)) return first;
-  return isPydanticAgentRun(span.attributes) ? 'invoke_agent' : null;
+  return isPydanticAgentRun(span) ? 'invoke_agent' : null;
 }
 
 /**
  * pydantic-ai's agent run span (`invoke_agent {agent}`; `agent run` before its instrumentation
- * version 3) names no operation: it is known by the keys pydantic-ai sets on it at start
- * (agent_name beside gen_ai.agent.name or logfire.msg) and at end (pydantic_ai.all_messages;
- * all_messages_events in version 1, whose content is not read).
+ * version 3) names no operation: it is known by the keys pydantic-ai sets on it at its end
+ * (pydantic_ai.all_messages; all_messages_events in version 1, whose content is not read;
+ * final_result), or by its name with the agent_name it sets at its start.
  */
-function isPydanticAgentRun(attrs: Attributes): boolean {
+function isPydanticAgentRun(span: SpanRecord): boolean {
+  const attrs = span.attributes;
   return attrs['pydantic_ai.all_messages'] !== undefined || attrs['all_messages_events'] !== undefined
-    || (attrs['agent_name'] !== undefined && (attrs['gen_ai.agent.name'] !== undefined || attrs['logfire.msg'] !== undefined));
+    || (attrs['agent_name'] !== undefined && (attrs['final_result'] !== undefined || span.name === 'agent run' || span.name.startsWith('invoke_agent ')));
 }
 
 /** Keys only a tool execution carries (execute_tool spans). */
@@ -74,7 +80,7 @@ export function hasToolCallKeys(attrs: Attributes): boolean {
 function hasGenAiKeys(attrs: Attributes): boolean {
   return attrs['gen_ai.operation.name'] !== undefined || attrs['gen_ai.input.messages'] !== undefined
     || attrs['gen_ai.output.messages'] !== undefined || attrs['gen_ai.request.model'] !== undefined
-    || hasToolCallKeys(attrs) || isPydanticAgentRun(attrs);
+    || hasToolCallKeys(attrs);
 }
 
 /** finish_reasons from the span, in the order of its answer messages. */
@@ -83,9 +89,15 @@ export function spanFinishReasons(attrs: Attributes): unknown[] {
   if (Array.isArray(v)) return v;
   // string[] by the registry; a single string (wrong type, or a raw value) is one choice's.
   if (typeof v === 'string') return [v];
-  // The Anthropic SDK records only the raw stop reason; Semantic Kernel one, singular.
-  const raw = str(attrs['anthropic.message.stop_reason']) ?? str(attrs['gen_ai.response.finish_reason']);
-  return raw === null ? [] : [raw];
+  // The Anthropic SDK records only the raw stop reason.
+  const raw = str(attrs['anthropic.message.stop_reason']);
+  if (raw !== null) return [raw];
+  // Semantic Kernel, singular: .NET the JSON of a list (["Stop"]), Python the choices' reasons
+  // joined with commas (FinishReason.STOP,FinishReason.STOP), N/A when unknown.
+  const sk = str(attrs['gen_ai.response.finish_reason']);
+  if (sk === null) return [];
+  const list = sk.startsWith('[') ? jsonAttr(sk) : sk.split(',');
+  return Array.isArray(list) ? list.filter((r) => typeof r === 'string' && r !== '' && r !== 'N/A') : [];
 }
 
 /** Request and response messages from gen_ai.* message attributes (span or details log). */
@@ -200,10 +212,12 @@ function readTool(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft
 
 function readAgent(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft): StepDraft {
   const attrs = span.attributes;
-  draft.name = firstStr(attrs, ['gen_ai.agent.name']) ?? (span.name.replace(/^invoke_agent\s*/, '') || span.name);
-  const pydantic = isPydanticAgentRun(attrs);
+  const pydantic = isPydanticAgentRun(span);
+  draft.name = firstStr(attrs, pydantic ? ['gen_ai.agent.name', 'agent_name'] : ['gen_ai.agent.name'])
+    ?? (span.name.replace(/^invoke_agent\s*/, '') || span.name);
   draft.model = llmModel(attrs) ?? (pydantic ? str(attrs['model_name']) : null);
-  let { request, response } = pydantic ? pydanticAgentRun(attrs) : genAiMessages(attrs);
+  let { request, response } = pydantic ? pydanticAgentRun(attrs) : {};
+  if (request === undefined && response === undefined) ({ request, response } = genAiMessages(attrs));
   if (request === undefined && response === undefined) {
     // Strands Agents records the agent's input and answer as events on its invoke_agent span.
     const events = readEventContent(span, logsOfSpan(span, logs));
@@ -242,7 +256,7 @@ function pydanticAgentRun(attrs: Attributes): { request?: Message[]; response?: 
 export const otelGenAi: Dialect = {
   name: 'otel-genai',
   matches(span, logs) {
-    if (hasGenAiKeys(span.attributes)) return true;
+    if (hasGenAiKeys(span.attributes) || isPydanticAgentRun(span)) return true;
     if (span.events.some((e) => isGenAiEventName(e.name))) return true;
     return logs.some((l) => l.spanId === span.spanId && isGenAiEventName(logEventName(l)));
   },

@@ -823,3 +823,43 @@ describe('Logfire OpenAI instrumentation before the GenAI message keys (request_
     expect([log.kind, log.response]).toEqual(['llm', [{ role: 'assistant', content: 'Rainy.' }]]);
   });
 });
+
+describe('rules for one library that must not catch another\'s spans', () => {
+  it('takes a span with an agent_name for a pydantic-ai run only by its name or its end keys, and reads GenAI messages when it has them', () => {
+    // a user's own Logfire span: logfire.span('handling {agent_name}', agent_name=...)
+    expect(normalizeSpan(span({ name: 'handling support', attributes: { agent_name: 'support', 'logfire.msg': 'handling support' } })).step).toBeNull();
+    const step = stepOf({ name: 'invoke_agent planner', attributes: {
+      'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'planner', agent_name: 'planner',
+      'gen_ai.input.messages': j([{ role: 'user', parts: [{ type: 'text', content: 'Plan a trip' }] }]),
+    } });
+    expect(step.request).toEqual([{ role: 'user', content: 'Plan a trip' }]);
+  });
+
+  it('reads a Semantic Kernel finish reason written as a JSON list or joined with commas', () => {
+    const answer = (reason: string) => stepOf({ name: 'chat.completions gpt-4o', attributes: {
+      'gen_ai.operation.name': 'chat.completions', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.response.finish_reason': reason,
+    }, events: [{ name: 'gen_ai.choice', attributes: { 'gen_ai.event.content': j({ index: 0, message: { role: 'assistant', content: 'Hi.' } }) } }] }).response;
+    expect(answer('["Stop"]')).toEqual([{ role: 'assistant', content: 'Hi.', finish_reason: 'stop' }]);
+    expect(answer('FinishReason.STOP,FinishReason.STOP')).toEqual([{ role: 'assistant', content: 'Hi.', finish_reason: 'stop' }]);
+    expect(answer('N/A')).toEqual([{ role: 'assistant', content: 'Hi.' }]);
+  });
+
+  it('counts a call once when a GenAI message has it both as a tool_call part and in tool_calls', () => {
+    const step = stepOf({ name: 'litellm_request', attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o',
+      'gen_ai.output.messages': j([{ role: 'assistant', parts: [{ type: 'tool_call', id: 'call_1', name: 'w', arguments: { city: 'Paris' } }],
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'w', arguments: '{"city": "Paris"}' } }], finish_reason: 'tool_calls' }]) } });
+    expect(step.response).toEqual([{ role: 'assistant', tool_calls: [{ id: 'call_1', name: 'w', arguments: { city: 'Paris' } }], finish_reason: 'tool_calls' }]);
+  });
+
+  it('reads a Gemini request whose text merely mentions Part(...)', () => {
+    const step = stepOf({ name: 'GenerateContent', scope: 'openinference.instrumentation.google_genai', attributes: {
+      'openinference.span.kind': 'LLM', 'input.mime_type': 'application/json', 'input.value': j({ model: 'gemini-2.0-flash', contents: ['Explain Part(a) of the exam'] }),
+    } });
+    expect(step.request).toEqual([{ role: 'user', content: 'Explain Part(a) of the exam' }]);
+  });
+
+  it('does not take OpenInference\'s __REDACTED__ input for a prompt', () => {
+    const step = stepOf({ name: 'ChatCompletion', attributes: { 'openinference.span.kind': 'LLM', 'input.value': '__REDACTED__', 'output.value': '__REDACTED__' } });
+    expect([step.request, step.response]).toEqual([null, null]);
+  });
+});
