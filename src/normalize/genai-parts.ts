@@ -12,7 +12,7 @@ import type { JsonValue, Message, ToolCall } from './step.js';
 import { asObject, jsonAttr } from './attrs.js';
 import type { AttributeValue } from '../spans/span-record.js';
 import { canonicalContent, canonicalPart, makeMessage, makeToolCall, type Part } from './messages.js';
-import { providerToolCall } from './provider-messages.js';
+import { fromProviderMessage, providerToolCall } from './provider-messages.js';
 
 type Obj = { [k: string]: JsonValue };
 
@@ -44,6 +44,9 @@ export function fromGenAiMessage(raw: unknown, fallbackFinish?: unknown, default
   // `role` is required by the schema but not always written; an output message without one
   // is the model's answer, not a user turn.
   const role = m.role === undefined || m.role === null || m.role === '' ? defaultRole : m.role;
+  // No parts but a content list: a provider's message as it is (Mastra's exporter passes on
+  // the AI SDK's messages it does not convert: tool-call / tool-result parts beside others).
+  if (!Array.isArray(m.parts) && Array.isArray(m.content)) return fromProviderMessage({ ...m, role }, m.finish_reason ?? fallbackFinish);
   const parts = Array.isArray(m.parts) ? m.parts : [];
   const out: Message[] = [];
   const calls: (ToolCall | undefined)[] = [];
@@ -56,7 +59,8 @@ export function fromGenAiMessage(raw: unknown, fallbackFinish?: unknown, default
   for (const rawPart of parts) {
     const p = asObject(rawPart);
     if (!p) continue;
-    if (p.type === 'tool_call') {
+    // function_call: OpenLLMetry's google-generativeai instrumentation, Gemini's name for it
+    if (p.type === 'tool_call' || p.type === 'function_call') {
       // @traceloop/node-server-sdk's AI SDK transform (ai-sdk-transformations.ts) nests the
       // call: {type: "tool_call", tool_call: {name, arguments}}.
       const nested = asObject(p.tool_call);

@@ -40,7 +40,10 @@ import { ownRunOf, parentRunOf } from './run-identity.js';
  *    tool_call_id it keeps on GenAI messages; google-genai request bodies holding Python repr;
  *    Bedrock Agents' raw answers labelled text/plain, tool_use written as a `tool` message and
  *    action-group arguments; Logfire's request_data / response_data (a streamed call's step
- *    is its `streaming response` span); Semantic Kernel text completions (text-only bodies).
+ *    is its `streaming response` span); Semantic Kernel text completions (text-only bodies);
+ *    OpenLLMetry's '""' answer text and tool_use blocks both in content and tool_calls, its
+ *    `unknown` role with calls; function_call parts; GenAI messages with a content list and no
+ *    parts (Mastra) and Mastra's agent runs; the AI SDK's ai.response.reasoning.
  */
 export const NORMALIZER_VERSION = 5;
 

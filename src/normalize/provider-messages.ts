@@ -218,9 +218,13 @@ export function fromProviderMessage(raw: unknown, finishReason?: unknown): Messa
     switch (p.type) {
       case 'tool_use':
       case 'tool-call':
-      case 'server_tool_use':
-        calls.push(makeToolCall(p.id ?? p.toolCallId, p.name ?? p.toolName, p.input ?? p.args));
+      case 'server_tool_use': {
+        // Traceloop's Anthropic and LangChain instrumentations copy tool_use blocks into
+        // tool_calls and keep them in the content too: the same call once.
+        const call = makeToolCall(p.id ?? p.toolCallId, p.name ?? p.toolName, p.input ?? p.args);
+        if (call?.id === undefined || !calls.some((c) => c?.id === call.id)) calls.push(call);
         break;
+      }
       case 'tool_result':
       case 'tool-result':
         flushUser();

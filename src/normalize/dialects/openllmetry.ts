@@ -102,7 +102,14 @@ function entityValue(v: AttributeValue | undefined, unwrap: boolean): JsonValue 
 
 /** Legacy content: JSON-stringified when the message content was a parts array. */
 function legacyContent(v: unknown): unknown {
-  if (typeof v !== 'string' || !v.startsWith('[')) return v;
+  if (typeof v !== 'string') return v;
+  // The LangChain callback JSON-encodes an answer's text when it is empty (set_chat_response:
+  // `content is str` is never true), so a tool-call answer says '""'.
+  if (v.startsWith('"')) {
+    const parsed = parseJson(v);
+    return typeof parsed === 'string' ? (parsed === '' ? undefined : parsed) : v;
+  }
+  if (!v.startsWith('[')) return v;
   const parsed = parseJson(v);
   return isPartsList(parsed) ? parsed : v;
 }
@@ -132,10 +139,13 @@ function legacyMessages(attrs: Attributes, prefix: string, answer: boolean): Mes
     let content = legacyContent(g.content);
     if (content === undefined && typeof g.refusal === 'string') content = [{ type: 'refusal', refusal: g.refusal }];
     if (thinking) content = [...thinking.parts, ...asParts(content)];
+    const toolCalls = legacyToolCalls(g);
+    // The LangChain callback names a message type it does not map (AIMessageChunk, ...) `unknown`.
+    const role = g.role === 'unknown' && toolCalls.length > 0 ? 'assistant' : g.role ?? (answer ? 'assistant' : 'user');
     const raw: { [k: string]: unknown } = {
-      role: g.role ?? (answer ? 'assistant' : 'user'),
+      role,
       content,
-      tool_calls: legacyToolCalls(g),
+      tool_calls: toolCalls,
       tool_call_id: g.tool_call_id,
     };
     if (g['function_call.name'] !== undefined) raw.function_call = { name: g['function_call.name'], arguments: g['function_call.arguments'] };

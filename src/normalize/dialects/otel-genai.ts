@@ -15,7 +15,7 @@ import { genAiInput, genAiOutput, genAiSystem } from '../genai-parts.js';
 import { genAiParams, genAiTokens, reportedCost } from '../usage.js';
 import { emptyDraft, orNull, type Dialect } from './types.js';
 import { isGenAiEventName, logEventName, logsOfSpan, readEventContent, readToolEvents } from './otel-genai-events.js';
-import { fromProviderMessage, messagesFromRequestBody, messagesFromResponseBody } from '../provider-messages.js';
+import { fromProviderMessage, fromProviderMessages, messagesFromRequestBody, messagesFromResponseBody } from '../provider-messages.js';
 
 const LLM_OPERATIONS = new Set([
   'chat', 'generate_content', 'text_completion', 'completion', 'responses',
@@ -216,7 +216,7 @@ function readAgent(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraf
   draft.name = firstStr(attrs, pydantic ? ['gen_ai.agent.name', 'agent_name'] : ['gen_ai.agent.name'])
     ?? (span.name.replace(/^invoke_agent\s*/, '') || span.name);
   draft.model = llmModel(attrs) ?? (pydantic ? str(attrs['model_name']) : null);
-  let { request, response } = pydantic ? pydanticAgentRun(attrs) : {};
+  let { request, response } = pydantic ? pydanticAgentRun(attrs) : mastraAgentRun(attrs);
   if (request === undefined && response === undefined) ({ request, response } = genAiMessages(attrs));
   if (request === undefined && response === undefined) {
     // Strands Agents records the agent's input and answer as events on its invoke_agent span.
@@ -250,6 +250,24 @@ function pydanticAgentRun(attrs: Attributes): { request?: Message[]; response?: 
   const last = messages.at(-1);
   if (last !== undefined && last.role === 'assistant' && prompt < messages.length - 1) out.response = [last];
   else if (finalResult !== undefined) out.response = [{ role: 'assistant', content: finalResult }];
+  return out;
+}
+
+/**
+ * Mastra's agent run span (@mastra/otel-exporter: invoke_agent): the run's input in
+ * mastra.agent_run.input (its messages, or the text), its answer in mastra.agent_run.output
+ * ({text, files, ...}, or the text), the instructions in gen_ai.system_instructions.
+ */
+function mastraAgentRun(attrs: Attributes): { request?: Message[]; response?: Message[] } {
+  const input = jsonAttr(attrs['mastra.agent_run.input']);
+  const output = jsonAttr(attrs['mastra.agent_run.output']);
+  if (input === undefined && output === undefined) return {};
+  const out: { request?: Message[]; response?: Message[] } = {};
+  const asked = Array.isArray(input) ? fromProviderMessages(input) : typeof input === 'string' ? fromProviderMessage({ role: 'user', content: input }) : [];
+  const request = [...genAiSystem(attrs['gen_ai.system_instructions']), ...asked];
+  if (request.length > 0) out.request = request;
+  const text = typeof output === 'string' ? output : asObject(output)?.text;
+  if (typeof text === 'string' && text !== '') out.response = fromProviderMessage({ role: 'assistant', content: text });
   return out;
 }
 

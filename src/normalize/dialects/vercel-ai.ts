@@ -43,10 +43,14 @@ function answer(attrs: Attributes): Message[] | undefined {
   // ai.response.object instead of ai.response.text (AI SDK telemetry docs).
   const text = toJson(attrs['ai.response.text'] ?? attrs['ai.response.object']);
   const calls = jsonAttr(attrs['ai.response.toolCalls']);
-  if (text === undefined && calls === undefined) return undefined;
+  // AI SDK 5+: the reasoning texts, joined, beside the answer's text
+  const reasoning = str(attrs['ai.response.reasoning']);
+  if (text === undefined && calls === undefined && reasoning === null) return undefined;
+  const content = reasoning === null || reasoning === '' ? text
+    : [{ type: 'reasoning', text: reasoning }, ...(typeof text === 'string' && text !== '' ? [{ type: 'text', text }] : [])];
   return [makeMessage({
     role: 'assistant',
-    content: text,
+    content,
     toolCalls: Array.isArray(calls) ? calls.map(providerToolCall) : [],
     finishReason: str(attrs['ai.response.finishReason']),
   })];

@@ -863,3 +863,69 @@ describe('rules for one library that must not catch another\'s spans', () => {
     expect([step.request, step.response]).toEqual([null, null]);
   });
 });
+
+describe('OpenLLMetry LangChain callback and Anthropic instrumentation quirks (span_utils.py)', () => {
+  const legacy = (attributes: Attributes) => stepOf({ name: 'ChatOpenAI.chat', kind: 'client', scope: 'opentelemetry.instrumentation.langchain', attributes: {
+    'llm.request.type': 'chat', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.prompt.0.role': 'user', 'gen_ai.prompt.0.content': 'Weather in Paris?', ...attributes,
+  } });
+  it('drops the \'""\' a tool-call answer\'s empty text is written as', () => {
+    const step = legacy({
+      'gen_ai.completion.0.role': 'assistant', 'gen_ai.completion.0.content': '""', 'gen_ai.completion.0.finish_reason': 'tool_calls',
+      'gen_ai.completion.0.tool_calls.0.id': 'call_1', 'gen_ai.completion.0.tool_calls.0.name': 'w', 'gen_ai.completion.0.tool_calls.0.arguments': '{"city": "Paris"}',
+    });
+    expect(step.response).toEqual([{ role: 'assistant', tool_calls: [{ id: 'call_1', name: 'w', arguments: { city: 'Paris' } }], finish_reason: 'tool_calls' }]);
+  });
+
+  it('counts a tool_use block kept in the content and copied into tool_calls once; an `unknown` message with calls is the assistant\'s', () => {
+    const step = legacy({
+      'gen_ai.prompt.1.role': 'assistant',
+      'gen_ai.prompt.1.content': j([{ type: 'text', text: 'Checking.' }, { type: 'tool_use', id: 'toolu_1', name: 'w', input: { city: 'Paris' } }]),
+      'gen_ai.prompt.1.tool_calls.0.id': 'toolu_1', 'gen_ai.prompt.1.tool_calls.0.name': 'w', 'gen_ai.prompt.1.tool_calls.0.arguments': '{"city": "Paris"}',
+      'gen_ai.prompt.2.role': 'unknown', 'gen_ai.prompt.2.tool_calls.0.id': 'toolu_2', 'gen_ai.prompt.2.tool_calls.0.name': 'w', 'gen_ai.prompt.2.tool_calls.0.arguments': '{}',
+    });
+    expect((step.request as { tool_calls?: unknown[] }[])[1]).toEqual({ role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'toolu_1', name: 'w', arguments: { city: 'Paris' } }] });
+    expect((step.request as unknown[])[2]).toEqual({ role: 'assistant', tool_calls: [{ id: 'toolu_2', name: 'w', arguments: {} }] });
+  });
+});
+
+describe('GenAI messages beyond the part types of the conventions', () => {
+  it('reads a function_call part (OpenLLMetry google-generativeai) as a tool call', () => {
+    const step = stepOf({ name: 'gemini.generate_content', attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gemini-2.0-flash',
+      'gen_ai.output.messages': j([{ role: 'assistant', parts: [{ type: 'function_call', name: 'get_weather', arguments: { city: 'Paris' } }], finish_reason: 'stop' }]) } });
+    expect(step.response).toEqual([{ role: 'assistant', tool_calls: [{ name: 'get_weather', arguments: { city: 'Paris' } }], finish_reason: 'stop' }]);
+  });
+
+  it('reads a message with a content list and no parts as the provider message it is (Mastra passes AI SDK messages on)', () => {
+    const step = stepOf({ name: 'chat gpt-4o', scope: '@mastra/otel-exporter', attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o',
+      'gen_ai.input.messages': j([
+        { role: 'user', content: [{ type: 'text', text: 'Weather in Paris?' }] },
+        { role: 'assistant', content: [{ type: 'reasoning', text: 'Look it up.' }, { type: 'tool-call', toolCallId: 'c1', toolName: 'w', input: { city: 'Paris' } }] },
+        { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'w', output: { type: 'json', value: { t: 14 } } }] },
+      ]) } });
+    expect(step.request).toEqual([
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', content: [{ type: 'reasoning', text: 'Look it up.' }], tool_calls: [{ id: 'c1', name: 'w', arguments: { city: 'Paris' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: { t: 14 } },
+    ]);
+  });
+
+  it('reads a Mastra agent run\'s input and answer (mastra.agent_run.*)', () => {
+    const step = stepOf({ name: 'invoke_agent weather', scope: '@mastra/otel-exporter', attributes: {
+      'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'weather', 'gen_ai.system_instructions': 'Be brief.',
+      'mastra.agent_run.input': j([{ role: 'user', content: 'Weather in Paris?' }]), 'mastra.agent_run.output': j({ text: 'Rainy.', files: [] }),
+    } });
+    expect([step.request, step.response]).toEqual([
+      [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather in Paris?' }],
+      [{ role: 'assistant', content: 'Rainy.' }],
+    ]);
+  });
+});
+
+describe('Vercel AI SDK 5+ reasoning', () => {
+  it('puts ai.response.reasoning before the answer\'s text', () => {
+    const step = stepOf({ name: 'ai.generateText.doGenerate', attributes: { 'ai.operationId': 'ai.generateText.doGenerate', 'ai.model.id': 'o4-mini',
+      'ai.prompt.messages': j([{ role: 'user', content: [{ type: 'text', text: 'Why?' }] }]),
+      'ai.response.text': 'Because.', 'ai.response.reasoning': 'Think first.', 'ai.response.finishReason': 'stop' } });
+    expect(step.response).toEqual([{ role: 'assistant', content: [{ type: 'reasoning', text: 'Think first.' }, { type: 'text', text: 'Because.' }], finish_reason: 'stop' }]);
+  });
+});
