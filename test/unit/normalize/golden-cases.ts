@@ -195,6 +195,27 @@ export const GOLDEN_CASES: GoldenCase[] = [
     } })],
   },
   {
+    // openinference-instrumentation-openai-agents: the Responses API's input items and Response
+    // (a turn's reasoning, text and parallel calls; the finish reason only in the body)
+    layout: 'openinference',
+    name: 'responses-api-bodies',
+    spans: [span({ name: 'response', scope: 'openinference.instrumentation.openai_agents', attributes: {
+      'openinference.span.kind': 'LLM', 'llm.system': 'openai', 'llm.model_name': 'gpt-4o',
+      'llm.invocation_parameters': j({ id: 'resp_2', object: 'response', created_at: 1, instructions: SYSTEM, model: 'gpt-4o', temperature: 0.2 }),
+      'input.mime_type': 'application/json', 'input.value': j([
+        { role: 'user', content: [{ type: 'input_text', text: 'Weather and time in Paris?' }] },
+        { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' },
+        { type: 'function_call', id: 'fc_2', call_id: 'call_2', name: 'get_time', arguments: '', status: 'completed' }, // no arguments
+        { type: 'function_call_output', call_id: 'call_1', output: '{"temp_c": 14}' },
+        { type: 'function_call_output', call_id: 'call_2', output: '' }, // empty result
+      ]),
+      'output.mime_type': 'application/json', 'output.value': j({ id: 'resp_2', object: 'response', status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output: [
+        { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'Both answered.' }] },
+        { type: 'message', id: 'msg_1', role: 'assistant', status: 'incomplete', content: [{ type: 'output_text', text: 'Rainy, 14 °C, and it is', annotations: [] }] },
+      ] }),
+    } })],
+  },
+  {
     layout: 'openinference',
     name: 'provider-body-preferred',
     spans: [
