@@ -30,7 +30,9 @@ function responseContent(p: Obj): JsonValue | undefined {
  * the call id the result answers in `call_id`: the call id is the link.
  */
 function callId(p: Obj): JsonValue | undefined {
-  return typeof p.call_id === 'string' && p.call_id !== '' ? p.call_id : p.id;
+  if (typeof p.call_id === 'string' && p.call_id !== '') return p.call_id;
+  // opentelemetry-instrumentation-openai-agents (contrib): tool_call_id / tool_name
+  return p.id ?? p.tool_call_id;
 }
 
 /**
@@ -64,7 +66,7 @@ export function fromGenAiMessage(raw: unknown, fallbackFinish?: unknown, default
       // @traceloop/node-server-sdk's AI SDK transform (ai-sdk-transformations.ts) nests the
       // call: {type: "tool_call", tool_call: {name, arguments}}.
       const nested = asObject(p.tool_call);
-      calls.push(makeToolCall(callId(p) ?? nested?.id, p.name ?? nested?.name, p.arguments ?? nested?.arguments));
+      calls.push(makeToolCall(callId(p) ?? nested?.id, p.name ?? nested?.name ?? p.tool_name, p.arguments ?? nested?.arguments));
     } else if (p.type === 'tool_call_response') {
       flush();
       sawResponse = true;

@@ -43,7 +43,10 @@ import { ownRunOf, parentRunOf } from './run-identity.js';
  *    is its `streaming response` span); Semantic Kernel text completions (text-only bodies);
  *    OpenLLMetry's '""' answer text and tool_use blocks both in content and tool_calls, its
  *    `unknown` role with calls; function_call parts; GenAI messages with a content list and no
- *    parts (Mastra) and Mastra's agent runs; the AI SDK's ai.response.reasoning.
+ *    parts (Mastra) and Mastra's agent runs; the AI SDK's ai.response.reasoning; OpenLLMetry
+ *    Python's event mode (content in GenAI log events), role-named prompt keys, Converse blocks
+ *    in indexed content, Responses reasoning summaries, FastMCP tool arguments; contrib
+ *    openai-agents' tool_name / tool_call_id parts.
  */
 export const NORMALIZER_VERSION = 5;
 

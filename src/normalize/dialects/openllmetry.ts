@@ -11,14 +11,15 @@
  * every span in its context (other libraries' too), so matching tests traceloop.span.kind,
  * the Traceloop scope and the indexed keys, never the `traceloop.` prefix.
  */
-import type { AttributeValue, Attributes, SpanRecord } from '../../spans/span-record.js';
+import type { AttributeValue, Attributes, LogRecord, SpanRecord } from '../../spans/span-record.js';
 import type { JsonValue, Message, StepDraft } from '../step.js';
-import { firstStr, hasIndexedKey, indexedGroups, parseJson, str, toJson } from '../attrs.js';
+import { asObject, firstStr, hasIndexedKey, indexedGroups, parseJson, str, toJson } from '../attrs.js';
 import { canonicalValue, isPartsList } from '../messages.js';
-import { fromProviderMessage } from '../provider-messages.js';
+import { fromProviderMessage, isConverseContent } from '../provider-messages.js';
 import { genAiParams, genAiTokens, reportedCost } from '../usage.js';
 import { genAiKind, genAiMessages, hasToolCallKeys, isLlmOperation, llmModel, otelGenAi, recorded } from './otel-genai.js';
 import { emptyDraft, orNull, type Dialect } from './types.js';
+import { logsOfSpan, readEventContent } from './otel-genai-events.js';
 import { aiSdkOperation, isAiSdkModelCall } from './vercel-ai.js';
 
 function isTraceloopScope(span: SpanRecord): boolean {
@@ -33,6 +34,8 @@ function isTraceloopScope(span: SpanRecord): boolean {
 export function unwrapEntityInput(value: JsonValue): JsonValue {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
   const keys = Object.keys(value);
+  // The MCP instrumentation's FastMCP server tool span: {tool_name, arguments}
+  if (keys.length === 2 && typeof value.tool_name === 'string' && 'arguments' in value) return value.arguments;
   if (!keys.every((k) => k === 'args' || k === 'kwargs')) return value;
   const args = value.args;
   const kwargs = value.kwargs;
@@ -111,7 +114,9 @@ function legacyContent(v: unknown): unknown {
   }
   if (!v.startsWith('[')) return v;
   const parsed = parseJson(v);
-  return isPartsList(parsed) ? parsed : v;
+  // Bedrock Converse blocks ({text}, {toolUse}, {toolResult}; the Bedrock instrumentation's
+  // json.dumps of a message's content) are read as the provider message reader reads them.
+  return isPartsList(parsed) || isConverseContent(parsed) ? parsed : v;
 }
 
 function legacyToolCalls(group: Attributes): unknown[] {
@@ -131,6 +136,15 @@ function legacyMessages(attrs: Attributes, prefix: string, answer: boolean): Mes
   const out: Message[] = [];
   let thinking: { parts: unknown[]; finishReason: unknown } | null = null;
   for (const g of groups) {
+    // Completion and text-completion wrappers write the prompt under its role's name
+    // (gen_ai.prompt.0.user, gen_ai.prompt.0.system) instead of role and content.
+    if (g.role === undefined && g.content === undefined) {
+      const named = ROLE_KEYS.find((k) => typeof g[k] === 'string');
+      if (named) {
+        out.push(...fromProviderMessage({ role: named, content: g[named] }));
+        continue;
+      }
+    }
     if (answer && g.role === 'thinking') {
       thinking ??= { parts: [], finishReason: g.finish_reason };
       thinking.parts.push({ type: 'thinking', thinking: g.content });
@@ -139,6 +153,15 @@ function legacyMessages(attrs: Attributes, prefix: string, answer: boolean): Mes
     let content = legacyContent(g.content);
     if (content === undefined && typeof g.refusal === 'string') content = [{ type: 'refusal', refusal: g.refusal }];
     if (thinking) content = [...thinking.parts, ...asParts(content)];
+    // The OpenAI Responses API wrapper: the answer's reasoning summaries, as JSON
+    const summaries = answer && typeof g.reasoning === 'string' ? parseJson(g.reasoning) : undefined;
+    if (Array.isArray(summaries)) {
+      const reasoning = summaries.flatMap((r) => {
+        const text = asObject(r)?.text;
+        return typeof text === 'string' && text !== '' ? [{ type: 'reasoning', text }] : [];
+      });
+      if (reasoning.length > 0) content = [...reasoning, ...asParts(content)];
+    }
     const toolCalls = legacyToolCalls(g);
     // The LangChain callback names a message type it does not map (AIMessageChunk, ...) `unknown`.
     const role = g.role === 'unknown' && toolCalls.length > 0 ? 'assistant' : g.role ?? (answer ? 'assistant' : 'user');
@@ -157,6 +180,8 @@ function legacyMessages(attrs: Attributes, prefix: string, answer: boolean): Mes
   return out;
 }
 
+const ROLE_KEYS = ['user', 'system', 'assistant'];
+
 /** Content as a parts list, to put other parts before it. */
 function asParts(content: unknown): unknown[] {
   if (content === undefined || content === null || content === '') return [];
@@ -164,11 +189,17 @@ function asParts(content: unknown): unknown[] {
   return typeof content === 'string' ? [{ type: 'text', text: content }] : [content];
 }
 
-function readLlm(span: SpanRecord, draft: StepDraft): StepDraft {
+function readLlm(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft): StepDraft {
   const attrs = span.attributes;
   let { request, response } = genAiMessages(attrs);
   request ??= legacyMessages(attrs, 'gen_ai.prompt.', false);
   response ??= legacyMessages(attrs, 'gen_ai.completion.', true);
+  // use_legacy_attributes=False: the content is in GenAI events (log records) instead
+  if (request === undefined || response === undefined) {
+    const events = readEventContent(span, logsOfSpan(span, logs));
+    request ??= events?.request;
+    response ??= events?.response;
+  }
   draft.model = llmModel(attrs);
   draft.request = recorded(request);
   draft.response = recorded(response);
@@ -243,6 +274,6 @@ export const openllmetry: Dialect = {
     const draft = emptyDraft(span, 'llm', span.name, 'openllmetry');
     draft.params = genAiParams(attrs);
     draft.costUsd = reportedCost(attrs);
-    return readLlm(span, draft);
+    return readLlm(span, logs, draft);
   },
 };

@@ -208,6 +208,8 @@ export function readEventContent(span: SpanRecord, logs: readonly LogRecord[]): 
       let message = asObject(content) ?? (Array.isArray(content) || typeof content === 'string' ? { content } : direct);
       // Semantic Kernel (Python) text completions: the answer's TextContent, {text, ...}
       if (message.content === undefined && message.tool_calls === undefined && typeof message.text === 'string') message = { content: message.text };
+      // OpenLLMetry's event mode puts the choice's tool_calls beside its message
+      if (message.tool_calls === undefined && Array.isArray(body.tool_calls)) message = { ...message, tool_calls: body.tool_calls };
       const index = typeof body.index === 'number' ? body.index : choices.length;
       choices.push({ index, messages: fromProviderMessage({ role: 'assistant', ...message }, body.finish_reason) });
     } else if (ev.name === 'gen_ai.content.prompt') {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { normalizeSpan } from '../../../src/normalize/normalize.js';
-import type { Attributes } from '../../../src/spans/span-record.js';
+import type { Attributes, LogRecord } from '../../../src/spans/span-record.js';
 import type { StepDraft } from '../../../src/normalize/step.js';
 import { log, span, type SpanInit } from '../../helpers/span-builder.js';
 
@@ -927,5 +927,70 @@ describe('Vercel AI SDK 5+ reasoning', () => {
       'ai.prompt.messages': j([{ role: 'user', content: [{ type: 'text', text: 'Why?' }] }]),
       'ai.response.text': 'Because.', 'ai.response.reasoning': 'Think first.', 'ai.response.finishReason': 'stop' } });
     expect(step.response).toEqual([{ role: 'assistant', content: [{ type: 'reasoning', text: 'Think first.' }, { type: 'text', text: 'Because.' }], finish_reason: 'stop' }]);
+  });
+});
+
+describe('OpenLLMetry (Python) beyond its indexed keys', () => {
+  const eventLog = (forSpan: string, name: string, body: LogRecord['body']): LogRecord => ({ ...log(forSpan, name, body), eventName: name, attributes: { 'gen_ai.provider.name': 'openai' } });
+  const call = [{ id: 'call_1', function: { name: 'get_weather', arguments: '{"city":"Paris"}' }, type: 'function' }];
+
+  it('reads the GenAI events it emits with use_legacy_attributes=False, the choice\'s tool_calls beside its message', () => {
+    // opentelemetry-instrumentation-openai shared/event_emitter.py
+    const chat = span({ name: 'openai.chat', id: 'ev', kind: 'client', scope: 'opentelemetry.instrumentation.openai.v1', attributes: {
+      'llm.request.type': 'chat', 'gen_ai.system': 'openai', 'gen_ai.request.model': 'gpt-4o',
+    } });
+    const step = normalizeSpan(chat, [
+      eventLog('ev', 'gen_ai.user.message', { content: 'Weather in Paris?' }),
+      eventLog('ev', 'gen_ai.assistant.message', { content: null, tool_calls: call }),
+      eventLog('ev', 'gen_ai.tool.message', { content: 'Sunny' }),
+      eventLog('ev', 'gen_ai.choice', { index: 0, message: { content: null }, finish_reason: 'tool_calls', tool_calls: call }),
+    ]).step as StepDraft;
+    const asked = { id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } };
+    expect(step.request).toEqual([{ role: 'user', content: 'Weather in Paris?' }, { role: 'assistant', tool_calls: [asked] }, { role: 'tool', content: 'Sunny' }]);
+    expect(step.response).toEqual([{ role: 'assistant', tool_calls: [asked], finish_reason: 'tool_calls' }]);
+  });
+
+  const legacy = (attributes: Attributes) => stepOf({ name: 'bedrock.completion', kind: 'client', scope: 'opentelemetry.instrumentation.bedrock', attributes: { 'gen_ai.request.model': 'm', ...attributes } });
+
+  it('reads a prompt written under its role\'s name (gen_ai.prompt.0.user / .0.system)', () => {
+    const step = legacy({ 'llm.request.type': 'completion', 'gen_ai.prompt.0.system': 'Be brief.', 'gen_ai.prompt.1.user': 'Tell me a joke', 'gen_ai.completion.0.content': 'No.' });
+    expect(step.request).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Tell me a joke' }]);
+  });
+
+  it('reads Bedrock Converse blocks in the indexed content as calls and results', () => {
+    // opentelemetry-instrumentation-bedrock span_utils.py set_converse_input_prompt_span_attributes
+    const step = legacy({ 'llm.request.type': 'chat',
+      'gen_ai.prompt.0.role': 'user', 'gen_ai.prompt.0.content': j([{ text: 'Weather?' }]),
+      'gen_ai.prompt.1.role': 'assistant', 'gen_ai.prompt.1.content': j([{ toolUse: { toolUseId: 'tu_1', name: 'get_weather', input: { city: 'Paris' } } }]),
+      'gen_ai.prompt.2.role': 'user', 'gen_ai.prompt.2.content': j([{ toolResult: { toolUseId: 'tu_1', content: [{ text: 'Sunny' }] } }]),
+    });
+    expect(step.request).toEqual([
+      { role: 'user', content: 'Weather?' },
+      { role: 'assistant', tool_calls: [{ id: 'tu_1', name: 'get_weather', arguments: { city: 'Paris' } }] },
+      { role: 'tool', tool_call_id: 'tu_1', content: 'Sunny' },
+    ]);
+  });
+
+  it('reads the Responses API wrapper\'s reasoning summaries, and a FastMCP tool\'s arguments', () => {
+    const step = stepOf({ name: 'openai.response', kind: 'client', scope: 'opentelemetry.instrumentation.openai.v1', attributes: {
+      'gen_ai.system': 'openai', 'gen_ai.request.model': 'o4-mini', 'gen_ai.prompt.0.role': 'user', 'gen_ai.prompt.0.content': 'Why?',
+      'gen_ai.completion.0.role': 'assistant', 'gen_ai.completion.0.content': 'Because.',
+      'gen_ai.completion.0.reasoning': j([{ type: 'summary_text', text: 'Think first.' }]),
+    } });
+    expect(step.response).toEqual([{ role: 'assistant', content: [{ type: 'reasoning', text: 'Think first.' }, { type: 'text', text: 'Because.' }] }]);
+    // opentelemetry-instrumentation-mcp fastmcp_instrumentation.py
+    const tool = stepOf({ name: 'get_weather.tool', scope: 'opentelemetry.instrumentation.mcp', attributes: {
+      'traceloop.span.kind': 'tool', 'traceloop.entity.name': 'get_weather',
+      'traceloop.entity.input': j({ tool_name: 'get_weather', arguments: { city: 'Paris' } }), 'traceloop.entity.output': j([{ type: 'text', content: 'Sunny' }]),
+    } });
+    expect([tool.request, tool.response]).toEqual([{ city: 'Paris' }, 'Sunny']);
+  });
+});
+
+describe('OTel contrib openai-agents (opentelemetry-instrumentation-openai-agents-v2)', () => {
+  it('reads tool_call parts named by tool_name / tool_call_id', () => {
+    const step = stepOf({ name: 'chat gpt-4o', attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o',
+      'gen_ai.output.messages': j([{ role: 'assistant', parts: [{ type: 'tool_call', tool_name: 'get_weather', tool_call_id: 'call_1', arguments: '{"city":"Paris"}' }] }]) } });
+    expect(step.response).toEqual([{ role: 'assistant', tool_calls: [{ id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }] }]);
   });
 });
