@@ -153,15 +153,8 @@ function legacyMessages(attrs: Attributes, prefix: string, answer: boolean): Mes
     let content = legacyContent(g.content);
     if (content === undefined && typeof g.refusal === 'string') content = [{ type: 'refusal', refusal: g.refusal }];
     if (thinking) content = [...thinking.parts, ...asParts(content)];
-    // The OpenAI Responses API wrapper: the answer's reasoning summaries, as JSON
-    const summaries = answer && typeof g.reasoning === 'string' ? parseJson(g.reasoning) : undefined;
-    if (Array.isArray(summaries)) {
-      const reasoning = summaries.flatMap((r) => {
-        const text = asObject(r)?.text;
-        return typeof text === 'string' && text !== '' ? [{ type: 'reasoning', text }] : [];
-      });
-      if (reasoning.length > 0) content = [...reasoning, ...asParts(content)];
-    }
+    const reasoning = answer ? reasoningSummaries(g.reasoning) : [];
+    if (reasoning.length > 0) content = [...reasoning, ...asParts(content)];
     const toolCalls = legacyToolCalls(g);
     // The LangChain callback names a message type it does not map (AIMessageChunk, ...) `unknown`.
     const role = g.role === 'unknown' && toolCalls.length > 0 ? 'assistant' : g.role ?? (answer ? 'assistant' : 'user');
@@ -181,6 +174,16 @@ function legacyMessages(attrs: Attributes, prefix: string, answer: boolean): Mes
 }
 
 const ROLE_KEYS = ['user', 'system', 'assistant'];
+
+/** The OpenAI Responses API wrapper's completion.N.reasoning: the summaries' JSON → reasoning parts. */
+function reasoningSummaries(v: unknown): unknown[] {
+  const summaries = typeof v === 'string' ? parseJson(v) : undefined;
+  if (!Array.isArray(summaries)) return [];
+  return summaries.flatMap((r) => {
+    const text = asObject(r)?.text;
+    return typeof text === 'string' && text !== '' ? [{ type: 'reasoning', text }] : [];
+  });
+}
 
 /** Content as a parts list, to put other parts before it. */
 function asParts(content: unknown): unknown[] {
