@@ -24,6 +24,9 @@ const ROLE_ALIASES: Record<string, Role> = {
   tool: 'tool',
   function: 'tool', // OpenAI legacy function results
   ipython: 'tool',
+  // smolagents' message roles
+  'tool-call': 'assistant',
+  'tool-response': 'tool',
 };
 
 /** Maps a layout's role name to a canonical role; unknown roles read as user turns. */

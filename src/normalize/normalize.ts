@@ -46,7 +46,10 @@ import { ownRunOf, parentRunOf } from './run-identity.js';
  *    parts (Mastra) and Mastra's agent runs; the AI SDK's ai.response.reasoning; OpenLLMetry
  *    Python's event mode (content in GenAI log events), role-named prompt keys, Converse blocks
  *    in indexed content, Responses reasoning summaries, FastMCP tool arguments; contrib
- *    openai-agents' tool_name / tool_call_id parts.
+ *    openai-agents' tool_name / tool_call_id parts; contrib google-genai / vertexai events
+ *    (Gemini Contents and parts, the event names the role) and code.function.* tool spans;
+ *    OpenInference Agno answers, BeeAI tool result ids, smolagents roles and tool kwargs,
+ *    Haystack's PromptBuilder as context.
  */
 export const NORMALIZER_VERSION = 5;
 

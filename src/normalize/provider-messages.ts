@@ -157,8 +157,11 @@ function fromGeminiContent(m: Obj, finishReason?: unknown): Message[] {
     else if (file) parts.push(canonicalPart({ type: 'file', url: file.file_uri ?? file.fileUri, mime_type: file.mime_type ?? file.mimeType })!);
     else if (typeof p.text === 'string' && p.text !== '') parts.push(p.thought === true ? { type: 'reasoning', text: p.text } : { type: 'text', text: p.text });
   }
-  if (results.length > 0 && parts.length === 0 && calls.length === 0) return results;
-  return [...results, makeMessage({ role, content: parts, toolCalls: calls, finishReason })];
+  // contrib vertexai's choice names the calls again in tool_calls, with the ids it made up
+  const named = Array.isArray(m.tool_calls) ? m.tool_calls.map(providerToolCall) : [];
+  const toolCalls = named.length > 0 ? named : calls;
+  if (results.length > 0 && parts.length === 0 && toolCalls.length === 0) return results;
+  return [...results, makeMessage({ role, content: parts, toolCalls, finishReason })];
 }
 
 /** A Gemini Content's parts, or the value itself (text, a list of parts). */
@@ -189,6 +192,15 @@ export function fromProviderMessage(raw: unknown, finishReason?: unknown): Messa
   const m = asObject(raw);
   if (!m) return [];
   if (m.content === undefined && Array.isArray(m.parts) && m.parts.some(isGeminiPart)) return fromGeminiContent(m, finishReason);
+  // A Gemini Content as the message's content (OTel contrib google-genai's events, which send
+  // every history entry as a user message event, {content: {parts, role}}: the Content's role
+  // says whose turn it was), or its parts as the content (contrib vertexai's events)
+  const gemini = asObject(m.content);
+  if (gemini && Array.isArray(gemini.parts)) return fromGeminiContent({ ...gemini, role: gemini.role ?? m.role }, finishReason);
+  if (Array.isArray(m.content) && m.content.length > 0 && m.content.every(isGeminiPart) && !isConverseContent(m.content)) {
+    const { content, ...rest } = m;
+    return fromGeminiContent({ ...rest, parts: content }, finishReason);
+  }
   const role = m.role;
   const calls: (ToolCall | undefined)[] = [];
   if (Array.isArray(m.tool_calls)) for (const tc of m.tool_calls) calls.push(providerToolCall(tc));

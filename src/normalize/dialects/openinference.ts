@@ -18,7 +18,7 @@ import { asObject, firstNum, firstStr, indexedGroups, parseJson, str } from '../
 import { readPythonLiteral } from '../python-literal.js';
 import { langChainToolResult, messagesFromLangChainInputs, messagesFromLangChainResult } from '../langchain-messages.js';
 import { canonicalFinishReason, canonicalValue } from '../messages.js';
-import { fromProviderMessage, messagesFromRequestBody, messagesFromResponseBody } from '../provider-messages.js';
+import { fromProviderMessage, fromProviderMessages, messagesFromRequestBody, messagesFromResponseBody } from '../provider-messages.js';
 import { makeTokens, providerParams, reportedCost } from '../usage.js';
 import { isResponse, isResponsesInput, messagesFromResponse, messagesFromResponsesInput } from '../responses-items.js';
 import { recorded } from './otel-genai.js';
@@ -31,6 +31,7 @@ function flatMessage(g: Attributes, finishReason?: unknown): Message[] {
   }));
   const seen = new Set(toolCalls.map((tc) => tc.id).filter((id) => id !== undefined));
   const parts: { [k: string]: unknown }[] = [];
+  let toolCallId = g['message.tool_call_id'];
   for (const c of indexedGroups(g, 'message.contents.')) {
     const type = str(c['message_content.type']) ?? (c['tool_call.id'] !== undefined ? 'tool_use' : 'text');
     if (c['tool_call.function.name'] !== undefined) {
@@ -41,6 +42,8 @@ function flatMessage(g: Attributes, finishReason?: unknown): Message[] {
     } else {
       parts.push({ type, text: c['message_content.text'] });
     }
+    // BeeAI writes a tool result's id beside its content part
+    if (toolCallId === undefined && typeof c['message.tool_call_id'] === 'string') toolCallId = c['message.tool_call_id'];
   }
   // OpenAI's legacy function calling: message.function_call_name / function_call_arguments_json
   // (OpenInference semantic conventions), the same call as a tool call without an id.
@@ -55,7 +58,7 @@ function flatMessage(g: Attributes, finishReason?: unknown): Message[] {
     role: call ? 'assistant' : g['message.role'],
     content,
     tool_calls: toolCalls,
-    tool_call_id: call ? undefined : g['message.tool_call_id'],
+    tool_call_id: call ? undefined : toolCallId,
     function_call: functionCall,
   }, finishReason);
 }
@@ -137,9 +140,15 @@ function requestFromBody(body: JsonValue | undefined, invocation: JsonValue | un
   return messagesFromRequestBody(body);
 }
 
-/** A response body: the provider's, a Responses API Response, or a LangChain LLMResult {"generations": [[...]]}. */
+/**
+ * A response body: the provider's, a Responses API Response, a LangChain LLMResult
+ * {"generations": [[...]]}, or the answer's messages as they are (Agno: a list of them, or
+ * {"messages": [...]} when streamed).
+ */
 function responseFromBody(body: JsonValue | undefined): Message[] | undefined {
   const b = asObject(body);
+  const answers = Array.isArray(body) ? body : Array.isArray(b?.messages) && Object.keys(b!).length === 1 ? b!.messages as JsonValue[] : undefined;
+  if (answers && answers.length > 0 && answers.every((m) => asObject(m)?.role === 'assistant')) return fromProviderMessages(answers);
   return (b && Array.isArray(b.generations) ? messagesFromLangChainResult(b) : undefined) ?? messagesFromResponse(body) ?? messagesFromResponseBody(body);
 }
 
@@ -172,15 +181,22 @@ function toolInput(span: SpanRecord): JsonValue | null {
   // action: {tool_string, tool, calling: {tool_name, arguments}}; the call's arguments are the input.
   const calling = asObject(input?.calling);
   if (input && 'tool_string' in input && calling && calling.arguments !== undefined) return orNull(canonicalValue(calling.arguments));
-  // LlamaIndex (openinference-instrumentation-llama-index) records a tool call's bound
-  // arguments, {"kwargs": {...}} (with "args" when there were positional ones).
-  if (input && span.scope.name.startsWith('openinference.instrumentation.llama_index') && asObject(input.kwargs)
-    && Object.keys(input).every((k) => k === 'kwargs' || (k === 'args' && Array.isArray(input.args) && input.args.length === 0))) {
+  // LlamaIndex and smolagents record a tool call's bound arguments, {"kwargs": {...}} (with
+  // "args" when there were positional ones; smolagents adds sanitize_inputs_outputs).
+  const scope = span.scope.name;
+  if (input && (scope.startsWith('openinference.instrumentation.llama_index') || scope.startsWith('openinference.instrumentation.smolagents'))
+    && asObject(input.kwargs)
+    && Object.keys(input).every((k) => k === 'kwargs' || k === 'sanitize_inputs_outputs' || (k === 'args' && Array.isArray(input.args) && input.args.length === 0))) {
     return orNull(canonicalValue(input.kwargs));
   }
   if (typeof value !== 'string' || !span.scope.name.startsWith('openinference.instrumentation.langchain')) return value;
   const literal = readPythonLiteral(value);
   return literal === undefined ? value : orNull(canonicalValue(literal));
+}
+
+function isTemplateRendering(attrs: Attributes): boolean {
+  return attrs['llm.prompt_template.template'] !== undefined && attrs['llm.model_name'] === undefined
+    && !Object.keys(attrs).some((k) => k.startsWith('llm.input_messages.') || k.startsWith('llm.output_messages.'));
 }
 
 /**
@@ -251,7 +267,11 @@ export const openinference: Dialect = {
   read(span) {
     const attrs = span.attributes;
     const kind = (str(attrs['openinference.span.kind']) ?? '').toUpperCase();
-    if (kind === 'LLM') return readLlm(span, emptyDraft(span, 'llm', span.name, 'openinference'));
+    if (kind === 'LLM') {
+      // Haystack's PromptBuilder is an LLM span that renders a template: no model, no messages
+      if (isTemplateRendering(attrs)) return null;
+      return readLlm(span, emptyDraft(span, 'llm', span.name, 'openinference'));
+    }
     if (kind === 'TOOL') {
       const draft = emptyDraft(span, 'tool', span.name, 'openinference');
       // openinference-core's traceTool sets no tool.* keys: the span name is the tool name.

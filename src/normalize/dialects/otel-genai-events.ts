@@ -194,9 +194,11 @@ export function readEventContent(span: SpanRecord, logs: readonly LogRecord[]): 
     const role = MESSAGE_ROLES[ev.name];
     if (role) {
       // The tool message's `id` is the tool_call_id it answers.
+      // The event's name says the role (contrib vertexai writes a system instruction's own
+      // role, "user" or "", into the body), except Gemini's "model" for an assistant turn.
       request.push(...fromProviderMessage({
-        role,
         ...body,
+        role,
         ...(role === 'tool' && body.id !== undefined ? { tool_call_id: body.id } : {}),
       }));
     } else if (ev.name === CHOICE) {

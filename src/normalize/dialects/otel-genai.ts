@@ -7,7 +7,7 @@
  * Anthropic SDK's built-in spans (anthropic.messages.create, the tool runner's spans), which
  * use the same keys plus a few of their own.
  */
-import type { Attributes, LogRecord, SpanRecord } from '../../spans/span-record.js';
+import type { AttributeValue, Attributes, LogRecord, SpanRecord } from '../../spans/span-record.js';
 import type { JsonValue, Message, StepDraft, StepKind } from '../step.js';
 import { asObject, firstStr, jsonAttr, str, toJson } from '../attrs.js';
 import { canonicalFinishReason, canonicalValue, carriesContent } from '../messages.js';
@@ -201,13 +201,28 @@ function readTool(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft
   draft.toolCallId = str(attrs['gen_ai.tool.call.id']);
   // pydantic-ai instrumentation versions 1 and 2 (`running tool` spans) write tool_arguments /
   // tool_response; Google ADK gcp.vertex.agent.tool_call_args / tool_response.
-  const args = attrs['gen_ai.tool.call.arguments'] ?? attrs['tool_arguments'] ?? attrs['gcp.vertex.agent.tool_call_args'];
-  const result = attrs['gen_ai.tool.call.result'] ?? attrs['anthropic.tool_result.content'] ?? attrs['tool_response'] ?? attrs['gcp.vertex.agent.tool_response'];
+  const args = attrs['gen_ai.tool.call.arguments'] ?? attrs['tool_arguments'] ?? attrs['gcp.vertex.agent.tool_call_args'] ?? codeParameters(attrs);
+  const result = attrs['gen_ai.tool.call.result'] ?? attrs['anthropic.tool_result.content'] ?? attrs['tool_response'] ?? attrs['gcp.vertex.agent.tool_response']
+    ?? attrs['code.function.return.value'];
   const events = args === undefined || result === undefined ? readToolEvents(span, logsOfSpan(span, logs)) : {};
   if ((args === undefined && events.args !== undefined) || (result === undefined && events.result !== undefined)) draft.layout = 'otel-genai-events';
   draft.request = orNull(canonicalValue(args !== undefined ? toJson(args) : events.args));
   draft.response = orNull(canonicalValue(result !== undefined ? toJson(result) : events.result));
   return draft;
+}
+
+/**
+ * The OTel contrib google-genai instrumentation's tool spans record each argument as
+ * code.function.parameters.<name>.value (and the result as code.function.return.value).
+ */
+function codeParameters(attrs: Attributes): AttributeValue | undefined {
+  const prefix = 'code.function.parameters.';
+  let args: { [k: string]: AttributeValue } | undefined;
+  for (const key in attrs) {
+    if (!key.startsWith(prefix) || !key.endsWith('.value')) continue;
+    (args ??= {})[key.slice(prefix.length, -'.value'.length)] = attrs[key];
+  }
+  return args;
 }
 
 function readAgent(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft): StepDraft {

@@ -994,3 +994,76 @@ describe('OTel contrib openai-agents (opentelemetry-instrumentation-openai-agent
     expect(step.response).toEqual([{ role: 'assistant', tool_calls: [{ id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }] }]);
   });
 });
+
+describe('OTel contrib google-genai and vertexai (opentelemetry-python-contrib instrumentation-genai), event mode', () => {
+  const event = (forSpan: string, name: string, body: LogRecord['body']): LogRecord => ({ ...log(forSpan, name, body), eventName: name, attributes: { 'gen_ai.system': 'gemini' } });
+  const chat = (id: string) => span({ name: 'generate_content gemini-2.0-flash', id, kind: 'client', attributes: {
+    'gen_ai.operation.name': 'generate_content', 'gen_ai.system': 'gemini', 'gen_ai.request.model': 'gemini-2.0-flash' } });
+  const call = { name: 'get_weather', arguments: { location: 'Boston' } };
+
+  it('reads Gemini Contents in the events: every history entry is a user message event, the Content says whose turn it was', () => {
+    const step = normalizeSpan(chat('gg'), [
+      event('gg', 'gen_ai.system.message', { content: 'Be brief.' }),
+      event('gg', 'gen_ai.user.message', { content: { parts: [{ text: 'Weather in Boston?' }], role: 'user' } }),
+      event('gg', 'gen_ai.user.message', { content: { parts: [{ function_call: { name: 'get_weather', args: { location: 'Boston' } } }], role: 'model' } }),
+      event('gg', 'gen_ai.user.message', { content: { parts: [{ function_response: { name: 'get_weather', response: { result: 'rainy' } } }], role: 'user' } }),
+      event('gg', 'gen_ai.choice', { index: 0, content: { parts: [{ text: 'It is rainy.' }], role: 'model' }, finish_reason: 'STOP' }),
+    ]).step as StepDraft;
+    expect(step.request).toEqual([
+      { role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather in Boston?' },
+      { role: 'assistant', tool_calls: [call] }, { role: 'tool', content: { result: 'rainy' } },
+    ]);
+    expect(step.response).toEqual([{ role: 'assistant', content: 'It is rainy.', finish_reason: 'stop' }]);
+  });
+
+  it('reads vertexai\'s events: the event names the role, Gemini parts as content, the choice\'s calls once with their ids', () => {
+    const step = normalizeSpan(chat('vx'), [
+      event('vx', 'gen_ai.system.message', { role: 'user', content: [{ text: 'Be brief.' }] }),
+      event('vx', 'gen_ai.user.message', { role: 'user', content: [{ text: 'Weather in Boston?' }] }),
+      event('vx', 'gen_ai.assistant.message', { role: 'model', content: [{ function_call: { name: 'get_weather', args: { location: 'Boston' } } }] }),
+      event('vx', 'gen_ai.choice', { finish_reason: 'stop', index: 0, message: { role: 'model', content: [{ function_call: { name: 'get_weather', args: { location: 'Boston' } } }] },
+        tool_calls: [{ function: { name: 'get_weather', arguments: { location: 'Boston' } }, id: 'get_weather_0', type: 'function' }] }),
+    ]).step as StepDraft;
+    expect(step.request).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather in Boston?' }, { role: 'assistant', tool_calls: [call] }]);
+    expect(step.response).toEqual([{ role: 'assistant', tool_calls: [{ id: 'get_weather_0', ...call }], finish_reason: 'stop' }]);
+  });
+
+  it('reads a google-genai tool span\'s code.function.parameters.* and return value', () => {
+    const step = stepOf({ name: 'execute_tool get_weather', attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'get_weather',
+      'code.function.parameters.location.type': 'str', 'code.function.parameters.location.value': 'Boston, MA', 'code.function.return.type': 'str', 'code.function.return.value': 'rainy' } });
+    expect([step.request, step.response]).toEqual([{ location: 'Boston, MA' }, 'rainy']);
+  });
+});
+
+describe('OpenInference Agno, BeeAI, Haystack, smolagents', () => {
+  it('reads Agno\'s answer from its output.value (a list of messages, or {messages} when streamed)', () => {
+    const answer = { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] };
+    const base = { 'openinference.span.kind': 'LLM', 'llm.model_name': 'gpt-4o', 'output.mime_type': 'application/json', 'llm.output_messages.0': j(answer) };
+    const expected = [{ role: 'assistant', tool_calls: [{ id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }] }];
+    expect(stepOf({ name: 'OpenAIChat.invoke', scope: 'openinference.instrumentation.agno', attributes: { ...base, 'output.value': j([answer]) } }).response).toEqual(expected);
+    expect(stepOf({ name: 'OpenAIChat.invoke_stream', scope: 'openinference.instrumentation.agno', attributes: { ...base, 'output.value': j({ messages: [answer] }) } }).response).toEqual(expected);
+  });
+
+  it('reads the tool_call_id BeeAI writes beside a tool result\'s content part', () => {
+    const step = stepOf({ name: 'chat', scope: 'openinference.instrumentation.beeai', attributes: { 'openinference.span.kind': 'LLM',
+      'llm.input_messages.0.message.role': 'tool', 'llm.input_messages.0.message.contents.0.message.tool_call_id': 'call_1',
+      'llm.input_messages.0.message.contents.0.message_content.type': 'text', 'llm.input_messages.0.message.contents.0.message_content.text': 'sunny' } });
+    expect(step.request).toEqual([{ role: 'tool', tool_call_id: 'call_1', content: 'sunny' }]);
+  });
+
+  it('keeps Haystack\'s PromptBuilder (an LLM span that renders a template) as context', () => {
+    expect(normalizeSpan(span({ name: 'PromptBuilder.run', scope: 'openinference.instrumentation.haystack', attributes: {
+      'openinference.span.kind': 'LLM', 'llm.prompt_template.template': 'Answer: {{question}}', 'output.mime_type': 'text/plain', 'output.value': 'Answer: Who?',
+    } })).step).toBeNull();
+  });
+
+  it('reads smolagents\' tool-call / tool-response roles and its tool input\'s kwargs', () => {
+    const model = stepOf({ name: 'OpenAIServerModel.__call__', scope: 'openinference.instrumentation.smolagents', attributes: { 'openinference.span.kind': 'LLM',
+      'llm.input_messages.0.message.role': 'tool-call', 'llm.input_messages.0.message.content': 'Calling tools: get_weather',
+      'llm.input_messages.1.message.role': 'tool-response', 'llm.input_messages.1.message.content': 'sunny' } });
+    expect((model.request as { role: string }[]).map((m) => m.role)).toEqual(['assistant', 'tool']);
+    const tool = stepOf({ name: 'GetWeatherTool', scope: 'openinference.instrumentation.smolagents', attributes: { 'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather',
+      'input.mime_type': 'application/json', 'input.value': j({ args: [], sanitize_inputs_outputs: true, kwargs: { city: 'Paris' } }), 'output.value': 'sunny' } });
+    expect(tool.request).toEqual({ city: 'Paris' });
+  });
+});
