@@ -43,6 +43,7 @@ const FINISH_REASONS: Record<string, string> = {
   'tool-calls': 'tool_calls', // Vercel AI SDK
   tool_use: 'tool_calls', // Anthropic
   function_call: 'tool_calls',
+  function_calls: 'tool_calls', // AutoGen's CreateResult
   length: 'length',
   max_tokens: 'length',
   content_filter: 'content_filter',

@@ -49,7 +49,8 @@ import { ownRunOf, parentRunOf } from './run-identity.js';
  *    openai-agents' tool_name / tool_call_id parts; contrib google-genai / vertexai events
  *    (Gemini Contents and parts, the event names the role) and code.function.* tool spans;
  *    OpenInference Agno answers, BeeAI tool result ids, smolagents roles and tool kwargs,
- *    Haystack's PromptBuilder as context.
+ *    Haystack's PromptBuilder as context; AutoGen's CreateResult, FunctionCall history and
+ *    function results; the stop reason of OpenInference's Anthropic stream accumulator.
  */
 export const NORMALIZER_VERSION = 5;
 

@@ -233,7 +233,8 @@ export function fromProviderMessage(raw: unknown, finishReason?: unknown): Messa
       case 'server_tool_use': {
         // Traceloop's Anthropic and LangChain instrumentations copy tool_use blocks into
         // tool_calls and keep them in the content too: the same call once.
-        const call = makeToolCall(p.id ?? p.toolCallId, p.name ?? p.toolName, p.input ?? p.args);
+        // (OpenInference's Anthropic stream accumulator names them tool_name / tool_input)
+        const call = makeToolCall(p.id ?? p.toolCallId, p.name ?? p.toolName ?? p.tool_name, p.input ?? p.args ?? p.tool_input);
         if (call?.id === undefined || !calls.some((c) => c?.id === call.id)) calls.push(call);
         break;
       }

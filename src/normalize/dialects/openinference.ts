@@ -66,7 +66,40 @@ function flatMessage(g: Attributes, finishReason?: unknown): Message[] {
 function flatMessages(attrs: Attributes, prefix: string, finishReason?: unknown): Message[] | undefined {
   const groups = indexedGroups(attrs, prefix);
   if (!groups.length) return undefined;
-  return groups.flatMap((g, i) => flatMessage(g, i === 0 ? finishReason : undefined));
+  return groups.flatMap((g, i) => autoGenMessage(g) ?? flatMessage(g, i === 0 ? finishReason : undefined));
+}
+
+/**
+ * AutoGen's messages as openinference-instrumentation-autogen-agentchat flattens them: a
+ * FunctionExecutionResultMessage as role `function` with each result JSON in function.{j}
+ * ({name, content, call_id, is_error}); an assistant's FunctionCalls as the JSON of their
+ * Python reprs in message.content. Undefined for any other message.
+ */
+function autoGenMessage(g: Attributes): Message[] | undefined {
+  if (g['message.role'] === 'function') {
+    const results = Object.keys(g).filter((k) => /^function\.\d+$/.test(k)).sort((a, b) => Number(a.slice(9)) - Number(b.slice(9)));
+    if (results.length === 0) return undefined;
+    return results.flatMap((k) => {
+      const r = asObject(typeof g[k] === 'string' ? parseJson(g[k] as string) : undefined);
+      return r ? fromProviderMessage({ role: 'tool', content: r.content, tool_call_id: r.call_id }) : [];
+    });
+  }
+  const text = g['message.content'];
+  if (g['message.role'] !== 'assistant' || typeof text !== 'string' || !text.startsWith('["FunctionCall(')) return undefined;
+  const reprs = parseJson(text);
+  if (!Array.isArray(reprs)) return undefined;
+  const calls = reprs.map((r) => (typeof r === 'string' ? FUNCTION_CALL_REPR.exec(r) : null));
+  if (calls.some((c) => c === null)) return undefined;
+  return fromProviderMessage({ role: 'assistant', tool_calls: calls.map((c) => ({ id: c![1], name: c![3], arguments: pythonString(c![2]) })) });
+}
+
+/** FunctionCall(id='call_1', arguments='{"city": "Paris"}', name='get_weather') */
+const FUNCTION_CALL_REPR = /^FunctionCall\(id='([^']*)', arguments='(.*)', name='([^']*)'\)$/s;
+
+/** The text of a single-quoted Python string literal's body (its escapes undone). */
+function pythonString(body: string): string {
+  const literal = readPythonLiteral(`['${body}']`);
+  return Array.isArray(literal) && typeof literal[0] === 'string' ? literal[0] : body;
 }
 
 /** What openinference-instrumentation writes for a hidden input or output value. */
@@ -148,8 +181,27 @@ function requestFromBody(body: JsonValue | undefined, invocation: JsonValue | un
 function responseFromBody(body: JsonValue | undefined): Message[] | undefined {
   const b = asObject(body);
   const answers = Array.isArray(body) ? body : Array.isArray(b?.messages) && Object.keys(b!).length === 1 ? b!.messages as JsonValue[] : undefined;
-  if (answers && answers.length > 0 && answers.every((m) => asObject(m)?.role === 'assistant')) return fromProviderMessages(answers);
+  if (answers && answers.length > 0 && answers.every((m) => asObject(m)?.role === 'assistant')) {
+    // (the Anthropic instrumentation's stream accumulator keeps stop_reason on the message)
+    return answers.flatMap((m) => fromProviderMessage(m, asObject(m)?.stop_reason ?? asObject(m)?.finish_reason));
+  }
+  if (b && isCreateResult(b)) return fromCreateResult(b);
   return (b && Array.isArray(b.generations) ? messagesFromLangChainResult(b) : undefined) ?? messagesFromResponse(body) ?? messagesFromResponseBody(body);
+}
+
+/** AutoGen's CreateResult (openinference-instrumentation-autogen-agentchat's output.value). */
+function isCreateResult(b: { [k: string]: JsonValue }): boolean {
+  return 'finish_reason' in b && 'content' in b && 'cached' in b;
+}
+
+/** Its content is the answer's text or its FunctionCalls ({id, arguments, name}); thought, its reasoning. */
+function fromCreateResult(b: { [k: string]: JsonValue }): Message[] {
+  const calls = Array.isArray(b.content) ? b.content : [];
+  const text = typeof b.content === 'string' ? b.content : undefined;
+  const content = typeof b.thought === 'string' && b.thought !== ''
+    ? [{ type: 'reasoning', text: b.thought }, ...(text ? [{ type: 'text', text }] : [])]
+    : text;
+  return fromProviderMessage({ role: 'assistant', content, tool_calls: calls }, b.finish_reason);
 }
 
 /**

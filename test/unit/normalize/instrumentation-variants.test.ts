@@ -1067,3 +1067,29 @@ describe('OpenInference Agno, BeeAI, Haystack, smolagents', () => {
     expect(tool.request).toEqual({ city: 'Paris' });
   });
 });
+
+describe('OpenInference AutoGen agentchat and Anthropic streams', () => {
+  const scope = 'openinference.instrumentation.autogen_agentchat';
+  it('reads AutoGen\'s CreateResult answer, its FunctionCall history and its function results', () => {
+    const first = stepOf({ name: 'OpenAIChatCompletionClient.create', scope, attributes: { 'openinference.span.kind': 'LLM',
+      'llm.input_messages.0.message.role': 'user', 'llm.input_messages.0.message.content': 'Weather in Paris?', 'output.mime_type': 'application/json',
+      'output.value': j({ finish_reason: 'function_calls', content: [{ id: 'call_1', arguments: '{"city":"Paris"}', name: 'get_weather' }], usage: { prompt_tokens: 50 }, cached: false, logprobs: null, thought: null }) } });
+    const asked = { id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } };
+    expect(first.response).toEqual([{ role: 'assistant', tool_calls: [asked], finish_reason: 'tool_calls' }]);
+    const next = stepOf({ name: 'OpenAIChatCompletionClient.create', scope, attributes: { 'openinference.span.kind': 'LLM',
+      'llm.input_messages.0.message.role': 'user', 'llm.input_messages.0.message.content': 'Weather in Paris?',
+      'llm.input_messages.1.message.role': 'assistant', 'llm.input_messages.1.message.content': j(["FunctionCall(id='call_1', arguments='{\"city\":\"Paris\"}', name='get_weather')"]),
+      'llm.input_messages.2.message.role': 'function', 'llm.input_messages.2.function.0': j({ name: 'get_weather', content: 'sunny', call_id: 'call_1', is_error: false }),
+      'output.mime_type': 'application/json', 'output.value': j({ finish_reason: 'stop', content: 'Sunny.', usage: {}, cached: false, logprobs: null, thought: null }) } });
+    expect(next.request).toEqual([{ role: 'user', content: 'Weather in Paris?' }, { role: 'assistant', tool_calls: [asked] }, { role: 'tool', tool_call_id: 'call_1', content: 'sunny' }]);
+    expect(next.response).toEqual([{ role: 'assistant', content: 'Sunny.', finish_reason: 'stop' }]);
+  });
+
+  it('keeps the stop reason of a streamed Anthropic answer ({messages: [...]} with tool_name / tool_input blocks)', () => {
+    const step = stepOf({ name: 'Messages', scope: 'openinference.instrumentation.anthropic', attributes: { 'openinference.span.kind': 'LLM', 'output.mime_type': 'application/json',
+      'output.value': j({ messages: [{ role: 'assistant', content: [{ type: 'text', text: 'Let me check.' }, { type: 'tool_use', tool_name: 'get_weather', tool_input: '{"city": "Paris"}' }], stop_reason: 'tool_use' }] }),
+      'llm.output_messages.0.message.role': 'assistant', 'llm.output_messages.0.message.content': 'Let me check.',
+      'llm.output_messages.0.message.tool_calls.0.tool_call.function.name': 'get_weather', 'llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments': '{"city": "Paris"}' } });
+    expect(step.response).toEqual([{ role: 'assistant', content: 'Let me check.', tool_calls: [{ name: 'get_weather', arguments: { city: 'Paris' } }], finish_reason: 'tool_calls' }]);
+  });
+});
