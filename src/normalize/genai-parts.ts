@@ -50,13 +50,21 @@ export function fromGenAiMessage(raw: unknown, fallbackFinish?: unknown, default
   // the AI SDK's messages it does not convert: tool-call / tool-result parts beside others).
   if (!Array.isArray(m.parts) && Array.isArray(m.content)) return fromProviderMessage({ ...m, role }, m.finish_reason ?? fallbackFinish);
   const parts = Array.isArray(m.parts) ? m.parts : [];
+  // Older @traceloop/node-server-sdk AI SDK transforms wrote a message of tool-call or
+  // tool-result parts as one text part holding their JSON.
+  const packed = aiSdkPartsOfText(parts);
+  if (packed) return fromProviderMessage({ role, content: packed }, m.finish_reason ?? fallbackFinish);
   const out: Message[] = [];
-  const calls: (ToolCall | undefined)[] = [];
+  let calls: (ToolCall | undefined)[] = [];
   let content: Part[] = [];
   let sawResponse = false;
+  // What came before a tool_call_response: the user's text, or the assistant's calls it
+  // answers (the OTel contrib OpenAI instrumentation puts a built-in tool's call and
+  // response in one assistant message).
   const flush = () => {
-    if (content.length) out.push(makeMessage({ role, content }));
+    if (content.length || calls.length) out.push(makeMessage({ role, content, toolCalls: calls }));
     content = [];
+    calls = [];
   };
   for (const rawPart of parts) {
     const p = asObject(rawPart);
@@ -81,7 +89,7 @@ export function fromGenAiMessage(raw: unknown, fallbackFinish?: unknown, default
   if (calls.length === 0 && Array.isArray(m.tool_calls)) for (const tc of m.tool_calls) calls.push(providerToolCall(tc));
   const finish = m.finish_reason !== undefined && m.finish_reason !== '' ? m.finish_reason : fallbackFinish;
   if (sawResponse) {
-    flush();
+    if (content.length || calls.length) out.push(makeMessage({ role, content, toolCalls: calls, finishReason: finish }));
     return out;
   }
   // Older drafts and some SDKs put a plain `content` on the message instead of parts.
@@ -89,6 +97,14 @@ export function fromGenAiMessage(raw: unknown, fallbackFinish?: unknown, default
   const toolCallId = typeof m.tool_call_id === 'string' && m.tool_call_id !== '' ? m.tool_call_id : undefined;
   out.push(makeMessage({ role, content: body, toolCalls: calls, finishReason: finish, toolCallId }));
   return out;
+}
+
+function aiSdkPartsOfText(parts: JsonValue[]): JsonValue[] | undefined {
+  const only = parts.length === 1 ? asObject(parts[0]) : undefined;
+  const text = only?.type === 'text' ? only.content : undefined;
+  if (typeof text !== 'string' || !text.startsWith('[{"type":"tool-')) return undefined;
+  const list = jsonAttr(text);
+  return Array.isArray(list) && list.every((p) => /^tool-(call|result)$/.test(String(asObject(p)?.type))) ? list : undefined;
 }
 
 /** gen_ai.input.messages (JSON string or structured) → messages; undefined when absent/unreadable. */

@@ -50,7 +50,10 @@ import { ownRunOf, parentRunOf } from './run-identity.js';
  *    (Gemini Contents and parts, the event names the role) and code.function.* tool spans;
  *    OpenInference Agno answers, BeeAI tool result ids, smolagents roles and tool kwargs,
  *    Haystack's PromptBuilder as context; AutoGen's CreateResult, FunctionCall history and
- *    function results; the stop reason of OpenInference's Anthropic stream accumulator.
+ *    function results; the stop reason of OpenInference's Anthropic stream accumulator; a
+ *    built-in tool's call beside its response in one GenAI message (contrib OpenAI Responses),
+ *    LangChain JS tool runs (OpenInference {output}, Traceloop task spans), the Traceloop AI SDK
+ *    transform's agent spans and JSON-text tool parts.
  */
 export const NORMALIZER_VERSION = 5;
 

@@ -32,7 +32,9 @@ const CONVERSE_KEYS = ['text', 'image', 'document', 'video', 'toolUse', 'toolRes
 
 function isConverseBlock(v: unknown): boolean {
   const o = asObject(v);
-  return o !== undefined && o.type === undefined && CONVERSE_KEYS.some((k) => k in o);
+  // a Gemini part can look the same ({text}); its thought markers are Gemini's own
+  return o !== undefined && o.type === undefined && CONVERSE_KEYS.some((k) => k in o)
+    && !('thought' in o || 'thought_signature' in o || 'thoughtSignature' in o);
 }
 
 /** A list of Bedrock Converse content blocks (openinference-instrumentation-bedrock bodies). */

@@ -118,11 +118,11 @@ function bodyOf(attrs: Attributes, which: 'input' | 'output', anyMime = false): 
   return parseJson(text);
 }
 
-/** What messages say: each content, each tool call, each tool call answered. */
+/** What messages say: each content part (a text is one), each tool call, each tool call answered. */
 function saying(messages: Message[]): number {
   let n = 0;
   for (const m of messages) {
-    if (m.content !== undefined) n++;
+    if (m.content !== undefined) n += Array.isArray(m.content) ? m.content.length : 1;
     if (m.tool_call_id !== undefined) n++;
     n += m.tool_calls?.length ?? 0;
   }
@@ -210,7 +210,10 @@ function fromCreateResult(b: { [k: string]: JsonValue }): Message[] {
  * model_dump(), depending on the version); other outputs read as ioValue does.
  */
 function toolOutput(attrs: Attributes): { value: JsonValue | null; toolCallId: string | undefined } {
-  const result = langChainToolResult(bodyOf(attrs, 'output'));
+  // (the JS LangChain instrumentation records the run's outputs, {output: ToolMessage})
+  const body = bodyOf(attrs, 'output');
+  const wrapped = asObject(body);
+  const result = langChainToolResult(wrapped && Object.keys(wrapped).length === 1 && 'output' in wrapped ? wrapped.output : body);
   if (result) return { value: orNull(canonicalValue(result.content)), toolCallId: result.toolCallId };
   const value = ioValue(attrs, 'output');
   // LlamaIndex's ToolOutput as model_dump() writes it: the tool's return value is raw_output.
@@ -321,7 +324,7 @@ export const openinference: Dialect = {
     const kind = (str(attrs['openinference.span.kind']) ?? '').toUpperCase();
     if (kind === 'LLM') {
       // Haystack's PromptBuilder is an LLM span that renders a template: no model, no messages
-      if (isTemplateRendering(attrs)) return null;
+      if (span.scope.name.startsWith('openinference.instrumentation.haystack') && isTemplateRendering(attrs)) return null;
       return readLlm(span, emptyDraft(span, 'llm', span.name, 'openinference'));
     }
     if (kind === 'TOOL') {

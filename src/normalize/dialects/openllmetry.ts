@@ -15,6 +15,7 @@ import type { AttributeValue, Attributes, LogRecord, SpanRecord } from '../../sp
 import type { JsonValue, Message, StepDraft } from '../step.js';
 import { asObject, firstStr, hasIndexedKey, indexedGroups, parseJson, str, toJson } from '../attrs.js';
 import { canonicalValue, isPartsList } from '../messages.js';
+import { genAiInput, genAiOutput } from '../genai-parts.js';
 import { fromProviderMessage, isConverseContent } from '../provider-messages.js';
 import { genAiParams, genAiTokens, reportedCost } from '../usage.js';
 import { genAiKind, genAiMessages, hasToolCallKeys, isLlmOperation, llmModel, otelGenAi, recorded } from './otel-genai.js';
@@ -34,8 +35,6 @@ function isTraceloopScope(span: SpanRecord): boolean {
 export function unwrapEntityInput(value: JsonValue): JsonValue {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
   const keys = Object.keys(value);
-  // The MCP instrumentation's FastMCP server tool span: {tool_name, arguments}
-  if (keys.length === 2 && typeof value.tool_name === 'string' && 'arguments' in value) return value.arguments;
   if (!keys.every((k) => k === 'args' || k === 'kwargs')) return value;
   const args = value.args;
   const kwargs = value.kwargs;
@@ -81,6 +80,22 @@ function langChainMessage(v: JsonValue | undefined): { kwargs: { [k: string]: Js
   return kwargs !== null && typeof kwargs === 'object' && !Array.isArray(kwargs) ? { kwargs } : undefined;
 }
 
+/** A task span whose output is a LangChain ToolMessage: a tool step (else context, null). */
+function langChainToolTask(span: SpanRecord): StepDraft | null {
+  const attrs = span.attributes;
+  const output = attrs['traceloop.entity.output'];
+  const message = langChainMessage(typeof output === 'string' ? parseJson(output) : undefined);
+  const k = message?.kwargs;
+  if (!k || (k.type !== 'tool' && k.tool_call_id === undefined)) return null;
+  const tool = str(k.name as string | undefined) ?? firstStr(attrs, ['traceloop.entity.name']) ?? span.name.replace(/\.task$/, '');
+  const draft = emptyDraft(span, 'tool', tool, 'openllmetry');
+  draft.tool = tool;
+  draft.request = entityValue(attrs['traceloop.entity.input'], true);
+  draft.response = orNull(canonicalValue(k.content));
+  draft.toolCallId = str(k.tool_call_id as string | undefined);
+  return draft;
+}
+
 /** The tool call a LangChain tool answered: the ToolMessage it returned names it. */
 function langChainToolCallId(v: AttributeValue | undefined): string | null {
   const parsed = typeof v === 'string' ? parseJson(v) : undefined;
@@ -104,19 +119,16 @@ function entityValue(v: AttributeValue | undefined, unwrap: boolean): JsonValue 
 }
 
 /** Legacy content: JSON-stringified when the message content was a parts array. */
-function legacyContent(v: unknown): unknown {
+function legacyContent(v: unknown, converse: boolean): unknown {
   if (typeof v !== 'string') return v;
-  // The LangChain callback JSON-encodes an answer's text when it is empty (set_chat_response:
-  // `content is str` is never true), so a tool-call answer says '""'.
-  if (v.startsWith('"')) {
-    const parsed = parseJson(v);
-    return typeof parsed === 'string' ? (parsed === '' ? undefined : parsed) : v;
-  }
+  // The LangChain callback JSON-encodes an answer's text only when it is empty
+  // (set_chat_response: `content is str` is never true), so a tool-call answer says '""'.
+  if (v === '""') return undefined;
   if (!v.startsWith('[')) return v;
   const parsed = parseJson(v);
-  // Bedrock Converse blocks ({text}, {toolUse}, {toolResult}; the Bedrock instrumentation's
+  // Bedrock Converse blocks ({text}, {toolUse}, {toolResult}: the Bedrock instrumentation's
   // json.dumps of a message's content) are read as the provider message reader reads them.
-  return isPartsList(parsed) || isConverseContent(parsed) ? parsed : v;
+  return isPartsList(parsed) || (converse && isConverseContent(parsed)) ? parsed : v;
 }
 
 function legacyToolCalls(group: Attributes): unknown[] {
@@ -130,7 +142,7 @@ function legacyToolCalls(group: Attributes): unknown[] {
  * becomes the reasoning part of the answer; the OpenAI one writes a refusal in `refusal`
  * instead of `content`.
  */
-function legacyMessages(attrs: Attributes, prefix: string, answer: boolean): Message[] | undefined {
+function legacyMessages(attrs: Attributes, prefix: string, answer: boolean, converse = false): Message[] | undefined {
   const groups = indexedGroups(attrs, prefix);
   if (!groups.length) return undefined;
   const out: Message[] = [];
@@ -150,7 +162,7 @@ function legacyMessages(attrs: Attributes, prefix: string, answer: boolean): Mes
       thinking.parts.push({ type: 'thinking', thinking: g.content });
       continue;
     }
-    let content = legacyContent(g.content);
+    let content = legacyContent(g.content, converse);
     if (content === undefined && typeof g.refusal === 'string') content = [{ type: 'refusal', refusal: g.refusal }];
     if (thinking) content = [...thinking.parts, ...asParts(content)];
     const reasoning = answer ? reasoningSummaries(g.reasoning) : [];
@@ -175,6 +187,18 @@ function legacyMessages(attrs: Attributes, prefix: string, answer: boolean): Mes
 
 const ROLE_KEYS = ['user', 'system', 'assistant'];
 
+/** The MCP instrumentation's FastMCP server tool input, {tool_name: <this tool>, arguments}: the arguments. */
+function fastMcpArguments(value: JsonValue | null, tool: string): JsonValue | null {
+  const o = asObject(value);
+  return o && Object.keys(o).length === 2 && o.tool_name === tool && 'arguments' in o ? o.arguments : value;
+}
+
+/** The MCP instrumentation's client tool output, {result, is_error}: the result. */
+function mcpResult(value: JsonValue | null): JsonValue | null {
+  const o = asObject(value);
+  return o && Object.keys(o).length === 2 && 'result' in o && typeof o.is_error === 'boolean' ? o.result : value;
+}
+
 /** The OpenAI Responses API wrapper's completion.N.reasoning: the summaries' JSON → reasoning parts. */
 function reasoningSummaries(v: unknown): unknown[] {
   const summaries = typeof v === 'string' ? parseJson(v) : undefined;
@@ -195,8 +219,9 @@ function asParts(content: unknown): unknown[] {
 function readLlm(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft): StepDraft {
   const attrs = span.attributes;
   let { request, response } = genAiMessages(attrs);
-  request ??= legacyMessages(attrs, 'gen_ai.prompt.', false);
-  response ??= legacyMessages(attrs, 'gen_ai.completion.', true);
+  const bedrock = span.scope.name.includes('bedrock');
+  request ??= legacyMessages(attrs, 'gen_ai.prompt.', false, bedrock);
+  response ??= legacyMessages(attrs, 'gen_ai.completion.', true, bedrock);
   // use_legacy_attributes=False: the content is in GenAI events (log records) instead
   if (request === undefined || response === undefined) {
     const events = readEventContent(span, logsOfSpan(span, logs));
@@ -249,18 +274,22 @@ export const openllmetry: Dialect = {
       }
       const draft = emptyDraft(span, 'tool', span.name, 'openllmetry');
       draft.tool = firstStr(attrs, ['traceloop.entity.name']) ?? span.name.replace(/\.tool$/, '');
-      draft.request = entityValue(attrs['traceloop.entity.input'], true);
-      draft.response = entityValue(attrs['traceloop.entity.output'], false);
+      draft.request = fastMcpArguments(entityValue(attrs['traceloop.entity.input'], true), draft.tool);
+      draft.response = mcpResult(entityValue(attrs['traceloop.entity.output'], false));
       draft.toolCallId = str(attrs['gen_ai.tool.call.id']) ?? langChainToolCallId(attrs['traceloop.entity.output']);
       return draft;
     }
     if (spanKind === 'agent') {
       const name = firstStr(attrs, ['traceloop.entity.name', 'gen_ai.agent.name']) ?? span.name.replace(/\.agent$/, '');
       const draft = emptyDraft(span, 'agent', name, 'openllmetry');
-      draft.request = entityValue(attrs['traceloop.entity.input'], true);
-      draft.response = entityValue(attrs['traceloop.entity.output'], false);
+      // The SDK's AI SDK transform makes an agent span of the outer call, its entity input and
+      // output the GenAI messages' JSON.
+      draft.request = recorded(genAiInput(attrs['traceloop.entity.input'])) ?? entityValue(attrs['traceloop.entity.input'], true);
+      draft.response = recorded(genAiOutput(attrs['traceloop.entity.output'], [])) ?? entityValue(attrs['traceloop.entity.output'], false);
       return draft;
     }
+    // The JS LangChain callback traces a tool run as a task whose output is the ToolMessage.
+    if (spanKind === 'task') return langChainToolTask(span);
     if (spanKind !== null) return null; // workflow, task, session, unknown: context around steps
     // An AI SDK call span (generateText, streamText, …) the Traceloop SDK rewrote with the
     // legacy indexed keys repeats its model calls' prompt and answer: context, as in vercel-ai.

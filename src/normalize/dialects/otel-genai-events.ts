@@ -194,11 +194,15 @@ export function readEventContent(span: SpanRecord, logs: readonly LogRecord[]): 
     const role = MESSAGE_ROLES[ev.name];
     if (role) {
       // The tool message's `id` is the tool_call_id it answers.
-      // The event's name says the role (contrib vertexai writes a system instruction's own
-      // role, "user" or "", into the body), except Gemini's "model" for an assistant turn.
+      // The body's role is set where it differs from the event's (the conventions): OpenLLMetry
+      // sends a developer or function message as a user message event with that role. Only
+      // there: contrib vertexai writes a system instruction's or a tool result's own role
+      // ("user", "") into system and tool message bodies, where the event's name says it.
+      const bodyRole = typeof body.role === 'string' && body.role !== '' ? body.role : undefined;
+      const said = ev.name === 'gen_ai.user.message' && bodyRole ? bodyRole : role;
       request.push(...fromProviderMessage({
         ...body,
-        role,
+        role: said,
         ...(role === 'tool' && body.id !== undefined ? { tool_call_id: body.id } : {}),
       }));
     } else if (ev.name === CHOICE) {

@@ -1093,3 +1093,75 @@ describe('OpenInference AutoGen agentchat and Anthropic streams', () => {
     expect(step.response).toEqual([{ role: 'assistant', content: 'Let me check.', tool_calls: [{ name: 'get_weather', arguments: { city: 'Paris' } }], finish_reason: 'tool_calls' }]);
   });
 });
+
+describe('JavaScript instrumentations: contrib OpenAI Responses built-in tools, LangChain JS, the Traceloop AI SDK transform', () => {
+  const toolMessage = { lc: 1, type: 'constructor', id: ['langchain_core', 'messages', 'ToolMessage'], kwargs: { content: 'sunny', tool_call_id: 'call_1', name: 'get_weather', additional_kwargs: {}, response_metadata: {} } };
+
+  it('keeps a built-in tool\'s call beside its response in one answer message (@opentelemetry/instrumentation-openai responses.ts)', () => {
+    const step = stepOf({ name: 'responses', attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4.1',
+      'gen_ai.output.messages': j([{ role: 'assistant', finish_reason: 'stop', parts: [
+        { type: 'reasoning', content: 'think' },
+        { type: 'tool_call', id: 'fs_1', name: 'file_search_call', arguments: ['paris weather'] },
+        { type: 'tool_call_response', id: 'fs_1', response: { text: 'doc says sunny' } },
+        { type: 'text', content: 'Sunny.' },
+      ] }]) } });
+    expect(step.response).toEqual([
+      { role: 'assistant', content: [{ type: 'reasoning', text: 'think' }], tool_calls: [{ id: 'fs_1', name: 'file_search_call', arguments: ['paris weather'] }] },
+      { role: 'tool', tool_call_id: 'fs_1', content: { text: 'doc says sunny' } },
+      { role: 'assistant', content: 'Sunny.', finish_reason: 'stop' },
+    ]);
+  });
+
+  it('reads an OpenInference JS LangChain tool\'s {output: ToolMessage}', () => {
+    const step = stepOf({ name: 'get_weather', scope: '@arizeai/openinference-instrumentation-langchain', attributes: { 'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather',
+      'input.value': '{"city":"Paris"}', 'output.mime_type': 'application/json', 'output.value': j({ output: toolMessage }) } });
+    expect(step).toMatchObject({ response: 'sunny', toolCallId: 'call_1' });
+  });
+
+  it('reads a Traceloop JS LangChain tool run, traced as a task whose output is the ToolMessage', () => {
+    const step = stepOf({ name: 'DynamicStructuredTool.task', scope: '@traceloop/instrumentation-langchain', attributes: {
+      'traceloop.span.kind': 'task', 'traceloop.entity.name': 'DynamicStructuredTool',
+      'traceloop.entity.input': j({ args: ['{"city":"Paris"}'] }), 'traceloop.entity.output': j(toolMessage) } });
+    expect(step).toMatchObject({ kind: 'tool', tool: 'get_weather', toolCallId: 'call_1', request: { city: 'Paris' }, response: 'sunny' });
+    expect(normalizeSpan(span({ name: 'RunnableSequence.task', attributes: { 'traceloop.span.kind': 'task', 'traceloop.entity.output': j({ answer: 1 }) } })).step).toBeNull();
+  });
+
+  it('reads the AI SDK transform\'s agent span (GenAI messages as entity input and output) and its older JSON-text tool parts', () => {
+    const agent = stepOf({ name: 'weather.agent', scope: 'ai', attributes: { 'traceloop.span.kind': 'agent', 'traceloop.entity.name': 'weather',
+      'traceloop.entity.input': j([{ role: 'user', parts: [{ type: 'text', content: 'weather?' }] }]),
+      'traceloop.entity.output': j([{ role: 'assistant', parts: [{ type: 'text', content: 'It is 20C' }], finish_reason: 'stop' }]) } });
+    expect([agent.request, agent.response]).toEqual([[{ role: 'user', content: 'weather?' }], [{ role: 'assistant', content: 'It is 20C', finish_reason: 'stop' }]]);
+    const older = stepOf({ name: 'text.generate', scope: 'ai', attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o',
+      'gen_ai.input.messages': j([
+        { role: 'assistant', parts: [{ type: 'text', content: j([{ type: 'tool-call', toolCallId: 'call_1', toolName: 'getWeather', input: { city: 'Paris' } }]) }] },
+        { role: 'tool', parts: [{ type: 'text', content: j([{ type: 'tool-result', toolCallId: 'call_1', toolName: 'getWeather', output: { type: 'json', value: { t: 20 } } }]) }] },
+      ]) } });
+    expect(older.request).toEqual([{ role: 'assistant', tool_calls: [{ id: 'call_1', name: 'getWeather', arguments: { city: 'Paris' } }] }, { role: 'tool', tool_call_id: 'call_1', content: { t: 20 } }]);
+  });
+});
+
+describe('rules for one library that must not catch another\'s spans (second review)', () => {
+  it('keeps the role a user message event\'s body names (developer, function), and a system event\'s role', () => {
+    const step = stepOf({ name: 'chat gpt-4o', attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o' }, events: [
+      { name: 'gen_ai.user.message', attributes: { role: 'developer', content: 'Be terse.' } },
+      { name: 'gen_ai.user.message', attributes: { role: 'function', content: '42' } },
+      { name: 'gen_ai.system.message', attributes: { role: 'user', content: 'Be kind.' } },
+    ] });
+    expect((step.request as { role: string }[]).map((m) => m.role)).toEqual(['system', 'tool', 'system']);
+  });
+
+  it('leaves quoted legacy text, Converse-looking JSON outside Bedrock, and a meta-tool\'s {tool_name, arguments} as they are', () => {
+    const legacy = stepOf({ name: 'openai.chat', attributes: { 'llm.request.type': 'chat', 'gen_ai.prompt.0.role': 'user', 'gen_ai.prompt.0.content': '"Paris"',
+      'gen_ai.prompt.1.role': 'user', 'gen_ai.prompt.1.content': j([{ text: 'a' }, { json: { k: 1 } }]) } });
+    expect(legacy.request).toEqual([{ role: 'user', content: '"Paris"' }, { role: 'user', content: [{ text: 'a' }, { json: { k: 1 } }] }]);
+    const meta = stepOf({ name: 'call_mcp_tool.tool', attributes: { 'traceloop.span.kind': 'tool', 'traceloop.entity.name': 'call_mcp_tool',
+      'traceloop.entity.input': j({ tool_name: 'search', arguments: { q: 'x' } }) } });
+    expect(meta.request).toEqual({ tool_name: 'search', arguments: { q: 'x' } });
+  });
+
+  it('keeps an OpenInference LLM span made inside a prompt template context (not Haystack) as a model call', () => {
+    const step = stepOf({ name: 'llm', attributes: { 'openinference.span.kind': 'LLM', 'llm.prompt_template.template': 'Answer: {q}',
+      'input.mime_type': 'application/json', 'input.value': j({ messages: [{ role: 'user', content: 'Answer: hi' }] }) } });
+    expect(step).toMatchObject({ kind: 'llm', request: [{ role: 'user', content: 'Answer: hi' }] });
+  });
+});
