@@ -53,7 +53,8 @@ import { ownRunOf, parentRunOf } from './run-identity.js';
  *    function results; the stop reason of OpenInference's Anthropic stream accumulator; a
  *    built-in tool's call beside its response in one GenAI message (contrib OpenAI Responses),
  *    LangChain JS tool runs (OpenInference {output}, Traceloop task spans), the Traceloop AI SDK
- *    transform's agent spans and JSON-text tool parts.
+ *    transform's agent spans and JSON-text tool parts; Langfuse's SDKs (a dialect of their
+ *    own, layout `langfuse`).
  */
 export const NORMALIZER_VERSION = 5;
 

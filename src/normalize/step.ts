@@ -38,7 +38,7 @@ export interface Tokens {
 export type StepStatus = 'ok' | 'error' | 'unset';
 
 /** Layout a step was read from. */
-export type LayoutName = 'otel-genai' | 'otel-genai-events' | 'openllmetry' | 'openinference' | 'vercel-ai';
+export type LayoutName = 'otel-genai' | 'otel-genai-events' | 'openllmetry' | 'openinference' | 'vercel-ai' | 'langfuse';
 
 /**
  * What the normalizer derives from one span (and the log records correlated to it).

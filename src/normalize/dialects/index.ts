@@ -9,13 +9,15 @@
  * 4. OTel GenAI: gen_ai.operation.name / message attributes / correlated gen_ai events;
  *    also the Anthropic SDK's built-in spans, which only Traceloop's stamped keys could
  *    otherwise confuse (hence Traceloop is tested on span kind and scope, not key prefix).
+ * 5. Langfuse's SDKs: langfuse.observation.type, for spans that carry no other layout's keys.
  */
 import type { Dialect } from './types.js';
 import { openinference } from './openinference.js';
 import { openllmetry } from './openllmetry.js';
 import { vercelAi } from './vercel-ai.js';
 import { otelGenAi } from './otel-genai.js';
+import { langfuse } from './langfuse.js';
 
 export type { Dialect } from './types.js';
 
-export const DIALECTS: readonly Dialect[] = Object.freeze([openinference, openllmetry, vercelAi, otelGenAi]);
+export const DIALECTS: readonly Dialect[] = Object.freeze([openinference, openllmetry, vercelAi, otelGenAi, langfuse]);

@@ -1165,3 +1165,28 @@ describe('rules for one library that must not catch another\'s spans (second rev
     expect(step).toMatchObject({ kind: 'llm', request: [{ role: 'user', content: 'Answer: hi' }] });
   });
 });
+
+describe('Langfuse SDKs (OpenTelemetry-based: langfuse.observation.*)', () => {
+  const observation = (type: string, attributes: Attributes, name = 'llm-call') => normalizeSpan(span({ name, scope: 'langfuse-sdk', attributes: { 'langfuse.observation.type': type, ...attributes } })).step;
+
+  it('reads a generation: messages in, the answer out, model, usage and parameters', () => {
+    const step = observation('generation', {
+      'langfuse.observation.input': j([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather in Paris?' }]),
+      'langfuse.observation.output': j({ role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'w', arguments: '{"city":"Paris"}' } }] }),
+      'langfuse.observation.model.name': 'gpt-4o', 'langfuse.observation.model.parameters': j({ temperature: 0.2 }),
+      'langfuse.observation.usage_details': j({ input: 12, output: 3, total: 15 }),
+    }) as StepDraft;
+    expect(step).toMatchObject({ kind: 'llm', layout: 'langfuse', model: 'gpt-4o', params: { temperature: 0.2 }, tokens: { input: 12, output: 3, cache_read: null } });
+    expect(step.request).toEqual([{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Weather in Paris?' }]);
+    expect(step.response).toEqual([{ role: 'assistant', tool_calls: [{ id: 'call_1', name: 'w', arguments: { city: 'Paris' } }] }]);
+    expect((observation('generation', { 'langfuse.observation.input': j('Hi'), 'langfuse.observation.output': j('Hello!') }) as StepDraft).response)
+      .toEqual([{ role: 'assistant', content: 'Hello!' }]);
+  });
+
+  it('reads tools and agents as steps and the other observation types as context', () => {
+    expect(observation('tool', { 'langfuse.observation.input': j({ city: 'Paris' }), 'langfuse.observation.output': j('sunny') }, 'get_weather'))
+      .toMatchObject({ kind: 'tool', tool: 'get_weather', request: { city: 'Paris' }, response: 'sunny' });
+    expect(observation('agent', { 'langfuse.observation.input': j('Plan a trip') }, 'planner')).toMatchObject({ kind: 'agent', request: 'Plan a trip' });
+    for (const type of ['span', 'chain', 'retriever', 'embedding', 'event']) expect(observation(type, {})).toBeNull();
+  });
+});
