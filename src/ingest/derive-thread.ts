@@ -11,8 +11,8 @@
  *
  * A transaction's spans go over in chunks of CHUNK_SPANS, at most IN_FLIGHT chunks ahead of
  * the answers its writer has taken (write-spans.ts keeps a few MiB of those ahead of its
- * COPY), so a large request is never cloned whole at once. One worker serves every transaction; its answers come back in the order the chunks were sent. If the
- * worker dies, the transactions it was deriving fail as unavailable (503 / UNAVAILABLE: their
+ * COPY), so a large request is never cloned whole at once. One worker serves every
+ * transaction; its answers come back in the order the chunks were sent. If the worker dies, the transactions it was deriving fail as unavailable (503 / UNAVAILABLE: their
  * senders retry), including one with no chunk pending at that moment (its next chunk is
  * refused), and the next transaction starts a new worker.
  *
@@ -250,18 +250,7 @@ class WorkerRunner implements Runner {
       this.failedStarts = 0;
       if (this.inFlight > 0) this.watchdog ??= this.arm(worker);
     });
-    const lost = (error: Error): void => {
-      if (this.worker !== worker) return;
-      this.worker = null;
-      this.disarm();
-      if (!this.ready && ++this.failedStarts >= UNUSABLE_AFTER && this.usable) {
-        this.usable = false;
-        this.tell.unusable?.(error);
-      } else if (this.inFlight > 0) {
-        this.tell.lost?.(error);
-      }
-      this.failAll(error);
-    };
+    const lost = (error: Error): void => this.lose(worker, error);
     worker.on('error', (error) => lost(unavailable(`the derive worker failed (${error.message})`, error)));
     worker.on('exit', (code) => lost(unavailable(`the derive worker exited (code ${code})`)));
     // An answer that cannot be read would leave its waiter, and the order of the rest, wrong.
@@ -275,15 +264,29 @@ class WorkerRunner implements Runner {
     return worker;
   }
 
-  /** Stops the worker if no chunk is answered for chunkTimeoutMs (answered() re-arms it). */
+  /**
+   * The current worker stopped, or is being stopped: its transactions fail with `error`, the
+   * next one starts a new worker (unless the script proved it cannot load).
+   */
+  private lose(worker: Worker, error: Error): void {
+    if (this.worker !== worker) return;
+    this.worker = null;
+    this.disarm();
+    if (!this.ready && ++this.failedStarts >= UNUSABLE_AFTER && this.usable) {
+      this.usable = false;
+      this.tell.unusable?.(error);
+    } else if (this.inFlight > 0) {
+      this.tell.lost?.(error);
+    }
+    this.failAll(error);
+  }
+
+  /** Stops the worker if no chunk is answered for chunkTimeoutMs (each answer restarts the count). */
   private arm(worker: Worker): NodeJS.Timeout {
     const timer = setTimeout(() => {
       this.watchdog = null;
-      if (this.worker !== worker || this.inFlight === 0) return;
-      this.worker = null;
-      const error = unavailable(`the derive worker answered no chunk for ${this.chunkTimeoutMs} ms and was stopped`);
-      this.tell.lost?.(error);
-      this.failAll(error);
+      if (this.inFlight === 0) return;
+      this.lose(worker, unavailable(`the derive worker answered no chunk for ${this.chunkTimeoutMs} ms and was stopped`));
       void worker.terminate();
     }, this.chunkTimeoutMs);
     timer.unref();
@@ -301,8 +304,9 @@ class WorkerRunner implements Runner {
     const waiter = queue?.shift();
     if (queue?.length === 0) this.waiting.delete(job);
     this.inFlight--;
-    this.disarm();
-    if (this.worker && this.inFlight > 0) this.watchdog = this.arm(this.worker);
+    // (armed whenever the worker is ready with chunks in flight, and answers come when ready)
+    if (this.inFlight === 0) this.disarm();
+    else this.watchdog?.refresh();
     if (!waiter) return; // a cancelled job's late answer
     if ('result' in answer) waiter.resolve(answer.result);
     else waiter.reject(answer.error);

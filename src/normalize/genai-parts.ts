@@ -61,8 +61,8 @@ export function fromGenAiMessage(raw: unknown, fallbackFinish?: unknown, default
   // What came before a tool_call_response: the user's text, or the assistant's calls it
   // answers (the OTel contrib OpenAI instrumentation puts a built-in tool's call and
   // response in one assistant message).
-  const flush = () => {
-    if (content.length || calls.length) out.push(makeMessage({ role, content, toolCalls: calls }));
+  const flush = (finishReason?: unknown) => {
+    if (content.length || calls.length) out.push(makeMessage({ role, content, toolCalls: calls, finishReason }));
     content = [];
     calls = [];
   };
@@ -89,7 +89,7 @@ export function fromGenAiMessage(raw: unknown, fallbackFinish?: unknown, default
   if (calls.length === 0 && Array.isArray(m.tool_calls)) for (const tc of m.tool_calls) calls.push(providerToolCall(tc));
   const finish = m.finish_reason !== undefined && m.finish_reason !== '' ? m.finish_reason : fallbackFinish;
   if (sawResponse) {
-    if (content.length || calls.length) out.push(makeMessage({ role, content, toolCalls: calls, finishReason: finish }));
+    flush(finish);
     return out;
   }
   // Older drafts and some SDKs put a plain `content` on the message instead of parts.

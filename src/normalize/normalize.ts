@@ -27,34 +27,21 @@ import { ownRunOf, parentRunOf } from './run-identity.js';
  * 4: Strands Agents span events (Converse blocks as JSON text, tool and agent events); Gemini
  *    contents and candidates (google-genai bodies, Google ADK's gcp.vertex.agent.* keys);
  *    upper-case finish reasons (Gemini's STOP, MAX_TOKENS, SAFETY) mapped like lower-case ones.
- * 5: pydantic-ai agent run spans are agent steps (pydantic_ai.all_messages, final_result);
- *    a Strands agent answer that is JSON text (an object, a number) is the answer's content;
- *    Traceloop: openai-agents tool spans read from gen_ai.tool.call.*, Anthropic `thinking`
- *    completions become the answer's reasoning, OpenAI `refusal` completions are read;
- *    OpenInference: CrewAI tool calls' arguments, LlamaIndex tool kwargs and ToolOutput raw
- *    output and CrewAI TaskOutput raw, LlamaIndex model metadata kept out of params; OpenAI Responses API bodies
- *    (openai-agents: input items, the Response with how it ended) read, a turn's text and
- *    calls one message; a body that says as much as the flattened keys wins however many
- *    messages each has; Semantic Kernel's chat.completions / text.completions operations and
- *    its enum finish reasons; LiteLLM's call types (acompletion, ...) and the tool calls and
- *    tool_call_id it keeps on GenAI messages; google-genai request bodies holding Python repr;
- *    Bedrock Agents' raw answers labelled text/plain, tool_use written as a `tool` message and
- *    action-group arguments; Logfire's request_data / response_data (a streamed call's step
- *    is its `streaming response` span); Semantic Kernel text completions (text-only bodies);
- *    OpenLLMetry's '""' answer text and tool_use blocks both in content and tool_calls, its
- *    `unknown` role with calls; function_call parts; GenAI messages with a content list and no
- *    parts (Mastra) and Mastra's agent runs; the AI SDK's ai.response.reasoning; OpenLLMetry
- *    Python's event mode (content in GenAI log events), role-named prompt keys, Converse blocks
- *    in indexed content, Responses reasoning summaries, FastMCP tool arguments; contrib
- *    openai-agents' tool_name / tool_call_id parts; contrib google-genai / vertexai events
- *    (Gemini Contents and parts, the event names the role) and code.function.* tool spans;
- *    OpenInference Agno answers, BeeAI tool result ids, smolagents roles and tool kwargs,
- *    Haystack's PromptBuilder as context; AutoGen's CreateResult, FunctionCall history and
- *    function results; the stop reason of OpenInference's Anthropic stream accumulator; a
- *    built-in tool's call beside its response in one GenAI message (contrib OpenAI Responses),
- *    LangChain JS tool runs (OpenInference {output}, Traceloop task spans), the Traceloop AI SDK
- *    transform's agent spans and JSON-text tool parts; Langfuse's SDKs (a dialect of their
- *    own, layout `langfuse`).
+ * 5: instrumentations read from their sources (instrumentation-variants.test.ts names each):
+ *    - OTel GenAI: pydantic-ai agent runs; Strands JSON-text answers; Semantic Kernel's
+ *      operations, finish reasons and text-only event bodies; LiteLLM's call types and its
+ *      tool_calls / tool_call_id on messages; Logfire's request_data / response_data; Mastra;
+ *      contrib google-genai / vertexai events and tool spans; contrib openai-agents' parts; a
+ *      built-in tool's call beside its response (contrib OpenAI Responses); function_call
+ *      parts; messages with a content list and no parts.
+ *    - OpenLLMetry: openai-agents tool spans; thinking, refusal and reasoning-summary
+ *      completions; LangChain's '""' text, `unknown` role and JS tool tasks; tool_use blocks
+ *      counted once; its event mode; role-named prompt keys; Converse blocks under Bedrock;
+ *      MCP tool spans; the AI SDK transform's agent spans and JSON-text tool parts.
+ *    - OpenInference: OpenAI Responses API bodies (responses-items.ts); CrewAI, LlamaIndex,
+ *      Agno, BeeAI, smolagents, AutoGen, Haystack, Bedrock Agents, google-genai repr bodies,
+ *      LangChain JS tools; bodies preferred when they say as much as the flattened keys.
+ *    - AI SDK 5+ reasoning; Langfuse's SDKs (a dialect of their own, layout `langfuse`).
  */
 export const NORMALIZER_VERSION = 5;
 

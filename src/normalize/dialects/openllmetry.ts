@@ -80,11 +80,20 @@ function langChainMessage(v: JsonValue | undefined): { kwargs: { [k: string]: Js
   return kwargs !== null && typeof kwargs === 'object' && !Array.isArray(kwargs) ? { kwargs } : undefined;
 }
 
+/** A span of Traceloop's with OTel GenAI keys, read as those, from this layout. */
+function readAsGenAi(span: SpanRecord, logs: readonly LogRecord[]): StepDraft | null {
+  const step = otelGenAi.read(span, logs);
+  if (step) step.layout = 'openllmetry';
+  return step;
+}
+
 /** A task span whose output is a LangChain ToolMessage: a tool step (else context, null). */
 function langChainToolTask(span: SpanRecord): StepDraft | null {
   const attrs = span.attributes;
   const output = attrs['traceloop.entity.output'];
-  const message = langChainMessage(typeof output === 'string' ? parseJson(output) : undefined);
+  // Only a ToolMessage is worth parsing: tasks are most of a workflow's spans, their outputs large.
+  if (typeof output !== 'string' || !output.includes('ToolMessage')) return null;
+  const message = langChainMessage(parseJson(output));
   const k = message?.kwargs;
   if (!k || (k.type !== 'tool' && k.tool_call_id === undefined)) return null;
   const tool = str(k.name as string | undefined) ?? firstStr(attrs, ['traceloop.entity.name']) ?? span.name.replace(/\.task$/, '');
@@ -265,11 +274,8 @@ export const openllmetry: Dialect = {
       // The openai-agents instrumentation records a function call with the GenAI tool keys
       // (gen_ai.tool.call.arguments / result), not traceloop.entity.*.
       if (attrs['traceloop.entity.input'] === undefined && attrs['traceloop.entity.output'] === undefined && hasToolCallKeys(attrs)) {
-        const step = otelGenAi.read(span, logs);
-        if (step) {
-          step.layout = 'openllmetry';
-          step.tool = firstStr(attrs, ['gen_ai.tool.name', 'traceloop.entity.name']) ?? span.name.replace(/\.tool$/, '');
-        }
+        const step = readAsGenAi(span, logs);
+        if (step) step.tool = firstStr(attrs, ['gen_ai.tool.name', 'traceloop.entity.name']) ?? span.name.replace(/\.tool$/, '');
         return step;
       }
       const draft = emptyDraft(span, 'tool', span.name, 'openllmetry');
@@ -290,18 +296,14 @@ export const openllmetry: Dialect = {
     }
     // The JS LangChain callback traces a tool run as a task whose output is the ToolMessage.
     if (spanKind === 'task') return langChainToolTask(span);
-    if (spanKind !== null) return null; // workflow, task, session, unknown: context around steps
+    if (spanKind !== null) return null; // workflow, session, unknown: context around steps
     // An AI SDK call span (generateText, streamText, …) the Traceloop SDK rewrote with the
     // legacy indexed keys repeats its model calls' prompt and answer: context, as in vercel-ai.
     const aiOp = aiSdkOperation(span);
     if (aiOp !== null && !isAiSdkModelCall(aiOp)) return null;
     // An instrumentation span (the SDK stamps its keys on other libraries' spans too).
     const op = genAiKind(attrs);
-    if (op === 'tool' || op === 'agent') {
-      const step = otelGenAi.read(span, logs);
-      if (step) step.layout = 'openllmetry';
-      return step;
-    }
+    if (op === 'tool' || op === 'agent') return readAsGenAi(span, logs);
     if (op === null || !isModelCall(attrs)) return null; // embeddings, rerank, vector DB, HTTP
     const draft = emptyDraft(span, 'llm', span.name, 'openllmetry');
     draft.params = genAiParams(attrs);

@@ -100,9 +100,12 @@ export function spanFinishReasons(attrs: Attributes): unknown[] {
   return Array.isArray(list) ? list.filter((r) => typeof r === 'string' && r !== '' && r !== 'N/A') : [];
 }
 
+/** A step's request and answer as read from one place; either may be missing. */
+export type Exchange = { request?: Message[]; response?: Message[] };
+
 /** Request and response messages from gen_ai.* message attributes (span or details log). */
-export function genAiMessages(attrs: Attributes): { request?: Message[]; response?: Message[] } {
-  const out: { request?: Message[]; response?: Message[] } = {};
+export function genAiMessages(attrs: Attributes): Exchange {
+  const out: Exchange = {};
   const input = genAiInput(attrs['gen_ai.input.messages']);
   const system = genAiSystem(attrs['gen_ai.system_instructions']);
   if (input !== undefined || system.length) out.request = [...system, ...(input ?? [])];
@@ -121,7 +124,7 @@ export function llmModel(attrs: Attributes): string | null {
 }
 
 /** Google ADK: the whole Gemini request and response as JSON (gcp.vertex.agent.llm_request / llm_response). */
-function adkMessages(attrs: Attributes): { request?: Message[]; response?: Message[] } {
+function adkMessages(attrs: Attributes): Exchange {
   const request = attrs['gcp.vertex.agent.llm_request'];
   const response = attrs['gcp.vertex.agent.llm_response'];
   return {
@@ -135,7 +138,7 @@ function adkMessages(attrs: Attributes): { request?: Message[]; response?: Messa
  * body in request_data, the answer in response_data (message; a streamed call's separate
  * `streaming response` span: combined_chunk_content).
  */
-function logfireMessages(attrs: Attributes): { request?: Message[]; response?: Message[] } {
+function logfireMessages(attrs: Attributes): Exchange {
   const request = asObject(jsonAttr(attrs['request_data']));
   const response = asObject(jsonAttr(attrs['response_data']));
   if (!request && !response) return {};
@@ -252,14 +255,14 @@ function readAgent(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraf
  * with the last message when that is the assistant's, else with final_result (text, or JSON
  * text of a structured output).
  */
-function pydanticAgentRun(attrs: Attributes): { request?: Message[]; response?: Message[] } {
+function pydanticAgentRun(attrs: Attributes): Exchange {
   const all = genAiInput(attrs['pydantic_ai.all_messages']);
   const finalResult = canonicalValue(toJson(attrs['final_result']));
   if (all === undefined && finalResult === undefined) return {};
   const messages = all ?? [];
   let prompt = -1;
   for (let i = 0; i < messages.length; i++) if (messages[i].role === 'user') prompt = i;
-  const out: { request?: Message[]; response?: Message[] } = {};
+  const out: Exchange = {};
   const request = [...genAiSystem(attrs['gen_ai.system_instructions']), ...messages.slice(0, prompt + 1)];
   if (request.length > 0) out.request = request;
   const last = messages.at(-1);
@@ -273,11 +276,11 @@ function pydanticAgentRun(attrs: Attributes): { request?: Message[]; response?: 
  * mastra.agent_run.input (its messages, or the text), its answer in mastra.agent_run.output
  * ({text, files, ...}, or the text), the instructions in gen_ai.system_instructions.
  */
-function mastraAgentRun(attrs: Attributes): { request?: Message[]; response?: Message[] } {
+function mastraAgentRun(attrs: Attributes): Exchange {
   const input = jsonAttr(attrs['mastra.agent_run.input']);
   const output = jsonAttr(attrs['mastra.agent_run.output']);
   if (input === undefined && output === undefined) return {};
-  const out: { request?: Message[]; response?: Message[] } = {};
+  const out: Exchange = {};
   const asked = Array.isArray(input) ? fromProviderMessages(input) : typeof input === 'string' ? fromProviderMessage({ role: 'user', content: input }) : [];
   const request = [...genAiSystem(attrs['gen_ai.system_instructions']), ...asked];
   if (request.length > 0) out.request = request;

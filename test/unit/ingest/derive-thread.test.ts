@@ -32,6 +32,21 @@ async function all(chunked: ChunkedDerive, spans: SpanRecord[]): Promise<Derived
 
 const comparable = (chunks: DerivedChunk[]) => chunks.map((c) => ({ steps: [...c.steps], words: c.words && [...c.words], local: c.local, spans: c.spans.length }));
 
+/** The built ChunkDeriver, for stand-in workers that derive as the real one does. */
+const CHUNK_MODULE = JSON.stringify(new URL('../../../dist/src/ingest/derive-chunk.js', import.meta.url).href);
+
+/**
+ * A stand-in worker script in a directory of its own. `source` gets the JSON of a file the
+ * script may note its starts in (`starts()` reads it back).
+ */
+function standInWorker(name: string, source: (marker: string) => string): { script: string; starts: () => string } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-worker-'));
+  const marker = path.join(dir, 'started');
+  const script = path.join(dir, name);
+  writeFileSync(script, source(JSON.stringify(marker)));
+  return { script, starts: () => readFileSync(marker, 'utf8') };
+}
+
 describe('deriving on the worker thread', () => {
   it('gives, chunk by chunk and in order, what this thread gives', async () => {
     const spans = chatSpans(2 * CHUNK_SPANS + 7);
@@ -48,35 +63,29 @@ describe('deriving on the worker thread', () => {
   });
 
   it('fails the transactions of a worker that dies as unavailable, then starts a new one', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-worker-'));
-    const dying = path.join(dir, 'dying-worker.mjs');
-    const marker = path.join(dir, 'died-once');
     // each instance notes its start, says it is ready, then dies on its first message
-    writeFileSync(dying, `import { appendFileSync } from 'node:fs';
+    const dying = standInWorker('dying-worker.mjs', (marker) => `import { appendFileSync } from 'node:fs';
       import { parentPort } from 'node:worker_threads';
-      appendFileSync(${JSON.stringify(marker)}, 'started\\n');
+      appendFileSync(${marker}, 'started\\n');
       parentPort.on('message', () => process.exit(3));
       parentPort.postMessage({ ready: true });`);
-    const chunked = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, workerScript: dying });
+    const chunked = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, workerScript: dying.script });
     try {
       for (let attempt = 0; attempt < 2; attempt++) {
         const error = await all(chunked, chatSpans(3)).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(IngestError);
         expect(error).toMatchObject({ kind: 'unavailable', message: expect.stringContaining('the derive worker exited (code 3)') });
       }
-      expect(readFileSync(marker, 'utf8')).toBe('started\nstarted\n'); // a new worker for the second
+      expect(dying.starts()).toBe('started\nstarted\n'); // a new worker for the second
     } finally {
       await chunked.close();
     }
   });
 
   it('fails a transaction whose worker stopped between two of its chunks, rather than go on with a new one', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-worker-'));
-    const script = path.join(dir, 'tiring-worker.mjs');
-    const chunk = new URL('../../../dist/src/ingest/derive-chunk.js', import.meta.url).href;
     // answers three chunks as the real worker does, then stops, idle
-    writeFileSync(script, `import { parentPort, workerData } from 'node:worker_threads';
-      import { ChunkDeriver } from ${JSON.stringify(chunk)};
+    const { script } = standInWorker('tiring-worker.mjs', () => `import { parentPort, workerData } from 'node:worker_threads';
+      import { ChunkDeriver } from ${CHUNK_MODULE};
       const deriver = new ChunkDeriver(workerData.thresholdBytes);
       let answered = 0;
       parentPort.on('message', (m) => {
@@ -99,34 +108,32 @@ describe('deriving on the worker thread', () => {
   });
 
   it('stops a worker that answers no chunk in time: its transaction fails as unavailable, the next gets a new worker', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-worker-'));
-    const script = path.join(dir, 'stuck-worker.mjs');
-    const marker = path.join(dir, 'started');
-    writeFileSync(script, `import { appendFileSync } from 'node:fs';
+    const stuck = standInWorker('stuck-worker.mjs', (marker) => `import { appendFileSync } from 'node:fs';
       import { parentPort } from 'node:worker_threads';
-      appendFileSync(${JSON.stringify(marker)}, 'started\\n');
+      appendFileSync(${marker}, 'started\\n');
       parentPort.on('message', () => {}); // never answers
       parentPort.postMessage({ ready: true });`);
-    const chunked = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, workerScript: script, chunkTimeoutMs: 200 });
+    const lost: Error[] = [];
+    const chunked = createChunkedDerive({
+      payloadThresholdBytes: THRESHOLD, workerScript: stuck.script, chunkTimeoutMs: 200, onWorkerLost: (e) => lost.push(e),
+    });
     try {
       for (let attempt = 0; attempt < 2; attempt++) {
         await expect(all(chunked, chatSpans(3))).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringContaining('answered no chunk for 200 ms') });
       }
-      expect(readFileSync(marker, 'utf8')).toBe('started\nstarted\n');
+      expect(stuck.starts()).toBe('started\nstarted\n');
+      expect(lost.map((e) => e.message)).toEqual([expect.stringContaining('answered no chunk'), expect.stringContaining('answered no chunk')]); // told, to be logged
     } finally {
       await chunked.close();
     }
   });
 
   it('derives on this thread from then on when the worker script cannot load, and says so once', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-worker-'));
-    const script = path.join(dir, 'broken-worker.mjs');
-    const marker = path.join(dir, 'started');
-    writeFileSync(script, `import { appendFileSync } from 'node:fs';
-      appendFileSync(${JSON.stringify(marker)}, 'started\\n');
+    const broken = standInWorker('broken-worker.mjs', (marker) => `import { appendFileSync } from 'node:fs';
+      appendFileSync(${marker}, 'started\\n');
       throw new Error('a broken build');`);
     const told: Error[] = [];
-    const chunked = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, workerScript: script, onWorkerUnusable: (e) => told.push(e) });
+    const chunked = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, workerScript: broken.script, onWorkerUnusable: (e) => told.push(e) });
     const here = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, worker: false });
     try {
       const spans = chatSpans(CHUNK_SPANS + 3);
@@ -140,23 +147,19 @@ describe('deriving on the worker thread', () => {
       expect(comparable(again)).toEqual(comparable(expected));
       await all(chunked, chatSpans(2));
       expect(told.map((e) => e.message)).toEqual([expect.stringContaining('a broken build')]);
-      expect(readFileSync(marker, 'utf8')).toBe('started\nstarted\n'); // not tried again
+      expect(broken.starts()).toBe('started\nstarted\n'); // not tried again
     } finally {
       await chunked.close();
     }
   });
 
   it('stops a worker stuck on a chunk of a transaction that gave up: the next transaction does not wait behind it', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-worker-'));
-    const script = path.join(dir, 'stuck-once-worker.mjs');
-    const marker = path.join(dir, 'started');
-    const chunk = new URL('../../../dist/src/ingest/derive-chunk.js', import.meta.url).href;
     // the first worker answers one chunk and then never again; the second derives as the real one does
-    writeFileSync(script, `import { appendFileSync, readFileSync } from 'node:fs';
+    const once = standInWorker('stuck-once-worker.mjs', (marker) => `import { appendFileSync, readFileSync } from 'node:fs';
       import { parentPort, workerData } from 'node:worker_threads';
-      import { ChunkDeriver } from ${JSON.stringify(chunk)};
-      appendFileSync(${JSON.stringify(marker)}, 'started\\n');
-      const first = readFileSync(${JSON.stringify(marker)}, 'utf8') === 'started\\n';
+      import { ChunkDeriver } from ${CHUNK_MODULE};
+      appendFileSync(${marker}, 'started\\n');
+      const first = readFileSync(${marker}, 'utf8') === 'started\\n';
       const deriver = new ChunkDeriver(workerData.thresholdBytes);
       let answered = 0;
       parentPort.on('message', (m) => {
@@ -165,14 +168,14 @@ describe('deriving on the worker thread', () => {
         parentPort.postMessage({ result: deriver.derive(m.request) });
       });
       parentPort.postMessage({ ready: true });`);
-    const chunked = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, workerScript: script, chunkTimeoutMs: 200 });
+    const chunked = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, workerScript: once.script, chunkTimeoutMs: 200 });
     try {
       const chunks = chunked.chunks('', chatSpans(CHUNK_SPANS + 3), () => true, () => []);
       expect((await chunks.next()).done).toBe(false); // chunk 0; chunk 1 is in flight, and stuck
       await chunks.return(undefined); // the transaction gives up (its COPY failed, say): its job is cancelled
       await new Promise((resolve) => setTimeout(resolve, 400)); // the watchdog stops the stuck worker meanwhile
       expect(await all(chunked, chatSpans(3))).toHaveLength(1);
-      expect(readFileSync(marker, 'utf8')).toBe('started\nstarted\n');
+      expect(once.starts()).toBe('started\nstarted\n');
     } finally {
       await chunked.close();
     }
