@@ -5,11 +5,11 @@
 // else postgres://postgres@127.0.0.1:5432/test. A fresh database is created next to it,
 // migrated, filled (no ingest: this measures reads) and dropped afterwards (BENCH_KEEP=1
 // keeps it). BENCH_SPANS sets the size (default 1,000,000). Spans and steps are made in SQL
-// (generate_series); recall's index (tapedeck_store.trace_words: per trace, its words as
-// 64-bit hashes and, per word, which steps hold it) is made in JS: each step's words are drawn
-// and hashed (recall/word-hash.ts), and each run's steps go into one row through TraceWords
-// and writeTraceWords (recall/trace-words.ts, binary COPY), as ingest writes a run sent in one
-// request. The GIN index on its words is built after the load.
+// (generate_series); recall's index (tapedeck_store.trace_words: rows of up to 64 steps written
+// together, their words as 64-bit hashes and, per word, which steps hold it) is made in JS:
+// each step's words are drawn and hashed (recall/word-hash.ts), and the runs' steps go into
+// rows through TraceWords and writeTraceWords (recall/trace-words.ts, binary COPY), run by run
+// as ingest packs the runs sent in one request. The GIN index on its words is built after the load.
 //
 // Shape: runs of 20 spans (a context root span and 19 steps, a third of them model calls,
 // 10% of runs failed at the root). Each step holds 30 words drawn log-uniformly from
@@ -146,8 +146,8 @@ try {
            CASE WHEN i % 3 = 1 THEN 'llm:gpt-4o#0123456789abcdef' ELSE 'tool:search#0123456789abcdef' END,
            '{}', 'otel-genai', 1
       FROM generate_series(0, $1::int - 1) r, generate_series(1, ${PER_RUN - 1}) i`, [RUNS]));
-  // Recall's index is by trace (src/recall/trace-words.ts): each run's steps and their words
-  // (hashes) in one row, as ingest writes a run sent in one request. The words are drawn here
+  // Recall's index rows (src/recall/trace-words.ts): up to 64 steps each, run by run, with
+  // their words (hashes), as ingest packs the runs sent in one request. The words are drawn here
   // and written with TraceWords and writeTraceWords (binary COPY), BATCH_RUNS runs per
   // transaction; the next batch is drawn while the last one is copied.
   await timed('the words of each run (TraceWords, COPY)', async () => {

@@ -4,10 +4,10 @@
  * finds (word-hash.ts), so a query is the bigint[] of its lexemes' hashes: no parser and no
  * dictionary on either side, whatever the server's locale.
  *
- * A matching span is a step that holds every word of the query. The index is by trace
- * (tapedeck_store.trace_words, recall/trace-words.ts): its GIN index finds the rows holding
- * every word, and in each row the AND of those words' masks says which of its steps hold
- * them all. "Newest" is by the end of the span, ties by trace and span id (descending), so
+ * A matching span is a step that holds every word of the query. The index is by rows of
+ * steps written together (tapedeck_store.trace_words, recall/trace-words.ts): its GIN index
+ * finds the rows holding every word, and in each row the AND of those words' masks says
+ * which of its steps hold them all. "Newest" is by the end of the span, ties by trace and span id (descending), so
  * pages are stable.
  */
 import type { JsonValue } from '../normalize/step.js';
@@ -26,9 +26,9 @@ export function queryWords(terms: readonly Term[]): string[] {
 /**
  * The steps holding every word ($1 tenant, $2 words): trace_id and span_id, a step once
  * even where it is in several rows (written again). `m` is the AND of the words' masks in a
- * row; bit b of it is the row's b-th step.
+ * row; bit b of it is the row's b-th step, whose ids are the b-th of trace_ids and span_ids.
  */
-const MATCHING_STEPS = `SELECT DISTINCT w.trace_id, substring(w.span_ids FROM b * 8 + 1 FOR 8) AS span_id
+const MATCHING_STEPS = `SELECT DISTINCT substring(w.trace_ids FROM b * 16 + 1 FOR 16) AS trace_id, substring(w.span_ids FROM b * 8 + 1 FOR 8) AS span_id
     FROM tapedeck_store.trace_words w
    CROSS JOIN LATERAL (SELECT bit_and(w.masks[array_position(w.words, q)]) AS m FROM unnest($2::bigint[]) AS q) x
    CROSS JOIN LATERAL generate_series(0, w.steps - 1) AS b

@@ -1,26 +1,34 @@
 /**
  * @module recall/trace-words
- * Recall's index (0006_recall_word_hashes.sql): tapedeck_store.trace_words, rows of a trace's
- * steps and their words, GIN-indexed on the words. query.ts takes the rows that hold every
- * word of a query, then, in each, the steps that hold them all.
+ * Recall's index (0006_recall_word_hashes.sql, 0008_recall_rows_across_traces.sql):
+ * tapedeck_store.trace_words, rows of steps written together and their words, GIN-indexed on
+ * the words. query.ts takes the rows that hold every word of a query, then, in each, the
+ * steps that hold them all.
  *
- * Why by trace: an agent resends the conversation on every model call, so a run's steps
- * repeat most of each other's words; one index entry per word per step was most of ingest's
- * database work, and so was storing each step's own words beside it. A row holds up to
- * MAX_ROW_STEPS steps of one trace written together (an ingest request, late log records, a
- * reindex batch): `words`, the union of their words (hashes, word-hash.ts) in first-use order;
- * `masks`, per word, the steps holding it (bit i for the i-th step); `span_ids`, the steps'
- * span ids, 8 bytes each, in bit order; `steps`, their number. A step's words are never split
- * between rows, so "the steps of a row that hold every word" is exact.
+ * A row holds up to MAX_ROW_STEPS steps written in one transaction (an ingest request, late
+ * log records, a reindex batch): `words`, the union of their words (hashes, word-hash.ts) in
+ * first-use order; `masks`, per word, the steps holding it (bit i for the i-th step);
+ * `trace_ids` and `span_ids`, the steps' ids (16 and 8 bytes each), in bit order; `steps`,
+ * their number. A step's words are never split between rows, so "the steps of a row that hold
+ * every word" is exact.
+ *
+ * Why rows of many steps: one GIN entry per word per row is most of what the index costs to
+ * write, and steps written together share most of their words: an agent resends the
+ * conversation on every model call, and any two English texts share their common words. A
+ * transaction's steps are taken trace by trace (a trace's steps share the most), so a row
+ * holds one trace's steps, or several small traces'. Rows by trace alone (migration 0006) put
+ * each word of a request once per trace: the ingest bench's 2 KB-prompt requests, 64 traces
+ * each, cost 13 ms more CPU per 1000 spans (of about 160) than rows of 64 steps.
  *
  * A step written again (late log records, a resent span) is in a new row too; its old row
  * keeps the words it had, which a step re-derived with fewer words keeps matching until
- * `tapedeck reindex` replaces the trace's rows with its steps as they are now.
+ * `tapedeck reindex` has written every trace's words anew and dropped the rows written before
+ * it started (`row_id`, reindex.ts).
  */
 import type { StoredStep } from '../tapes/step-rows.js';
 import { copyColumnsOf, insertRows, type Column } from '../tapes/bulk-insert.js';
 import { hexToBytes } from '../tapes/span-rows.js';
-import type { Queryable } from '../store/database.js';
+import type { Database, Queryable } from '../store/database.js';
 import { MAX_STEP_WORDS } from './tokenize.js';
 import { WordTable, wordIds } from './word-hash.js';
 
@@ -32,22 +40,23 @@ export const MAX_ROW_WORDS = 2 * MAX_STEP_WORDS;
 const bigints = (v: unknown) => wordIds(v as Int32Array);
 const columns: readonly Column[] = [
   { name: 'tenant' },
-  { name: 'trace_id', cast: 'bytea' },
   { name: 'words', cast: 'bigint[]', copy: 'int8[]', param: bigints },
   { name: 'masks', cast: 'bigint[]', copy: 'int8[]', param: bigints },
+  { name: 'trace_ids', cast: 'bytea' },
   { name: 'span_ids', cast: 'bytea' },
   { name: 'steps', cast: 'integer' },
 ];
 /** trace_words' columns for binary COPY (copyRows, copyTuples) */
 export const traceWordCopyColumns = copyColumnsOf(columns);
 
+type StepWords = Pick<StoredStep, 'traceId' | 'spanId' | 'words'>;
+
 class Row {
   readonly words = new WordTable();
   /** per word, its mask as two halves: bits 32-63, then bits 0-31 */
   masks = new Int32Array(512);
+  readonly traceIds: Uint8Array[] = [];
   readonly spanIds: Uint8Array[] = [];
-
-  constructor(readonly traceId: string) {}
 
   get steps(): number {
     return this.spanIds.length;
@@ -58,11 +67,13 @@ class Row {
     return this.steps < MAX_ROW_STEPS && this.words.size + words <= MAX_ROW_WORDS;
   }
 
-  add(spanId: string, lanes: Int32Array): void {
+  add(step: StepWords & { words: Int32Array }): void {
     const bit = this.steps;
-    this.spanIds.push(hexToBytes(spanId));
+    this.traceIds.push(hexToBytes(step.traceId));
+    this.spanIds.push(hexToBytes(step.spanId));
     const half = bit < 32 ? 1 : 0;
     const flag = 1 << (bit & 31);
+    const lanes = step.words;
     for (let i = 0; i < lanes.length; i += 2) {
       let n = this.words.add(lanes[i], lanes[i + 1]);
       if (n < 0) {
@@ -78,41 +89,53 @@ class Row {
   }
 
   values(tenant: string): unknown[] {
-    return [tenant, hexToBytes(this.traceId), this.words.lanes(), this.masks.slice(0, this.words.size * 2), Buffer.concat(this.spanIds), this.steps];
+    return [tenant, this.words.lanes(), this.masks.slice(0, this.words.size * 2), Buffer.concat(this.traceIds), Buffer.concat(this.spanIds), this.steps];
   }
 }
 
-/** The words of the steps written in one transaction, gathered by trace. */
+/** The words of the steps written in one transaction, kept by trace until rows() packs them. */
 export class TraceWords {
-  private readonly open = new Map<string, Row>();
-  private readonly full: Row[] = [];
+  private readonly byTrace = new Map<string, (StepWords & { words: Int32Array })[]>();
+  private count = 0;
 
   /** The words of these steps (null: a span that is no step). */
-  static of(steps: Iterable<Pick<StoredStep, 'traceId' | 'spanId' | 'words'> | null>): TraceWords {
+  static of(steps: Iterable<StepWords | null>): TraceWords {
     const words = new TraceWords();
     for (const step of steps) if (step) words.add(step);
     return words;
   }
 
   /** Adds a step; one without words (nothing recorded to search) is left out. */
-  add(step: Pick<StoredStep, 'traceId' | 'spanId' | 'words'>): void {
+  add(step: StepWords): void {
     const lanes = step.words;
     if (!lanes || lanes.length === 0) return;
-    let row = this.open.get(step.traceId);
-    if (!row || !row.fits(lanes.length >> 1)) {
-      if (row) this.full.push(row);
-      row = new Row(step.traceId);
-      this.open.set(step.traceId, row);
-    }
-    row.add(step.spanId, lanes);
+    const steps = this.byTrace.get(step.traceId);
+    const kept = { traceId: step.traceId, spanId: step.spanId, words: lanes };
+    if (steps) steps.push(kept);
+    else this.byTrace.set(step.traceId, [kept]);
+    this.count++;
   }
 
+  /** Steps with words. */
   get size(): number {
-    return this.full.length + this.open.size;
+    return this.count;
   }
 
+  /** The rows: the steps trace by trace (traces in the order they came), each row as full as the caps allow. */
   rows(tenant: string): unknown[][] {
-    return [...this.full, ...this.open.values()].map((r) => r.values(tenant));
+    const rows: Row[] = [];
+    let row = new Row();
+    for (const steps of this.byTrace.values()) {
+      for (const step of steps) {
+        if (!row.fits(step.words.length >> 1)) {
+          rows.push(row);
+          row = new Row();
+        }
+        row.add(step);
+      }
+    }
+    if (row.steps > 0) rows.push(row);
+    return rows.map((r) => r.values(tenant));
   }
 }
 
@@ -124,8 +147,20 @@ export async function writeTraceWords(tx: Queryable, tenant: string, words: Trac
   else await insertRows(tx, 'tapedeck_store.trace_words', columns, rows);
 }
 
-/** Before a trace's words are written anew from all its steps (reindex). */
-export async function deleteTraceWords(tx: Queryable, tenant: string, traceIds: readonly Uint8Array[]): Promise<void> {
-  if (traceIds.length === 0) return;
-  await tx.query('DELETE FROM tapedeck_store.trace_words WHERE tenant = $1 AND trace_id = ANY($2::bytea[])', [tenant, traceIds]);
+/**
+ * The last row written so far (in a transaction of its own): the rows up to it are those a
+ * complete reindex replaces. The SHARE lock waits for the transactions writing rows to end,
+ * so none of them commits a row numbered below the answer later.
+ */
+export async function lastTraceWordsRow(db: Database): Promise<bigint> {
+  return db.transaction(async (tx) => {
+    await tx.query('LOCK TABLE tapedeck_store.trace_words IN SHARE MODE');
+    const [row] = await tx.query<{ last: bigint | number | string | null }>('SELECT max(row_id) AS last FROM tapedeck_store.trace_words');
+    return BigInt(row.last ?? 0);
+  });
+}
+
+/** Drops the rows up to `last` (every trace's words have been written anew since). */
+export async function deleteTraceWordsUpTo(db: Queryable, last: bigint): Promise<void> {
+  await db.query('DELETE FROM tapedeck_store.trace_words WHERE row_id <= $1', [last.toString()]);
 }

@@ -4,11 +4,13 @@
  * records, after a normalizer change (B5). Spans are the source of truth; steps are an index.
  * Works trace by trace in batches, one transaction per batch, so it is safe to run while
  * tapedeck is receiving, can be interrupted and re-run, and converges to what ingest would
- * store today. A span that is no longer a step loses its step row.
+ * store today. A span that is no longer a step loses its step row. Recall's words of every
+ * trace are written anew too; the rows of words written before it started are dropped once
+ * it has passed every trace (until then, a step's old words still match as well).
  */
 import type { Database, Queryable } from '../store/database.js';
 import type { DeriveSpans } from '../ingest/ingest.js';
-import { deleteTraceWords } from '../recall/trace-words.js';
+import { deleteTraceWordsUpTo, lastTraceWordsRow } from '../recall/trace-words.js';
 import { resolveRuns } from './resolve-runs.js';
 import { rowToSpanRecord, spanSelectList } from './span-rows.js';
 import { lockTraces, readLogsFor, spanKey, upsertSteps } from './trace-store.js';
@@ -41,6 +43,9 @@ export interface ReindexOptions {
 
 export async function reindex(db: Database, derive: DeriveSpans, options: ReindexOptions = {}): Promise<ReindexProgress> {
   const batchTraces = options.batchTraces ?? 200;
+  // Recall's rows hold steps of several traces, so they are not replaced trace by trace: the
+  // batches write every trace's words anew, and the rows written before the start go at the end.
+  const oldWords = await lastTraceWordsRow(db);
   const [{ n }] = await db.query<{ n: bigint }>('SELECT count(*) AS n FROM (SELECT DISTINCT tenant, trace_id FROM tapedeck_store.spans) t');
   const progress: ReindexProgress = { tracesDone: 0, tracesTotal: Number(n), spansDone: 0, steps: 0 };
   options.onProgress?.({ ...progress });
@@ -88,7 +93,6 @@ export async function reindex(db: Database, derive: DeriveSpans, options: Reinde
           );
         }
         // The traces' words anew: upsertSteps writes those of all their steps as they are now.
-        await deleteTraceWords(tx, tenant, traceIds);
         await upsertSteps(tx, tenant, derived);
         await resolveRuns(tx, tenant, traceIds);
         progress.spansDone += spans.length;
@@ -103,6 +107,7 @@ export async function reindex(db: Database, derive: DeriveSpans, options: Reinde
   // Every trace stored when it started is derived anew; later ones were derived by this code,
   // unless a --derive off receiver stored them into traces already passed (docs/ingest.md says
   // to reindex after it stops).
+  await deleteTraceWordsUpTo(db, oldWords);
   await db.query('DELETE FROM tapedeck_store.reindex_needed');
   return progress;
 }

@@ -42,7 +42,7 @@ async function storedRows(db: Database, tenant: string): Promise<{ spans: unknow
   );
   // recall's index rows: the same words for each step, however the writes made the rows
   const words = await db.query(
-    `SELECT encode(w.trace_id, 'hex') t, encode(substring(w.span_ids FROM b * 8 + 1 FOR 8), 'hex') s,
+    `SELECT encode(substring(w.trace_ids FROM b * 16 + 1 FOR 16), 'hex') t, encode(substring(w.span_ids FROM b * 8 + 1 FOR 8), 'hex') s,
             array_agg(DISTINCT u.word ORDER BY u.word)::text AS words
        FROM tapedeck_store.trace_words w
       CROSS JOIN LATERAL generate_series(0, w.steps - 1) AS b

@@ -17,7 +17,7 @@ import { startTestTapedeck, type TestTapedeck } from '../helpers/tapedeck-server
 
 const STEPS = `SELECT * FROM tapedeck.tape_steps ORDER BY trace_id, span_id`;
 const SPANS = `SELECT trace_id, span_id, own_run, own_parent_run, run_id, parent_run FROM tapedeck_store.spans ORDER BY trace_id, span_id`;
-const WORDS = `SELECT trace_id, words, masks, span_ids, steps FROM tapedeck_store.trace_words ORDER BY trace_id, span_ids, words`;
+const WORDS = `SELECT words, masks, trace_ids, span_ids, steps FROM tapedeck_store.trace_words ORDER BY trace_ids, span_ids, words`;
 
 /** A copy of spans in traces of their own (the same spans again, as new ones). */
 function retraced(spans: readonly SpanRecord[], salt: string): SpanRecord[] {

@@ -63,6 +63,19 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
     expect(await reindexReasons(t.db)).toEqual([expect.stringContaining('migration 6')]);
   });
 
+  it('names each step\'s trace in the rows of words written by trace (0008), and numbers the rows', async () => {
+    t = await createTestDatabase(kind, { migrated: false });
+    await migrate(t.db, loadMigrations().filter((m) => m.version <= 7));
+    await t.db.query(
+      `INSERT INTO tapedeck_store.trace_words (trace_id, words, masks, span_ids, steps)
+       VALUES ('\\x0102'::bytea, '{7,8}', '{1,3}', '\\x00000000000000030000000000000004'::bytea, 2)`);
+    await migrate(t.db);
+    const rows = await t.db.query<{ trace_ids: Uint8Array; span_ids: Uint8Array; row_id: bigint }>(
+      'SELECT trace_ids, span_ids, row_id FROM tapedeck_store.trace_words');
+    expect(rows.map((r) => [Buffer.from(r.trace_ids).toString('hex'), Buffer.from(r.span_ids).toString('hex'), Number(r.row_id)]))
+      .toEqual([['01020102', '00000000000000030000000000000004', 1]]);
+  });
+
   it('records no reason to reindex when 0006 meets no steps', async () => {
     t = await createTestDatabase(kind);
     expect(await reindexReasons(t.db)).toEqual([]);

@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reindex } from '../../src/tapes/reindex.js';
 import { ingestSpans } from '../../src/ingest/ingest.js';
+import { queryWords } from '../../src/recall/query.js';
+import { queryTerms } from '../../src/recall/tokenize.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { openRecallFixture, recallRuns, runIds, spansOf, type RecallFixture } from '../unit/recall/recall-fixtures.js';
 
@@ -76,17 +78,35 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
     expect((await fx.get('?q=drizzle')).body.runs).toEqual([]);
     await reindex(fx.store.db, fx.store.derive);
     expect(runIds((await fx.get('?q=drizzle')).body)).toEqual(['weather-ok']);
-    // reindex leaves each trace one row of words (it has fewer than 64 steps, and even the
-    // 'huge' run's capped words fit one row), every step of it with words in that row
-    const [rows] = await fx.store.db.query<{ split: bigint; stale: bigint; missing: bigint }>(
-      `SELECT (SELECT count(*) FROM (SELECT 1 FROM tapedeck_store.trace_words GROUP BY tenant, trace_id HAVING count(*) > 1) x) AS split,
-              (SELECT count(*) FROM tapedeck_store.trace_words w WHERE NOT EXISTS (
-                 SELECT 1 FROM tapedeck_store.steps st WHERE st.tenant = w.tenant AND st.trace_id = w.trace_id)) AS stale,
+    // reindex leaves every step in one row of words (at its own bit, with its trace and span
+    // ids), and no row naming a step that is not stored
+    const [rows] = await fx.store.db.query<{ twice: bigint; stale: bigint; missing: bigint }>(
+      `WITH entries AS (
+         SELECT w.tenant, substring(w.trace_ids FROM b * 16 + 1 FOR 16) AS trace_id, substring(w.span_ids FROM b * 8 + 1 FOR 8) AS span_id
+           FROM tapedeck_store.trace_words w CROSS JOIN LATERAL generate_series(0, w.steps - 1) AS b)
+       SELECT (SELECT count(*) FROM (SELECT 1 FROM entries GROUP BY tenant, trace_id, span_id HAVING count(*) > 1) x) AS twice,
+              (SELECT count(*) FROM entries e WHERE NOT EXISTS (
+                 SELECT 1 FROM tapedeck_store.steps st WHERE st.tenant = e.tenant AND st.trace_id = e.trace_id AND st.span_id = e.span_id)) AS stale,
               (SELECT count(*) FROM tapedeck_store.steps st WHERE NOT EXISTS (
-                 SELECT 1 FROM tapedeck_store.trace_words w
-                  WHERE w.tenant = st.tenant AND w.trace_id = st.trace_id AND position(st.span_id IN w.span_ids) % 8 = 1)) AS missing`);
-    expect(Number(rows.split)).toBe(0);
+                 SELECT 1 FROM entries e WHERE e.tenant = st.tenant AND e.trace_id = st.trace_id AND e.span_id = st.span_id)) AS missing`);
+    expect(Number(rows.twice)).toBe(0);
     expect(Number(rows.stale)).toBe(0);
     expect(Number(rows.missing)).toBe(0);
+  });
+
+  it('drops the words written before a reindex once it has passed every trace', async () => {
+    // a row of words no step holds any more (a step re-derived with other text)
+    await fx.store.db.query(
+      `INSERT INTO tapedeck_store.trace_words (tenant, words, masks, trace_ids, span_ids, steps)
+       SELECT st.tenant, $1::bigint[], '{1}', st.trace_id, st.span_id, 1 FROM tapedeck_store.steps st LIMIT 1`,
+      [queryWords(queryTerms('quixotic'))],
+    );
+    expect(runIds((await fx.get('?q=quixotic')).body)).toHaveLength(1);
+    const before = await fx.store.db.query<{ n: bigint }>('SELECT count(*) AS n FROM tapedeck_store.trace_words');
+    await reindex(fx.store.db, fx.store.derive);
+    expect((await fx.get('?q=quixotic')).body.runs).toEqual([]);
+    expect(runIds((await fx.get('?q=drizzle')).body)).toEqual(['weather-ok']);
+    const after = await fx.store.db.query<{ n: bigint }>('SELECT count(*) AS n FROM tapedeck_store.trace_words');
+    expect(Number(after[0].n)).toBe(Number(before[0].n) - 1);
   });
 });

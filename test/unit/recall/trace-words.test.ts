@@ -1,9 +1,10 @@
 /**
- * Recall's index rows by trace (src/recall/trace-words.ts): the steps of a trace written
- * together, the union of their words, and for each word the steps holding it.
+ * Recall's index rows (src/recall/trace-words.ts): steps written together, trace by trace,
+ * the union of their words, and for each word the steps holding it.
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_ROW_STEPS, TraceWords } from '../../../src/recall/trace-words.js';
+import { MAX_STEP_WORDS } from '../../../src/recall/tokenize.js';
 import { hashLexemes } from './tokenize-reference.js';
 
 const A = 'a'.repeat(32);
@@ -11,18 +12,18 @@ const B = 'b'.repeat(32);
 const spanId = (n: number) => n.toString(16).padStart(16, '0');
 const step = (traceId: string, n: number, lexemes?: string[]) => ({ traceId, spanId: spanId(n), words: lexemes && hashLexemes(lexemes) });
 
-/** A row as [tenant, trace, words (lexemes among `known`), masks (as bit strings), span ids, steps]. */
+/** A row as [tenant, words (lexemes among `known`), masks (as bit strings), trace ids, span ids, steps]. */
 function rowsOf(words: TraceWords, known: string[]) {
   const names = new Map<string, string>();
   known.forEach((l) => { const [hi, lo] = hashLexemes([l]); names.set(`${hi}/${lo}`, l); });
-  return words.rows('t1').map(([tenant, trace, lanes, masks, spans, steps]) => {
+  return words.rows('t1').map(([tenant, lanes, masks, traces, spans, steps]) => {
     const w = lanes as Int32Array;
     const m = masks as Int32Array;
     return [
       tenant,
-      Buffer.from(trace as Uint8Array).toString('hex'),
       Array.from({ length: w.length / 2 }, (_, i) => names.get(`${w[2 * i]}/${w[2 * i + 1]}`)),
       Array.from({ length: m.length / 2 }, (_, i) => ((BigInt(m[2 * i] >>> 0) << 32n) | BigInt(m[2 * i + 1] >>> 0)).toString(2)),
+      Buffer.from(traces as Uint8Array).toString('hex'),
       Buffer.from(spans as Uint8Array).toString('hex'),
       steps,
     ];
@@ -30,19 +31,19 @@ function rowsOf(words: TraceWords, known: string[]) {
 }
 
 describe('TraceWords', () => {
-  it('keeps one row per trace: the union of its steps\' words in first-use order, which steps hold each, and the steps', () => {
+  it('packs the steps trace by trace into one row: the union of their words in first-use order, which steps hold each, their ids', () => {
     const words = TraceWords.of([
       step(A, 1, ['weather', 'paris']),
       null,
-      step(B, 2, ['lyon']),
+      step(B, 2, ['lyon', 'paris']),
       step(A, 3, ['paris', 'drizzle']),
       step(A, 4, []),
       step(B, 5),
     ]);
-    expect(words.size).toBe(2);
+    expect(words.size).toBe(3);
+    // A's steps first (its first step came first), then B's: bits 0, 1 are A's, bit 2 is B's
     expect(rowsOf(words, ['weather', 'paris', 'drizzle', 'lyon'])).toEqual([
-      ['t1', A, ['weather', 'paris', 'drizzle'], ['1', '11', '10'], spanId(1) + spanId(3), 2],
-      ['t1', B, ['lyon'], ['1'], spanId(2), 1],
+      ['t1', ['weather', 'paris', 'drizzle', 'lyon'], ['1', '111', '10', '100'], A + A + B, spanId(1) + spanId(3) + spanId(2), 3],
     ]);
   });
 
@@ -50,14 +51,21 @@ describe('TraceWords', () => {
     expect(TraceWords.of([step(A, 1, []), step(B, 2)]).size).toBe(0);
   });
 
-  it('sets bits past 32 in the high half, and starts another row after 64 steps', () => {
+  it('sets bits past 32 in the high half, and starts another row after 64 steps, whatever their traces', () => {
     const words = new TraceWords();
-    for (let n = 0; n < MAX_ROW_STEPS + 1; n++) words.add(step(A, n, n === 40 ? ['rare', 'common'] : ['common']));
+    for (let n = 0; n < MAX_ROW_STEPS + 1; n++) words.add(step(n < 60 ? A : B, n, n === 40 ? ['rare', 'common'] : ['common']));
     const rows = rowsOf(words, ['common', 'rare']);
     expect(rows.map((r) => r[5])).toEqual([64, 1]);
-    expect(rows[0][2]).toEqual(['common', 'rare']);
-    expect(rows[0][3]).toEqual(['1'.repeat(64), `1${'0'.repeat(40)}`]);
-    expect(rows[1][2]).toEqual(['common']);
-    expect(rows[1][4]).toBe(spanId(64));
+    expect(rows[0][1]).toEqual(['common', 'rare']);
+    expect(rows[0][2]).toEqual(['1'.repeat(64), `1${'0'.repeat(40)}`]);
+    expect(rows[0][3]).toBe(A.repeat(60) + B.repeat(4));
+    expect(rows[1][1]).toEqual(['common']);
+    expect([rows[1][3], rows[1][4]]).toEqual([B, spanId(64)]);
+  });
+
+  it('starts another row where a step would pass the row\'s words cap', () => {
+    const many = (from: number) => Array.from({ length: MAX_STEP_WORDS }, (_, i) => `w${from + i}`);
+    const rows = rowsOf(TraceWords.of([step(A, 1, many(0)), step(A, 2, many(MAX_STEP_WORDS)), step(B, 3, ['w0'])]), []);
+    expect(rows.map((r) => [r[3], r[4], r[5]])).toEqual([[A + A, spanId(1) + spanId(2), 2], [B, spanId(3), 1]]);
   });
 });
