@@ -78,7 +78,7 @@ const LN_VOCABULARY = Math.log(VOCABULARY);
 const drawnIn = new Int32Array(VOCABULARY);
 let stepNumber = 0;
 const scratch = new Int32Array(2 * (DRAWS + 1 + CHINESE.length));
-/** The words of run r's i-th span: distinct lanes, first-use order (TraceWords copies them). */
+/** The words of run r's i-th span: distinct lanes, first-use order, in an array of their own (TraceWords keeps it). */
 const stepWords = (r, i) => {
   stepNumber++;
   let n = 0;
@@ -96,7 +96,7 @@ const stepWords = (r, i) => {
     scratch.set(CHINESE_LANES, n);
     n += CHINESE_LANES.length;
   }
-  return scratch.subarray(0, n);
+  return scratch.slice(0, n);
 };
 /** span ids as the SQL makes them: decode(lpad(to_hex(i + 1), 16, '0'), 'hex') */
 const SPAN_IDS = Array.from({ length: PER_RUN }, (_, i) => (i + 1).toString(16).padStart(16, '0'));

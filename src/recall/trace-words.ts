@@ -29,13 +29,19 @@ import type { StoredStep } from '../tapes/step-rows.js';
 import { copyColumnsOf, insertRows, type Column } from '../tapes/bulk-insert.js';
 import { hexToBytes } from '../tapes/span-rows.js';
 import type { Database, Queryable } from '../store/database.js';
-import { MAX_STEP_WORDS } from './tokenize.js';
 import { WordTable, wordIds } from './word-hash.js';
 
 /** Steps per row: one bit each in a bigint mask. */
 export const MAX_ROW_STEPS = 64;
-/** Words per row; a step (at most MAX_STEP_WORDS) that would pass it starts a new row. */
-export const MAX_ROW_WORDS = 2 * MAX_STEP_WORDS;
+/**
+ * Words per row past which no other step joins it (a step of more, at most tokenize.ts MAX_STEP_WORDS,
+ * has a row of its own). A query tests each row that holds its words by looking each word up
+ * in the row's words, so the larger the rows, the more of them hold a common word and the
+ * longer each look-up: the recall bench's broad queries (1M spans, each step 30 words drawn
+ * from 50,000) took 1.5-3.3x as long with rows of 64 such steps (~1,900 words) as with rows by
+ * trace (~570).
+ */
+export const ROW_WORDS = 1024;
 
 const bigints = (v: unknown) => wordIds(v as Int32Array);
 const columns: readonly Column[] = [
@@ -64,7 +70,7 @@ class Row {
 
   /** Whether a step of `words` distinct words may join without passing a cap. */
   fits(words: number): boolean {
-    return this.steps < MAX_ROW_STEPS && this.words.size + words <= MAX_ROW_WORDS;
+    return this.steps === 0 || (this.steps < MAX_ROW_STEPS && this.words.size + words <= ROW_WORDS);
   }
 
   add(step: StepWords & { words: Int32Array }): void {
@@ -105,7 +111,10 @@ export class TraceWords {
     return words;
   }
 
-  /** Adds a step; one without words (nothing recorded to search) is left out. */
+  /**
+   * Adds a step; one without words (nothing recorded to search) is left out. Its words are
+   * kept as they are, not copied, until rows(): the array must not change in the meantime.
+   */
   add(step: StepWords): void {
     const lanes = step.words;
     if (!lanes || lanes.length === 0) return;

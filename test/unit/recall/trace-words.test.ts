@@ -3,7 +3,7 @@
  * the union of their words, and for each word the steps holding it.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_ROW_STEPS, TraceWords } from '../../../src/recall/trace-words.js';
+import { MAX_ROW_STEPS, ROW_WORDS, TraceWords } from '../../../src/recall/trace-words.js';
 import { MAX_STEP_WORDS } from '../../../src/recall/tokenize.js';
 import { hashLexemes } from './tokenize-reference.js';
 
@@ -63,9 +63,15 @@ describe('TraceWords', () => {
     expect([rows[1][3], rows[1][4]]).toEqual([B, spanId(64)]);
   });
 
-  it('starts another row where a step would pass the row\'s words cap', () => {
-    const many = (from: number) => Array.from({ length: MAX_STEP_WORDS }, (_, i) => `w${from + i}`);
-    const rows = rowsOf(TraceWords.of([step(A, 1, many(0)), step(A, 2, many(MAX_STEP_WORDS)), step(B, 3, ['w0'])]), []);
-    expect(rows.map((r) => [r[3], r[4], r[5]])).toEqual([[A + A, spanId(1) + spanId(2), 2], [B, spanId(3), 1]]);
+  it('starts another row where a step would pass the row\'s words, and gives a step of more words a row of its own', () => {
+    const many = (from: number, n: number) => Array.from({ length: n }, (_, i) => `w${from + i}`);
+    const rows = rowsOf(TraceWords.of([
+      step(A, 1, many(0, ROW_WORDS - 10)), step(A, 2, many(ROW_WORDS - 10, 10)), step(A, 3, ['x']), // 1,024 words, then one more
+      step(B, 4, many(5000, ROW_WORDS + 1)), step(B, 5, ['w5000']),
+      step(B, 6, many(0, MAX_STEP_WORDS)),
+    ]), []);
+    expect(rows.map((r) => [r[4], r[5]])).toEqual([
+      [spanId(1) + spanId(2), 2], [spanId(3), 1], [spanId(4), 1], [spanId(5), 1], [spanId(6), 1],
+    ]);
   });
 });
