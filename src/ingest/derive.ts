@@ -89,7 +89,7 @@ function storedStep(
  * offloadLargeValues canonicalises request and response to measure them, and leaves a value
  * at or under the threshold inline with the digest of its canonical JSON (payloads/offload.ts,
  * "The rules"). That is nearly every step: inlineStep canonicalises such values once and
- * keeps the text, which the step writer stores as it is (steps.request and response are json),
+ * keeps the text, which the step writer stores as it is (steps.request and response are text),
  * where otherwise offloading would serialise them and the writer again.
  *
  * The canonical JSON of a value that stays inline; undefined when it is over the threshold.

@@ -10,8 +10,8 @@
  * which of its steps hold them all. "Newest" is by the end of the span, ties by trace and span id (descending), so
  * pages are stable.
  */
-import type { JsonValue } from '../normalize/step.js';
 import type { Queryable } from '../store/database.js';
+import { storedJson } from '../tapes/step-rows.js';
 import type { RunFacts } from './rank.js';
 import type { RecordedStep } from './recorded-text.js';
 import { termLexemes, type Term } from './tokenize.js';
@@ -94,7 +94,7 @@ export async function readStepTexts(
   tenant: string,
   keys: readonly { trace_id: string; span_id: string }[],
 ): Promise<Map<string, RecordedStep>> {
-  const rows = await db.query<{ trace_id: string; span_id: string } & RecordedStep>(
+  const rows = await db.query<{ trace_id: string; span_id: string; name: string; tool: string | null; request: string | null; response: string | null }>(
     `SELECT encode(st.trace_id, 'hex') AS trace_id, encode(st.span_id, 'hex') AS span_id, st.name, st.tool, st.request, st.response
        FROM tapedeck_store.steps st
        JOIN unnest($2::text[], $3::text[]) AS k(trace_id, span_id)
@@ -107,8 +107,8 @@ export async function readStepTexts(
     out.set(`${r.trace_id}/${r.span_id}`, {
       name: r.name,
       tool: r.tool,
-      request: r.request as JsonValue | null,
-      response: r.response as JsonValue | null,
+      request: storedJson(r.request),
+      response: storedJson(r.response),
     });
   }
   return out;

@@ -32,9 +32,9 @@ export const stepColumns: readonly Column[] = [
   { name: 'tool' },
   { name: 'tool_call_id' },
   { name: 'status' },
-  // json, not jsonb: the canonical JSON text as it is (0007_steps_request_as_json.sql)
-  { name: 'request', cast: 'json' },
-  { name: 'response', cast: 'json' },
+  // text, not jsonb: the canonical JSON text as it is (0009_steps_request_as_text.sql)
+  { name: 'request' },
+  { name: 'response' },
   { name: 'request_digest' },
   { name: 'response_digest' },
   { name: 'fingerprint' },
@@ -48,6 +48,11 @@ export const stepColumns: readonly Column[] = [
   { name: 'cost_usd', cast: 'double precision' },
   { name: 'normalizer_version', cast: 'integer' },
 ];
+
+/** A stored request or response (steps.request, steps.response: JSON text) as its value. */
+export function storedJson(text: string | null): JsonValue | null {
+  return text === null ? null : (JSON.parse(text) as JsonValue);
+}
 
 /** Re-deriving a step (late log records, a normalizer fix) replaces it. */
 export const stepUpsertTail = `ON CONFLICT (tenant, trace_id, span_id) DO UPDATE SET
@@ -85,7 +90,10 @@ export function stepToRow(tenant: string, s: StoredStep): unknown[] {
   ];
 }
 
-/** A tape_steps view row, as the readers select it. */
+/**
+ * A step row as the tape reader selects it (the columns of the tape_steps view), with request
+ * and response as stored: their JSON text (parse with storedJson).
+ */
 export interface StepViewRow {
   tenant: string | null;
   run: string;
@@ -101,8 +109,8 @@ export interface StepViewRow {
   start_ns: bigint;
   duration_ns: bigint;
   status: StepStatus;
-  request: JsonValue | null;
-  response: JsonValue | null;
+  request: string | null;
+  response: string | null;
   request_digest: string | null;
   response_digest: string | null;
   fingerprint: string;

@@ -7,9 +7,9 @@
  * serves every read. Ordering ties and duplicate model spans are settled by assemble (pure).
  */
 import type { Queryable } from '../store/database.js';
-import type { JsonValue, StepStatus } from '../normalize/step.js';
+import type { StepStatus } from '../normalize/step.js';
 import type { StepRow } from '../normalize/finish.js';
-import { tokensOf, type StepViewRow } from './step-rows.js';
+import { storedJson, tokensOf, type StepViewRow } from './step-rows.js';
 
 export interface SpanLink {
   trace_id: string;
@@ -109,8 +109,8 @@ function toStepRow(r: StepViewRow): StepRow {
     start_ns: BigInt(r.start_ns),
     duration_ns: BigInt(r.duration_ns),
     status: r.status as StepStatus,
-    request: r.request as JsonValue | null,
-    response: r.response as JsonValue | null,
+    request: storedJson(r.request),
+    response: storedJson(r.response),
     request_digest: r.request_digest,
     response_digest: r.response_digest,
     fingerprint: r.fingerprint,

@@ -76,6 +76,23 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
       .toEqual([['01020102', '00000000000000030000000000000004', 1]]);
   });
 
+  it('keeps the steps\' request and response text when they become text (0009), and the views read them as jsonb', async () => {
+    t = await createTestDatabase(kind, { migrated: false });
+    await migrate(t.db, loadMigrations().filter((m) => m.version <= 8));
+    await t.db.query(
+      `INSERT INTO tapedeck_store.steps (trace_id, span_id, kind, name, status, fingerprint, layout, normalizer_version, request, response)
+       VALUES ('\\x0102'::bytea, '\\x03'::bytea, 'llm', 'chat', 'ok', 'llm:chat#0', 'otel-genai', 1,
+               '[{"content":"a\\u0000b","role":"user"}]'::json, NULL)`);
+    await migrate(t.db);
+    const [row] = await t.db.query<{ type: string; request: string; response: string | null }>(
+      `SELECT pg_typeof(request)::text AS type, request, response FROM tapedeck_store.steps`);
+    expect(row).toEqual({ type: 'text', request: '[{"content":"a\\u0000b","role":"user"}]', response: null });
+    await t.db.query(`INSERT INTO tapedeck_store.spans (trace_id, span_id, name, kind, start_ns, end_ns, status_code, attributes, events, links, resource, run_id)
+                      VALUES ('\\x0102'::bytea, '\\x03'::bytea, 'chat', 'client', 1, 2, 'unset', '{}', '[]', '[]', '{}', 'r1')`);
+    const [view] = await t.db.query<{ request: unknown }>(`SELECT request FROM tapedeck.tape_steps WHERE run = 'r1'`);
+    expect(view.request).toEqual([{ content: 'a\ufffdb', role: 'user' }]);
+  });
+
   it('records no reason to reindex when 0006 meets no steps', async () => {
     t = await createTestDatabase(kind);
     expect(await reindexReasons(t.db)).toEqual([]);
