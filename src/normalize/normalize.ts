@@ -42,8 +42,10 @@ import { ownRunOf, parentRunOf } from './run-identity.js';
  *      Agno, BeeAI, smolagents, AutoGen, Haystack, Bedrock Agents, google-genai repr bodies,
  *      LangChain JS tools; bodies preferred when they say as much as the flattened keys.
  *    - AI SDK 5+ reasoning; Langfuse's SDKs (a dialect of their own, layout `langfuse`).
+ * 6: Mastra's telemetry from before its AI tracing (agent.generate / agent.stream runs and
+ *    tool.{key} spans: mastra-legacy.ts), which were context.
  */
-export const NORMALIZER_VERSION = 5;
+export const NORMALIZER_VERSION = 6;
 
 const NO_LOGS: readonly LogRecord[] = Object.freeze([]);
 

@@ -34,12 +34,12 @@ import { WordTable, wordIds } from './word-hash.js';
 /** Steps per row: one bit each in a bigint mask. */
 export const MAX_ROW_STEPS = 64;
 /**
- * Words per row past which no other step joins it (a step of more, at most tokenize.ts MAX_STEP_WORDS,
- * has a row of its own). A query tests each row that holds its words by looking each word up
- * in the row's words, so the larger the rows, the more of them hold a common word and the
- * longer each look-up: the recall bench's broad queries (1M spans, each step 30 words drawn
- * from 50,000) took 1.5-3.3x as long with rows of 64 such steps (~1,900 words) as with rows by
- * trace (~570).
+ * Words a row may hold: a step joins a row only if the row's words and the step's new ones
+ * stay within it (a step of more, at most tokenize.ts MAX_STEP_WORDS, has a row of its own).
+ * A query tests each row that holds its words by looking each word up in the row's words, so
+ * the larger the rows, the more of them hold a common word and the longer each look-up: the
+ * recall bench's broad queries (1M spans, each step 30 words drawn from 50,000) took 1.5-3.3x
+ * as long with rows of 64 such steps (~1,900 words) as with rows by trace (~570).
  */
 export const ROW_WORDS = 1024;
 
@@ -68,9 +68,17 @@ class Row {
     return this.spanIds.length;
   }
 
-  /** Whether a step of `words` distinct words may join without passing a cap. */
-  fits(words: number): boolean {
-    return this.steps === 0 || (this.steps < MAX_ROW_STEPS && this.words.size + words <= ROW_WORDS);
+  /** Whether a step of these words (lanes) may join without passing a cap. */
+  fits(lanes: Int32Array): boolean {
+    if (this.steps === 0) return true;
+    if (this.steps === MAX_ROW_STEPS) return false;
+    if (this.words.size + (lanes.length >> 1) <= ROW_WORDS) return true;
+    // Only the words the row does not hold yet count: a trace's steps repeat each other's.
+    let fresh = 0;
+    for (let i = 0; i < lanes.length; i += 2) {
+      if (!this.words.has(lanes[i], lanes[i + 1]) && this.words.size + ++fresh > ROW_WORDS) return false;
+    }
+    return true;
   }
 
   add(step: StepWords & { words: Int32Array }): void {
@@ -136,7 +144,7 @@ export class TraceWords {
     let row = new Row();
     for (const steps of this.byTrace.values()) {
       for (const step of steps) {
-        if (!row.fits(step.words.length >> 1)) {
+        if (!row.fits(step.words)) {
           rows.push(row);
           row = new Row();
         }
@@ -164,7 +172,9 @@ export async function writeTraceWords(tx: Queryable, tenant: string, words: Trac
 export async function lastTraceWordsRow(db: Database): Promise<bigint> {
   return db.transaction(async (tx) => {
     await tx.query('LOCK TABLE tapedeck_store.trace_words IN SHARE MODE');
-    const [row] = await tx.query<{ last: bigint | number | string | null }>('SELECT max(row_id) AS last FROM tapedeck_store.trace_words');
+    // The identity's sequence rather than max(row_id): no scan of the table under the lock.
+    const [row] = await tx.query<{ last: bigint | number | string | null }>(
+      `SELECT pg_sequence_last_value(pg_get_serial_sequence('tapedeck_store.trace_words', 'row_id')) AS last`);
     return BigInt(row.last ?? 0);
   });
 }

@@ -113,6 +113,18 @@ export class WordTable {
     return ~number;
   }
 
+  /** Whether the word is there (nothing added). */
+  has(hi: number, lo: number): boolean {
+    const slots = this.slots;
+    let slot = Math.imul(hi ^ lo, 0x9e3779b1) >>> this.shift;
+    for (;;) {
+      const at = slot * 3;
+      if (slots[at + 2] === 0) return false;
+      if (slots[at] === hi && slots[at + 1] === lo) return true;
+      slot = (slot + 1) & this.mask;
+    }
+  }
+
   /** add() for the lexeme whose units are s[start, end), hashed without allocating (an unmixed table). */
   addUnits(s: string, start: number, end: number): number {
     hashUnits(s, start, end);

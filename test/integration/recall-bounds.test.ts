@@ -66,6 +66,22 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
     expect(body.error.message).toMatch(/within its 0 ms budget \(--query-deadline-ms\)/);
   });
 
+  it('keeps the words of steps stored while a reindex runs', async () => {
+    let meanwhile: Promise<unknown> | null = null;
+    let storedBeforeTheEnd = false;
+    await reindex(fx.store.db, fx.store.derive, {
+      batchTraces: 1,
+      onProgress: (p) => {
+        if (meanwhile || p.tracesDone === 0) return;
+        // a new run, written (with its words) after the reindex took its mark, before it ends
+        meanwhile = ingestSpans(spansOf({ run: 'meanwhile', start: 300_000, steps: [{ llm: 'a quokka in Lyon' }] }), { tenant: '' }, fx.store.ingest)
+          .then(() => { storedBeforeTheEnd = true; });
+      },
+    });
+    expect(storedBeforeTheEnd).toBe(true);
+    expect(runIds((await fx.get('?q=quokka')).body)).toEqual(['meanwhile']);
+  });
+
   it('stores a step with more words than the cap, findable by its first words', async () => {
     const words = Array.from({ length: 150_000 }, (_, i) => `w${i}`).join(' ');
     await ingestSpans(spansOf({ run: 'huge', start: 200_000, steps: [{ tool: 'dump', args: { words } }] }), { tenant: '' }, fx.store.ingest);
@@ -95,6 +111,7 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
   });
 
   it('drops the words written before a reindex once it has passed every trace', async () => {
+    await reindex(fx.store.db, fx.store.derive); // the rows as a reindex packs them
     // a row of words no step holds any more (a step re-derived with other text)
     await fx.store.db.query(
       `INSERT INTO tapedeck_store.trace_words (tenant, words, masks, trace_ids, span_ids, steps)

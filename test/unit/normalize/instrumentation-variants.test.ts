@@ -921,6 +921,43 @@ describe('GenAI messages beyond the part types of the conventions', () => {
   });
 });
 
+describe('Mastra telemetry before AI tracing (@mastra/core telemetry decorators)', () => {
+  // packages/core/src/telemetry/telemetry.decorators.ts (withSpan, InstrumentClass): a span per
+  // traced method, `{span}.argument.{i}` and `{span}.result` as JSON strings, componentName the
+  // agent's name; packages/core/src/agent/index.ts: @InstrumentClass({ prefix: 'agent', … }).
+  const agentSpan = (name: string, attributes: Attributes) => span({ name, scope: 'weather-service', attributes: {
+    componentName: 'weather', runId: 'run-1', threadId: 't-1', resourceId: 'r-1', ...attributes } });
+
+  it('reads agent.generate as an agent step: the input text and the result\'s text', () => {
+    const step = normalizeSpan(agentSpan('agent.generate', {
+      'agent.generate.argument.0': j('Weather in Paris?'), 'agent.generate.argument.1': j({ maxSteps: 3 }),
+      'agent.generate.result': j({ text: 'Rainy.', finishReason: 'stop', toolCalls: [], usage: { promptTokens: 9, completionTokens: 2 } }),
+    })).step as StepDraft;
+    expect([step.kind, step.name, step.request, step.response]).toEqual(['agent', 'weather',
+      [{ role: 'user', content: 'Weather in Paris?' }], [{ role: 'assistant', content: 'Rainy.' }]]);
+    // The Agent's other instrumented methods are context, not runs.
+    expect(normalizeSpan(agentSpan('agent.getMemory', { 'agent.getMemory.argument.0': j({}), 'agent.getMemory.result': j(null) })).step).toBeNull();
+  });
+
+  it('reads agent.stream\'s messages and the text its onFinish recorded', () => {
+    const step = normalizeSpan(agentSpan('agent.stream', {
+      'agent.stream.argument.0': j([{ role: 'user', content: [{ type: 'text', text: 'Weather in Paris?' }] }]),
+      'agent.stream.result': j({ text: 'Rainy.', usage: { inputTokens: 9, outputTokens: 2 }, finishReason: 'stop', toolCalls: [], toolResults: [] }),
+    })).step as StepDraft;
+    expect([step.kind, step.request, step.response]).toEqual(['agent',
+      [{ role: 'user', content: 'Weather in Paris?' }], [{ role: 'assistant', content: 'Rainy.' }]]);
+  });
+
+  it('reads a traced tool executor (tool.{key}, toolName) as a tool step', () => {
+    // packages/core/src/mastra/index.ts (first releases): telemetry.traceMethod(executor,
+    // { spanName: `tool.${key}`, attributes: { toolName: key } }); telemetry.ts traceMethod
+    // records the arguments and result the same way.
+    const step = stepOf({ name: 'tool.getWeather', attributes: { toolName: 'getWeather', componentName: 'weather',
+      'tool.getWeather.argument.0': j({ city: 'Paris' }), 'tool.getWeather.result': j({ temperature: 14 }) } });
+    expect([step.kind, step.tool, step.request, step.response]).toEqual(['tool', 'getWeather', { city: 'Paris' }, { temperature: 14 }]);
+  });
+});
+
 describe('Vercel AI SDK 5+ reasoning', () => {
   it('puts ai.response.reasoning before the answer\'s text', () => {
     const step = stepOf({ name: 'ai.generateText.doGenerate', attributes: { 'ai.operationId': 'ai.generateText.doGenerate', 'ai.model.id': 'o4-mini',

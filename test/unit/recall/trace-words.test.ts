@@ -70,8 +70,20 @@ describe('TraceWords', () => {
       step(B, 4, many(5000, ROW_WORDS + 1)), step(B, 5, ['w5000']),
       step(B, 6, many(0, MAX_STEP_WORDS)),
     ]), []);
+    // step 5's one word is in step 4's row already: it joins it
     expect(rows.map((r) => [r[4], r[5]])).toEqual([
-      [spanId(1) + spanId(2), 2], [spanId(3), 1], [spanId(4), 1], [spanId(5), 1], [spanId(6), 1],
+      [spanId(1) + spanId(2), 2], [spanId(3), 1], [spanId(4) + spanId(5), 2], [spanId(6), 1],
     ]);
+  });
+
+  it('counts only a step\'s words the row does not hold yet against its cap', () => {
+    // an agent resends the conversation: ten steps of 600 words, 590 of them shared
+    const shared = Array.from({ length: 590 }, (_, i) => `w${i}`);
+    const words = TraceWords.of(Array.from({ length: 10 }, (_, n) => step(A, n, [...shared, ...Array.from({ length: 10 }, (_, i) => `own${n}-${i}`)])));
+    const rows = rowsOf(words, []);
+    expect(rows.map((r) => [(r[1] as unknown[]).length, r[5]])).toEqual([[690, 10]]);
+    // past the cap, a step with new words starts another row
+    words.add(step(A, 10, Array.from({ length: 400 }, (_, i) => `late${i}`)));
+    expect(rowsOf(words, []).map((r) => r[5])).toEqual([10, 1]);
   });
 });
