@@ -37,9 +37,10 @@ export const MAX_ROW_STEPS = 64;
  * Words a row may hold: a step joins a row only if the row's words and the step's new ones
  * stay within it (a step of more, at most tokenize.ts MAX_STEP_WORDS, has a row of its own).
  * A query tests each row that holds its words by looking each word up in the row's words, so
- * the larger the rows, the more of them hold a common word and the longer each look-up: the
- * recall bench's broad queries (1M spans, each step 30 words drawn from 50,000) took 1.5-3.3x
- * as long with rows of 64 such steps (~1,900 words) as with rows by trace (~570).
+ * the larger the rows, the more of them hold a common word and the longer each look-up: on
+ * the recall bench (1M spans, each step 30 words drawn from 50,000), rows of 64 such steps (up
+ * to 1,920 words) made queries of two common words or of a Chinese pair 2.6-3.3x as slow as
+ * rows by trace (runs of 19 steps, up to 570 words).
  */
 export const ROW_WORDS = 1024;
 
@@ -56,6 +57,8 @@ const columns: readonly Column[] = [
 export const traceWordCopyColumns = copyColumnsOf(columns);
 
 type StepWords = Pick<StoredStep, 'traceId' | 'spanId' | 'words'>;
+/** A step with words, as a row takes it. */
+type WordedStep = Required<StepWords>;
 
 class Row {
   readonly words = new WordTable();
@@ -81,7 +84,7 @@ class Row {
     return true;
   }
 
-  add(step: StepWords & { words: Int32Array }): void {
+  add(step: WordedStep): void {
     const bit = this.steps;
     this.traceIds.push(hexToBytes(step.traceId));
     this.spanIds.push(hexToBytes(step.spanId));
@@ -109,7 +112,7 @@ class Row {
 
 /** The words of the steps written in one transaction, kept by trace until rows() packs them. */
 export class TraceWords {
-  private readonly byTrace = new Map<string, (StepWords & { words: Int32Array })[]>();
+  private readonly byTrace = new Map<string, WordedStep[]>();
   private count = 0;
 
   /** The words of these steps (null: a span that is no step). */

@@ -10,14 +10,15 @@
  *   or AI SDK messages), the result the run's output ({text, ...}; a stream's onFinish data).
  * - Tool: Mastra's first releases traced tool executors as `tool.{key}` with toolName = key.
  * Known by the span name together with the decorator's own keys, so another framework's span
- * merely named agent.run or tool.x is not taken for Mastra's.
+ * merely named agent.run or tool.x is not taken for Mastra's. Its steps are in the OTel GenAI
+ * layout's family (layout `otel-genai`): Mastra's later exporter writes that layout.
  */
 import type { AttributeValue, SpanRecord } from '../../spans/span-record.js';
 import type { JsonValue, Message, StepDraft } from '../step.js';
 import { asObject, jsonAttr, str, toJson } from '../attrs.js';
 import { canonicalValue } from '../messages.js';
 import { fromProviderMessage, fromProviderMessages } from '../provider-messages.js';
-import { emptyDraft, orNull } from './types.js';
+import { emptyDraft, orNull, type Dialect } from './types.js';
 
 /** The Agent methods that are a run; agent.getMemory, agent.{name}.inputProcessors … are context. */
 const AGENT_RUNS = new Set(['generate', 'stream', 'generateLegacy', 'streamLegacy', 'generateVNext', 'streamVNext']);
@@ -36,7 +37,7 @@ function toolKey(span: SpanRecord): string | null {
   return key !== null && span.name === `tool.${key}` && recordedCall(span) ? key : null;
 }
 
-export function isMastraLegacySpan(span: SpanRecord): boolean {
+function isMastraLegacySpan(span: SpanRecord): boolean {
   return agentRun(span) || toolKey(span) !== null;
 }
 
@@ -57,7 +58,7 @@ function answered(v: AttributeValue | undefined): Message[] {
   return text === null ? [] : fromProviderMessage({ role: 'assistant', content: text });
 }
 
-export function readMastraLegacy(span: SpanRecord): StepDraft | null {
+function readMastraLegacy(span: SpanRecord): StepDraft | null {
   const attrs = span.attributes;
   const key = toolKey(span);
   if (key !== null) {
@@ -76,3 +77,5 @@ export function readMastraLegacy(span: SpanRecord): StepDraft | null {
   draft.response = response.length ? (response as unknown as JsonValue) : null;
   return draft;
 }
+
+export const mastraLegacy: Dialect = { name: 'otel-genai', matches: isMastraLegacySpan, read: readMastraLegacy };

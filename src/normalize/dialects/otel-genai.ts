@@ -5,8 +5,7 @@
  * (JSON strings or structured values), or beside the span in events and log records
  * (otel-genai-events.ts; the step's layout is then `otel-genai-events`). Also reads the
  * Anthropic SDK's built-in spans (anthropic.messages.create, the tool runner's spans), which
- * use the same keys plus a few of their own, and Mastra's pre-AI-tracing telemetry
- * (agent.generate / agent.stream, tool.{key}; mastra-legacy.ts), which has no GenAI keys.
+ * use the same keys plus a few of their own.
  */
 import type { AttributeValue, Attributes, LogRecord, SpanRecord } from '../../spans/span-record.js';
 import type { JsonValue, Message, StepDraft, StepKind } from '../step.js';
@@ -17,7 +16,6 @@ import { genAiParams, genAiTokens, reportedCost } from '../usage.js';
 import { emptyDraft, orNull, type Dialect } from './types.js';
 import { isGenAiEventName, logEventName, logsOfSpan, readEventContent, readToolEvents } from './otel-genai-events.js';
 import { fromProviderMessage, fromProviderMessages, messagesFromRequestBody, messagesFromResponseBody } from '../provider-messages.js';
-import { isMastraLegacySpan, readMastraLegacy } from './mastra-legacy.js';
 
 const LLM_OPERATIONS = new Set([
   'chat', 'generate_content', 'text_completion', 'completion', 'responses',
@@ -294,13 +292,11 @@ function mastraAgentRun(attrs: Attributes): Exchange {
 export const otelGenAi: Dialect = {
   name: 'otel-genai',
   matches(span, logs) {
-    if (hasGenAiKeys(span.attributes) || isPydanticAgentRun(span) || isMastraLegacySpan(span)) return true;
+    if (hasGenAiKeys(span.attributes) || isPydanticAgentRun(span)) return true;
     if (span.events.some((e) => isGenAiEventName(e.name))) return true;
     return logs.some((l) => l.spanId === span.spanId && isGenAiEventName(logEventName(l)));
   },
   read(span, logs) {
-    // Mastra's pre-AI-tracing telemetry carries no GenAI keys at all (mastra-legacy.ts).
-    if (isMastraLegacySpan(span)) return readMastraLegacy(span);
     const attrs = span.attributes;
     let kind = kindOfOperation(operationOf(span));
     // No operation named anywhere: tool-call keys make a tool execution; a request model or
