@@ -64,9 +64,8 @@ describe('canonicalJson', () => {
   it('writes long text that needs no escape as it is, and escapes the rest', () => {
     const plain = 'The river station recorded morning fog. '.repeat(10);
     expect(canonicalJson({ content: plain })).toBe(`{"content":"${plain}"}`);
-    for (const odd of ['"', '\\', '\n', '\u0000', '\ud800', '😀']) {
-      const text = plain + odd;
-      expect(canonicalJson(text)).toBe(JSON.stringify(text));
+    for (const odd of ['"', '\\', '\n', '\u0000', '\ud800', '\udfff', '😀']) {
+      for (const text of [plain + odd, odd + plain, plain + odd + plain]) expect(canonicalJson(text)).toBe(JSON.stringify(text));
     }
   });
 
