@@ -44,8 +44,11 @@ import { ownRunOf, parentRunOf } from './run-identity.js';
  *    - AI SDK 5+ reasoning; Langfuse's SDKs (a dialect of their own, layout `langfuse`).
  * 6: Mastra's telemetry from before its AI tracing (agent.generate / agent.stream runs and
  *    tool.{key} spans: mastra-legacy.ts), which were context.
+ * 7: OpenInference openai-agents handoff spans and trace root are context (they were a tool and
+ *    an agent step); DSPy LM output objects in output.value; autogen.tool.arguments; contrib
+ *    vertexai's made-up call ids on the history's calls (framework-span-gaps.test.ts).
  */
-export const NORMALIZER_VERSION = 6;
+export const NORMALIZER_VERSION = 7;
 
 const NO_LOGS: readonly LogRecord[] = Object.freeze([]);
 

@@ -22,6 +22,8 @@ import { fromProviderMessage, fromProviderMessages, messagesFromRequestBody, mes
 import { makeTokens, providerParams, reportedCost } from '../usage.js';
 import { isResponse, isResponsesInput, messagesFromResponse, messagesFromResponsesInput } from '../responses-items.js';
 import { recorded } from './otel-genai.js';
+import { isDspyOutputs, messagesFromDspyOutputs } from '../dspy-outputs.js';
+import { isOpenAiAgentsHandoff, isOpenAiAgentsTraceRoot } from './openinference-openai-agents.js';
 import { emptyDraft, orNull, type Dialect } from './types.js';
 
 /** One flattened message group → canonical messages (contents and tool calls deduplicated). */
@@ -175,8 +177,8 @@ function requestFromBody(body: JsonValue | undefined, invocation: JsonValue | un
 
 /**
  * A response body: the provider's, a Responses API Response, a LangChain LLMResult
- * {"generations": [[...]]}, or the answer's messages as they are (Agno: a list of them, or
- * {"messages": [...]} when streamed).
+ * {"generations": [[...]]}, the answer's messages as they are (Agno: a list of them, or
+ * {"messages": [...]} when streamed), AutoGen's CreateResult or DSPy's output objects.
  */
 function responseFromBody(body: JsonValue | undefined): Message[] | undefined {
   const b = asObject(body);
@@ -186,6 +188,7 @@ function responseFromBody(body: JsonValue | undefined): Message[] | undefined {
     return answers.flatMap((m) => fromProviderMessage(m, asObject(m)?.stop_reason ?? asObject(m)?.finish_reason));
   }
   if (b && isCreateResult(b)) return fromCreateResult(b);
+  if (isDspyOutputs(body)) return messagesFromDspyOutputs(body);
   return (b && Array.isArray(b.generations) ? messagesFromLangChainResult(b) : undefined) ?? messagesFromResponse(body) ?? messagesFromResponseBody(body);
 }
 
@@ -328,6 +331,7 @@ export const openinference: Dialect = {
       return readLlm(span, emptyDraft(span, 'llm', span.name, 'openinference'));
     }
     if (kind === 'TOOL') {
+      if (isOpenAiAgentsHandoff(span)) return null;
       const draft = emptyDraft(span, 'tool', span.name, 'openinference');
       // openinference-core's traceTool sets no tool.* keys: the span name is the tool name.
       draft.tool = firstStr(attrs, ['tool.name']) ?? span.name;
@@ -338,6 +342,7 @@ export const openinference: Dialect = {
       return draft;
     }
     if (kind === 'AGENT') {
+      if (isOpenAiAgentsTraceRoot(span)) return null;
       const draft = emptyDraft(span, 'agent', firstStr(attrs, ['agent.name']) ?? span.name, 'openinference');
       draft.request = ioValue(attrs, 'input');
       draft.response = agentOutput(ioValue(attrs, 'output'));

@@ -20,6 +20,7 @@ import type { AttributeValue, Attributes, LogRecord, SpanRecord } from '../../sp
 import type { JsonValue, Message } from '../step.js';
 import { asObject, jsonAttr, str, toJson } from '../attrs.js';
 import { converseBlocksOfText, converseValue, fromProviderMessage, fromProviderMessages, isConverseContent } from '../provider-messages.js';
+import { VERTEX_AI_SYSTEM, withVertexAiCallIds } from '../vertexai-call-ids.js';
 
 const MESSAGE_ROLES: Record<string, string> = {
   'gen_ai.system.message': 'system',
@@ -200,8 +201,9 @@ export function readEventContent(span: SpanRecord, logs: readonly LogRecord[]): 
       // ("user", "") into system and tool message bodies, where the event's name says it.
       const bodyRole = typeof body.role === 'string' && body.role !== '' ? body.role : undefined;
       const said = ev.name === 'gen_ai.user.message' && bodyRole ? bodyRole : role;
+      const vertexTurn = role === 'assistant' && (ev.attributes['gen_ai.system'] === VERTEX_AI_SYSTEM || span.attributes['gen_ai.system'] === VERTEX_AI_SYSTEM);
       request.push(...fromProviderMessage({
-        ...body,
+        ...(vertexTurn ? withVertexAiCallIds(body) : body),
         role: said,
         ...(role === 'tool' && body.id !== undefined ? { tool_call_id: body.id } : {}),
       }));

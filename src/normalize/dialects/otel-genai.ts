@@ -203,8 +203,10 @@ function readTool(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft
   draft.name = span.name;
   draft.toolCallId = str(attrs['gen_ai.tool.call.id']);
   // pydantic-ai instrumentation versions 1 and 2 (`running tool` spans) write tool_arguments /
-  // tool_response; Google ADK gcp.vertex.agent.tool_call_args / tool_response.
-  const args = attrs['gen_ai.tool.call.arguments'] ?? attrs['tool_arguments'] ?? attrs['gcp.vertex.agent.tool_call_args'] ?? codeParameters(attrs);
+  // tool_response; Google ADK gcp.vertex.agent.tool_call_args / tool_response; autogen-core's
+  // trace_tool_span (_telemetry/_genai.py), where it is given them, autogen.tool.arguments.
+  const args = attrs['gen_ai.tool.call.arguments'] ?? attrs['tool_arguments'] ?? attrs['gcp.vertex.agent.tool_call_args']
+    ?? attrs['autogen.tool.arguments'] ?? codeParameters(attrs);
   const result = attrs['gen_ai.tool.call.result'] ?? attrs['anthropic.tool_result.content'] ?? attrs['tool_response'] ?? attrs['gcp.vertex.agent.tool_response']
     ?? attrs['code.function.return.value'];
   const events = args === undefined || result === undefined ? readToolEvents(span, logsOfSpan(span, logs)) : {};
