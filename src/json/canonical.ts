@@ -8,34 +8,23 @@
  *
  * Why canonicalJson is written here rather than taken from the `canonicalize` package, which
  * the tests keep as its oracle (test/unit/json/canonical.test.ts): ingest canonicalizes every
- * step's request and response, where the prompts are, and on Node 20 JSON.stringify of a
- * string costs about three times as much per character (4.6 ns on the 2-core bench machine)
- * as finding that it needs no escape at all (1.4-1.7 ns), which then is its own JSON between
- * quotes. RFC 8785 is
+ * step's request and response, where the prompts are, and writes their strings with
+ * json-string.ts, several times quicker than JSON.stringify for long text. RFC 8785 is
  * otherwise JSON.stringify's own rendering: ECMAScript number serialization, the same string
  * escapes, object members sorted by the UTF-16 code units of their names.
  */
 import crypto from 'node:crypto';
 import type { JsonValue } from '../normalize/step.js';
+import { jsonString } from './json-string.js';
 
 export function canonicalJson(value: JsonValue): string {
   return serialize(value);
 }
 
-/**
- * A string with nothing JSON.stringify escapes (quote, backslash, controls, surrogates). Asked
- * as "all of it is clean" rather than "some of it is not": V8 runs the anchored negated class
- * as one tight loop, about twice as quick on clean text (1.4-1.7 against 1.8-3.1 ns per
- * character, 64 KB and 2 KB prompts), and it gives up as early at the first character to escape.
- */
-const NO_ESCAPE = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
-/** Shorter strings are left to JSON.stringify, quicker than a test and a copy. */
-const LONG_STRING = 64;
-
 function serialize(value: unknown): string {
   switch (typeof value) {
     case 'string':
-      return value.length >= LONG_STRING && NO_ESCAPE.test(value) ? `"${value}"` : JSON.stringify(value);
+      return jsonString(value);
     case 'number':
       if (!Number.isFinite(value)) throw new TypeError(`${value} has no JSON form`);
       return JSON.stringify(value);

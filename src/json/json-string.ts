@@ -1,0 +1,71 @@
+/**
+ * @module json/json-string
+ * A string's JSON (what JSON.stringify gives for it), quicker for long ASCII text: prompts
+ * and answers, which ingest writes as JSON twice (the span's attributes, the step's canonical
+ * request). On Node 20 JSON.stringify of a string costs about 4 ns per character, escapes or
+ * not; json-string.wat finds the runs that need none 16 bytes at a time and copies them,
+ * about half a nanosecond per character with the copies in and out (test/unit/json/
+ * json-string.test.ts holds the two equal; docs/benchmarks.md has the figures).
+ *
+ * Only ASCII text goes through the module: its bytes are its characters, read back as a
+ * one-byte string. Anything else (and short text, where the hand-over costs more than it
+ * saves) is JSON.stringify's, as is everything where WebAssembly cannot run.
+ */
+import { JSON_STRING_WASM } from './json-string-wasm.js';
+
+/** Shorter strings are left to JSON.stringify. */
+export const WASM_MIN_CHARS = 64;
+/** Characters handed to the module at once (its memory has room for this many and their JSON). */
+const PIECE = 64 * 1024;
+const TEXT_AT = 1024;
+const JSON_AT = TEXT_AT + PIECE;
+
+// The little of the WebAssembly API used here (the Node types in use do not declare it).
+declare const WebAssembly: {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object) => { exports: unknown };
+};
+
+interface Exports {
+  memory: { buffer: ArrayBuffer };
+  escape(from: number, n: number, to: number): number;
+}
+
+/** Per byte: 0 when JSON writes it as it is, else the character after its backslash. */
+function escapeTable(): Uint8Array {
+  const table = new Uint8Array(256);
+  for (let c = 0; c < 0x20; c++) table[c] = 'u'.charCodeAt(0);
+  const short: Record<string, string> = { '\b': 'b', '\t': 't', '\n': 'n', '\f': 'f', '\r': 'r', '"': '"', '\\': '\\' };
+  for (const [c, e] of Object.entries(short)) table[c.charCodeAt(0)] = e.charCodeAt(0);
+  return table;
+}
+
+function instantiate(): { wasm: Exports; memory: Buffer } | null {
+  try {
+    const wasm = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(JSON_STRING_WASM, 'base64'))).exports as Exports;
+    const memory = Buffer.from(wasm.memory.buffer);
+    memory.set(escapeTable(), 0);
+    memory.write('0123456789abcdef', 256, 'latin1');
+    return { wasm, memory };
+  } catch {
+    return null; // --jitless, or no WebAssembly SIMD on this CPU: JSON.stringify does the same
+  }
+}
+
+const module = instantiate();
+
+/** JSON.stringify(text), for a string. */
+export function jsonString(text: string): string {
+  if (module === null || text.length < WASM_MIN_CHARS || Buffer.byteLength(text, 'utf8') !== text.length) return JSON.stringify(text);
+  if (text.length <= PIECE) return `"${escapePiece(module, text)}"`;
+  let out = '"';
+  for (let at = 0; at < text.length; at += PIECE) out += escapePiece(module, text.slice(at, at + PIECE));
+  return `${out}"`;
+}
+
+/** The JSON body of an ASCII piece of at most PIECE characters. */
+function escapePiece({ wasm, memory }: { wasm: Exports; memory: Buffer }, piece: string): string {
+  memory.write(piece, TEXT_AT, 'latin1');
+  const length = wasm.escape(TEXT_AT, piece.length, JSON_AT);
+  return memory.toString('latin1', JSON_AT, JSON_AT + length);
+}
