@@ -91,7 +91,7 @@
   ;; Adds the words of the n bytes at `from` (all ASCII): 0 once maxWords words are there
   ;; (tokenize.ts addAscii's false), else 1.
   (func (export "scan") (param $from i32) (param $n i32) (param $maxWords i32) (result i32)
-    (local $i i32) (local $end i32) (local $c i32) (local $start i32) (local $hi i32) (local $lo i32)
+    (local $i i32) (local $end i32) (local $c i32) (local $start i32) (local $hi i32) (local $lo i32) (local $at i32)
     (local.set $i (local.get $from))
     (local.set $end (i32.add (local.get $from) (local.get $n)))
     (block $out
@@ -118,9 +118,17 @@
             (br $chars)))
         (if (i32.le_u (i32.sub (local.get $i) (local.get $start)) (i32.const 100))
           (then
-            (if (i32.and (i32.lt_s (call $add (local.get $hi) (local.get $lo)) (i32.const 0))
-                         (i32.ge_u (global.get $count) (local.get $maxWords)))
-              (then (return (i32.const 0))))))
+            ;; most words were seen before, in their first slot: no call for those
+            (local.set $at (i32.add (global.get $table)
+              (i32.shl (i32.shr_u (i32.mul (i32.xor (local.get $hi) (local.get $lo)) (i32.const 0x9e3779b1)) (global.get $shift))
+                       (i32.const 4))))
+            (if (i32.eqz (i32.and (i32.and (i32.eq (i32.load (local.get $at)) (local.get $hi))
+                                           (i32.eq (i32.load offset=4 (local.get $at)) (local.get $lo)))
+                                  (i32.ne (i32.load offset=8 (local.get $at)) (i32.const 0))))
+              (then
+                (if (i32.and (i32.lt_s (call $add (local.get $hi) (local.get $lo)) (i32.const 0))
+                             (i32.ge_u (global.get $count) (local.get $maxWords)))
+                  (then (return (i32.const 0))))))))
         ;; the byte that ended the word is no word byte
         (local.set $i (i32.add (local.get $i) (i32.const 1)))
         (br $words)))
