@@ -37,8 +37,11 @@ export interface DeriveChunkRequest {
 
 export interface DeriveChunkResult {
   job: number;
-  /** binary COPY tuples (unframed) of the new spans' steps, for tapedeck_store.steps */
-  steps: Uint8Array;
+  /**
+   * binary COPY tuples (unframed) of the new spans' steps, for tapedeck_store.steps, in
+   * pieces (the worker sends them as one: transferable)
+   */
+  steps: Uint8Array[];
   /** the steps of spans stored before, to upsert */
   restated: DerivedSpan[];
   /** indexes (in this chunk) of spans with a value over the payload threshold */
@@ -73,7 +76,7 @@ export class ChunkDeriver {
       this.words.delete(req.job);
       wordTuples = encodeTraceWords(req.tenant, words);
     }
-    return { job: req.job, steps: own(out.steps.take()), restated: out.restated, local, dialectErrors, words: wordTuples };
+    return { job: req.job, steps: out.steps.take(), restated: out.restated, local, dialectErrors, words: wordTuples };
   }
 
   /** Forgets a job that will send no more chunks (its transaction failed). */
@@ -109,7 +112,7 @@ function encodeTraceWords(tenant: string, words: TraceWords): Uint8Array {
  * The chunks as one Uint8Array over an ArrayBuffer of its own, so it can be transferred to
  * another thread without copying (a Buffer may share its ArrayBuffer with others).
  */
-function own(chunks: readonly Uint8Array[]): Uint8Array {
+export function own(chunks: readonly Uint8Array[]): Uint8Array {
   let size = 0;
   for (const c of chunks) size += c.length;
   const out = new Uint8Array(size);

@@ -165,7 +165,7 @@ class Derivation {
       for await (const chunk of source) {
         if (this.stopped) break; // ends the source, which cancels the rest of the job
         this.ready.push(chunk);
-        this.readyBytes += chunk.steps.length;
+        this.readyBytes += byteLengthOf(chunk.steps);
         this.wakeReader?.();
         while (this.readyBytes >= READ_AHEAD_BYTES && !this.stopped) await new Promise<void>((resolve) => { this.wakeTaker = resolve; });
         if (this.stopped) break; // rather than wait for (and ask for) one more chunk
@@ -182,7 +182,7 @@ class Derivation {
     for (;;) {
       const chunk = this.ready.shift();
       if (chunk) {
-        this.readyBytes -= chunk.steps.length;
+        this.readyBytes -= byteLengthOf(chunk.steps);
         this.wakeTaker?.();
         yield chunk;
         continue;
@@ -203,6 +203,8 @@ class Derivation {
 
 const READ_AHEAD_BYTES = 4 * 1024 * 1024;
 
+const byteLengthOf = (pieces: readonly Uint8Array[]): number => pieces.reduce((n, p) => n + p.length, 0);
+
 /**
  * Streams the encoded steps of new spans into a COPY as chunks come back; spans with a value
  * over the payload threshold are derived here (they need the payload store). Steps of spans
@@ -219,7 +221,7 @@ async function copySteps(
     for await (const chunk of derivation.chunks()) {
       restated.push(...chunk.restated);
       if (chunk.words) words.push(chunk.words);
-      yield chunk.steps;
+      yield* chunk.steps;
       if (chunk.local.length === 0) continue;
       const local = chunk.local.map((i) => chunk.spans[i]);
       const out = { steps: new BinaryCopyWriter(stepCopyColumns, { framed: false }), words: localWords, restated };

@@ -30,7 +30,8 @@ async function all(chunked: ChunkedDerive, spans: SpanRecord[]): Promise<Derived
   return out;
 }
 
-const comparable = (chunks: DerivedChunk[]) => chunks.map((c) => ({ steps: [...c.steps], words: c.words && [...c.words], local: c.local, spans: c.spans.length }));
+// the steps' bytes: the worker sends a chunk's in one piece, this thread in the writer's
+const comparable = (chunks: DerivedChunk[]) => chunks.map((c) => ({ steps: [...Buffer.concat(c.steps)], words: c.words && [...c.words], local: c.local, spans: c.spans.length }));
 
 /** The built ChunkDeriver, for stand-in workers that derive as the real one does. */
 const CHUNK_MODULE = JSON.stringify(new URL('../../../dist/src/ingest/derive-chunk.js', import.meta.url).href);
