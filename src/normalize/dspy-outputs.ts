@@ -38,7 +38,8 @@ export function messagesFromDspyOutputs(outputs: JsonValue[]): Message[] {
 /**
  * A tool call as it reaches output.value: a Responses API function_call item (model_dump():
  * the call's id is call_id, `id` the item's), or a chat completion's LiteLLM tool call, which
- * json.dumps(default=str) writes as the pydantic model's str():
+ * safe_json_dumps (openinference-instrumentation helpers.py: json.dumps(obj, default=str,
+ * ensure_ascii=False)) writes as the pydantic model's str():
  * `function=Function(arguments='{"city":"Paris"}', name='get_weather') id='call_1' type='function'`.
  */
 function dspyToolCall(raw: JsonValue): ToolCall | undefined {
