@@ -203,7 +203,16 @@ class Derivation {
 
 const READ_AHEAD_BYTES = 4 * 1024 * 1024;
 
-const byteLengthOf = (pieces: readonly Uint8Array[]): number => pieces.reduce((n, p) => n + p.length, 0);
+/**
+ * The memory a chunk's tuples hold: their buffers whole (pieces derived on this thread are
+ * the used part of the writer's 256 KiB buffers; the worker's are one buffer of their own).
+ */
+function byteLengthOf(pieces: readonly Uint8Array[]): number {
+  const buffers = new Set(pieces.map((p) => p.buffer));
+  let bytes = 0;
+  for (const b of buffers) bytes += b.byteLength;
+  return bytes;
+}
 
 /**
  * Streams the encoded steps of new spans into a COPY as chunks come back; spans with a value

@@ -15,14 +15,22 @@ import { asObject } from './attrs.js';
 /** The instrumentation's gen_ai.system (GenAiSystemValues.VERTEX_AI), before latest semconv. */
 export const VERTEX_AI_SYSTEM = 'vertex_ai';
 
-/** A model message body {role, content: [parts]} with `{name}_{part index}` on each function_call lacking an id. */
+/**
+ * A model message body {role, content: [parts]} with `{name}_{part index}` on each
+ * function_call lacking an id, while every part before it is a call too. The instrumentation
+ * numbers a tool result by its place among the function responses, and an answer's call by
+ * its place among all the parts: the two agree only while the calls come first. Past a text
+ * or thought part they would name another call's result, so those calls get no id.
+ */
 export function withVertexAiCallIds(body: { [k: string]: JsonValue }): { [k: string]: JsonValue } {
   if (!Array.isArray(body.content)) return body;
+  let leading = true;
   const content = body.content.map((raw, idx) => {
     const part = asObject(raw);
     const key = part && (part.function_call !== undefined ? 'function_call' : part.functionCall !== undefined ? 'functionCall' : undefined);
     const call = key ? asObject(part![key]) : undefined;
-    if (!call || call.id !== undefined || typeof call.name !== 'string') return raw;
+    leading &&= call !== undefined;
+    if (!leading || !call || call.id !== undefined || typeof call.name !== 'string') return raw;
     return { ...part!, [key!]: { ...call, id: `${call.name}_${idx}` } };
   });
   return { ...body, content };

@@ -37,7 +37,9 @@ const DEFAULT_WORKFLOW_NAME = 'Agent workflow';
  * The trace root. Agent spans carry their agent's identity (graph.node.id since Python 1.1 and
  * in JS, agent.name since Python 2.0); the root carries none. Older Python versions wrote
  * neither on agent spans, so without them the root is known by having no parent (an agent
- * span's parent is the root) or by the default name (the root under an app's own span).
+ * span's parent is the root) or by the default name (the root under an app's own span). An
+ * old version's agent span with no parent would be taken for the root: that happens only
+ * when the root itself is missing (the processor always writes it first).
  */
 export function isOpenAiAgentsTraceRoot(span: SpanRecord): boolean {
   if (!isOpenAiAgentsScope(span)) return false;

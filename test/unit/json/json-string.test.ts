@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { compileWat } from '../../../scripts/build-wasm.mjs';
-import { jsonString, WASM_MIN_CHARS } from '../../../src/json/json-string.js';
+import { JSON_STRING_WASM_LOADED, jsonString, WASM_MIN_CHARS } from '../../../src/json/json-string.js';
 import { JSON_STRING_WASM } from '../../../src/json/json-string-wasm.js';
 
 const ASCII = Array.from({ length: 128 }, (_, c) => String.fromCharCode(c));
@@ -23,8 +23,10 @@ function random(seed: number): () => number {
 }
 
 describe('jsonString', () => {
-  it('is the module json-string.wat compiles to (npm run build:wasm after changing it)', async () => {
+  it('is the module json-string.wat compiles to (npm run build:wasm after changing it), and it loads here', async () => {
     expect(JSON_STRING_WASM).toBe((await compileWat('json-string')).toString('base64'));
+    // else every test below would compare JSON.stringify with itself
+    expect(JSON_STRING_WASM_LOADED).toBe(true);
   });
 
   it('escapes every ASCII character as JSON.stringify does, at every place around the 16-byte steps', () => {

@@ -122,4 +122,17 @@ describe('OTel contrib vertexai (instrumentation-genai utils.py), event mode: ca
       { role: 'tool', tool_call_id: 'get_time_1', content: { result: '12:00' } },
     ]);
   });
+
+  it('gives no id to calls after a text part, where the results are numbered differently (among responses, not all parts)', () => {
+    const step = normalizeSpan(chat, [
+      event('gen_ai.user.message', { role: 'user', content: [{ text: 'Weather in Boston and Paris?' }] }),
+      event('gen_ai.assistant.message', { role: 'model', content: [{ text: 'Looking both up.' },
+        { function_call: { name: 'get_weather', args: { location: 'Boston' } } }, { function_call: { name: 'get_weather', args: { location: 'Paris' } } }] }),
+      event('gen_ai.tool.message', { role: 'user', id: 'get_weather_0', content: { result: 'rainy' } }),
+      event('gen_ai.tool.message', { role: 'user', id: 'get_weather_1', content: { result: 'sunny' } }),
+      event('gen_ai.choice', { finish_reason: 'stop', index: 0, message: { role: 'model', content: [{ text: 'Rainy, sunny.' }] } }),
+    ]).step as StepDraft;
+    const calls = (step.request as { tool_calls?: { id?: string }[] }[])[1].tool_calls!;
+    expect(calls.map((c) => c.id)).toEqual([undefined, undefined]);
+  });
 });
