@@ -18,6 +18,7 @@ import { hasStepsOlderThan, reindexReasons } from './tapes/reindex.js';
 import type { Database } from './store/database.js';
 import type { PayloadStore } from './payloads/payload-store.js';
 import { createAdmission } from './ingest/admission.js';
+import { JSON_STRING_WASM_LOADED } from './json/json-string.js';
 import { createOtlpHttpRoutes } from './ingest/http-receiver.js';
 import { bindGrpcServer, createGrpcServer } from './ingest/grpc-receiver.js';
 import { createApp } from './api/app.js';
@@ -46,6 +47,9 @@ export interface StartOptions {
 export async function startTapedeck(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningTapedeck> {
   const store = await openStore(config, logger, options);
   await warnIfStepsAreOlder(store, logger);
+  if (!JSON_STRING_WASM_LOADED) {
+    logger.warn('WebAssembly SIMD is not available on this CPU (V8 needs SSE4.1 for it): ingest escapes JSON strings with JSON.stringify, several times slower for long prompts');
+  }
   const admission = createAdmission(config.maxInflightRequests);
   let http: ServerType | undefined;
   let grpcServer: grpc.Server | undefined;

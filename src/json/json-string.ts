@@ -9,7 +9,7 @@
  *
  * Only ASCII text goes through the module: its bytes are its characters, read back as a
  * one-byte string. Anything else (and short text, where the hand-over costs more than it
- * saves) is JSON.stringify's, as is everything where WebAssembly cannot run.
+ * saves) is JSON.stringify's, as is everything where WebAssembly SIMD cannot run.
  */
 import { JSON_STRING_WASM } from './json-string-wasm.js';
 
@@ -48,7 +48,7 @@ function instantiate(): { wasm: Exports; memory: Buffer } | null {
     memory.write('0123456789abcdef', 256, 'latin1');
     return { wasm, memory };
   } catch {
-    return null; // --jitless, or no WebAssembly SIMD on this CPU: JSON.stringify does the same
+    return null; // no WebAssembly SIMD on this CPU (V8 needs SSE4.1): JSON.stringify does the same (server.ts warns)
   }
 }
 
