@@ -1,0 +1,219 @@
+/**
+ * Conformance with an agent framework's own telemetry, live: the Vercel AI SDK (`ai`) with
+ * `experimental_telemetry: { isEnabled: true }` and the `@ai-sdk/openai` provider, exporting
+ * through the real OTLP/HTTP protobuf exporter into a running tapedeck.
+ *
+ * Scope: the same scripted weather conversation as live-instrumentations.test.ts, but driven
+ * by the SDK: one generateText call with a get_weather tool and `stopWhen: stepCountIs(2)`, so
+ * the SDK runs the tool itself and calls the model a second time with the tool result. The only
+ * stand-in is the OpenAI API: a small local HTTP server answers the two chat.completions
+ * requests (the provider's `openai.chat(...)` model) and records what it was sent. The tape
+ * tapedeck serves for the run must hold model call, tool call, model call, in that order,
+ * with the canonical messages, the tool's arguments and result, and the token counts.
+ *
+ * Versions: ai 6.0.326 and @ai-sdk/openai 3.0.141, the newest releases whose `engines` allow
+ * Node 20 (every ai 7.x and @ai-sdk/openai 4.x needs Node >= 22). AI SDK 6 emits the legacy
+ * `ai.*` span layout (src/normalize/dialects/vercel-ai.ts) when telemetry is enabled.
+ *
+ * No patching: the SDK writes its spans through the global OpenTelemetry API
+ * (`trace.getTracer('ai')` unless a tracer is passed), so the test registers its tracer
+ * provider globally for the conversation, the way an app's OTel setup does.
+ *
+ * Anthropic through @anthropic-ai/sdk with @traceloop/instrumentation-anthropic is not here:
+ * every release of that instrumentation (0.22.x to 0.27.0, the latest) declares
+ * `@anthropic-ai/sdk >=0.9.1` but its patch wraps `Anthropic.Completions.prototype.create` first,
+ * and @anthropic-ai/sdk 1.x has no `Anthropic.Completions`, so patching throws before
+ * `Messages.create` is wrapped (checked with 0.27.0: with the instrumentation enabled,
+ * `require('@anthropic-ai/sdk')` itself throws "Cannot read properties of undefined (reading
+ * 'prototype')"): no release instruments the 1.14.0 the project pins.
+ *
+ * The conversation runs under a parent span carrying `session.id`, so all its spans land in
+ * one named run.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { context, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { generateText, jsonSchema, stepCountIs, tool } from 'ai';
+import { createOpenAI } from '@ai-sdk/openai';
+import { databaseKinds } from '../helpers/databases.js';
+import { SYSTEM, QUESTION, TOOL_CALL_ID, TOOL_ARGUMENTS, TOOL_RESULT, ANSWER, REQUEST_MODEL, RESPONSE_MODEL, USAGE, CANONICAL, type StubApi, startStubApi, type TapeStep, type Tape, readTape, describeSpans } from '../helpers/weather-conversation.js';
+import { readSpanRows, startTestTapedeck, START_TIMEOUT_MS, type TestTapedeck } from '../helpers/tapedeck-server.js';
+
+// ---------------------------------------------------------------------------------------
+// The app: one generateText that calls the model, runs the tool, calls the model again
+
+/** The arguments the SDK handed the tool's execute, per call. */
+const toolInputs: unknown[] = [];
+
+async function runConversation(api: StubApi, provider: BasicTracerProvider, run: string): Promise<void> {
+  const openai = createOpenAI({ apiKey: 'sk-live-framework-test', baseURL: api.baseURL });
+  const tracer = provider.getTracer('live-weather-agent');
+  await tracer.startActiveSpan('weather-agent', { attributes: { 'session.id': run } }, async (span) => {
+    try {
+      const result = await generateText({
+        model: openai.chat(REQUEST_MODEL),
+        system: SYSTEM,
+        prompt: QUESTION,
+        temperature: 0,
+        maxRetries: 0,
+        tools: {
+          get_weather: tool({
+            description: 'Current weather for a city',
+            inputSchema: jsonSchema<{ city: string; unit?: 'celsius' | 'fahrenheit' }>({
+              type: 'object',
+              properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
+              required: ['city'],
+            }),
+            // the "tool": answers the scripted weather for the arguments the model chose
+            execute: async (input) => {
+              toolInputs.push(input);
+              return TOOL_RESULT;
+            },
+          }),
+        },
+        stopWhen: stepCountIs(2),
+        experimental_telemetry: { isEnabled: true },
+      });
+      expect(result.text).toBe(ANSWER);
+      expect(result.steps).toHaveLength(2);
+    } finally {
+      span.end();
+    }
+  });
+}
+
+
+// ---------------------------------------------------------------------------------------
+// The Vercel AI SDK, end to end
+
+describe.each(databaseKinds)('live Vercel AI SDK telemetry, generateText with a tool (%s)', (kind) => {
+  let t: TestTapedeck;
+  const contextManager = new AsyncLocalStorageContextManager();
+  const run = `live-vercel-ai-${randomBytes(4).toString('hex')}`;
+  let api: StubApi;
+  let tape: Tape;
+  let traceId: string;
+  let llm: TapeStep[];
+  let tools: TapeStep[];
+
+  beforeAll(async () => {
+    context.setGlobalContextManager(contextManager.enable());
+    t = await startTestTapedeck(kind);
+    api = await startStubApi();
+    toolInputs.length = 0;
+    const provider = new BasicTracerProvider({
+      resource: resourceFromAttributes({ 'service.name': 'live-weather-agent' }),
+      spanProcessors: [new SimpleSpanProcessor(new OTLPTraceExporter({ url: `${t.url}/v1/traces` }))],
+    });
+    trace.setGlobalTracerProvider(provider);
+    try {
+      await runConversation(api, provider, run);
+    } finally {
+      await provider.forceFlush();
+      await provider.shutdown();
+      trace.disable();
+    }
+    tape = await readTape(t, run);
+    traceId = tape.steps[0]?.trace_id ?? '';
+    llm = tape.steps.filter((s) => s.kind === 'llm');
+    tools = tape.steps.filter((s) => s.kind === 'tool');
+  }, START_TIMEOUT_MS);
+  afterAll(async () => {
+    context.disable();
+    trace.disable();
+    await api?.close();
+    await t?.close();
+  });
+
+  it('the stub answered both turns, the second with the tool result the SDK appended', () => {
+    expect(api.requests).toHaveLength(2);
+    expect(api.requests[1].messages.at(-1)).toEqual({ role: 'tool', tool_call_id: TOOL_CALL_ID, content: JSON.stringify(TOOL_RESULT) });
+    expect(toolInputs).toEqual([TOOL_ARGUMENTS]);
+  });
+
+  it('puts model call, tool call, model call on the run\'s tape, in order, read from the ai.* layout', async () => {
+    expect(tape.run).toBe(run);
+    expect(tape.truncated).toBe(false);
+    // the app's span and the SDK's ai.generateText span around the steps are context, not steps
+    expect(tape.steps.map((s) => s.kind), await describeSpans(t, traceId)).toEqual(['llm', 'tool', 'llm']);
+    expect(tape.steps.map((s) => s.name)).toEqual(['ai.generateText.doGenerate', 'ai.toolCall', 'ai.generateText.doGenerate']);
+    expect(tape.steps.map((s) => s.layout)).toEqual(['vercel-ai', 'vercel-ai', 'vercel-ai']);
+    expect(llm.map((s) => s.model)).toEqual([RESPONSE_MODEL, RESPONSE_MODEL]);
+    expect(tape.steps.map((s) => s.status)).not.toContain('error');
+    expect(tape.steps.map((s) => s.index)).toEqual([...tape.steps.map((s) => s.index)].sort((a, b) => a - b));
+    // every step is a child of the SDK's ai.generateText span, itself a child of the app's span
+    const rows = await readSpanRows(t.db, [traceId]);
+    const root = rows.find((r) => r.name === 'weather-agent')!;
+    const outer = rows.filter((r) => r.name === 'ai.generateText');
+    expect(outer).toHaveLength(1);
+    expect(outer[0]).toMatchObject({ scope_name: 'ai', parent_span_id: root.span_id });
+    for (const step of tape.steps) {
+      const row = rows.find((r) => r.span_id === step.span_id)!;
+      expect(row).toMatchObject({ scope_name: 'ai', parent_span_id: outer[0].span_id });
+    }
+  });
+
+  it('keeps the request configuration the SDK recorded', () => {
+    expect(llm.map((s) => s.params)).toEqual([
+      { model: REQUEST_MODEL, temperature: 0 },
+      { model: REQUEST_MODEL, temperature: 0 },
+    ]);
+  });
+
+  it('first call: the system prompt and the user question in, the tool call (name, parsed arguments, id) out', async () => {
+    const [first] = llm;
+    expect(first.request, await describeSpans(t, traceId)).toEqual(CANONICAL.firstRequest);
+    expect(first.response).toEqual(CANONICAL.toolCallAnswer);
+  });
+
+  it('the tool step: the tool name, the arguments the SDK passed and the result it returned', async () => {
+    expect(tools, await describeSpans(t, traceId)).toHaveLength(1);
+    const [step] = tools;
+    expect(step.tool).toBe('get_weather');
+    expect(step.model).toBeNull();
+    expect(step.request).toEqual(TOOL_ARGUMENTS);
+    expect(step.response).toEqual(TOOL_RESULT);
+    expect(step.fingerprint).toMatch(/^tool:get_weather#[0-9a-f]{16}$/);
+    // the tool step comes after the answer that asked for it and before the call that reads its result
+    expect(tape.steps.indexOf(step)).toBe(1);
+  });
+
+  it('second call: the assistant tool call and the tool result (with its call id) in, the final answer out', async () => {
+    const [, second] = llm;
+    expect(second.request, await describeSpans(t, traceId)).toEqual([
+      ...CANONICAL.firstRequest, CANONICAL.assistantToolCall, CANONICAL.toolResult,
+    ]);
+    expect(second.response).toEqual(CANONICAL.finalAnswer);
+  });
+
+  it('token counts are the usage the API reported, on the model calls only (the outer span\'s totals are not counted again)', async () => {
+    // @ai-sdk/openai 3.0.141 reports cached_tokens as 0 when the API sent no
+    // prompt_tokens_details (`?? 0`), so the spans carry ai.usage.cachedInputTokens: 0 and the
+    // tape keeps that 0: reported, not missing. context is the input the call saw.
+    expect(llm.map((s) => s.tokens)).toEqual(USAGE.map((u) => ({
+      input: u.prompt_tokens, output: u.completion_tokens, cache_read: 0, cache_write: null, context: u.prompt_tokens,
+    })));
+    expect(tools[0].tokens).toEqual({ input: null, output: null, cache_read: null, cache_write: null, context: null });
+    // the ai.generateText span carries the sum over both calls; no step takes it
+    const rows = await readSpanRows(t.db, [traceId]);
+    const outer = rows.find((r) => r.name === 'ai.generateText')!;
+    expect(outer.attributes).toMatchObject({
+      'ai.usage.inputTokens': USAGE[0].prompt_tokens + USAGE[1].prompt_tokens,
+      'ai.usage.outputTokens': USAGE[0].completion_tokens + USAGE[1].completion_tokens,
+    });
+    for (const step of llm) {
+      expect(rows.find((r) => r.span_id === step.span_id)!.attributes).toMatchObject({ 'ai.usage.cachedInputTokens': 0 });
+    }
+  });
+
+  it('fingerprints name the response model and the tool', () => {
+    expect(tape.steps.map((s) => s.fingerprint.split('#')[0])).toEqual([
+      `llm:${RESPONSE_MODEL}`, 'tool:get_weather', `llm:${RESPONSE_MODEL}`,
+    ]);
+    expect(tape.steps.every((s) => s.request_digest && s.response_digest)).toBe(true);
+  });
+});
