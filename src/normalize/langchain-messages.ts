@@ -91,6 +91,21 @@ export function messagesFromLangChainInputs(messages: JsonValue[]): Message[] | 
 }
 
 /**
+ * The model that answered, as a LangChain LLMResult records it: the first answer's
+ * response_metadata (model_name from OpenAI, model from Anthropic), else llm_output.model_name.
+ * LangChain's own llm.model_name is the model asked for (`gpt-4o-mini`), this the one that
+ * answered (`gpt-4o-mini-2024-07-18`), which the other layouts record.
+ */
+export function langChainResponseModel(body: JsonValue | undefined): string | undefined {
+  const result = asObject(body);
+  const gens = Array.isArray(result?.generations) ? result!.generations[0] : undefined;
+  const first = Array.isArray(gens) ? asObject(gens[0]) : undefined;
+  const meta = asObject(langChainFields(first?.message)?.f.response_metadata);
+  const model = meta?.model_name ?? meta?.model ?? asObject(result?.llm_output)?.model_name;
+  return typeof model === 'string' && model !== '' ? model : undefined;
+}
+
+/**
  * A LangChain LLMResult {"generations": [[{text, generation_info, message}, ...]], llm_output}
  * → the answers of the first prompt; the finish reason from generation_info, else the message's
  * response_metadata. A completion generation without a message is its text.

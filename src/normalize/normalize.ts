@@ -46,7 +46,9 @@ import { ownRunOf, parentRunOf } from './run-identity.js';
  *    tool.{key} spans: mastra-legacy.ts), which were context.
  * 7: OpenInference openai-agents handoff spans and trace root are context (they were a tool and
  *    an agent step); DSPy LM output objects in output.value; autogen.tool.arguments; contrib
- *    vertexai's made-up call ids on the history's calls (framework-span-gaps.test.ts).
+ *    vertexai's made-up call ids on the history's calls (framework-span-gaps.test.ts); an
+ *    OpenInference LangChain step's model is the one that answered (its result's
+ *    response_metadata), no longer the one asked for (llm.model_name).
  */
 export const NORMALIZER_VERSION = 7;
 

@@ -27,6 +27,16 @@
  * `require('@anthropic-ai/sdk')` itself throws "Cannot read properties of undefined (reading
  * 'prototype')"): no release instruments the 1.14.0 the project pins.
  *
+ * LangChain JS traced by OpenInference: @langchain/openai 1.5.8 ChatOpenAI (the stand-in as
+ * `configuration.baseURL`) with get_weather bound by bindTools, invoked with the system and user
+ * messages; the app runs the tool call itself, appends a ToolMessage and invokes again.
+ * @arizeai/openinference-instrumentation-langchain 4.1.1 is applied with manuallyInstrument on
+ * `@langchain/core/callbacks/manager` (it wraps CallbackManager._configureSync, so no require hook
+ * is needed) and writes the chat-model runs as LLM spans (openinference dialect,
+ * src/normalize/langchain-messages.ts). Versions: @langchain/core 1.4.0 (Node >= 20) and
+ * @langchain/openai 1.5.8, the newest whose `engines` allow Node 20 (1.5.9 and later need
+ * Node >= 22 and openai 7); it uses the project's openai 6.49.0.
+ *
  * The conversation runs under a parent span carrying `session.id`, so all its spans land in
  * one named run.
  */
@@ -39,8 +49,12 @@ import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-tra
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { generateText, jsonSchema, stepCountIs, tool } from 'ai';
 import { createOpenAI } from '@ai-sdk/openai';
+import { ChatOpenAI } from '@langchain/openai';
+import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import * as CallbackManagerModule from '@langchain/core/callbacks/manager';
+import { LangChainInstrumentation } from '@arizeai/openinference-instrumentation-langchain';
 import { databaseKinds } from '../helpers/databases.js';
-import { SYSTEM, QUESTION, TOOL_CALL_ID, TOOL_ARGUMENTS, TOOL_RESULT, ANSWER, REQUEST_MODEL, RESPONSE_MODEL, USAGE, CANONICAL, type StubApi, startStubApi, type TapeStep, type Tape, readTape, describeSpans } from '../helpers/weather-conversation.js';
+import { SYSTEM, QUESTION, TOOL_CALL_ID, TOOL_ARGUMENTS, TOOL_RESULT, ANSWER, REQUEST_MODEL, RESPONSE_MODEL, USAGE, CANONICAL, GET_WEATHER_TOOL, type StubApi, startStubApi, type TapeStep, type Tape, readTape, describeSpans } from '../helpers/weather-conversation.js';
 import { readSpanRows, startTestTapedeck, START_TIMEOUT_MS, type TestTapedeck } from '../helpers/tapedeck-server.js';
 
 // ---------------------------------------------------------------------------------------
@@ -80,6 +94,38 @@ async function runConversation(api: StubApi, provider: BasicTracerProvider, run:
       });
       expect(result.text).toBe(ANSWER);
       expect(result.steps).toHaveLength(2);
+    } finally {
+      span.end();
+    }
+  });
+}
+
+
+// ---------------------------------------------------------------------------------------
+// The LangChain app: ChatOpenAI with a bound tool, invoked, the tool run by hand, invoked again
+
+async function runLangChainConversation(api: StubApi, provider: BasicTracerProvider, run: string): Promise<void> {
+  const model = new ChatOpenAI({
+    model: REQUEST_MODEL,
+    temperature: 0,
+    maxRetries: 0,
+    apiKey: 'sk-live-framework-test',
+    configuration: { baseURL: api.baseURL },
+  }).bindTools([GET_WEATHER_TOOL]);
+  const tracer = provider.getTracer('live-weather-agent');
+  await tracer.startActiveSpan('weather-agent', { attributes: { 'session.id': run } }, async (span) => {
+    try {
+      const messages: BaseMessage[] = [new SystemMessage(SYSTEM), new HumanMessage(QUESTION)];
+      const first = await model.invoke(messages);
+      expect(first).toBeInstanceOf(AIMessage);
+      messages.push(first);
+      for (const call of first.tool_calls ?? []) {
+        // the "tool": answers the scripted weather for the arguments the model chose
+        toolInputs.push(call.args);
+        messages.push(new ToolMessage({ tool_call_id: call.id!, content: JSON.stringify(TOOL_RESULT) }));
+      }
+      const second = await model.invoke(messages);
+      expect(second.content).toBe(ANSWER);
     } finally {
       span.end();
     }
@@ -215,5 +261,121 @@ describe.each(databaseKinds)('live Vercel AI SDK telemetry, generateText with a 
       `llm:${RESPONSE_MODEL}`, 'tool:get_weather', `llm:${RESPONSE_MODEL}`,
     ]);
     expect(tape.steps.every((s) => s.request_digest && s.response_digest)).toBe(true);
+  });
+});
+
+
+// ---------------------------------------------------------------------------------------
+// LangChain JS traced by OpenInference, end to end
+
+describe.each(databaseKinds)('live LangChain JS traced by @arizeai/openinference-instrumentation-langchain, ChatOpenAI with a bound tool (%s)', (kind) => {
+  let t: TestTapedeck;
+  const contextManager = new AsyncLocalStorageContextManager();
+  const run = `live-langchain-${randomBytes(4).toString('hex')}`;
+  let api: StubApi;
+  let tape: Tape;
+  let traceId: string;
+  let llm: TapeStep[];
+
+  beforeAll(async () => {
+    context.setGlobalContextManager(contextManager.enable());
+    t = await startTestTapedeck(kind);
+    api = await startStubApi();
+    toolInputs.length = 0;
+    const provider = new BasicTracerProvider({
+      resource: resourceFromAttributes({ 'service.name': 'live-weather-agent' }),
+      spanProcessors: [new SimpleSpanProcessor(new OTLPTraceExporter({ url: `${t.url}/v1/traces` }))],
+    });
+    const instrumentation = new LangChainInstrumentation({ instrumentationConfig: { enabled: false }, tracerProvider: provider });
+    instrumentation.manuallyInstrument(CallbackManagerModule);
+    try {
+      await runLangChainConversation(api, provider, run);
+    } finally {
+      // unwrap CallbackManager._configureSync again (manuallyInstrument has no public inverse;
+      // disable() only undoes the require hook, not enabled here)
+      (instrumentation as unknown as { unpatch(module: typeof CallbackManagerModule): void }).unpatch(CallbackManagerModule);
+      await provider.forceFlush();
+      await provider.shutdown();
+    }
+    tape = await readTape(t, run);
+    traceId = tape.steps[0]?.trace_id ?? '';
+    llm = tape.steps.filter((s) => s.kind === 'llm');
+  }, START_TIMEOUT_MS);
+  afterAll(async () => {
+    context.disable();
+    await api?.close();
+    await t?.close();
+  });
+
+  it('the stub answered both turns, the second with the tool result the app appended', () => {
+    expect(api.requests).toHaveLength(2);
+    expect(api.requests[1].messages.at(-1)).toEqual({ role: 'tool', tool_call_id: TOOL_CALL_ID, content: JSON.stringify(TOOL_RESULT) });
+    expect(toolInputs).toEqual([TOOL_ARGUMENTS]);
+  });
+
+  it('puts both model calls on the run\'s tape, in order, read from the openinference layout', async () => {
+    expect(tape.run).toBe(run);
+    expect(tape.truncated).toBe(false);
+    // the app's span names the run and is context, not a step; no tool step: the app ran the tool
+    // itself, outside LangChain, so no tool run (and no TOOL span) exists
+    expect(tape.steps.map((s) => s.kind), await describeSpans(t, traceId)).toEqual(['llm', 'llm']);
+    expect(tape.steps.map((s) => s.name)).toEqual(['ChatOpenAI', 'ChatOpenAI']);
+    expect(llm.map((s) => s.layout)).toEqual(['openinference', 'openinference']);
+    expect(llm.map((s) => s.status)).not.toContain('error');
+    expect(llm[0].index).toBeLessThan(llm[1].index);
+    // the chat-model runs' spans, children of the app's span: the model bound with bindTools is
+    // a RunnableBinding, which starts no run of its own, so no chain span wraps them
+    const rows = await readSpanRows(t.db, [traceId]);
+    const root = rows.find((r) => r.name === 'weather-agent')!;
+    expect(rows.map((r) => r.name).sort()).toEqual(['ChatOpenAI', 'ChatOpenAI', 'weather-agent']);
+    for (const step of llm) {
+      const row = rows.find((r) => r.span_id === step.span_id)!;
+      expect(row).toMatchObject({ scope_name: '@arizeai/openinference-instrumentation-langchain', parent_span_id: root.span_id });
+      expect(row.attributes).toMatchObject({ 'openinference.span.kind': 'LLM', 'llm.model_name': REQUEST_MODEL });
+    }
+  });
+
+  it('names the model that answered, as the other layouts do', async () => {
+    // llm.model_name on the LangChain JS spans is the request model (ChatOpenAI's `model`, from
+    // the invocation params); the model that answered is in output.value, the AIMessage's
+    // response_metadata.model_name, which tapedeck reads first (openinference.ts)
+    expect(llm.map((s) => s.model), await describeSpans(t, traceId)).toEqual([RESPONSE_MODEL, RESPONSE_MODEL]);
+  });
+
+  it('keeps the request configuration the instrumentation recorded', () => {
+    // llm.invocation_parameters is ChatOpenAI's request minus the messages: it says stream: false
+    // (sent to the API too, see the stub's requests) besides model and temperature
+    expect(api.requests.map((r) => r.stream)).toEqual([false, false]);
+    expect(llm.map((s) => s.params)).toEqual([
+      { model: REQUEST_MODEL, temperature: 0, stream: false },
+      { model: REQUEST_MODEL, temperature: 0, stream: false },
+    ]);
+  });
+
+  it('first call: the system prompt and the user question in, the tool call (name, parsed arguments, id) out', async () => {
+    const [first] = llm;
+    expect(first.request, await describeSpans(t, traceId)).toEqual(CANONICAL.firstRequest);
+    expect(first.response).toEqual(CANONICAL.toolCallAnswer);
+  });
+
+  it('second call: the assistant tool call and the tool result (with its call id) in, the final answer out', async () => {
+    const [, second] = llm;
+    expect(second.request, await describeSpans(t, traceId)).toEqual([
+      ...CANONICAL.firstRequest, CANONICAL.assistantToolCall, CANONICAL.toolResult,
+    ]);
+    expect(second.response).toEqual(CANONICAL.finalAnswer);
+  });
+
+  it('token counts are the usage the API reported', () => {
+    // no prompt_tokens_details from the API, so LangChain's usage_metadata.input_token_details is
+    // {} and the spans carry no llm.token_count.prompt_details.*: cache counts are missing (null)
+    expect(llm.map((s) => s.tokens)).toEqual(USAGE.map((u) => ({
+      input: u.prompt_tokens, output: u.completion_tokens, cache_read: null, cache_write: null, context: u.prompt_tokens,
+    })));
+  });
+
+  it('fingerprints name the model that answered', () => {
+    expect(llm.map((s) => s.fingerprint.split('#')[0])).toEqual([`llm:${RESPONSE_MODEL}`, `llm:${RESPONSE_MODEL}`]);
+    expect(llm.every((s) => s.request_digest && s.response_digest)).toBe(true);
   });
 });

@@ -42,7 +42,7 @@ import { OpenAIInstrumentation as OpenInferenceOpenAIInstrumentation } from '@ar
 import type OpenAIType from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { databaseKinds } from '../helpers/databases.js';
-import { SYSTEM, QUESTION, TOOL_CALL_ID, TOOL_ARGUMENTS, TOOL_RESULT, ANSWER, REQUEST_MODEL, RESPONSE_MODEL, USAGE, CANONICAL, type StubApi, startStubApi, type TapeStep, type Tape, readTape, describeSpans } from '../helpers/weather-conversation.js';
+import { SYSTEM, QUESTION, TOOL_CALL_ID, TOOL_ARGUMENTS, TOOL_RESULT, ANSWER, REQUEST_MODEL, RESPONSE_MODEL, USAGE, CANONICAL, GET_WEATHER_TOOL, type StubApi, startStubApi, type TapeStep, type Tape, readTape, describeSpans } from '../helpers/weather-conversation.js';
 import { readSpanRows, startTestTapedeck, START_TIMEOUT_MS, type TestTapedeck } from '../helpers/tapedeck-server.js';
 
 const requireCjs = createRequire(import.meta.url);
@@ -50,18 +50,7 @@ const requireCjs = createRequire(import.meta.url);
 // ---------------------------------------------------------------------------------------
 // The tools the app offers (the conversation itself: helpers/weather-conversation.ts)
 
-const TOOLS: ChatCompletionTool[] = [{
-  type: 'function',
-  function: {
-    name: 'get_weather',
-    description: 'Current weather for a city',
-    parameters: {
-      type: 'object',
-      properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
-      required: ['city'],
-    },
-  },
-}];
+const TOOLS: ChatCompletionTool[] = [GET_WEATHER_TOOL];
 
 
 // ---------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@
 import http from 'node:http';
 import { expect } from 'vitest';
 import type { AddressInfo } from 'node:net';
-import type { ChatCompletion, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { ChatCompletion, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { readSpanRows, type TestTapedeck } from './tapedeck-server.js';
 
 export const SYSTEM = 'You are a concise weather assistant.';
@@ -23,6 +23,20 @@ export const USAGE = [
   { prompt_tokens: 61, completion_tokens: 18, total_tokens: 79 },
   { prompt_tokens: 95, completion_tokens: 12, total_tokens: 107 },
 ] as const;
+
+/** The get_weather tool as the model is told of it. */
+export const GET_WEATHER_TOOL: ChatCompletionTool = {
+  type: 'function',
+  function: {
+    name: 'get_weather',
+    description: 'Current weather for a city',
+    parameters: {
+      type: 'object',
+      properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
+      required: ['city'],
+    },
+  },
+};
 
 /** The two chat.completions answers the stub gives, in order. */
 export function scriptedAnswer(turn: number): ChatCompletion {

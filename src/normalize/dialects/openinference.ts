@@ -16,7 +16,7 @@ import type { Attributes, SpanRecord } from '../../spans/span-record.js';
 import type { JsonValue, Message, StepDraft } from '../step.js';
 import { asObject, firstNum, firstStr, indexedGroups, parseJson, str } from '../attrs.js';
 import { readPythonLiteral } from '../python-literal.js';
-import { langChainToolResult, messagesFromLangChainInputs, messagesFromLangChainResult } from '../langchain-messages.js';
+import { langChainResponseModel, langChainToolResult, messagesFromLangChainInputs, messagesFromLangChainResult } from '../langchain-messages.js';
 import { canonicalFinishReason, canonicalValue } from '../messages.js';
 import { fromProviderMessage, fromProviderMessages, messagesFromRequestBody, messagesFromResponseBody } from '../provider-messages.js';
 import { makeTokens, providerParams, reportedCost } from '../usage.js';
@@ -305,8 +305,10 @@ function readLlm(span: SpanRecord, draft: StepDraft): StepDraft {
   draft.response = recorded(response);
   draft.params = providerParams(invocation);
   const invokedModel = invocation && typeof invocation === 'object' && !Array.isArray(invocation) ? str(invocation.model as string) : null;
-  // llm.model_name holds the request model until the response model is known, then that.
-  draft.model = firstStr(attrs, ['llm.response.model_name', 'llm.model_name', 'llm.request.model_name']) ?? invokedModel;
+  // llm.model_name holds the request model until the response model is known, then that;
+  // LangChain's holds the request model only, and its result the model that answered.
+  draft.model = firstStr(attrs, ['llm.response.model_name']) ?? langChainResponseModel(bodyOf(attrs, 'output', true))
+    ?? firstStr(attrs, ['llm.model_name', 'llm.request.model_name']) ?? invokedModel;
   draft.tokens = makeTokens(
     firstNum(attrs, ['llm.token_count.prompt']), // includes cache reads and writes (OI-Anthropic 0.2.8)
     firstNum(attrs, ['llm.token_count.completion']),

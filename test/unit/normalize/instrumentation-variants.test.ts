@@ -375,6 +375,19 @@ describe('OpenInference LangChain (openinference-instrumentation-langchain)', ()
     const step = llmSpan({ 'input.value': j({ messages: [[human]] }), 'output.value': j({ generations: [[{ text: 'Checking.', type: 'ChatGeneration', message: ai }]], type: 'LLMResult' }) });
     expect(step.response).toEqual([{ role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'toolu_1', name: 'get_weather', arguments: { city: 'Paris' } }], finish_reason: 'tool_calls' }]);
   });
+
+  it('names the model that answered, from the result, where llm.model_name is the one asked for', () => {
+    // LangChain's llm.model_name is the chat model's `model` setting; the answer's
+    // response_metadata (model_name: OpenAI, model: Anthropic) or llm_output names what answered
+    // (seen live: test/conformance/live-frameworks.test.ts)
+    const generation = (meta: object) => ({ text: 'Rainy, 14 °C.', type: 'ChatGeneration', message: { ...answer, kwargs: { ...answer.kwargs, response_metadata: meta } } });
+    const result = (meta: object, llmOutput: object | null = null) => llmSpan({ 'llm.model_name': 'gpt-4o-mini', 'input.value': j({ messages: [[human]] }),
+      'output.value': j({ generations: [[generation(meta)]], llm_output: llmOutput, type: 'LLMResult' }) });
+    expect(result({ finish_reason: 'stop', model_name: 'gpt-4o-mini-2024-07-18' }).model).toBe('gpt-4o-mini-2024-07-18');
+    expect(result({ stop_reason: 'end_turn', model: 'claude-3-5-haiku-20241022' }).model).toBe('claude-3-5-haiku-20241022');
+    expect(result({ finish_reason: 'stop' }, { model_name: 'gpt-4o-2024-08-06' }).model).toBe('gpt-4o-2024-08-06');
+    expect(result({ finish_reason: 'stop' }).model).toBe('gpt-4o-mini');
+  });
 });
 
 describe('OpenInference Bedrock tool results with several content blocks', () => {
