@@ -48,7 +48,7 @@ export async function startTapedeck(config: Config, logger: Logger, options: Sta
   const store = await openStore(config, logger, options);
   await warnIfStepsAreOlder(store, logger);
   if (!JSON_STRING_WASM_LOADED) {
-    logger.warn('WebAssembly SIMD is not available on this CPU (V8 needs SSE4.1 for it): ingest escapes JSON strings with JSON.stringify, several times slower for long prompts');
+    logger.warn('WebAssembly SIMD is not available here: ingest escapes JSON strings with JSON.stringify, several times slower for long prompts');
   }
   const admission = createAdmission(config.maxInflightRequests);
   let http: ServerType | undefined;

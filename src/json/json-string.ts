@@ -4,7 +4,7 @@
  * and answers, which ingest writes as JSON twice (the span's attributes, the step's canonical
  * request). On Node 20 JSON.stringify of a string costs about 4 ns per character, escapes or
  * not; json-string.wat finds the runs that need none 16 bytes at a time and copies them,
- * about half a nanosecond per character with the copies in and out (test/unit/json/
+ * 0.4-1.2 ns per character with the copies in and out (bench machine, 64 KB texts) (test/unit/json/
  * json-string.test.ts holds the two equal; docs/benchmarks.md has the figures).
  *
  * Only ASCII text goes through the module: its bytes are its characters, read back as a
@@ -12,6 +12,7 @@
  * saves) is JSON.stringify's, as is everything where WebAssembly SIMD cannot run.
  */
 import { JSON_STRING_WASM } from './json-string-wasm.js';
+import { compileWasm, instantiateWasm } from '../wasm-module.js';
 
 /** Shorter strings are left to JSON.stringify. */
 export const WASM_MIN_CHARS = 64;
@@ -19,12 +20,6 @@ export const WASM_MIN_CHARS = 64;
 const PIECE = 64 * 1024;
 const TEXT_AT = 1024;
 const JSON_AT = TEXT_AT + PIECE;
-
-// The little of the WebAssembly API used here (the Node types in use do not declare it).
-declare const WebAssembly: {
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object) => { exports: unknown };
-};
 
 interface Exports {
   memory: { buffer: ArrayBuffer };
@@ -41,15 +36,14 @@ function escapeTable(): Uint8Array {
 }
 
 function instantiate(): { wasm: Exports; memory: Buffer } | null {
-  try {
-    const wasm = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(JSON_STRING_WASM, 'base64'))).exports as Exports;
-    const memory = Buffer.from(wasm.memory.buffer);
-    memory.set(escapeTable(), 0);
-    memory.write('0123456789abcdef', 256, 'latin1');
-    return { wasm, memory };
-  } catch {
-    return null; // no WebAssembly SIMD on this CPU (V8 needs SSE4.1): JSON.stringify does the same (server.ts warns)
-  }
+  // null where WebAssembly SIMD does not compile: JSON.stringify does the same (server.ts warns)
+  const compiled = compileWasm(JSON_STRING_WASM);
+  if (!compiled) return null;
+  const wasm = instantiateWasm<Exports>(compiled);
+  const memory = Buffer.from(wasm.memory.buffer);
+  memory.set(escapeTable(), 0);
+  memory.write('0123456789abcdef', 256, 'latin1');
+  return { wasm, memory };
 }
 
 const module = instantiate();

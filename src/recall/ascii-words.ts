@@ -8,6 +8,7 @@
 import { ASCII_WORDS_WASM } from './ascii-words-wasm.js';
 import { ASCII_WORD_LOWER } from './scan.js';
 import { fmix32, type WordTable } from './word-hash.js';
+import { compileWasm, instantiateWasm } from '../wasm-module.js';
 
 /** Words the module's order list has room for: a larger cap takes the JavaScript path. */
 export const ASCII_WORDS_MAX = 65_536;
@@ -16,12 +17,6 @@ const ORDER_OFFSET = 0x400000;
 const LOWER_OFFSET = 0x480000;
 const INPUT_OFFSET = 0x481000;
 const PAGE = 64 * 1024;
-
-// The little of the WebAssembly API used here (the Node types in use do not declare it).
-declare const WebAssembly: {
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object) => { exports: unknown };
-};
 
 interface Exports {
   memory: { buffer: ArrayBuffer; grow(pages: number): number };
@@ -117,13 +112,8 @@ let module: object | null | undefined;
 
 /** A new instance (each holds one step's words at a time); null where WebAssembly is unavailable. */
 export function createAsciiWords(): AsciiWords | null {
-  if (module === undefined) {
-    try {
-      module = new WebAssembly.Module(Buffer.from(ASCII_WORDS_WASM, 'base64'));
-    } catch {
-      module = null; // e.g. --jitless: the JavaScript path does the same
-    }
-  }
+  // where it does not compile, tokenize.ts's JavaScript path does the same
+  if (module === undefined) module = compileWasm(ASCII_WORDS_WASM);
   if (!module) return null;
-  return new AsciiWords(new WebAssembly.Instance(module).exports as unknown as Exports);
+  return new AsciiWords(instantiateWasm<Exports>(module));
 }
