@@ -1,52 +1,83 @@
 ;; Recall's words of all-ASCII text (tokenize.ts addAscii, the same words in the same order),
-;; in WebAssembly: the per-byte loop and the table of distinct words cost about 6 ns per byte
-;; in JavaScript (bounds checks, and the table's code around every word) and about a third
-;; of that here. ascii-words.ts drives it; `npm run build:wasm` compiles this file into
+;; in WebAssembly. ascii-words.ts drives it; `npm run build:wasm` compiles this file into
 ;; ascii-words-wasm.ts, and a test checks that the two agree.
+;;
+;; A text is read in two passes. The first lowers it in place, 16 bytes at a time (SIMD): a
+;; word byte (letter, digit) becomes its lower case, any other byte 0. The second finds the
+;; words from masks of 64 bytes (a bit per word byte): a word starts at a set bit whose byte
+;; before is clear, and its length is the run of set bits from there. So the loop runs once
+;; per word, not once per byte, and mispredicts about once per 64 bytes, where reading byte by
+;; byte mispredicted at nearly every word's end: on the ingest bench's 64 KB texts 0.9-1.05 ns
+;; per byte, against 1.9-2.0 byte by byte here and 3.5 in JavaScript.
+;;
+;; The table of distinct words is keyed by the word itself where it fits in 8 bytes (most
+;; words): its bytes as an i64, so a word seen before costs a load, a mask, a multiply and a
+;; compare, and only a new word is hashed (word-hash.ts: two FNV lanes). A longer word is
+;; hashed as it is read and keyed by its lanes. The two kinds of key are told apart by a tag.
 ;;
 ;; Memory (64 KiB pages):
 ;;   [0, 4 MiB)          two table regions of 2 MiB, 131072 slots of 16 bytes each:
-;;                       hi, lo (the word's lanes before fmix32), number + 1 (0: free), unused
+;;                       key (i64: the word's bytes, or its lanes hi << 32 | lo),
+;;                       number + 1 (0: free), tag (0: bytes, 1: lanes)
 ;;   [4 MiB, +512 KiB)   the words in first-use order: hi, lo (65536 at most)
-;;   [4.5 MiB, +256)     per byte: its lower case when it is a word byte (letter, digit), else 0
-;;   [4.5 MiB + 4 KiB, ) the text's bytes, written by ascii-words.ts (memory grows for more)
+;;   [4.5 MiB, +256)     unused (was the lower-case table)
+;;   [4.5 MiB + 4 KiB, ) the text's bytes, written by ascii-words.ts, then 128 bytes this
+;;                       module zeroes (memory grows for more)
 (module
   (memory (export "memory") 74)
   (global $table (mut i32) (i32.const 0))
   (global $mask (mut i32) (i32.const 1023))
-  (global $shift (mut i32) (i32.const 22))
+  ;; 64 - log2(slots): a key's slot is the top bits of key * 2^64/phi (Fibonacci hashing)
+  (global $shift (mut i64) (i64.const 54))
   (global $count (export "count") (mut i32) (i32.const 0))
 
   ;; An empty table of 1024 slots, in region A. A step's text has a few hundred distinct words:
-  ;; from 1024 slots the table rarely grows and its probes stay short (the ingest bench's texts,
-  ;; against 256 slots: 64 KB ones 3.1 -> 2.9 ns per byte, 2 KB ones 5.1 -> 4.3-5.1).
+  ;; from 1024 slots the table rarely grows and its probes stay short.
   (func $reset (export "reset")
     (global.set $table (i32.const 0))
     (global.set $mask (i32.const 1023))
-    (global.set $shift (i32.const 22))
+    (global.set $shift (i64.const 54))
     (global.set $count (i32.const 0))
     (memory.fill (i32.const 0) (i32.const 0) (i32.const 16384)))
 
-  ;; The word's number if it is there, else ~ the number it now has (WordTable.add).
-  (func $add (export "add") (param $hi i32) (param $lo i32) (result i32)
+  (func $slotOf (param $key i64) (param $shift i64) (result i32)
+    (i32.wrap_i64 (i64.shr_u (i64.mul (local.get $key) (i64.const 0x9e3779b97f4a7c15)) (local.get $shift))))
+
+  ;; The word's number if it is there, else ~ the number it now has. A new word's lanes are
+  ;; its key (tag 1), or hashed from its `len` bytes at `at` (tag 0).
+  (func $add (param $key i64) (param $tag i32) (param $from i32) (param $len i32) (result i32)
     (local $slot i32) (local $at i32) (local $n i32) (local $number i32) (local $order i32)
-    (local.set $slot
-      (i32.shr_u (i32.mul (i32.xor (local.get $hi) (local.get $lo)) (i32.const 0x9e3779b1)) (global.get $shift)))
+    (local $hi i32) (local $lo i32) (local $c i32) (local $end i32)
+    (local.set $slot (call $slotOf (local.get $key) (global.get $shift)))
     (block $free
       (loop $probe
         (local.set $at (i32.add (global.get $table) (i32.shl (local.get $slot) (i32.const 4))))
         (local.set $n (i32.load offset=8 (local.get $at)))
         (br_if $free (i32.eqz (local.get $n)))
-        (if (i32.and (i32.eq (i32.load (local.get $at)) (local.get $hi))
-                     (i32.eq (i32.load offset=4 (local.get $at)) (local.get $lo)))
+        (if (i32.and (i64.eq (i64.load (local.get $at)) (local.get $key))
+                     (i32.eq (i32.load offset=12 (local.get $at)) (local.get $tag)))
           (then (return (i32.sub (local.get $n) (i32.const 1)))))
         (local.set $slot (i32.and (i32.add (local.get $slot) (i32.const 1)) (global.get $mask)))
         (br $probe)))
+    (if (local.get $tag)
+      (then
+        (local.set $hi (i32.wrap_i64 (i64.shr_u (local.get $key) (i64.const 32))))
+        (local.set $lo (i32.wrap_i64 (local.get $key))))
+      (else
+        (local.set $hi (i32.const 0x811c9dc5))
+        (local.set $lo (i32.const 0x9747b28c))
+        (local.set $end (i32.add (local.get $from) (local.get $len)))
+        (loop $chars
+          (local.set $c (i32.load8_u (local.get $from)))
+          (local.set $hi (i32.mul (i32.xor (local.get $hi) (local.get $c)) (i32.const 0x01000193)))
+          (local.set $lo (i32.mul (i32.xor (local.get $lo) (local.get $c)) (i32.const 0x5bd1e995)))
+          (local.set $from (i32.add (local.get $from) (i32.const 1)))
+          (br_if $chars (i32.lt_u (local.get $from) (local.get $end))))))
     (local.set $number (global.get $count))
     (global.set $count (i32.add (local.get $number) (i32.const 1)))
-    (i32.store (local.get $at) (local.get $hi))
-    (i32.store offset=4 (local.get $at) (local.get $lo))
+    (i64.store (local.get $at) (local.get $key))
     (i32.store offset=8 (local.get $at) (i32.add (local.get $number) (i32.const 1)))
+    (i32.store offset=12 (local.get $at) (local.get $tag))
     (local.set $order (i32.add (i32.const 0x400000) (i32.shl (local.get $number) (i32.const 3))))
     (i32.store (local.get $order) (local.get $hi))
     (i32.store offset=4 (local.get $order) (local.get $lo))
@@ -58,78 +89,149 @@
 
   ;; Twice the slots, in the other region.
   (func $grow
-    (local $at i32) (local $end i32) (local $into i32) (local $mask i32) (local $shift i32)
+    (local $at i32) (local $end i32) (local $into i32) (local $mask i32) (local $shift i64)
     (local $slot i32) (local $to i32)
     (local.set $at (global.get $table))
     (local.set $end (i32.add (local.get $at) (i32.shl (i32.add (global.get $mask) (i32.const 1)) (i32.const 4))))
     (local.set $into (select (i32.const 0x200000) (i32.const 0) (i32.eqz (global.get $table))))
     (local.set $mask (i32.add (i32.shl (global.get $mask) (i32.const 1)) (i32.const 1)))
-    (local.set $shift (i32.sub (global.get $shift) (i32.const 1)))
+    (local.set $shift (i64.sub (global.get $shift) (i64.const 1)))
     (memory.fill (local.get $into) (i32.const 0) (i32.shl (i32.add (local.get $mask) (i32.const 1)) (i32.const 4)))
     (block $done
       (loop $each
         (br_if $done (i32.ge_u (local.get $at) (local.get $end)))
         (if (i32.load offset=8 (local.get $at))
           (then
-            (local.set $slot
-              (i32.shr_u (i32.mul (i32.xor (i32.load (local.get $at)) (i32.load offset=4 (local.get $at))) (i32.const 0x9e3779b1))
-                         (local.get $shift)))
+            (local.set $slot (call $slotOf (i64.load (local.get $at)) (local.get $shift)))
             (block $placed
               (loop $probe
                 (local.set $to (i32.add (local.get $into) (i32.shl (local.get $slot) (i32.const 4))))
                 (br_if $placed (i32.eqz (i32.load offset=8 (local.get $to))))
                 (local.set $slot (i32.and (i32.add (local.get $slot) (i32.const 1)) (local.get $mask)))
                 (br $probe)))
-            (i64.store (local.get $to) (i64.load (local.get $at)))
-            (i32.store offset=8 (local.get $to) (i32.load offset=8 (local.get $at)))))
+            (v128.store (local.get $to) (v128.load (local.get $at)))))
         (local.set $at (i32.add (local.get $at) (i32.const 16)))
         (br $each)))
     (global.set $table (local.get $into))
     (global.set $mask (local.get $mask))
     (global.set $shift (local.get $shift)))
 
+  ;; The first pass: each byte of [from, from + n) its lower case if it is a letter or digit,
+  ;; else 0; and the 128 bytes after it 0 (the last block's rest, the second pass's look-ahead).
+  (func $lower (param $from i32) (param $n i32)
+    (local $i i32) (local $end i32) (local $v v128) (local $upper v128) (local $word v128)
+    (local.set $end (i32.add (local.get $from) (local.get $n)))
+    (memory.fill (local.get $end) (i32.const 0) (i32.const 128))
+    (local.set $i (local.get $from))
+    (block $done
+      (loop $blocks
+        (br_if $done (i32.ge_u (local.get $i) (local.get $end)))
+        (local.set $v (v128.load (local.get $i)))
+        (local.set $upper (i8x16.lt_u (i8x16.sub (local.get $v) (v128.const i8x16 65 65 65 65 65 65 65 65 65 65 65 65 65 65 65 65))
+                                      (v128.const i8x16 26 26 26 26 26 26 26 26 26 26 26 26 26 26 26 26)))
+        (local.set $word
+          (v128.or (local.get $upper)
+            (v128.or (i8x16.lt_u (i8x16.sub (local.get $v) (v128.const i8x16 97 97 97 97 97 97 97 97 97 97 97 97 97 97 97 97))
+                                 (v128.const i8x16 26 26 26 26 26 26 26 26 26 26 26 26 26 26 26 26))
+                     (i8x16.lt_u (i8x16.sub (local.get $v) (v128.const i8x16 48 48 48 48 48 48 48 48 48 48 48 48 48 48 48 48))
+                                 (v128.const i8x16 10 10 10 10 10 10 10 10 10 10 10 10 10 10 10 10)))))
+        (v128.store (local.get $i)
+          (v128.and (local.get $word)
+            (v128.or (local.get $v) (v128.and (local.get $upper) (v128.const i8x16 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32 32)))))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br $blocks))))
+
+  ;; A bit per word byte (not 0) of the 64 lowered bytes at p, the first byte the lowest bit.
+  (func $mask64 (param $p i32) (result i64)
+    (i64.or
+      (i64.or
+        (i64.extend_i32_u (i8x16.bitmask (i8x16.ne (v128.load (local.get $p)) (v128.const i64x2 0 0))))
+        (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.ne (v128.load offset=16 (local.get $p)) (v128.const i64x2 0 0)))) (i64.const 16)))
+      (i64.or
+        (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.ne (v128.load offset=32 (local.get $p)) (v128.const i64x2 0 0)))) (i64.const 32))
+        (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.ne (v128.load offset=48 (local.get $p)) (v128.const i64x2 0 0)))) (i64.const 48)))))
+
   ;; Adds the words of the n bytes at `from` (all ASCII): 0 once maxWords words are there
   ;; (tokenize.ts addAscii's false), else 1.
   (func (export "scan") (param $from i32) (param $n i32) (param $maxWords i32) (result i32)
-    (local $i i32) (local $end i32) (local $c i32) (local $start i32) (local $hi i32) (local $lo i32) (local $at i32)
-    (local.set $i (local.get $from))
+    (local $pos i32) (local $end i32) (local $m i64) (local $next i64) (local $carry i64)
+    (local $starts i64) (local $b i64) (local $len i32) (local $start i32) (local $key i64)
+    (local $hi i32) (local $lo i32) (local $i i32) (local $c i32) (local $tag i32) (local $at i32) (local $slot i32)
+    (call $lower (local.get $from) (local.get $n))
+    (local.set $pos (local.get $from))
     (local.set $end (i32.add (local.get $from) (local.get $n)))
+    (local.set $m (call $mask64 (local.get $pos)))
     (block $out
-      (loop $words
-        (block $found
-          (loop $skip
-            (br_if $out (i32.ge_u (local.get $i) (local.get $end)))
-            (local.set $c (i32.load8_u offset=0x480000 (i32.load8_u (local.get $i))))
-            (br_if $found (local.get $c))
-            (local.set $i (i32.add (local.get $i) (i32.const 1)))
-            (br $skip)))
-        (local.set $start (local.get $i))
-        (local.set $hi (i32.mul (i32.xor (i32.const 0x811c9dc5) (local.get $c)) (i32.const 0x01000193)))
-        (local.set $lo (i32.mul (i32.xor (i32.const 0x9747b28c) (local.get $c)) (i32.const 0x5bd1e995)))
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (block $wordEnd
-          (loop $chars
-            (br_if $wordEnd (i32.ge_u (local.get $i) (local.get $end)))
-            (local.set $c (i32.load8_u offset=0x480000 (i32.load8_u (local.get $i))))
-            (br_if $wordEnd (i32.eqz (local.get $c)))
-            (local.set $hi (i32.mul (i32.xor (local.get $hi) (local.get $c)) (i32.const 0x01000193)))
-            (local.set $lo (i32.mul (i32.xor (local.get $lo) (local.get $c)) (i32.const 0x5bd1e995)))
-            (local.set $i (i32.add (local.get $i) (i32.const 1)))
-            (br $chars)))
-        (if (i32.le_u (i32.sub (local.get $i) (local.get $start)) (i32.const 100))
-          (then
-            ;; most words were seen before, in their first slot: no call for those
-            (local.set $at (i32.add (global.get $table)
-              (i32.shl (i32.shr_u (i32.mul (i32.xor (local.get $hi) (local.get $lo)) (i32.const 0x9e3779b1)) (global.get $shift))
-                       (i32.const 4))))
-            (if (i32.eqz (i32.and (i32.and (i32.eq (i32.load (local.get $at)) (local.get $hi))
-                                           (i32.eq (i32.load offset=4 (local.get $at)) (local.get $lo)))
-                                  (i32.ne (i32.load offset=8 (local.get $at)) (i32.const 0))))
+      (loop $chunks
+        (br_if $out (i32.ge_u (local.get $pos) (local.get $end)))
+        ;; $mask64 of the next chunk, inline (V8 does not inline WebAssembly calls)
+        (local.set $at (i32.add (local.get $pos) (i32.const 64)))
+        (local.set $next
+          (i64.or
+            (i64.or
+              (i64.extend_i32_u (i8x16.bitmask (i8x16.ne (v128.load (local.get $at)) (v128.const i64x2 0 0))))
+              (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.ne (v128.load offset=16 (local.get $at)) (v128.const i64x2 0 0)))) (i64.const 16)))
+            (i64.or
+              (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.ne (v128.load offset=32 (local.get $at)) (v128.const i64x2 0 0)))) (i64.const 32))
+              (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.ne (v128.load offset=48 (local.get $at)) (v128.const i64x2 0 0)))) (i64.const 48)))))
+        ;; a word byte whose byte before is not one (the carry: the last of the chunk before)
+        (local.set $starts (i64.and (local.get $m)
+          (i64.xor (i64.or (i64.shl (local.get $m) (i64.const 1)) (local.get $carry)) (i64.const -1))))
+        (block $chunkDone
+          (loop $words
+            (br_if $chunkDone (i64.eqz (local.get $starts)))
+            (local.set $b (i64.ctz (local.get $starts)))
+            (local.set $starts (i64.and (local.get $starts) (i64.sub (local.get $starts) (i64.const 1))))
+            (local.set $start (i32.add (local.get $pos) (i32.wrap_i64 (local.get $b))))
+            ;; its length: the run of set bits from b, into the next chunk if it reaches its end
+            (local.set $len (i32.wrap_i64 (i64.ctz (i64.xor (i64.shr_u (local.get $m) (local.get $b)) (i64.const -1)))))
+            (if (i32.eq (i32.add (local.get $len) (i32.wrap_i64 (local.get $b))) (i32.const 64))
               (then
-                (if (i32.and (i32.lt_s (call $add (local.get $hi) (local.get $lo)) (i32.const 0))
-                             (i32.ge_u (global.get $count) (local.get $maxWords)))
-                  (then (return (i32.const 0))))))))
-        ;; the byte that ended the word is no word byte
-        (local.set $i (i32.add (local.get $i) (i32.const 1)))
-        (br $words)))
+                (local.set $len (i32.add (local.get $len) (i32.wrap_i64 (i64.ctz (i64.xor (local.get $next) (i64.const -1))))))
+                (if (i32.eq (i32.add (local.get $len) (i32.wrap_i64 (local.get $b))) (i32.const 128))
+                  (then
+                    ;; 65 bytes or more: read on to its end (the bytes after the text are 0)
+                    (local.set $i (i32.add (local.get $start) (local.get $len)))
+                    (loop $rest
+                      (if (i32.load8_u (local.get $i))
+                        (then (local.set $i (i32.add (local.get $i) (i32.const 1))) (br $rest))))
+                    (local.set $len (i32.sub (local.get $i) (local.get $start)))))))
+            (if (i32.le_u (local.get $len) (i32.const 8))
+              (then
+                ;; the word's bytes as its key (no word byte is 0, so the length is in it)
+                (local.set $key (i64.and (i64.load (local.get $start))
+                  (i64.shr_u (i64.const -1) (i64.extend_i32_u (i32.sub (i32.const 64) (i32.shl (local.get $len) (i32.const 3)))))))
+                (local.set $tag (i32.const 0)))
+              (else
+                (br_if $words (i32.gt_u (local.get $len) (i32.const 100)))
+                (local.set $hi (i32.const 0x811c9dc5))
+                (local.set $lo (i32.const 0x9747b28c))
+                (local.set $i (local.get $start))
+                (local.set $at (i32.add (local.get $start) (local.get $len)))
+                (loop $chars
+                  (local.set $c (i32.load8_u (local.get $i)))
+                  (local.set $hi (i32.mul (i32.xor (local.get $hi) (local.get $c)) (i32.const 0x01000193)))
+                  (local.set $lo (i32.mul (i32.xor (local.get $lo) (local.get $c)) (i32.const 0x5bd1e995)))
+                  (local.set $i (i32.add (local.get $i) (i32.const 1)))
+                  (br_if $chars (i32.lt_u (local.get $i) (local.get $at))))
+                (local.set $key (i64.or (i64.shl (i64.extend_i32_u (local.get $hi)) (i64.const 32)) (i64.extend_i32_u (local.get $lo))))
+                (local.set $tag (i32.const 1))))
+            ;; most words were seen before: found here, with no call ($slotOf and $add's probe, inline)
+            (local.set $slot (i32.wrap_i64 (i64.shr_u (i64.mul (local.get $key) (i64.const 0x9e3779b97f4a7c15)) (global.get $shift))))
+            (block $new
+              (loop $probe
+                (local.set $at (i32.add (global.get $table) (i32.shl (local.get $slot) (i32.const 4))))
+                (br_if $words (i32.and (i64.eq (i64.load (local.get $at)) (local.get $key))
+                                       (i32.eq (i32.load offset=12 (local.get $at)) (local.get $tag))))
+                (br_if $new (i32.eqz (i32.load offset=8 (local.get $at))))
+                (local.set $slot (i32.and (i32.add (local.get $slot) (i32.const 1)) (global.get $mask)))
+                (br $probe)))
+            (if (i32.and (i32.lt_s (call $add (local.get $key) (local.get $tag) (local.get $start) (local.get $len)) (i32.const 0))
+                         (i32.ge_u (global.get $count) (local.get $maxWords)))
+              (then (return (i32.const 0))))
+            (br $words)))
+        (local.set $carry (i64.shr_u (local.get $m) (i64.const 63)))
+        (local.set $m (local.get $next))
+        (local.set $pos (i32.add (local.get $pos) (i32.const 64)))
+        (br $chunks)))
     (i32.const 1)))

@@ -1,6 +1,6 @@
 /**
- * indexWords reads an all-ASCII string on a fast path (bytes, a lower-casing table, each word
- * hashed as it is read) instead of normalizeText and the Unicode scanner. Its output must be the
+ * indexWords reads an all-ASCII string on a fast path (its bytes, in WebAssembly: ascii-words.wat)
+ * instead of normalizeText and the Unicode scanner. Its output must be the
  * hashes of what indexLexemesReference, the plain implementation, finds, for every input: the
  * same words in the same order, the same stop at the cap, the same MAX_TOKEN_CHARS rule. Compared here over
  * seeded random text (ASCII and not, long tokens, several strings per step), every string of the
@@ -127,6 +127,23 @@ describe('indexWords: the ASCII fast path gives what the plain implementation gi
       cases.push([ascii.slice(0, n)], [`${ascii.slice(0, n - 1)}é`], [ascii.slice(0, n), '天气', ascii.slice(0, 50)]);
     }
     expect(differences(cases, [0, 1, 5, 50, 500, 5000, MAX_STEP_WORDS])).toEqual([]);
+  });
+
+  it('for words of every length at every place around the 64-byte chunks the WebAssembly scan reads', () => {
+    // ascii-words.wat finds words from masks of 64 bytes and keys the words of up to 8 bytes
+    // by their bytes, longer ones by their hash: a word may end at, cross or run past a chunk
+    // boundary (or two), be 8 or 9 bytes, or share its first 8 bytes with a longer word.
+    const cases: string[][] = [];
+    const offsets = [0, 1, 7, 8, 9, 15, 16, 17, ...Array.from({ length: 24 }, (_, i) => 50 + i), 119, 120, 127, 128, 129];
+    for (let length = 1; length <= MAX_TOKEN_CHARS + 40; length++) {
+      const w = Array.from({ length }, (_, i) => 'aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789'[(i * 7 + length) % 36]).join('');
+      for (const at of offsets) {
+        const pad = '-'.repeat(at);
+        cases.push([`${pad}${w}`, `${w.toUpperCase()} ${w.slice(0, 8)} ${w}x ${w}`], [`${pad}${w} ${pad}${w.toLowerCase()}.${'z'.repeat(length)}`]);
+      }
+    }
+    expect(differences(cases, [MAX_STEP_WORDS])).toEqual([]);
+    expect(differences(cases.slice(0, 400), [1, 3])).toEqual([]);
   });
 
   it('for a step with more distinct words than the reused word table keeps, and the steps after it', () => {
