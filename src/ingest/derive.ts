@@ -7,9 +7,9 @@
 import { DIALECTS } from '../normalize/dialects/index.js';
 import { normalizeSpan, NORMALIZER_VERSION, type DialectErrorHandler } from '../normalize/normalize.js';
 import { fingerprintName, fingerprintOf } from '../normalize/finish.js';
-import { canonicalJson, sha256Hex } from '../json/canonical.js';
+import { canonicalJsonBytes, sha256Hex } from '../json/canonical.js';
 import type { JsonValue, SpanFacts, StepDraft } from '../normalize/step.js';
-import { fitsInUtf8, offloadLargeValues } from '../payloads/offload.js';
+import { offloadLargeValues } from '../payloads/offload.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import { searchWords } from '../recall/recorded-text.js';
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
@@ -69,7 +69,7 @@ export async function offloadedStep(span: SpanRecord, draft: StepDraft, payloads
 
 function storedStep(
   span: SpanRecord, d: StepDraft, words: Int32Array, requestDigest: string | null, responseDigest: string | null,
-  requestJson?: string | null, responseJson?: string | null,
+  requestJson?: Uint8Array | null, responseJson?: Uint8Array | null,
 ): StoredStep {
   return {
     traceId: span.traceId,
@@ -88,14 +88,14 @@ function storedStep(
 /**
  * offloadLargeValues canonicalises request and response to measure them, and leaves a value
  * at or under the threshold inline with the digest of its canonical JSON (payloads/offload.ts,
- * "The rules"). That is nearly every step: inlineStep canonicalises such values once and
- * keeps the text, which the step writer stores as it is (steps.request and response are text),
- * where otherwise offloading would serialise them and the writer again.
+ * "The rules"). That is nearly every step: inlineStep canonicalises such values once, as
+ * UTF-8 bytes, which it hashes and the step writer stores as they are (steps.request and
+ * response are text), where otherwise offloading would serialise them and the writer again.
  *
  * The canonical JSON of a value that stays inline; undefined when it is over the threshold.
  */
-function inlineJson(value: JsonValue | null, thresholdBytes: number): string | null | undefined {
+function inlineJson(value: JsonValue | null, thresholdBytes: number): Uint8Array | null | undefined {
   if (value === null) return null;
-  const text = canonicalJson(value);
-  return fitsInUtf8(text, thresholdBytes) ? text : undefined;
+  const bytes = canonicalJsonBytes(value);
+  return bytes.length <= thresholdBytes ? bytes : undefined;
 }

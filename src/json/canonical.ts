@@ -15,10 +15,89 @@
  */
 import crypto from 'node:crypto';
 import type { JsonValue } from '../normalize/step.js';
-import { jsonString } from './json-string.js';
+import { jsonString, writeJsonString, type ByteSink } from './json-string.js';
 
 export function canonicalJson(value: JsonValue): string {
   return serialize(value);
+}
+
+/**
+ * The UTF-8 bytes of canonicalJson(value), written as bytes: what ingest hashes and stores
+ * for a step's request and response. A prompt's text goes from the string escaper's memory
+ * into them with no string built for its JSON, nor for the whole (which hashing or writing
+ * a string made of pieces would first copy into one).
+ */
+export function canonicalJsonBytes(value: JsonValue): Buffer {
+  const sink = scratch;
+  sink.length = 0;
+  serializeInto(value, sink);
+  const out = Buffer.from(sink.buffer.subarray(0, sink.length));
+  sink.shrink();
+  return out;
+}
+
+/** A growing buffer, reused from call to call (canonicalJsonBytes copies out what it wrote). */
+class Scratch implements ByteSink {
+  buffer = Buffer.allocUnsafe(64 * 1024);
+  length = 0;
+
+  bytes(chunk: Uint8Array): void {
+    this.ensure(chunk.length);
+    this.buffer.set(chunk, this.length);
+    this.length += chunk.length;
+  }
+
+  utf8(text: string): void {
+    this.ensure(text.length * 3);
+    this.length += this.buffer.write(text, this.length, 'utf8');
+  }
+
+  /** After a value of megabytes: back to the usual size, rather than hold on to it. */
+  shrink(): void {
+    if (this.buffer.length > 1024 * 1024) this.buffer = Buffer.allocUnsafe(64 * 1024);
+  }
+
+  private ensure(bytes: number): void {
+    if (this.length + bytes <= this.buffer.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.length + bytes));
+    this.buffer.copy(next, 0, 0, this.length);
+    this.buffer = next;
+  }
+}
+
+const scratch = new Scratch();
+
+/** serialize, into a sink (the same bytes, in the same order). */
+function serializeInto(value: unknown, sink: ByteSink): void {
+  if (typeof value === 'string') {
+    writeJsonString(value, sink);
+    return;
+  }
+  if (typeof value !== 'object' || value === null) {
+    sink.utf8(serialize(value));
+    return;
+  }
+  if (Array.isArray(value)) {
+    sink.utf8('[');
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) sink.utf8(',');
+      const item: unknown = value[i];
+      if (item === undefined) sink.utf8('null');
+      else serializeInto(item, sink);
+    }
+    sink.utf8(']');
+    return;
+  }
+  const object = value as Record<string, unknown>;
+  sink.utf8('{');
+  let first = true;
+  for (const key of Object.keys(object).sort()) {
+    if (object[key] === undefined) continue;
+    sink.utf8(first ? `${jsonString(key)}:` : `,${jsonString(key)}:`);
+    first = false;
+    serializeInto(object[key], sink);
+  }
+  sink.utf8('}');
 }
 
 function serialize(value: unknown): string {

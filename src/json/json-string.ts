@@ -60,6 +60,31 @@ export function jsonString(text: string): string {
   return `${out}"`;
 }
 
+/** Where writeJsonString appends: UTF-8 bytes as they are, or text to encode. */
+export interface ByteSink {
+  bytes(chunk: Uint8Array): void;
+  utf8(text: string): void;
+}
+
+/**
+ * Appends the UTF-8 bytes of JSON.stringify(text) to sink: for long ASCII text, the escaped
+ * bytes straight from the module's memory, with no string built for them.
+ */
+export function writeJsonString(text: string, sink: ByteSink): void {
+  if (module === null || text.length < WASM_MIN_CHARS || Buffer.byteLength(text, 'utf8') !== text.length) {
+    sink.utf8(JSON.stringify(text));
+    return;
+  }
+  sink.utf8('"');
+  for (let at = 0; at < text.length; at += PIECE) {
+    const piece = text.length <= PIECE ? text : text.slice(at, at + PIECE);
+    module.memory.write(piece, TEXT_AT, 'latin1');
+    const length = module.wasm.escape(TEXT_AT, piece.length, JSON_AT);
+    sink.bytes(module.memory.subarray(JSON_AT, JSON_AT + length));
+  }
+  sink.utf8('"');
+}
+
 /** The JSON body of an ASCII piece of at most PIECE characters. */
 function escapePiece({ wasm, memory }: { wasm: Exports; memory: Buffer }, piece: string): string {
   memory.write(piece, TEXT_AT, 'latin1');

@@ -100,6 +100,14 @@ export class BinaryCopyWriter {
     this.pos = 0;
   }
 
+  /** Length-prefixed bytes, as they are. */
+  private raw(bytes: Uint8Array): void {
+    this.ensure(4 + bytes.length);
+    this.buf.writeInt32BE(bytes.length, this.pos);
+    this.buf.set(bytes, this.pos + 4);
+    this.pos += 4 + bytes.length;
+  }
+
   private fixed(size: number, write: (buf: Buffer, at: number) => void): void {
     this.ensure(4 + size);
     this.buf.writeInt32BE(size, this.pos);
@@ -127,17 +135,12 @@ export class BinaryCopyWriter {
   private encoderFor(type: CopyType): (value: unknown) => void {
     switch (type) {
       case 'text':
-        return (v) => this.utf8(String(v));
+        // UTF-8 already (a step's canonical request): its bytes as they are
+        return (v) => (v instanceof Uint8Array ? this.raw(v) : this.utf8(String(v)));
       case 'jsonb':
         return (v) => this.utf8(v as string, 1);
       case 'bytea':
-        return (v) => {
-          const bytes = v as Uint8Array;
-          this.ensure(4 + bytes.length);
-          this.buf.writeInt32BE(bytes.length, this.pos);
-          this.buf.set(bytes, this.pos + 4);
-          this.pos += 4 + bytes.length;
-        };
+        return (v) => this.raw(v as Uint8Array);
       case 'int4':
         return (v) => this.fixed(4, (b, at) => b.writeInt32BE(Number(v), at));
       case 'int8':

@@ -17,9 +17,13 @@ export interface StoredStep {
   normalizerVersion: number;
   /** recall's words for the step (src/recall/tokenize.ts indexWords); absent: not searchable */
   words?: Int32Array;
-  /** draft.request / draft.response as canonical JSON text, when derive has it already (the text stored) */
-  requestJson?: string | null;
-  responseJson?: string | null;
+  /** draft.request / draft.response as canonical JSON (UTF-8), when derive has it already (the text stored) */
+  requestJson?: Uint8Array | null;
+  responseJson?: Uint8Array | null;
+}
+
+function textOf(value: unknown): unknown {
+  return value instanceof Uint8Array ? Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8') : value;
 }
 
 export const stepColumns: readonly Column[] = [
@@ -32,9 +36,10 @@ export const stepColumns: readonly Column[] = [
   { name: 'tool' },
   { name: 'tool_call_id' },
   { name: 'status' },
-  // text, not jsonb: the canonical JSON text as it is (0009_steps_request_as_text.sql)
-  { name: 'request' },
-  { name: 'response' },
+  // text, not jsonb: the canonical JSON text as it is (0009_steps_request_as_text.sql); COPY
+  // takes derive's UTF-8 bytes as they are, a query parameter their text
+  { name: 'request', param: textOf },
+  { name: 'response', param: textOf },
   { name: 'request_digest' },
   { name: 'response_digest' },
   { name: 'fingerprint' },

@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createDeriveSpans } from '../../../src/ingest/derive.js';
+import { canonicalJson } from '../../../src/json/canonical.js';
 import { fingerprintName, fingerprintOf } from '../../../src/normalize/finish.js';
 import { normalizeSpan } from '../../../src/normalize/normalize.js';
 import { createMemoryPayloadStore } from '../../../src/payloads/memory-payload-store.js';
@@ -38,8 +39,10 @@ describe.each([256 * 1024, 2048, 300, 0])('derive at threshold %i bytes', (thres
       expect([got!.requestDigest, got!.responseDigest]).toEqual([ref.requestDigest, ref.responseDigest]);
       const d = ref.draft;
       expect(got!.fingerprint).toBe(fingerprintOf(d.kind, fingerprintName(d.kind, d.name, d.model, d.tool), ref.requestDigest));
-      if (got!.requestJson !== undefined) expect(got!.requestJson === null ? null : JSON.parse(got!.requestJson)).toEqual(d.request);
-      if (got!.responseJson !== undefined) expect(got!.responseJson === null ? null : JSON.parse(got!.responseJson)).toEqual(d.response);
+      // the bytes stored are the canonical JSON the digests are of
+      const text = (bytes: Uint8Array | null) => (bytes === null ? null : Buffer.from(bytes).toString('utf8'));
+      if (got!.requestJson !== undefined) expect(text(got!.requestJson)).toBe(d.request === null ? null : canonicalJson(d.request));
+      if (got!.responseJson !== undefined) expect(text(got!.responseJson)).toBe(d.response === null ? null : canonicalJson(d.response));
     }
     expect([...derivedEntries.keys()].sort()).toEqual([...referenceEntries.keys()].sort());
     if (threshold === 0 && capture.groundTruth.content_capture) expect(derivedEntries.size).toBeGreaterThan(0);

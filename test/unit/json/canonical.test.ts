@@ -1,6 +1,7 @@
 /**
  * canonicalJson (src/json/canonical.ts) is RFC 8785 written for speed; the `canonicalize`
  * package, a plain implementation of the RFC, is its oracle: the same text for every value.
+ * canonicalJsonBytes writes the same text as UTF-8 bytes, without the string.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -8,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import canonicalizeModule from 'canonicalize';
 import { describe, expect, it } from 'vitest';
 import { prng } from '../../helpers/prng.js';
-import { canonicalJson } from '../../../src/json/canonical.js';
+import { canonicalJson, canonicalJsonBytes } from '../../../src/json/canonical.js';
 import type { JsonValue } from '../../../src/normalize/step.js';
 
 // The package is CommonJS (`module.exports = fn`) but its types declare a default export.
@@ -74,5 +75,45 @@ describe('canonicalJson', () => {
     expect(() => canonicalJson(Number.NaN)).toThrow(TypeError);
     expect(() => canonicalJson(Number.POSITIVE_INFINITY)).toThrow(TypeError);
     expect(() => canonicalJson(1n as unknown as JsonValue)).toThrow(TypeError);
+  });
+});
+
+describe('canonicalJsonBytes', () => {
+  const utf8 = (value: JsonValue) => Buffer.from(canonicalize(value)!, 'utf8');
+
+  it('gives the UTF-8 of what the canonicalize package gives, for seeded random values', () => {
+    const rand = prng(8786);
+    const differ: unknown[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const value = randomValue(rand, 0);
+      if (!canonicalJsonBytes(value).equals(utf8(value))) differ.push(value);
+    }
+    expect(differ.slice(0, 3)).toEqual([]);
+  });
+
+  it('for every value in the corpus captures', () => {
+    const files = readdirSync(CORPUS, { recursive: true, encoding: 'utf8' }).filter((f) => path.basename(f) === 'decoded.json');
+    for (const f of files) {
+      const value = JSON.parse(readFileSync(path.join(CORPUS, f), 'utf8')) as JsonValue;
+      expect(canonicalJsonBytes(value).equals(utf8(value)), f).toBe(true);
+    }
+  });
+
+  it('for text longer than the escaper takes at once, and values of megabytes one after another', () => {
+    const long = 'Fog over the valley, "rain" later.\n'.repeat(5000); // 180 K characters, several pieces
+    const values: JsonValue[] = [
+      [{ role: 'user', content: long }], { a: long + '\u0000é', b: [long, 1.5, null, true] }, 'x'.repeat(3 * 1024 * 1024), { small: 'ok' },
+    ];
+    for (const value of values) expect(canonicalJsonBytes(value).equals(utf8(value))).toBe(true);
+    // each result is its own copy, not a view of the reused buffer
+    const first = canonicalJsonBytes({ k: 'first value that is long enough to go through the module, surely' });
+    const copy = Buffer.from(first);
+    canonicalJsonBytes({ k: 'second value, also long enough to go through the WebAssembly module' });
+    expect(first.equals(copy)).toBe(true);
+  });
+
+  it('refuses what JSON cannot hold, as canonicalJson does', () => {
+    expect(() => canonicalJsonBytes([1, Number.NaN])).toThrow(TypeError);
+    expect(() => canonicalJsonBytes({ a: 1n } as unknown as JsonValue)).toThrow(TypeError);
   });
 });
