@@ -7,20 +7,20 @@
 ;; words from masks of 64 bytes (a bit per word byte): a word starts at a set bit whose byte
 ;; before is clear, and its length is the run of set bits from there. So the loop runs once
 ;; per word, not once per byte, and mispredicts about once per 64 bytes, where reading byte by
-;; byte mispredicted at nearly every word's end: on the ingest bench's 64 KB texts 0.9-1.05 ns
-;; per byte, against 1.9-2.0 byte by byte here and 3.5 in JavaScript.
+;; byte mispredicted at nearly every word's end: on the ingest bench's 64 KB texts 0.8-0.95 ns
+;; per byte with the words looked up, against 1.9-2.0 byte by byte here and 3.5 in JavaScript.
 ;;
 ;; The table of distinct words is keyed by the word itself where it fits in 8 bytes (most
 ;; words): its bytes as an i64, so a word seen before costs a load, a mask, a multiply and a
 ;; compare, and only a new word is hashed (word-hash.ts: two FNV lanes). A longer word is
-;; hashed as it is read and keyed by its lanes. The two kinds of key are told apart by a tag.
+;; hashed as it is read and keyed by its lanes with the top bit set, which no short word's key
+;; has (its bytes are under 0x80), and its high lane whole beside the key.
 ;;
 ;; Memory (64 KiB pages):
 ;;   [0, 4 MiB)          two table regions of 2 MiB, 131072 slots of 16 bytes each:
-;;                       key (i64: the word's bytes, or its lanes hi << 32 | lo),
-;;                       number + 1 (0: free), tag (0: bytes, 1: lanes)
+;;                       key (i64), number + 1 (0: free), a long word's high lane
 ;;   [4 MiB, +512 KiB)   the words in first-use order: hi, lo (65536 at most)
-;;   [4.5 MiB, +256)     unused (was the lower-case table)
+;;   [4.5 MiB, +4 KiB)   unused
 ;;   [4.5 MiB + 4 KiB, ) the text's bytes, written by ascii-words.ts, then 128 bytes this
 ;;                       module zeroes (memory grows for more)
 (module
@@ -43,26 +43,14 @@
   (func $slotOf (param $key i64) (param $shift i64) (result i32)
     (i32.wrap_i64 (i64.shr_u (i64.mul (local.get $key) (i64.const 0x9e3779b97f4a7c15)) (local.get $shift))))
 
-  ;; The word's number if it is there, else ~ the number it now has. A new word's lanes are
-  ;; its key (tag 1), or hashed from its `len` bytes at `at` (tag 0).
-  (func $add (param $key i64) (param $tag i32) (param $from i32) (param $len i32) (result i32)
-    (local $slot i32) (local $at i32) (local $n i32) (local $number i32) (local $order i32)
-    (local $hi i32) (local $lo i32) (local $c i32) (local $end i32)
-    (local.set $slot (call $slotOf (local.get $key) (global.get $shift)))
-    (block $free
-      (loop $probe
-        (local.set $at (i32.add (global.get $table) (i32.shl (local.get $slot) (i32.const 4))))
-        (local.set $n (i32.load offset=8 (local.get $at)))
-        (br_if $free (i32.eqz (local.get $n)))
-        (if (i32.and (i64.eq (i64.load (local.get $at)) (local.get $key))
-                     (i32.eq (i32.load offset=12 (local.get $at)) (local.get $tag)))
-          (then (return (i32.sub (local.get $n) (i32.const 1)))))
-        (local.set $slot (i32.and (i32.add (local.get $slot) (i32.const 1)) (global.get $mask)))
-        (br $probe)))
-    (if (local.get $tag)
-      (then
-        (local.set $hi (i32.wrap_i64 (i64.shr_u (local.get $key) (i64.const 32))))
-        (local.set $lo (i32.wrap_i64 (local.get $key))))
+;; A new word, into the free slot at `at`: numbered, its lanes added to the order list, the
+  ;; table grown when half full; returns 1 once maxWords words are there. Its lanes are hashed
+  ;; from its `len` bytes at `from` (a word of up to 8 bytes, keyed by them), or are its key and
+  ;; `hi` (a longer one: hi << 32 | lo with the top bit set, and hi whole in the slot).
+  (func $insert (param $at i32) (param $key i64) (param $hi i32) (param $from i32) (param $len i32) (param $maxWords i32) (result i32)
+    (local $number i32) (local $order i32) (local $lo i32) (local $c i32) (local $end i32)
+    (if (i64.lt_s (local.get $key) (i64.const 0))
+      (then (local.set $lo (i32.wrap_i64 (local.get $key))))
       (else
         (local.set $hi (i32.const 0x811c9dc5))
         (local.set $lo (i32.const 0x9747b28c))
@@ -77,7 +65,7 @@
     (global.set $count (i32.add (local.get $number) (i32.const 1)))
     (i64.store (local.get $at) (local.get $key))
     (i32.store offset=8 (local.get $at) (i32.add (local.get $number) (i32.const 1)))
-    (i32.store offset=12 (local.get $at) (local.get $tag))
+    (i32.store offset=12 (local.get $at) (local.get $hi))
     (local.set $order (i32.add (i32.const 0x400000) (i32.shl (local.get $number) (i32.const 3))))
     (i32.store (local.get $order) (local.get $hi))
     (i32.store offset=4 (local.get $order) (local.get $lo))
@@ -85,7 +73,7 @@
     (if (i32.and (i32.gt_u (i32.shl (global.get $count) (i32.const 1)) (global.get $mask))
                  (i32.lt_u (global.get $mask) (i32.const 131071)))
       (then (call $grow)))
-    (i32.xor (local.get $number) (i32.const -1)))
+    (i32.ge_u (global.get $count) (local.get $maxWords)))
 
   ;; Twice the slots, in the other region.
   (func $grow
@@ -156,7 +144,7 @@
   (func (export "scan") (param $from i32) (param $n i32) (param $maxWords i32) (result i32)
     (local $pos i32) (local $end i32) (local $m i64) (local $next i64) (local $carry i64)
     (local $starts i64) (local $b i64) (local $len i32) (local $start i32) (local $key i64)
-    (local $hi i32) (local $lo i32) (local $i i32) (local $c i32) (local $tag i32) (local $at i32) (local $slot i32)
+    (local $hi i32) (local $lo i32) (local $i i32) (local $c i32) (local $at i32) (local $slot i32)
     (call $lower (local.get $from) (local.get $n))
     (local.set $pos (local.get $from))
     (local.set $end (i32.add (local.get $from) (local.get $n)))
@@ -198,10 +186,19 @@
                     (local.set $len (i32.sub (local.get $i) (local.get $start)))))))
             (if (i32.le_u (local.get $len) (i32.const 8))
               (then
-                ;; the word's bytes as its key (no word byte is 0, so the length is in it)
+                ;; the word's bytes are its key (no word byte is 0 or over 0x7f: the length is in
+                ;; it, and its top bit is clear)
                 (local.set $key (i64.and (i64.load (local.get $start))
                   (i64.shr_u (i64.const -1) (i64.extend_i32_u (i32.sub (i32.const 64) (i32.shl (local.get $len) (i32.const 3)))))))
-                (local.set $tag (i32.const 0)))
+                (local.set $slot (i32.wrap_i64 (i64.shr_u (i64.mul (local.get $key) (i64.const 0x9e3779b97f4a7c15)) (global.get $shift))))
+                (loop $probe
+                  (local.set $at (i32.add (global.get $table) (i32.shl (local.get $slot) (i32.const 4))))
+                  (br_if $words (i64.eq (i64.load (local.get $at)) (local.get $key)))
+                  (if (i32.load offset=8 (local.get $at))
+                    (then
+                      (local.set $slot (i32.and (i32.add (local.get $slot) (i32.const 1)) (global.get $mask)))
+                      (br $probe))))
+                (local.set $hi (i32.const 0)))
               (else
                 (br_if $words (i32.gt_u (local.get $len) (i32.const 100)))
                 (local.set $hi (i32.const 0x811c9dc5))
@@ -214,20 +211,20 @@
                   (local.set $lo (i32.mul (i32.xor (local.get $lo) (local.get $c)) (i32.const 0x5bd1e995)))
                   (local.set $i (i32.add (local.get $i) (i32.const 1)))
                   (br_if $chars (i32.lt_u (local.get $i) (local.get $at))))
-                (local.set $key (i64.or (i64.shl (i64.extend_i32_u (local.get $hi)) (i64.const 32)) (i64.extend_i32_u (local.get $lo))))
-                (local.set $tag (i32.const 1))))
-            ;; most words were seen before: found here, with no call ($slotOf and $add's probe, inline)
-            (local.set $slot (i32.wrap_i64 (i64.shr_u (i64.mul (local.get $key) (i64.const 0x9e3779b97f4a7c15)) (global.get $shift))))
-            (block $new
-              (loop $probe
-                (local.set $at (i32.add (global.get $table) (i32.shl (local.get $slot) (i32.const 4))))
-                (br_if $words (i32.and (i64.eq (i64.load (local.get $at)) (local.get $key))
-                                       (i32.eq (i32.load offset=12 (local.get $at)) (local.get $tag))))
-                (br_if $new (i32.eqz (i32.load offset=8 (local.get $at))))
-                (local.set $slot (i32.and (i32.add (local.get $slot) (i32.const 1)) (global.get $mask)))
-                (br $probe)))
-            (if (i32.and (i32.lt_s (call $add (local.get $key) (local.get $tag) (local.get $start) (local.get $len)) (i32.const 0))
-                         (i32.ge_u (global.get $count) (local.get $maxWords)))
+                ;; its lanes, the top bit set so that no short word's key is the same
+                (local.set $key (i64.or (i64.or (i64.shl (i64.extend_i32_u (local.get $hi)) (i64.const 32)) (i64.extend_i32_u (local.get $lo)))
+                                        (i64.const 0x8000000000000000)))
+                (local.set $slot (i32.wrap_i64 (i64.shr_u (i64.mul (local.get $key) (i64.const 0x9e3779b97f4a7c15)) (global.get $shift))))
+                (loop $probe
+                  (local.set $at (i32.add (global.get $table) (i32.shl (local.get $slot) (i32.const 4))))
+                  (br_if $words (i32.and (i64.eq (i64.load (local.get $at)) (local.get $key))
+                                         (i32.eq (i32.load offset=12 (local.get $at)) (local.get $hi))))
+                  (if (i32.load offset=8 (local.get $at))
+                    (then
+                      (local.set $slot (i32.and (i32.add (local.get $slot) (i32.const 1)) (global.get $mask)))
+                      (br $probe))))))
+            ;; a new word: into the free slot the probe stopped at
+            (if (call $insert (local.get $at) (local.get $key) (local.get $hi) (local.get $start) (local.get $len) (local.get $maxWords))
               (then (return (i32.const 0))))
             (br $words)))
         (local.set $carry (i64.shr_u (local.get $m) (i64.const 63)))
