@@ -9,21 +9,22 @@ import { IngestError } from '../errors.js';
 
 const gunzipAsync = promisify(gunzip);
 
-export async function readBoundedBody(body: ReadableStream<Uint8Array> | null, maxBytes: number, expectedBytes?: number): Promise<Buffer> {
+/**
+ * The body's bytes, from the web body or the Node request itself (api/node-incoming.ts); on
+ * a body past the bound, reading stops (the stream is cancelled or destroyed) and too_large
+ * is thrown.
+ */
+export async function readBoundedBody(
+  body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array> | null, maxBytes: number, expectedBytes?: number,
+): Promise<Buffer> {
   if (!body) return Buffer.alloc(0);
   // With the length announced (Content-Length), chunks are copied into one buffer as they
   // arrive and dropped, instead of being held until a concat makes a second copy of the body.
   let into = expectedBytes !== undefined && expectedBytes <= maxBytes ? Buffer.allocUnsafe(expectedBytes) : undefined;
   const chunks: Uint8Array[] = [];
   let size = 0;
-  const reader = body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (size + value.byteLength > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge(maxBytes, 'received');
-    }
+  for await (const value of body instanceof ReadableStream ? webChunks(body) : body) {
+    if (size + value.byteLength > maxBytes) throw tooLarge(maxBytes, 'received');
     if (into && size + value.byteLength <= into.length) {
       into.set(value, size);
     } else {
@@ -35,6 +36,24 @@ export async function readBoundedBody(body: ReadableStream<Uint8Array> | null, m
     size += value.byteLength;
   }
   return into ? into.subarray(0, size) : Buffer.concat(chunks, size);
+}
+
+/** A web stream's chunks; one left early (a body too large) is cancelled. */
+async function* webChunks(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const reader = stream.getReader();
+  let done = false;
+  try {
+    for (;;) {
+      const next = await reader.read();
+      if (next.done) {
+        done = true;
+        return;
+      }
+      yield next.value;
+    }
+  } finally {
+    if (!done) await reader.cancel().catch(() => {});
+  }
 }
 
 /** Content-Encoding: absent or identity → as is; gzip → inflated within maxBytes; else 415. */

@@ -11,6 +11,7 @@ import { encodeExportResponse, encodeStatus, partialSuccessFor, type OtlpSignal 
 import { IngestError } from '../errors.js';
 import type { Admission } from './admission.js';
 import { decodeContentEncoding, readBoundedBody } from './body.js';
+import { untouchedIncoming } from '../api/node-incoming.js';
 import { type IngestDeps, type IngestMeta, ingestLogs, ingestSpans } from './ingest.js';
 import { classifyError } from './status.js';
 import type { Logger } from '../logger.js';
@@ -78,7 +79,7 @@ async function handleExport(c: Context, signal: OtlpSignal, deps: HttpReceiverDe
  * handler keeps the body alive while the decoded batch is being written.
  */
 async function readBody(c: Context, settings: HttpReceiverSettings, announcedBytes: number | undefined): Promise<Buffer> {
-  const raw = await readBoundedBody(c.req.raw.body, settings.maxBodyBytes, announcedBytes);
+  const raw = await readBoundedBody(untouchedIncoming(c) ?? c.req.raw.body, settings.maxBodyBytes, announcedBytes);
   return decodeContentEncoding(c.req.header('content-encoding'), raw, settings.maxBodyBytes);
 }
 

@@ -2,24 +2,16 @@
  * @module replay/read-body
  * Reads a request body as text, refusing it (413 request_too_large) past the bound without
  * holding more than the bound. Under @hono/node-server the body is read from the Node request
- * itself (c.env.incoming) when nothing upstream has touched it: asking the lightweight request
- * for its web body builds a whole fetch Request first, which costs more than the rest of a
- * replayed call. Anywhere else (app.request, other runtimes) the web body is read.
+ * itself when nothing upstream has touched it (api/node-incoming.ts): asking the lightweight
+ * request for its web body builds a whole fetch Request first, which costs more than the rest
+ * of a replayed call. Anywhere else (app.request, other runtimes) the web body is read.
  */
-import { Readable } from 'node:stream';
 import type { Context } from 'hono';
+import { untouchedIncoming } from '../api/node-incoming.js';
 import { ReplayError } from './errors.js';
 
 function tooLarge(maxBytes: number): ReplayError {
   return new ReplayError(413, 'request_too_large', `the request body is larger than ${maxBytes} bytes`);
-}
-
-/** A Node request nobody has started reading, and whose web body was never asked for. */
-function untouchedIncoming(c: Context): Readable | null {
-  const incoming = (c.env as { incoming?: unknown } | undefined)?.incoming;
-  if (!(incoming instanceof Readable) || incoming.readableDidRead || incoming.readableEnded) return null;
-  const materialized = Object.getOwnPropertySymbols(c.req.raw).some((s) => s.description === 'requestCache');
-  return materialized ? null : incoming;
 }
 
 export async function readBodyText(c: Context, maxBytes: number): Promise<string> {

@@ -3,6 +3,7 @@
  * the bytes received and again for the inflated size, so a small gzip body cannot expand
  * past it; encodings other than gzip and identity are refused as unsupported.
  */
+import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { IngestError } from '../../../src/errors.js';
@@ -38,6 +39,26 @@ describe('readBoundedBody', () => {
     const error = await failure(readBoundedBody(streamOf(Buffer.alloc(6), Buffer.alloc(5)), 10));
     expect(error.kind).toBe('too_large');
     expect(error.message).toBe('request body received exceeds the 10-byte limit (--max-body-bytes); split the batch; nothing was stored');
+  });
+
+  it('reads the Node request itself the same way, and stops reading it at the limit', async () => {
+    expect((await readBoundedBody(Readable.from([Buffer.from('ab'), Buffer.from('cde')]), 10, 5)).toString()).toBe('abcde');
+    // more than announced: still the whole body
+    expect((await readBoundedBody(Readable.from([Buffer.from('abc'), Buffer.from('def')]), 10, 4)).toString()).toBe('abcdef');
+    const incoming = Readable.from([Buffer.alloc(6), Buffer.alloc(5), Buffer.alloc(1)]);
+    const error = await failure(readBoundedBody(incoming, 10));
+    expect(error.kind).toBe('too_large');
+    expect(incoming.destroyed).toBe(true);
+  });
+
+  it('cancels a web body it stops reading at the limit', async () => {
+    let cancelled = false;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) { controller.enqueue(Buffer.alloc(6)); },
+      cancel() { cancelled = true; },
+    });
+    expect((await failure(readBoundedBody(body, 10))).kind).toBe('too_large');
+    expect(cancelled).toBe(true);
   });
 });
 
