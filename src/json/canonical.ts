@@ -30,10 +30,16 @@ export function canonicalJson(value: JsonValue): string {
 export function canonicalJsonBytes(value: JsonValue): Buffer {
   const sink = scratch;
   sink.length = 0;
-  serializeInto(value, sink);
-  const out = Buffer.from(sink.buffer.subarray(0, sink.length));
-  sink.shrink();
-  return out;
+  try {
+    serializeInto(value, sink);
+    // a buffer of its own, not a slice of Node's shared pool: a step's bytes cloned to or
+    // from the worker thread would take the whole 8 KiB pool buffer with them
+    const out = Buffer.allocUnsafeSlow(sink.length);
+    sink.buffer.copy(out, 0, 0, sink.length);
+    return out;
+  } finally {
+    sink.shrink();
+  }
 }
 
 /** A growing buffer, reused from call to call (canonicalJsonBytes copies out what it wrote). */

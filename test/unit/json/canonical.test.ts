@@ -110,6 +110,10 @@ describe('canonicalJsonBytes', () => {
     const copy = Buffer.from(first);
     canonicalJsonBytes({ k: 'second value, also long enough to go through the WebAssembly module' });
     expect(first.equals(copy)).toBe(true);
+    // and over a buffer of its own (a clone to the worker thread copies the whole buffer)
+    const small = canonicalJsonBytes({ role: 'user' });
+    expect(small.buffer.byteLength).toBe(small.length);
+    expect(structuredClone(small).buffer.byteLength).toBe(small.length);
   });
 
   it('refuses what JSON cannot hold, as canonicalJson does', () => {

@@ -28,6 +28,21 @@ describe('the WebAssembly word table', () => {
     expect(indexWords(['Fresh start fresh'])).toEqual(hashLexemes(['fresh', 'start']));
   });
 
+  it('makes room for the bytes it reads past a text ending just short of its memory', () => {
+    // the module reads up to 128 bytes past the text (ascii-words.ts TEXT_PADDING): texts whose
+    // end falls in the last 128 bytes of a fresh instance's room must make it grow, not trap
+    const room = 74 * 64 * 1024 - 0x481000;
+    for (const n of [room - 129, room - 128, room - 127, room - 64, room - 1, room, room + 1]) {
+      const text = `${'ab cd '.repeat(Math.ceil(n / 6)).slice(0, n - 5)} wxyz`;
+      expect(text.length).toBe(n);
+      const ascii = createAsciiWords()!;
+      ascii.reset();
+      expect(ascii.add(text, 10)).toBe(Added.Done);
+      expect(ascii.lanes(10)).toEqual(hashLexemes(indexLexemesReference([text], 10)));
+      expect(ascii.lanes(10).length).toBeGreaterThanOrEqual(6); // ab, cd, wxyz at least
+    }
+  });
+
   it('adds nothing of a text that is not ASCII, and hands its words over in order', () => {
     const ascii = createAsciiWords()!;
     expect(ascii).not.toBeNull();
