@@ -7,7 +7,7 @@
 ;; words from masks of 64 bytes (a bit per word byte): a word starts at a set bit whose byte
 ;; before is clear, and its length is the run of set bits from there. So the loop runs once
 ;; per word, not once per byte, and mispredicts about once per 64 bytes, where reading byte by
-;; byte mispredicted at nearly every word's end: on the ingest bench's 64 KB texts 0.8-0.95 ns
+;; byte mispredicted at nearly every word's end: on the ingest bench's 64 KB texts 0.78-0.82 ns
 ;; per byte with the words looked up, against 1.9-2.0 byte by byte here and 3.5 in JavaScript.
 ;;
 ;; The table of distinct words is keyed by the word itself where it fits in 8 bytes (most
