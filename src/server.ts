@@ -47,8 +47,9 @@ export interface StartOptions {
 export async function startTapedeck(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningTapedeck> {
   const store = await openStore(config, logger, options);
   await warnIfStepsAreOlder(store, logger);
+  // both WebAssembly modules (the JSON escaper, recall's tokenizer) use SIMD: one check says it for both
   if (!JSON_STRING_WASM_LOADED) {
-    logger.warn('WebAssembly SIMD is not available here: ingest escapes JSON strings with JSON.stringify, several times slower for long prompts');
+    logger.warn('WebAssembly SIMD is not available here: ingest escapes JSON strings with JSON.stringify and finds recall\'s words in JavaScript, several times slower for long prompts');
   }
   const admission = createAdmission(config.maxInflightRequests);
   let http: ServerType | undefined;

@@ -23,7 +23,8 @@ export async function readBoundedBody(
   let into = expectedBytes !== undefined && expectedBytes <= maxBytes ? Buffer.allocUnsafe(expectedBytes) : undefined;
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for await (const value of body instanceof ReadableStream ? webChunks(body) : body) {
+  // both iterate; leaving early (too large) cancels the web stream or destroys the Node one
+  for await (const value of body as AsyncIterable<Uint8Array>) {
     if (size + value.byteLength > maxBytes) throw tooLarge(maxBytes, 'received');
     if (into && size + value.byteLength <= into.length) {
       into.set(value, size);
@@ -36,24 +37,6 @@ export async function readBoundedBody(
     size += value.byteLength;
   }
   return into ? into.subarray(0, size) : Buffer.concat(chunks, size);
-}
-
-/** A web stream's chunks; one left early (a body too large) is cancelled. */
-async function* webChunks(stream: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
-  const reader = stream.getReader();
-  let done = false;
-  try {
-    for (;;) {
-      const next = await reader.read();
-      if (next.done) {
-        done = true;
-        return;
-      }
-      yield next.value;
-    }
-  } finally {
-    if (!done) await reader.cancel().catch(() => {});
-  }
 }
 
 /** Content-Encoding: absent or identity → as is; gzip → inflated within maxBytes; else 415. */

@@ -18,7 +18,9 @@ import type { JsonValue } from '../normalize/step.js';
 import { jsonString, writeJsonString, type ByteSink } from './json-string.js';
 
 export function canonicalJson(value: JsonValue): string {
-  return serialize(value);
+  const sink = new TextSink();
+  serializeInto(value, sink);
+  return sink.text;
 }
 
 /**
@@ -42,7 +44,20 @@ export function canonicalJsonBytes(value: JsonValue): Buffer {
   }
 }
 
-/** A growing buffer, reused from call to call (canonicalJsonBytes copies out what it wrote). */
+/** canonicalJson's sink: the text. The escaper's bytes are ASCII JSON, so latin1 reads them back. */
+class TextSink implements ByteSink {
+  text = '';
+
+  bytes(chunk: Uint8Array): void {
+    this.text += Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('latin1');
+  }
+
+  utf8(text: string): void {
+    this.text += text;
+  }
+}
+
+/** canonicalJsonBytes's sink: a growing buffer, reused from call to call (the result is copied out). */
 class Scratch implements ByteSink {
   buffer = Buffer.allocUnsafe(64 * 1024);
   length = 0;
@@ -73,14 +88,26 @@ class Scratch implements ByteSink {
 
 const scratch = new Scratch();
 
-/** serialize, into a sink (the same bytes, in the same order). */
+/** RFC 8785 into a sink: the one walk both forms share. */
 function serializeInto(value: unknown, sink: ByteSink): void {
-  if (typeof value === 'string') {
-    writeJsonString(value, sink);
-    return;
+  switch (typeof value) {
+    case 'string':
+      writeJsonString(value, sink);
+      return;
+    case 'number':
+      if (!Number.isFinite(value)) throw new TypeError(`${value} has no JSON form`);
+      sink.utf8(JSON.stringify(value));
+      return;
+    case 'boolean':
+      sink.utf8(value ? 'true' : 'false');
+      return;
+    case 'object':
+      break;
+    default:
+      throw new TypeError(`a ${typeof value} has no JSON form`);
   }
-  if (typeof value !== 'object' || value === null) {
-    sink.utf8(serialize(value));
+  if (value === null) {
+    sink.utf8('null');
     return;
   }
   if (Array.isArray(value)) {
@@ -104,38 +131,6 @@ function serializeInto(value: unknown, sink: ByteSink): void {
     serializeInto(object[key], sink);
   }
   sink.utf8('}');
-}
-
-function serialize(value: unknown): string {
-  switch (typeof value) {
-    case 'string':
-      return jsonString(value);
-    case 'number':
-      if (!Number.isFinite(value)) throw new TypeError(`${value} has no JSON form`);
-      return JSON.stringify(value);
-    case 'boolean':
-      return value ? 'true' : 'false';
-    case 'object': {
-      if (value === null) return 'null';
-      if (Array.isArray(value)) {
-        let out = '[';
-        for (let i = 0; i < value.length; i++) {
-          const item: unknown = value[i];
-          out += (i === 0 ? '' : ',') + (item === undefined ? 'null' : serialize(item));
-        }
-        return `${out}]`;
-      }
-      const object = value as Record<string, unknown>;
-      let out = '{';
-      for (const key of Object.keys(object).sort()) {
-        if (object[key] === undefined) continue;
-        out += `${out.length === 1 ? '' : ','}${serialize(key)}:${serialize(object[key])}`;
-      }
-      return `${out}}`;
-    }
-    default:
-      throw new TypeError(`a ${typeof value} has no JSON form`);
-  }
 }
 
 /** crypto.hash (Node 20.12+): one call, no Hash object; about 1 µs less per digest. */

@@ -51,12 +51,29 @@ const module = instantiate();
 /** Whether the WebAssembly module runs here (else every string is JSON.stringify's, about 8x slower). */
 export const JSON_STRING_WASM_LOADED = module !== null;
 
+/** Whether text goes through the module: long enough, all ASCII, and the module runs here. */
+function escapable(text: string): boolean {
+  return module !== null && text.length >= WASM_MIN_CHARS && Buffer.byteLength(text, 'utf8') === text.length;
+}
+
+/**
+ * Escapes text (escapable), PIECE characters at a time: `take` gets each piece's JSON, a
+ * view of the module's memory valid until the next piece.
+ */
+function escapePieces(text: string, take: (json: Buffer) => void): void {
+  const { wasm, memory } = module!;
+  for (let at = 0; at < text.length; at += PIECE) {
+    const piece = text.length <= PIECE ? text : text.slice(at, at + PIECE);
+    memory.write(piece, TEXT_AT, 'latin1');
+    take(memory.subarray(JSON_AT, JSON_AT + wasm.escape(TEXT_AT, piece.length, JSON_AT)));
+  }
+}
+
 /** JSON.stringify(text), for a string. */
 export function jsonString(text: string): string {
-  if (module === null || text.length < WASM_MIN_CHARS || Buffer.byteLength(text, 'utf8') !== text.length) return JSON.stringify(text);
-  if (text.length <= PIECE) return `"${escapePiece(module, text)}"`;
+  if (!escapable(text)) return JSON.stringify(text);
   let out = '"';
-  for (let at = 0; at < text.length; at += PIECE) out += escapePiece(module, text.slice(at, at + PIECE));
+  escapePieces(text, (json) => { out += json.toString('latin1'); });
   return `${out}"`;
 }
 
@@ -71,23 +88,11 @@ export interface ByteSink {
  * bytes straight from the module's memory, with no string built for them.
  */
 export function writeJsonString(text: string, sink: ByteSink): void {
-  if (module === null || text.length < WASM_MIN_CHARS || Buffer.byteLength(text, 'utf8') !== text.length) {
+  if (!escapable(text)) {
     sink.utf8(JSON.stringify(text));
     return;
   }
   sink.utf8('"');
-  for (let at = 0; at < text.length; at += PIECE) {
-    const piece = text.length <= PIECE ? text : text.slice(at, at + PIECE);
-    module.memory.write(piece, TEXT_AT, 'latin1');
-    const length = module.wasm.escape(TEXT_AT, piece.length, JSON_AT);
-    sink.bytes(module.memory.subarray(JSON_AT, JSON_AT + length));
-  }
+  escapePieces(text, (json) => sink.bytes(json));
   sink.utf8('"');
-}
-
-/** The JSON body of an ASCII piece of at most PIECE characters. */
-function escapePiece({ wasm, memory }: { wasm: Exports; memory: Buffer }, piece: string): string {
-  memory.write(piece, TEXT_AT, 'latin1');
-  const length = wasm.escape(TEXT_AT, piece.length, JSON_AT);
-  return memory.toString('latin1', JSON_AT, JSON_AT + length);
 }

@@ -83,7 +83,8 @@ export class AsciiWords {
 
   add(text: string, maxWords: number): Added {
     const n = text.length;
-    if (INPUT_OFFSET + n + TEXT_PADDING > this.bytes.length) this.grow(n);
+    const needed = INPUT_OFFSET + n + TEXT_PADDING;
+    if (needed > this.bytes.length) this.grow(needed);
     if (!copyAscii(text, this.bytes, INPUT_OFFSET)) return Added.NotAscii;
     return this.wasm.scan(INPUT_OFFSET, n, maxWords) === 0 ? Added.Full : Added.Done;
   }
@@ -101,8 +102,9 @@ export class AsciiWords {
     for (let i = 0; i < lanes.length; i += 2) words.add(lanes[i], lanes[i + 1]);
   }
 
-  private grow(n: number): void {
-    const pages = Math.ceil((INPUT_OFFSET + n + TEXT_PADDING - this.bytes.length) / PAGE);
+  /** Room for `needed` bytes of memory. */
+  private grow(needed: number): void {
+    const pages = Math.ceil((needed - this.bytes.length) / PAGE);
     this.wasm.memory.grow(pages);
     this.bytes = new Uint8Array(this.wasm.memory.buffer);
   }
@@ -110,7 +112,7 @@ export class AsciiWords {
 
 let module: object | null | undefined;
 
-/** A new instance (each holds one step's words at a time); null where WebAssembly is unavailable. */
+/** A new instance (each holds one step's words at a time); null where WebAssembly (with SIMD) is unavailable. */
 export function createAsciiWords(): AsciiWords | null {
   // where it does not compile, tokenize.ts's JavaScript path does the same
   if (module === undefined) module = compileWasm(ASCII_WORDS_WASM);

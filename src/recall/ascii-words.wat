@@ -7,7 +7,7 @@
 ;; words from masks of 64 bytes (a bit per word byte): a word starts at a set bit whose byte
 ;; before is clear, and its length is the run of set bits from there. So the loop runs once
 ;; per word, not once per byte, and mispredicts about once per 64 bytes, where reading byte by
-;; byte mispredicted at nearly every word's end: on the ingest bench's 64 KB texts 0.78-0.82 ns
+;; byte mispredicted at nearly every word's end: on the ingest bench's 64 KB texts 0.8-0.86 ns
 ;; per byte with the words looked up, against 1.9-2.0 byte by byte here and 3.5 in JavaScript.
 ;;
 ;; The table of distinct words is keyed by the word itself where it fits in 8 bytes (most
@@ -152,16 +152,7 @@
     (block $out
       (loop $chunks
         (br_if $out (i32.ge_u (local.get $pos) (local.get $end)))
-        ;; $mask64 of the next chunk, inline (V8 does not inline WebAssembly calls)
-        (local.set $at (i32.add (local.get $pos) (i32.const 64)))
-        (local.set $next
-          (i64.or
-            (i64.or
-              (i64.extend_i32_u (i8x16.bitmask (i8x16.ne (v128.load (local.get $at)) (v128.const i64x2 0 0))))
-              (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.ne (v128.load offset=16 (local.get $at)) (v128.const i64x2 0 0)))) (i64.const 16)))
-            (i64.or
-              (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.ne (v128.load offset=32 (local.get $at)) (v128.const i64x2 0 0)))) (i64.const 32))
-              (i64.shl (i64.extend_i32_u (i8x16.bitmask (i8x16.ne (v128.load offset=48 (local.get $at)) (v128.const i64x2 0 0)))) (i64.const 48)))))
+        (local.set $next (call $mask64 (i32.add (local.get $pos) (i32.const 64))))
         ;; a word byte whose byte before is not one (the carry: the last of the chunk before)
         (local.set $starts (i64.and (local.get $m)
           (i64.xor (i64.or (i64.shl (local.get $m) (i64.const 1)) (local.get $carry)) (i64.const -1))))

@@ -54,7 +54,7 @@ import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage }
 import * as CallbackManagerModule from '@langchain/core/callbacks/manager';
 import { LangChainInstrumentation } from '@arizeai/openinference-instrumentation-langchain';
 import { databaseKinds } from '../helpers/databases.js';
-import { SYSTEM, QUESTION, TOOL_CALL_ID, TOOL_ARGUMENTS, TOOL_RESULT, ANSWER, REQUEST_MODEL, RESPONSE_MODEL, USAGE, CANONICAL, GET_WEATHER_TOOL, type StubApi, startStubApi, type TapeStep, type Tape, readTape, describeSpans } from '../helpers/weather-conversation.js';
+import { SYSTEM, QUESTION, TOOL_ARGUMENTS, TOOL_RESULT, ANSWER, REQUEST_MODEL, RESPONSE_MODEL, USAGE, CANONICAL, GET_WEATHER_TOOL, type StubApi, startStubApi, expectBothTurnsAnswered, type TapeStep, type Tape, readTape, describeSpans } from '../helpers/weather-conversation.js';
 import { readSpanRows, startTestTapedeck, START_TIMEOUT_MS, type TestTapedeck } from '../helpers/tapedeck-server.js';
 
 // ---------------------------------------------------------------------------------------
@@ -176,8 +176,7 @@ describe.each(databaseKinds)('live Vercel AI SDK telemetry, generateText with a 
   });
 
   it('the stub answered both turns, the second with the tool result the SDK appended', () => {
-    expect(api.requests).toHaveLength(2);
-    expect(api.requests[1].messages.at(-1)).toEqual({ role: 'tool', tool_call_id: TOOL_CALL_ID, content: JSON.stringify(TOOL_RESULT) });
+    expectBothTurnsAnswered(api);
     expect(toolInputs).toEqual([TOOL_ARGUMENTS]);
   });
 
@@ -308,8 +307,7 @@ describe.each(databaseKinds)('live LangChain JS traced by @arizeai/openinference
   });
 
   it('the stub answered both turns, the second with the tool result the app appended', () => {
-    expect(api.requests).toHaveLength(2);
-    expect(api.requests[1].messages.at(-1)).toEqual({ role: 'tool', tool_call_id: TOOL_CALL_ID, content: JSON.stringify(TOOL_RESULT) });
+    expectBothTurnsAnswered(api);
     expect(toolInputs).toEqual([TOOL_ARGUMENTS]);
   });
 

@@ -42,7 +42,7 @@ import { OpenAIInstrumentation as OpenInferenceOpenAIInstrumentation } from '@ar
 import type OpenAIType from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { databaseKinds } from '../helpers/databases.js';
-import { SYSTEM, QUESTION, TOOL_CALL_ID, TOOL_ARGUMENTS, TOOL_RESULT, ANSWER, REQUEST_MODEL, RESPONSE_MODEL, USAGE, CANONICAL, GET_WEATHER_TOOL, type StubApi, startStubApi, type TapeStep, type Tape, readTape, describeSpans } from '../helpers/weather-conversation.js';
+import { SYSTEM, QUESTION, TOOL_ARGUMENTS, TOOL_RESULT, ANSWER, REQUEST_MODEL, RESPONSE_MODEL, USAGE, CANONICAL, GET_WEATHER_TOOL, type StubApi, startStubApi, expectBothTurnsAnswered, type TapeStep, type Tape, readTape, describeSpans } from '../helpers/weather-conversation.js';
 import { readSpanRows, startTestTapedeck, START_TIMEOUT_MS, type TestTapedeck } from '../helpers/tapedeck-server.js';
 
 const requireCjs = createRequire(import.meta.url);
@@ -187,8 +187,7 @@ function conversationThrough(subject: Subject, server: () => TestTapedeck): void
   afterAll(async () => api?.close());
 
   it('the stub answered both turns, the second with the tool result appended', () => {
-    expect(api.requests).toHaveLength(2);
-    expect(api.requests[1].messages.at(-1)).toEqual({ role: 'tool', tool_call_id: TOOL_CALL_ID, content: JSON.stringify(TOOL_RESULT) });
+    expectBothTurnsAnswered(api);
   });
 
   it('puts both model calls on the run\'s tape, in order, read from the instrumentation\'s layout', async () => {

@@ -91,6 +91,12 @@ export interface StubApi {
   close(): Promise<void>;
 }
 
+/** The stub answered both turns, and the second request ends with the tool result the app (or SDK) appended. */
+export function expectBothTurnsAnswered(api: StubApi): void {
+  expect(api.requests).toHaveLength(2);
+  expect(api.requests[1].messages.at(-1)).toEqual({ role: 'tool', tool_call_id: TOOL_CALL_ID, content: JSON.stringify(TOOL_RESULT) });
+}
+
 export async function startStubApi(): Promise<StubApi> {
   const requests: StubApi['requests'] = [];
   const server = http.createServer((req, res) => {
