@@ -1,19 +1,22 @@
 /**
  * @module recall/ascii-words
- * The WebAssembly word table (ascii-words.wat) for a step's words while its texts are all
- * ASCII: tokenize.ts indexWords hands each text over, and moves what it holds into a
- * WordTable when a text is not ASCII. Same words, same order, same cap as the JavaScript path
- * (test/unit/recall/ascii-words.test.ts and tokenize-fast-path.test.ts hold them equal): on
- * the ingest bench's 64 KB texts about 0.8 ns per byte, against 3.5 in JavaScript.
+ * The WebAssembly word table (ascii-words.wat) that holds a step's words: tokenize.ts
+ * indexWords hands each ASCII text (or ASCII stretch of a text) over to be read here, and the
+ * words it finds in the rest of a text one by one (addUnits). Same words, same order, same cap
+ * as the JavaScript path (test/unit/recall/ascii-words.test.ts and tokenize-fast-path.test.ts
+ * hold them equal): on the ingest bench's 64 KB texts about 0.8 ns per byte, against 3.5 in
+ * JavaScript.
  */
 import { ASCII_WORDS_WASM } from './ascii-words-wasm.js';
-import { fmix32, type WordTable } from './word-hash.js';
+import { fmix32, unmixedLanes } from './word-hash.js';
 import { compileWasm, instantiateWasm } from '../wasm-module.js';
 
 /** Words the module's order list has room for: a larger cap takes the JavaScript path. */
 export const ASCII_WORDS_MAX = 65_536;
 
 const ORDER_OFFSET = 0x400000;
+/** where a short word handed over by itself is written (ascii-words.wat `short`) */
+const SHORT_OFFSET = 0x480000;
 const INPUT_OFFSET = 0x481000;
 const PAGE = 64 * 1024;
 /** bytes after the text that the module zeroes and reads (ascii-words.wat $lower) */
@@ -24,6 +27,8 @@ interface Exports {
   count: { value: number };
   reset(): void;
   scan(from: number, n: number, maxWords: number): number;
+  short(at: number, len: number, maxWords: number): number;
+  hashed(hi: number, lo: number, maxWords: number): number;
 }
 
 /** What adding a text did. */
@@ -96,10 +101,24 @@ export class AsciiWords {
     return out;
   }
 
-  /** Adds the words held here, in order, to an unmixed WordTable (which takes the step from here). */
-  moveTo(words: WordTable): void {
-    const lanes = new Int32Array(this.bytes.buffer, ORDER_OFFSET, this.size * 2);
-    for (let i = 0; i < lanes.length; i += 2) words.add(lanes[i], lanes[i + 1]);
+  /**
+   * Adds one word found in a text that is not all ASCII (tokenize.ts): the lexeme whose units
+   * are s[start, end), lower case already. A word of up to 8 ASCII units is keyed by its bytes,
+   * as scan keys it; any other by its lanes. Returns true once maxWords words are there.
+   */
+  addUnits(s: string, start: number, end: number, maxWords: number): boolean {
+    const n = end - start;
+    if (n <= 8) {
+      let k = 0;
+      for (; k < n; k++) {
+        const c = s.charCodeAt(start + k);
+        if (c > 0x7f) break;
+        this.bytes[SHORT_OFFSET + k] = c;
+      }
+      if (k === n) return this.wasm.short(SHORT_OFFSET, n, maxWords) !== 0;
+    }
+    const lanes = unmixedLanes(s, start, end);
+    return this.wasm.hashed(lanes[0], lanes[1], maxWords) !== 0;
   }
 
   /** Room for `needed` bytes of memory. */

@@ -20,7 +20,7 @@
 ;;   [0, 4 MiB)          two table regions of 2 MiB, 131072 slots of 16 bytes each:
 ;;                       key (i64), number + 1 (0: free), a long word's high lane
 ;;   [4 MiB, +512 KiB)   the words in first-use order: hi, lo (65536 at most)
-;;   [4.5 MiB, +4 KiB)   unused
+;;   [4.5 MiB, +4 KiB)   a short word the caller writes for `short`
 ;;   [4.5 MiB + 4 KiB, ) the text's bytes, written by ascii-words.ts, then 128 bytes this
 ;;                       module zeroes (memory grows for more)
 (module
@@ -74,6 +74,44 @@
                  (i32.lt_u (global.get $mask) (i32.const 131071)))
       (then (call $grow)))
     (i32.ge_u (global.get $count) (local.get $maxWords)))
+
+;; A word of 1 to 8 lowered word bytes at `start`, written there by the caller
+  ;; (tokenize.ts, for the ASCII words of a text that is not all ASCII): added unless the table
+  ;; holds it; returns 1 once maxWords words are there. The probe is scan's for a short word,
+  ;; repeated here because a call per word made scan a quarter slower.
+  (func (export "short") (param $start i32) (param $len i32) (param $maxWords i32) (result i32)
+    (local $key i64) (local $at i32) (local $slot i32)
+    (local.set $key (i64.and (i64.load (local.get $start))
+      (i64.shr_u (i64.const -1) (i64.extend_i32_u (i32.sub (i32.const 64) (i32.shl (local.get $len) (i32.const 3)))))))
+    (local.set $slot (i32.wrap_i64 (i64.shr_u (i64.mul (local.get $key) (i64.const 0x9e3779b97f4a7c15)) (global.get $shift))))
+    (loop $probe
+      (local.set $at (i32.add (global.get $table) (i32.shl (local.get $slot) (i32.const 4))))
+      (if (i64.eq (i64.load (local.get $at)) (local.get $key)) (then (return (i32.const 0))))
+      (if (i32.load offset=8 (local.get $at))
+        (then
+          (local.set $slot (i32.and (i32.add (local.get $slot) (i32.const 1)) (global.get $mask)))
+          (br $probe))))
+    (call $insert (local.get $at) (local.get $key) (i32.const 0) (local.get $start) (local.get $len) (local.get $maxWords)))
+
+  ;; A word by its two FNV lanes (hi, lo, before fmix32): one of more than 8 bytes (scan), or
+  ;; one the caller hashed (tokenize.ts: a longer or non-ASCII word of a text that is not all
+  ;; ASCII). Keyed by the lanes with the top bit set, which no short word's key has, and hi
+  ;; whole beside the key; added unless the table holds it; returns 1 once maxWords words are there.
+  (func $hashed (export "hashed") (param $hi i32) (param $lo i32) (param $maxWords i32) (result i32)
+    (local $key i64) (local $at i32) (local $slot i32)
+    (local.set $key (i64.or (i64.or (i64.shl (i64.extend_i32_u (local.get $hi)) (i64.const 32)) (i64.extend_i32_u (local.get $lo)))
+                            (i64.const 0x8000000000000000)))
+    (local.set $slot (i32.wrap_i64 (i64.shr_u (i64.mul (local.get $key) (i64.const 0x9e3779b97f4a7c15)) (global.get $shift))))
+    (loop $probe
+      (local.set $at (i32.add (global.get $table) (i32.shl (local.get $slot) (i32.const 4))))
+      (if (i32.and (i64.eq (i64.load (local.get $at)) (local.get $key))
+                   (i32.eq (i32.load offset=12 (local.get $at)) (local.get $hi)))
+        (then (return (i32.const 0))))
+      (if (i32.load offset=8 (local.get $at))
+        (then
+          (local.set $slot (i32.and (i32.add (local.get $slot) (i32.const 1)) (global.get $mask)))
+          (br $probe))))
+    (call $insert (local.get $at) (local.get $key) (local.get $hi) (i32.const 0) (i32.const 0) (local.get $maxWords)))
 
   ;; Twice the slots, in the other region.
   (func $grow
@@ -202,18 +240,9 @@
                   (local.set $lo (i32.mul (i32.xor (local.get $lo) (local.get $c)) (i32.const 0x5bd1e995)))
                   (local.set $i (i32.add (local.get $i) (i32.const 1)))
                   (br_if $chars (i32.lt_u (local.get $i) (local.get $at))))
-                ;; its lanes, the top bit set so that no short word's key is the same
-                (local.set $key (i64.or (i64.or (i64.shl (i64.extend_i32_u (local.get $hi)) (i64.const 32)) (i64.extend_i32_u (local.get $lo)))
-                                        (i64.const 0x8000000000000000)))
-                (local.set $slot (i32.wrap_i64 (i64.shr_u (i64.mul (local.get $key) (i64.const 0x9e3779b97f4a7c15)) (global.get $shift))))
-                (loop $probe
-                  (local.set $at (i32.add (global.get $table) (i32.shl (local.get $slot) (i32.const 4))))
-                  (br_if $words (i32.and (i64.eq (i64.load (local.get $at)) (local.get $key))
-                                         (i32.eq (i32.load offset=12 (local.get $at)) (local.get $hi))))
-                  (if (i32.load offset=8 (local.get $at))
-                    (then
-                      (local.set $slot (i32.and (i32.add (local.get $slot) (i32.const 1)) (global.get $mask)))
-                      (br $probe))))))
+                (if (call $hashed (local.get $hi) (local.get $lo) (local.get $maxWords))
+                  (then (return (i32.const 0))))
+                (br $words)))
             ;; a new word: into the free slot the probe stopped at
             (if (call $insert (local.get $at) (local.get $key) (local.get $hi) (local.get $start) (local.get $len) (local.get $maxWords))
               (then (return (i32.const 0))))

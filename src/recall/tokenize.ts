@@ -33,8 +33,9 @@
  * is its lower case (NFKC leaves ASCII as it is, and the other folds touch no ASCII character),
  * and its words are its runs of ASCII letters and digits (no ASCII character is a mark or of an
  * unspaced script), so it is read from its bytes and lower-cased by a table, without
- * normalizeText or the Unicode scanner, each word hashed as it is read. Any other string takes
- * the general path. Neither builds a string for a word: a word is its hash from the start.
+ * normalizeText or the Unicode scanner, each word hashed as it is read. Any other string is
+ * cut where that is safe (addMixed): its ASCII stretches take the short cut, the rest the
+ * general path. Neither builds a string for a word: a word is its hash from the start.
  * The output is that of the plain implementation the tests keep
  * (test/unit/recall/tokenize-reference.ts) and hold it to.
  */
@@ -107,16 +108,13 @@ export function indexWords(texts: Iterable<string>, maxWords = MAX_STEP_WORDS): 
   try {
     for (const text of texts) {
       if (ascii) {
-        const added = ascii.add(text, maxWords);
+        let added = ascii.add(text, maxWords);
+        if (added === Added.NotAscii) added = addMixed(ascii, text, maxWords);
         if (added === Added.Full) break;
-        if (added === Added.Done) continue;
-        // Not ASCII: the JavaScript table takes the step from here, with the words so far.
-        ascii.moveTo(words);
-        spareAscii = ascii;
-        ascii = null;
+        continue;
       }
       const bytes = asciiBytes(text);
-      if (!(bytes !== null ? addAscii(words, text.length, bytes, maxWords) : addText(words, normalizeText(text), maxWords))) break;
+      if (!(bytes !== null ? addAscii(words, text.length, bytes, maxWords) : addText(normalizeText(text), tableAdder(words, maxWords)))) break;
     }
     return ascii ? ascii.lanes(maxWords) : words.lanes(maxWords);
   } finally {
@@ -125,6 +123,52 @@ export function indexWords(texts: Iterable<string>, maxWords = MAX_STEP_WORDS): 
     // Its memory only grows: one that took a very long text is dropped for a new one.
     if (ascii) spareAscii = ascii.memoryBytes > ASCII_WORDS_KEPT_BYTES ? createAsciiWords() : ascii;
   }
+}
+
+/**
+ * Adds the words of a text that is not all ASCII to the WebAssembly table: its stretches of
+ * ASCII as ASCII text (scan), the rest by the general path (normalizeText, scanTokens), word
+ * by word. A real prompt is mostly ASCII with a curly quote or an accented name here and there,
+ * and the general path is about 15 times slower per byte than scan.
+ *
+ * The text is cut only before an ASCII character that follows an ASCII character that is not
+ * a word character (a space, punctuation): no word or joined pair spans such a cut, and NFKC
+ * never joins an ASCII character to what precedes it, nor does lower-casing depend on it
+ * (the final sigma is folded to σ anyway), so the parts give the words the whole would.
+ */
+function addMixed(ascii: AsciiWords, text: string, maxWords: number): Added {
+  const n = text.length;
+  let pos = 0;
+  while (pos < n) {
+    NON_ASCII_FROM.lastIndex = pos;
+    const found = NON_ASCII_FROM.exec(text);
+    if (found === null) return ascii.add(pos === 0 ? text : text.slice(pos), maxWords);
+    const first = found.index;
+    // The part that is not ASCII starts at the last cut before its first such character...
+    let start = first - 1;
+    while (start > pos && !isCut(text, start)) start--;
+    if (start <= pos) start = pos;
+    else if (ascii.add(text.slice(pos, start), maxWords) === Added.Full) return Added.Full;
+    // ...and ends at the first cut after it.
+    let end = first + 1;
+    while (end < n && !isCut(text, end)) end++;
+    if (!addText(normalizeText(text.slice(start, end)), (s, a, b) => !ascii.addUnits(s, a, b, maxWords))) return Added.Full;
+    pos = end;
+  }
+  return Added.Done;
+}
+
+const NON_ASCII_FROM = /[^\u0000-\u007f]/g;
+
+/** Whether text may be cut before position i (addMixed): an ASCII character after an ASCII non-word character. */
+function isCut(text: string, i: number): boolean {
+  const before = text.charCodeAt(i - 1);
+  return text.charCodeAt(i) <= 0x7f && before <= 0x7f && ASCII_WORD_LOWER[before] === 0;
+}
+
+/** addText's `add` for a WordTable: false once maxWords words are there. */
+function tableAdder(words: WordTable, maxWords: number): (s: string, start: number, end: number) => boolean {
+  return (s, start, end) => !(words.addUnits(s, start, end) < 0 && words.size >= maxWords);
 }
 
 /**
@@ -156,19 +200,21 @@ function addAscii(words: WordTable, n: number, b: Uint8Array, maxWords: number):
   return true;
 }
 
-/** Adds the words, characters and pairs of s (normalized); false once maxWords are there. */
-function addText(words: WordTable, s: string, maxWords: number): boolean {
+/**
+ * Adds the words, characters and pairs of s (normalized) with `add`, which takes a lexeme's
+ * units s[start, end) and answers false once maxWords words are there; false then.
+ */
+function addText(s: string, add: (s: string, start: number, end: number) => boolean): boolean {
   let prevStart = -1;
   let full = false;
-  const add = (start: number, end: number): boolean => !(words.addUnits(s, start, end) < 0 && words.size >= maxWords);
   scanTokens(s, (start, end, seg, joined) => {
     if (end - start > MAX_TOKEN_CHARS) {
       prevStart = -1; // a character buried in marks is no pair's half either
       return true;
     }
-    if (!add(start, end)) return !(full = true);
+    if (!add(s, start, end)) return !(full = true);
     if (!seg) return true;
-    if (joined && prevStart >= 0 && !add(prevStart, end)) return !(full = true);
+    if (joined && prevStart >= 0 && !add(s, prevStart, end)) return !(full = true);
     prevStart = start;
     return true;
   });

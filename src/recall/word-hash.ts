@@ -44,6 +44,15 @@ function hashUnits(s: string, start: number, end: number): void {
   lastLanes[1] = lo;
 }
 
+/**
+ * The two FNV lanes of the units s[start, end), before fmix32 (what an unmixed table and the
+ * WebAssembly table take): a scratch pair that the next call overwrites.
+ */
+export function unmixedLanes(s: string, start: number, end: number): Int32Array {
+  hashUnits(s, start, end);
+  return lastLanes;
+}
+
 /** The two lanes of a lexeme's hash (its units s[start, end)). */
 export function wordHash(s: string, start = 0, end = s.length): [hi: number, lo: number] {
   hashUnits(s, start, end);

@@ -2,14 +2,13 @@
  * The WebAssembly word table (src/recall/ascii-words.wat) that indexWords uses while a step's
  * texts are ASCII. tokenize-fast-path.test.ts holds indexWords to the plain implementation
  * over every kind of text (and so this table too); here: the committed module is the .wat's,
- * the cap where its order list is full, and the hand-over to the JavaScript table.
+ * the cap where its order list is full, and words handed over one by one (addUnits).
  */
 import { describe, expect, it } from 'vitest';
 import { compileAsciiWords } from '../../../scripts/build-wasm.mjs';
 import { Added, ASCII_WORDS_MAX, createAsciiWords } from '../../../src/recall/ascii-words.js';
 import { ASCII_WORDS_WASM } from '../../../src/recall/ascii-words-wasm.js';
 import { indexWords, MAX_STEP_WORDS } from '../../../src/recall/tokenize.js';
-import { WordTable } from '../../../src/recall/word-hash.js';
 import { hashLexemes, indexLexemesReference } from './tokenize-reference.js';
 
 describe('the WebAssembly word table', () => {
@@ -43,18 +42,22 @@ describe('the WebAssembly word table', () => {
     }
   });
 
-  it('adds nothing of a text that is not ASCII, and hands its words over in order', () => {
+  it('adds nothing of a text that is not ASCII; words found elsewhere join the same table, once each', () => {
     const ascii = createAsciiWords()!;
     expect(ascii).not.toBeNull();
     ascii.reset();
     expect(ascii.add('One two three two', 10)).toBe(Added.Done);
     expect(ascii.add('four café', 10)).toBe(Added.NotAscii);
     expect(ascii.size).toBe(3);
-    const words = new WordTable(true);
-    ascii.moveTo(words);
-    expect(words.lanes()).toEqual(hashLexemes(['one', 'two', 'three']));
-    expect(ascii.lanes(2)).toEqual(hashLexemes(['one', 'two']));
-    expect(ascii.add('five six seven', 4)).toBe(Added.Full);
-    expect(ascii.lanes(10)).toEqual(hashLexemes(['one', 'two', 'three', 'five']));
+    // short ASCII words keyed by their bytes, longer and non-ASCII ones by their lanes, as scan keys them
+    const found = 'two café temperatures four';
+    for (const [start, end] of [[0, 3], [4, 8], [9, 21], [22, 26], [9, 21], [4, 8]]) {
+      expect(ascii.addUnits(found, start, end, 10)).toBe(false);
+    }
+    expect(ascii.lanes(10)).toEqual(hashLexemes(['one', 'two', 'three', 'café', 'temperatures', 'four']));
+    expect(ascii.add('temperatures four five six', 10)).toBe(Added.Done);
+    expect(ascii.lanes(10)).toEqual(hashLexemes(['one', 'two', 'three', 'café', 'temperatures', 'four', 'five', 'six']));
+    expect(ascii.addUnits('seven', 0, 5, 9)).toBe(true); // the ninth of nine: full
+    expect(ascii.lanes(9)).toEqual(hashLexemes(['one', 'two', 'three', 'café', 'temperatures', 'four', 'five', 'six', 'seven']));
   });
 });

@@ -1,6 +1,7 @@
 /**
  * indexWords reads an all-ASCII string on a fast path (its bytes, in WebAssembly: ascii-words.wat)
- * instead of normalizeText and the Unicode scanner. Its output must be the
+ * instead of normalizeText and the Unicode scanner, and the ASCII stretches of any other string
+ * the same way. Its output must be the
  * hashes of what indexLexemesReference, the plain implementation, finds, for every input: the
  * same words in the same order, the same stop at the cap, the same MAX_TOKEN_CHARS rule. Compared here over
  * seeded random text (ASCII and not, long tokens, several strings per step), every string of the
@@ -144,6 +145,31 @@ describe('indexWords: the ASCII fast path gives what the plain implementation gi
     }
     expect(differences(cases, [MAX_STEP_WORDS])).toEqual([]);
     expect(differences(cases.slice(0, 400), [1, 3])).toEqual([]);
+  });
+
+  it('for mostly-ASCII text with other characters here and there, whatever stands on either side', () => {
+    // A text that is not all ASCII is cut into stretches read as ASCII and stretches read by
+    // the general path (tokenize.ts addMixed): every neighbour of a non-ASCII character, the
+    // same words on both sides of a cut (each word once, in first-use order), and cuts near
+    // the 64-byte chunks of the WebAssembly scan.
+    const around = ['', ' ', 'x', 'X', '9', '-', '.', '. ', ' x', 'x ', '<', '_', 'temperature', 'Temperatures ', ' the '];
+    const cases: string[][] = [];
+    for (const x of NON_ASCII) {
+      for (const before of around) {
+        for (const after of around) cases.push([`the ${before}${x}${after} the temperature`]);
+      }
+      cases.push([`${x}`, `${x} the`, `the ${x}`], [`caf${x}s the${x}the ${x}${x} ${x}.${x}`]);
+    }
+    const rand = prng(99);
+    const vocab = vocabulary(rand);
+    for (let i = 0; i < 300; i++) {
+      let text = '';
+      while (text.length < 200 + i * 3) text += `${pick(rand, vocab)}${pick(rand, [' ', ', ', '. ', '-'])}`;
+      const at = Math.floor(rand() * text.length);
+      const x = pick(rand, NON_ASCII);
+      cases.push([`${text.slice(0, at)}${x}${text.slice(at)}`], [text, `${x}${text}`, `${text}${x}`]);
+    }
+    expect(differences(cases)).toEqual([]);
   });
 
   it('for a step with more distinct words than the reused word table keeps, and the steps after it', () => {
