@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reindex } from '../../src/tapes/reindex.js';
 import { ingestSpans } from '../../src/ingest/ingest.js';
 import { queryWords } from '../../src/recall/query.js';
+import { deleteTraceWordsUpTo } from '../../src/recall/trace-words.js';
 import { queryTerms } from '../../src/recall/tokenize.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { openRecallFixture, recallRuns, runIds, spansOf, type RecallFixture } from '../unit/recall/recall-fixtures.js';
@@ -125,5 +126,24 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
     expect(runIds((await fx.get('?q=drizzle')).body)).toEqual(['weather-ok']);
     const after = await fx.store.db.query<{ n: bigint }>('SELECT count(*) AS n FROM tapedeck_store.trace_words');
     expect(Number(after[0].n)).toBe(Number(before[0].n) - 1);
+  });
+
+  it('drops the rows up to a mark block range by block range, and none after it', async () => {
+    await fx.store.db.query('DELETE FROM tapedeck_store.trace_words');
+    // rows of about 1.6 KiB (incompressible span ids, under the TOAST threshold: kept in the table), a few per 8 KiB block
+    const insert = (n: number) => fx.store.db.query(
+      `INSERT INTO tapedeck_store.trace_words (tenant, words, masks, trace_ids, span_ids, steps)
+       SELECT 'bounds', '{1}', '{1}', '\\x00'::bytea, decode(string_agg(md5(i::text || '.' || j::text), ''), 'hex'), 1
+         FROM generate_series(1, $1) i, generate_series(1, 100) j GROUP BY i`, [n]);
+    await insert(40);
+    const [{ mark }] = await fx.store.db.query<{ mark: string }>('SELECT max(row_id)::text AS mark FROM tapedeck_store.trace_words');
+    await insert(12);
+    const [{ blocks }] = await fx.store.db.query<{ blocks: number }>(
+      `SELECT (pg_relation_size('tapedeck_store.trace_words') / current_setting('block_size')::bigint)::int AS blocks`);
+    expect(blocks).toBeGreaterThan(5); // so one block per statement takes several
+    expect(await deleteTraceWordsUpTo(fx.store.db, BigInt(mark), 1)).toEqual({ byRange: 40, afterwards: 0 });
+    const left = await fx.store.db.query<{ row_id: string }>('SELECT row_id::text FROM tapedeck_store.trace_words ORDER BY row_id');
+    expect(left).toHaveLength(12);
+    expect(left.every((r) => BigInt(r.row_id) > BigInt(mark))).toBe(true);
   });
 });
