@@ -111,7 +111,11 @@ export function indexWords(texts: Iterable<string>, maxWords = MAX_STEP_WORDS): 
         let added = ascii.add(text, maxWords);
         if (added === Added.NotAscii) added = addMixed(ascii, text, maxWords);
         if (added === Added.Full) break;
-        continue;
+        if (added === Added.Done) continue;
+        // Mostly not ASCII: the JavaScript table takes the step from here, with the words so far.
+        ascii.moveTo(words);
+        spareAscii = ascii;
+        ascii = null;
       }
       const bytes = asciiBytes(text);
       if (!(bytes !== null ? addAscii(words, text.length, bytes, maxWords) : addText(normalizeText(text), tableAdder(words, maxWords)))) break;
@@ -126,10 +130,12 @@ export function indexWords(texts: Iterable<string>, maxWords = MAX_STEP_WORDS): 
 }
 
 /**
- * Adds the words of a text that is not all ASCII to the WebAssembly table: its stretches of
- * ASCII as ASCII text (scan), the rest by the general path (normalizeText, scanTokens), word
+ * Adds the words of a text that is not all ASCII to the WebAssembly table: its long stretches
+ * of ASCII as ASCII text (scan), the rest by the general path (normalizeText, scanTokens), word
  * by word. A real prompt is mostly ASCII with a curly quote or an accented name here and there,
- * and the general path is about 15 times slower per byte than scan.
+ * and the general path is about 15 times slower per byte than scan. A text that is mostly not
+ * ASCII (French prose, Russian, Chinese) is left to the JavaScript table (NotAscii, nothing
+ * added): its words one call at a time into the module would cost more than they do there.
  *
  * The text is cut only before an ASCII character that follows an ASCII character that is not
  * a word character (a space, punctuation): no word or joined pair spans such a cut, and NFKC
@@ -137,25 +143,56 @@ export function indexWords(texts: Iterable<string>, maxWords = MAX_STEP_WORDS): 
  * (the final sigma is folded to σ anyway), so the parts give the words the whole would.
  */
 function addMixed(ascii: AsciiWords, text: string, maxWords: number): Added {
-  const n = text.length;
+  const general = generalStretches(text);
+  if (general === null) return Added.NotAscii;
   let pos = 0;
-  while (pos < n) {
-    NON_ASCII_FROM.lastIndex = pos;
-    const found = NON_ASCII_FROM.exec(text);
-    if (found === null) return ascii.add(pos === 0 ? text : text.slice(pos), maxWords);
-    const first = found.index;
-    // The part that is not ASCII starts at the last cut before its first such character...
-    let start = first - 1;
-    while (start > pos && !isCut(text, start)) start--;
-    if (start <= pos) start = pos;
-    else if (ascii.add(text.slice(pos, start), maxWords) === Added.Full) return Added.Full;
-    // ...and ends at the first cut after it.
-    let end = first + 1;
-    while (end < n && !isCut(text, end)) end++;
+  for (let i = 0; i < general.length; i += 2) {
+    const start = general[i];
+    const end = general[i + 1];
+    if (start > pos && ascii.add(text.slice(pos, start), maxWords) === Added.Full) return Added.Full;
     if (!addText(normalizeText(text.slice(start, end)), (s, a, b) => !ascii.addUnits(s, a, b, maxWords))) return Added.Full;
     pos = end;
   }
-  return Added.Done;
+  return pos < text.length ? ascii.add(text.slice(pos), maxWords) : Added.Done;
+}
+
+/** Shorter stretches of ASCII between characters that are not go to the general path with them. */
+const MIN_ASCII_STRETCH = 256;
+
+/**
+ * The parts of text for the general path (addMixed), as [start, end) pairs in order, each
+ * from the last cut before a character that is not ASCII to the first cut after it that
+ * MIN_ASCII_STRETCH characters of ASCII follow; null when they are most of the text.
+ */
+function generalStretches(text: string): number[] | null {
+  const n = text.length;
+  const out: number[] = [];
+  let covered = 0;
+  let pos = 0;
+  for (let first = nonAsciiFrom(text, 0); first >= 0; first = nonAsciiFrom(text, pos)) {
+    let start = first - 1;
+    while (start > pos && !isCut(text, start)) start--;
+    if (start < pos) start = pos;
+    // past this end, the parts would be more than half the text
+    const most = start + (n >> 1) - covered;
+    let end = first + 1;
+    for (;;) {
+      while (end < n && !isCut(text, end)) if (++end > most) return null;
+      const next = nonAsciiFrom(text, end);
+      if (next < 0 || next - end >= MIN_ASCII_STRETCH) break;
+      end = next + 1;
+    }
+    out.push(start, end);
+    covered += end - start;
+    pos = end;
+  }
+  return covered * 2 > n ? null : out;
+}
+
+/** The index of the first character of text from `from` on that is not ASCII; -1: none. */
+function nonAsciiFrom(text: string, from: number): number {
+  NON_ASCII_FROM.lastIndex = from;
+  return NON_ASCII_FROM.exec(text)?.index ?? -1;
 }
 
 const NON_ASCII_FROM = /[^\u0000-\u007f]/g;

@@ -189,10 +189,16 @@ export const DELETE_BLOCKS = 1024;
  * Drops the rows up to `last` (every trace's words have been written anew since): block range
  * by block range, one statement each (a TID range scan), so that a large index is not emptied
  * in one transaction, with its WAL and its hold on vacuum. Rows are never updated, so a row up
- * to `last` lies in the blocks the table had; a last statement over the whole table takes any
- * that something else moved (VACUUM FULL, CLUSTER). Resolves with the rows each way deleted.
+ * to `last` lies in the blocks the table had, unless something rewrote the table meanwhile
+ * (VACUUM FULL, CLUSTER: a new file), when one statement over the whole table takes the rest.
+ * Resolves with the rows each way deleted.
  */
 export async function deleteTraceWordsUpTo(db: Queryable, last: bigint, blocksPerStatement = DELETE_BLOCKS): Promise<{ byRange: number; afterwards: number }> {
+  const fileOf = async (): Promise<string> => {
+    const [row] = await db.query<{ node: unknown }>(`SELECT pg_relation_filenode('tapedeck_store.trace_words')::text AS node`);
+    return String(row.node);
+  };
+  const file = await fileOf();
   const [{ blocks }] = await db.query<{ blocks: bigint | number | string }>(
     `SELECT pg_relation_size('tapedeck_store.trace_words') / current_setting('block_size')::bigint AS blocks`);
   const deleted = async (where: string, params: unknown[]): Promise<number> => {
@@ -200,10 +206,11 @@ export async function deleteTraceWordsUpTo(db: Queryable, last: bigint, blocksPe
       `WITH d AS (DELETE FROM tapedeck_store.trace_words WHERE ${where} RETURNING 1) SELECT count(*) AS n FROM d`, params);
     return Number(row.n);
   };
-  const step = BigInt(blocksPerStatement);
+  const step = BigInt(Math.max(1, Math.floor(blocksPerStatement)));
   let byRange = 0;
   for (let from = 0n; from < BigInt(blocks); from += step) {
     byRange += await deleted('ctid >= $1::tid AND ctid < $2::tid AND row_id <= $3', [`(${from},0)`, `(${from + step},0)`, last.toString()]);
   }
-  return { byRange, afterwards: await deleted('row_id <= $1', [last.toString()]) };
+  const afterwards = (await fileOf()) === file ? 0 : await deleted('row_id <= $1', [last.toString()]);
+  return { byRange, afterwards };
 }

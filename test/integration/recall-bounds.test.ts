@@ -145,5 +145,9 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
     const left = await fx.store.db.query<{ row_id: string }>('SELECT row_id::text FROM tapedeck_store.trace_words ORDER BY row_id');
     expect(left).toHaveLength(12);
     expect(left.every((r) => BigInt(r.row_id) > BigInt(mark))).toBe(true);
+    // the fixture's words as they were, for any test after this one
+    await fx.store.db.query("DELETE FROM tapedeck_store.trace_words WHERE tenant = 'bounds'");
+    await reindex(fx.store.db, fx.store.derive);
+    expect(runIds((await fx.get('?q=drizzle')).body)).toEqual(['weather-ok']);
   });
 });

@@ -169,6 +169,14 @@ describe('indexWords: the ASCII fast path gives what the plain implementation gi
       const x = pick(rand, NON_ASCII);
       cases.push([`${text.slice(0, at)}${x}${text.slice(at)}`], [text, `${x}${text}`, `${text}${x}`]);
     }
+    // two characters that are not ASCII about MIN_ASCII_STRETCH apart (read as one part or two),
+    // and a text mostly not ASCII between ASCII ones (the JavaScript table takes the step over)
+    for (const gap of [1, 2, 254, 255, 256, 257, 258, 300]) {
+      const ascii = `${'ab cd, '.repeat(Math.ceil(gap / 7))}`.slice(0, gap);
+      cases.push([`the é${ascii}ü the end`], [`é${ascii}ü`, `${ascii}é ${ascii}ü${ascii}`]);
+    }
+    const french = 'Le système doit être évalué sur des données réelles, créé à Zürich. '.repeat(40);
+    cases.push(['The weather in Paris', french, 'the weather again, “quoted”'], [french.slice(0, 500), 'ok ok']);
     expect(differences(cases)).toEqual([]);
   });
 
