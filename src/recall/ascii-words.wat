@@ -226,8 +226,7 @@
                   (if (i32.load offset=8 (local.get $at))
                     (then
                       (local.set $slot (i32.and (i32.add (local.get $slot) (i32.const 1)) (global.get $mask)))
-                      (br $probe))))
-                (local.set $hi (i32.const 0)))
+                      (br $probe)))))
               (else
                 (br_if $words (i32.gt_u (local.get $len) (i32.const 100)))
                 (local.set $hi (i32.const 0x811c9dc5))
@@ -244,7 +243,7 @@
                   (then (return (i32.const 0))))
                 (br $words)))
             ;; a new word: into the free slot the probe stopped at
-            (if (call $insert (local.get $at) (local.get $key) (local.get $hi) (local.get $start) (local.get $len) (local.get $maxWords))
+            (if (call $insert (local.get $at) (local.get $key) (i32.const 0) (local.get $start) (local.get $len) (local.get $maxWords))
               (then (return (i32.const 0))))
             (br $words)))
         (local.set $carry (i64.shr_u (local.get $m) (i64.const 63)))

@@ -33,9 +33,10 @@
  * is its lower case (NFKC leaves ASCII as it is, and the other folds touch no ASCII character),
  * and its words are its runs of ASCII letters and digits (no ASCII character is a mark or of an
  * unspaced script), so it is read from its bytes and lower-cased by a table, without
- * normalizeText or the Unicode scanner, each word hashed as it is read. Any other string is
- * cut where that is safe (addMixed): its ASCII stretches take the short cut, the rest the
- * general path. Neither builds a string for a word: a word is its hash from the start.
+ * normalizeText or the Unicode scanner, each word hashed as it is read. A string that is mostly
+ * ASCII is cut where that is safe (addMixed): its long ASCII stretches take the short cut, the
+ * rest the general path; any other string takes the general path whole. Neither builds a
+ * string for a word: a word is its hash from the start.
  * The output is that of the plain implementation the tests keep
  * (test/unit/recall/tokenize-reference.ts) and hold it to.
  */
