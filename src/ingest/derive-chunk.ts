@@ -124,6 +124,18 @@ export function own(chunks: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
+/**
+ * The derived span with its step's canonical bytes over buffers of their own: they may be a
+ * slice of Node's shared 8 KiB pool (json/canonical.ts), which a structured clone to another
+ * thread would send whole.
+ */
+export function withOwnBytes(d: DerivedSpan): DerivedSpan {
+  const step = d.step;
+  if (!step) return d;
+  const copy = (b: Uint8Array | null | undefined) => (b ? new Uint8Array(b) : b);
+  return { ...d, step: { ...step, requestJson: copy(step.requestJson), responseJson: copy(step.responseJson) } };
+}
+
 /** What a dialect threw, as an Error: a structured clone takes an Error, not any value. */
 function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));

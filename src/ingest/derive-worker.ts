@@ -4,7 +4,7 @@
  * answers each with its result, transferring the encoded tuples rather than copying them.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { ChunkDeriver, own, type DeriveChunkRequest, type DeriveChunkResult } from './derive-chunk.js';
+import { ChunkDeriver, own, withOwnBytes, type DeriveChunkRequest, type DeriveChunkResult } from './derive-chunk.js';
 
 export type DeriveWorkerMessage = { type: 'chunk'; request: DeriveChunkRequest } | { type: 'cancel'; job: number };
 
@@ -28,7 +28,7 @@ port.on('message', (message: DeriveWorkerMessage) => {
     // one piece over a buffer of its own: moved to the main thread, not copied again
     const steps = own(derived.steps);
     const transfer = [steps.buffer as ArrayBuffer, ...(derived.words ? [derived.words.buffer as ArrayBuffer] : [])];
-    answer({ result: { ...derived, steps: [steps] } }, transfer);
+    answer({ result: { ...derived, steps: [steps], restated: derived.restated.map(withOwnBytes) } }, transfer);
   } catch (error) {
     deriver.cancel(job);
     answer({ job, error });

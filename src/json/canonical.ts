@@ -16,6 +16,7 @@
 import crypto from 'node:crypto';
 import type { JsonValue } from '../normalize/step.js';
 import { jsonString, writeJsonString, type ByteSink } from './json-string.js';
+import { writeUtf8 } from './write-utf8.js';
 
 export function canonicalJson(value: JsonValue): string {
   const sink = new TextSink();
@@ -34,9 +35,9 @@ export function canonicalJsonBytes(value: JsonValue): Buffer {
   sink.length = 0;
   try {
     serializeInto(value, sink);
-    // a buffer of its own, not a slice of Node's shared pool: a step's bytes cloned to or
-    // from the worker thread would take the whole 8 KiB pool buffer with them
-    const out = Buffer.allocUnsafeSlow(sink.length);
+    // Small values share Node's pool (a buffer of its own costs an ArrayBuffer each): whatever
+    // clones them to another thread copies them out first (derive-worker.ts).
+    const out = Buffer.allocUnsafe(sink.length);
     sink.buffer.copy(out, 0, 0, sink.length);
     return out;
   } finally {
@@ -70,7 +71,7 @@ class Scratch implements ByteSink {
 
   utf8(text: string): void {
     this.ensure(text.length * 3);
-    this.length += this.buffer.write(text, this.length, 'utf8');
+    this.length += writeUtf8(this.buffer, text, this.length);
   }
 
   /** After a value of megabytes: back to the usual size, rather than hold on to it. */
@@ -126,12 +127,29 @@ function serializeInto(value: unknown, sink: ByteSink): void {
   let first = true;
   for (const key of Object.keys(object).sort()) {
     if (object[key] === undefined) continue;
-    sink.utf8(first ? `${jsonString(key)}:` : `,${jsonString(key)}:`);
+    if (!first) sink.utf8(',');
+    sink.utf8(memberName(key));
     first = false;
     serializeInto(object[key], sink);
   }
   sink.utf8('}');
 }
+
+/**
+ * A member's name as JSON, with its colon. Steps repeat a few names (role, parts, type,
+ * content, ...), so the first MEMBER_NAMES met are kept rather than escaped again each time;
+ * tool arguments' names are the caller's, hence the bound.
+ */
+function memberName(key: string): string {
+  let name = memberNames.get(key);
+  if (name !== undefined) return name;
+  name = `${jsonString(key)}:`;
+  if (memberNames.size < MEMBER_NAMES) memberNames.set(key, name);
+  return name;
+}
+
+const MEMBER_NAMES = 4096;
+const memberNames = new Map<string, string>();
 
 /** crypto.hash (Node 20.12+): one call, no Hash object; about 1 µs less per digest. */
 const oneShot = (crypto as { hash?: (algorithm: string, data: string | Uint8Array, encoding: 'hex') => string }).hash;

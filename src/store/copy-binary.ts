@@ -12,6 +12,7 @@
  *   one has no dimensions (ndim 0, no null bitmap, element type 20). The value is
  *   given as an Int32Array of 32-bit halves (high, low, high, low, ...), recall's word hashes.
  */
+import { writeUtf8 } from '../json/write-utf8.js';
 
 export type CopyType = 'text' | 'bytea' | 'int4' | 'int8' | 'float8' | 'jsonb' | 'int8[]';
 
@@ -127,7 +128,7 @@ export class BinaryCopyWriter {
     this.ensure(4 + extra + room);
     const at = this.pos;
     if (prefix !== undefined) this.buf[at + 4] = prefix;
-    const written = text.length === 0 ? 0 : this.buf.write(text, at + 4 + extra, 'utf8');
+    const written = writeUtf8(this.buf, text, at + 4 + extra);
     this.buf.writeInt32BE(written + extra, at);
     this.pos = at + 4 + extra + written;
   }

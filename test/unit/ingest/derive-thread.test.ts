@@ -63,6 +63,30 @@ describe('deriving on the worker thread', () => {
     }
   });
 
+  it('sends the steps of spans stored before (restated) with their bytes over buffers of their own', async () => {
+    const spans = chatSpans(3);
+    const onWorker = createChunkedDerive({ payloadThresholdBytes: THRESHOLD });
+    const here = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, worker: false });
+    try {
+      const stored = () => false;
+      const [[a], [b]] = await Promise.all([onWorker, here].map(async (d) => {
+        const out: DerivedChunk[] = [];
+        for await (const chunk of d.chunks('', spans, stored, () => [])) out.push(chunk);
+        return out;
+      }));
+      expect(a.restated).toHaveLength(3);
+      const request = (c: DerivedChunk, i: number) => c.restated[i].step!.requestJson!;
+      for (let i = 0; i < 3; i++) {
+        // this thread's are slices of Node's shared pool (json/canonical.ts), which a clone would send whole
+        expect(request(b, i).buffer.byteLength).toBeGreaterThan(request(b, i).length);
+        expect(request(a, i).buffer.byteLength).toBe(request(a, i).length);
+        expect(Buffer.from(request(a, i)).equals(request(b, i))).toBe(true);
+      }
+    } finally {
+      await onWorker.close();
+    }
+  });
+
   it('fails the transactions of a worker that dies as unavailable, then starts a new one', async () => {
     // each instance notes its start, says it is ready, then dies on its first message
     const dying = standInWorker('dying-worker.mjs', (marker) => `import { appendFileSync } from 'node:fs';

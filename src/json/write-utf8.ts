@@ -1,0 +1,28 @@
+/**
+ * @module json/write-utf8
+ * A string's UTF-8 bytes written into a Buffer, quicker for the short strings that JSON and
+ * COPY encoders write most: punctuation, member names, ids, model names. Buffer#write is a
+ * call into C++, about 50 ns whatever the length on Node 20; a JavaScript loop writes a short
+ * ASCII string in about 15 (docs/benchmarks.md, eleventh session).
+ */
+
+/** Strings up to this many UTF-16 units are tried in JavaScript first. */
+export const SHORT_STRING = 48;
+
+/**
+ * Writes text as UTF-8 at `at` and returns the bytes written. The caller has made room for
+ * the longest encoding (3 bytes per UTF-16 unit).
+ */
+export function writeUtf8(buf: Buffer, text: string, at: number): number {
+  const n = text.length;
+  if (n <= SHORT_STRING) {
+    let i = 0;
+    for (; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c > 0x7f) break;
+      buf[at + i] = c;
+    }
+    if (i === n) return n;
+  }
+  return buf.write(text, at, 'utf8');
+}
