@@ -16,6 +16,9 @@ const TABLE = 'bench_raw.spans';
 const CHUNK_BYTES = 256 * 1024;
 const typeOf = { bytea: 'bytea', bigint: 'int8', integer: 'int4', jsonb: 'jsonb' };
 
+/** A jsonb value of spanToRow (AttributeJson) as its text; anything else as it is. */
+const asText = (v) => (typeof v === 'object' && v !== null && typeof v.writeUtf8 === 'function' ? String(v) : v);
+
 export async function createRawIngest(databaseUrl, workers) {
   const clients = [];
   for (let i = 0; i < workers; i++) {
@@ -35,7 +38,9 @@ export async function createRawIngest(databaseUrl, workers) {
     let pending = [];
     let size = 0;
     for (const s of spans) {
-      const row = spanToRow('', s, null, null);
+      // the JSON columns as text, as a plain receiver builds them (tapedeck's own COPY writes
+      // them into its buffer instead: AttributeJson, src/spans/attribute-json.ts)
+      const row = spanToRow('', s, null, null).map(asText);
       createHash('sha256').update(row[12]).update(row[13]).digest();
       const bytes = encoder.row(row);
       pending.push(bytes);

@@ -15,7 +15,7 @@
  */
 import crypto from 'node:crypto';
 import type { JsonValue } from '../normalize/step.js';
-import { jsonString, writeJsonString, type ByteSink } from './json-string.js';
+import { memberJson, writeJsonString, type ByteSink } from './json-string.js';
 import { writeUtf8 } from './write-utf8.js';
 
 export function canonicalJson(value: JsonValue): string {
@@ -128,28 +128,12 @@ function serializeInto(value: unknown, sink: ByteSink): void {
   for (const key of Object.keys(object).sort()) {
     if (object[key] === undefined) continue;
     if (!first) sink.utf8(',');
-    sink.utf8(memberName(key));
+    sink.utf8(memberJson(key));
     first = false;
     serializeInto(object[key], sink);
   }
   sink.utf8('}');
 }
-
-/**
- * A member's name as JSON, with its colon. Steps repeat a few names (role, parts, type,
- * content, ...), so the first MEMBER_NAMES met are kept rather than escaped again each time;
- * tool arguments' names are the caller's, hence the bound.
- */
-function memberName(key: string): string {
-  let name = memberNames.get(key);
-  if (name !== undefined) return name;
-  name = `${jsonString(key)}:`;
-  if (memberNames.size < MEMBER_NAMES) memberNames.set(key, name);
-  return name;
-}
-
-const MEMBER_NAMES = 4096;
-const memberNames = new Map<string, string>();
 
 /** crypto.hash (Node 20.12+): one call, no Hash object; about 1 µs less per digest. */
 const oneShot = (crypto as { hash?: (algorithm: string, data: string | Uint8Array, encoding: 'hex') => string }).hash;

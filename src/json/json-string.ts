@@ -77,6 +77,22 @@ export function jsonString(text: string): string {
   return `${out}"`;
 }
 
+/**
+ * A member's name as JSON, with its colon (`"role":`). Objects repeat a few names (role,
+ * parts, type, content, ...), so the first MEMBER_NAMES met are kept rather than escaped
+ * again each time; tool arguments' names are the caller's, hence the bound.
+ */
+export function memberJson(key: string): string {
+  let name = memberNames.get(key);
+  if (name !== undefined) return name;
+  name = `${jsonString(key)}:`;
+  if (memberNames.size < MEMBER_NAMES) memberNames.set(key, name);
+  return name;
+}
+
+const MEMBER_NAMES = 4096;
+const memberNames = new Map<string, string>();
+
 /** Where writeJsonString appends: UTF-8 bytes as they are, or text to encode. */
 export interface ByteSink {
   bytes(chunk: Uint8Array): void;

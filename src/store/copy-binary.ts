@@ -12,6 +12,7 @@
  *   one has no dimensions (ndim 0, no null bitmap, element type 20). The value is
  *   given as an Int32Array of 32-bit halves (high, low, high, low, ...), recall's word hashes.
  */
+import type { ByteSink } from '../json/json-string.js';
 import { writeUtf8 } from '../json/write-utf8.js';
 
 export type CopyType = 'text' | 'bytea' | 'int4' | 'int8' | 'float8' | 'jsonb' | 'int8[]';
@@ -29,6 +30,15 @@ export const COPY_HEADER = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'lat
 /** The format's trailer: a tuple field count of -1. */
 export const COPY_TRAILER = Buffer.from([0xff, 0xff]);
 
+/**
+ * A text or jsonb value that writes its own UTF-8 into the COPY data (spans/attribute-json.ts
+ * AttributeJson: long JSON with no string built for it). Anywhere else it is a value's
+ * String().
+ */
+export interface Utf8Source {
+  writeUtf8(sink: ByteSink): void;
+}
+
 /** Appends binary COPY data to chunks; `take()` hands over what is complete so far. */
 export class BinaryCopyWriter {
   private buf = Buffer.allocUnsafe(CHUNK_BYTES);
@@ -36,6 +46,22 @@ export class BinaryCopyWriter {
   private ready: Buffer[] = [];
   private readyBytes = 0;
   private readonly encoders: ((value: unknown) => void)[];
+  /** where a Utf8Source writes: at pos, moving to a new chunk as needed, counting what it wrote */
+  private readonly sink = {
+    written: 0,
+    bytes: (chunk: Uint8Array): void => {
+      this.ensure(chunk.length);
+      this.buf.set(chunk, this.pos);
+      this.pos += chunk.length;
+      this.sink.written += chunk.length;
+    },
+    utf8: (text: string): void => {
+      this.ensure(text.length * 3);
+      const n = writeUtf8(this.buf, text, this.pos);
+      this.pos += n;
+      this.sink.written += n;
+    },
+  };
 
   /**
    * framed (the default): the data starts with the format's header and take(true) ends it with
@@ -133,13 +159,32 @@ export class BinaryCopyWriter {
     this.pos = at + 4 + extra + written;
   }
 
+  /**
+   * Length-prefixed UTF-8 that the value writes itself, optionally after a one-byte prefix.
+   * The length is written last, where it was left room for: in this chunk or in one already
+   * complete, which take() has not handed over yet (a row is written whole before).
+   */
+  private streamed(source: Utf8Source, prefix?: number): void {
+    this.ensure(5);
+    const lengthIn = this.buf;
+    const lengthAt = this.pos;
+    this.pos += 4;
+    this.sink.written = 0;
+    if (prefix !== undefined) {
+      this.buf[this.pos++] = prefix;
+      this.sink.written = 1;
+    }
+    source.writeUtf8(this.sink);
+    lengthIn.writeInt32BE(this.sink.written, lengthAt);
+  }
+
   private encoderFor(type: CopyType): (value: unknown) => void {
     switch (type) {
       case 'text':
         // UTF-8 already (a step's canonical request): its bytes as they are
-        return (v) => (v instanceof Uint8Array ? this.raw(v) : this.utf8(String(v)));
+        return (v) => (v instanceof Uint8Array ? this.raw(v) : isUtf8Source(v) ? this.streamed(v) : this.utf8(String(v)));
       case 'jsonb':
-        return (v) => this.utf8(v as string, 1);
+        return (v) => (isUtf8Source(v) ? this.streamed(v, 1) : this.utf8(String(v), 1));
       case 'bytea':
         return (v) => this.raw(v as Uint8Array);
       case 'int4':
@@ -183,6 +228,10 @@ export class BinaryCopyWriter {
     }
     this.pos = at;
   }
+}
+
+function isUtf8Source(v: unknown): v is Utf8Source {
+  return typeof v === 'object' && v !== null && typeof (v as Partial<Utf8Source>).writeUtf8 === 'function';
 }
 
 const INT8_OID = 20;

@@ -4,9 +4,12 @@
  * Times inside events and links are kept as decimal strings so they stay exact in every
  * JSON reader; the top-level times are bigint columns.
  */
-import { toJsonText } from '../spans/attribute-json.js';
+import { AttributeJson, toJsonText } from '../spans/attribute-json.js';
 import type { Attributes, LogRecord, SpanRecord } from '../spans/span-record.js';
 import type { Column } from './bulk-insert.js';
+
+/** attributes, events and links are AttributeJson in a row (binary COPY writes their JSON); a query parameter takes the text */
+const jsonText = (value: unknown): string => String(value);
 
 export const spanColumns: readonly Column[] = [
   { name: 'tenant' },
@@ -21,9 +24,9 @@ export const spanColumns: readonly Column[] = [
   { name: 'end_ns', cast: 'bigint' },
   { name: 'status_code' },
   { name: 'status_message' },
-  { name: 'attributes', cast: 'jsonb' },
-  { name: 'events', cast: 'jsonb' },
-  { name: 'links', cast: 'jsonb' },
+  { name: 'attributes', cast: 'jsonb', param: jsonText },
+  { name: 'events', cast: 'jsonb', param: jsonText },
+  { name: 'links', cast: 'jsonb', param: jsonText },
   { name: 'resource', cast: 'jsonb' },
   { name: 'scope_name' },
   { name: 'scope_version' },
@@ -72,8 +75,8 @@ export function spanToRow(tenant: string, s: SpanRecord, ownRun: string | null, 
     s.endTimeUnixNano.toString(),
     s.status.code,
     s.status.message,
-    toJsonText(s.attributes),
-    toJsonText(
+    new AttributeJson(s.attributes),
+    new AttributeJson(
       s.events.map((e) => ({
         time_unix_nano: e.timeUnixNano.toString(),
         name: e.name,
@@ -81,7 +84,7 @@ export function spanToRow(tenant: string, s: SpanRecord, ownRun: string | null, 
         dropped_attributes_count: e.droppedAttributesCount,
       })),
     ),
-    toJsonText(
+    new AttributeJson(
       s.links.map((l) => ({
         trace_id: l.traceId,
         span_id: l.spanId,

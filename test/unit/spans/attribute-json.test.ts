@@ -4,7 +4,16 @@
  * long text (written by json-string.ts) or not; a bigint or bytes take the exact writer.
  */
 import { describe, expect, it } from 'vitest';
-import { toJsonText } from '../../../src/spans/attribute-json.js';
+import type { ByteSink } from '../../../src/json/json-string.js';
+import { AttributeJson, toJsonText, writeJsonText } from '../../../src/spans/attribute-json.js';
+
+/** writeJsonText's bytes, gathered the way a COPY buffer takes them. */
+function written(value: unknown): Buffer {
+  const pieces: Buffer[] = [];
+  const sink: ByteSink = { bytes: (chunk) => pieces.push(Buffer.from(chunk)), utf8: (text) => pieces.push(Buffer.from(text, 'utf8')) };
+  writeJsonText(value, sink);
+  return Buffer.concat(pieces);
+}
 
 const prompt = (n: number) => 'You are a careful assistant. Answer "briefly".\n\tCite\\sources. '.repeat(Math.ceil(n / 60)).slice(0, n);
 
@@ -19,6 +28,19 @@ describe('toJsonText', () => {
       { skipped: undefined, kept: prompt(90), list: [undefined, prompt(65)] },
     ];
     for (const value of values) expect(toJsonText(value)).toBe(JSON.stringify(value));
+    // written into a sink (binary COPY), the same text as UTF-8
+    for (const value of values) expect(written(value).equals(Buffer.from(JSON.stringify(value), 'utf8'))).toBe(true);
+  });
+
+  it('writes into a sink what it returns, for short, exact and empty values too', () => {
+    const values: unknown[] = [
+      {}, [], 'short', 42, null, { a: 1, b: 'x' }, { big: 9007199254740993n, bytes: new Uint8Array([1, 2, 255]), content: prompt(200) },
+      { 'a"b': prompt(70), 'é': [prompt(64), { f: () => 1 }], nested: [[[prompt(100)]]] }, [Symbol('s'), prompt(80)],
+    ];
+    for (const value of values) {
+      expect(written(value).toString('utf8')).toBe(toJsonText(value));
+      expect(String(new AttributeJson(value))).toBe(toJsonText(value));
+    }
   });
 
   it('keeps an int64 beyond 2^53 exact and writes bytes as base64, beside long text', () => {

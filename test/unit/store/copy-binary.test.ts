@@ -5,7 +5,8 @@
  * checked on a real server in test/integration/ingest-copy.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { BinaryCopyWriter, type CopyColumn } from '../../../src/store/copy-binary.js';
+import type { ByteSink } from '../../../src/json/json-string.js';
+import { BinaryCopyWriter, type CopyColumn, type Utf8Source } from '../../../src/store/copy-binary.js';
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 const all = (w: BinaryCopyWriter, end = true) => Buffer.concat(w.take(end));
@@ -90,6 +91,24 @@ describe('BinaryCopyWriter', () => {
       at += 4 + tl;
     }
     expect(out.readInt16BE(at)).toBe(-1);
+  });
+
+  it('writes a value that writes its own UTF-8 as the same bytes as its text, across chunks', () => {
+    // pieces as a JSON writer hands them over: bytes (the escaper's) and text, short and long
+    const pieces = ['{"prompt":', Buffer.from('"' + 'x'.repeat(300_000) + '"'), ',"é":', Buffer.from('"ü"'), '}'];
+    const source: Utf8Source = {
+      writeUtf8: (sink: ByteSink) => { for (const p of pieces) if (typeof p === 'string') sink.utf8(p); else sink.bytes(p); },
+    };
+    const text = pieces.map(String).join('');
+    const columns: CopyColumn[] = [{ name: 'j', type: 'jsonb' }, { name: 't', type: 'text' }, { name: 'n', type: 'int4' }];
+    for (const lead of [0, 1, 200_000, 262_110, 262_116, 262_119]) {
+      // lead-in texts that leave room for the length at the end of a 256 KiB chunk, or not quite
+      const own = new BinaryCopyWriter([{ name: 'x', type: 'text' }, ...columns]);
+      const plain = new BinaryCopyWriter([{ name: 'x', type: 'text' }, ...columns]);
+      own.row(['a'.repeat(lead), source, source, 7]);
+      plain.row(['a'.repeat(lead), text, text, 7]);
+      expect(Buffer.concat(own.take(true)).equals(all(plain)), `lead ${lead}`).toBe(true);
+    }
   });
 
   it('refuses a row with the wrong number of values', () => {
