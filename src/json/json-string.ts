@@ -79,19 +79,27 @@ export function jsonString(text: string): string {
 
 /**
  * A member's name as JSON, with its colon (`"role":`). Objects repeat a few names (role,
- * parts, type, content, ...), so the first MEMBER_NAMES met are kept rather than escaped
- * again each time; tool arguments' names are the caller's, hence the bound.
+ * parts, type, content, ...), so the first MEMBER_NAMES short ones met are kept rather than
+ * escaped again each time. Names are the sender's (attribute keys, tool arguments), hence
+ * both bounds: at most MEMBER_NAMES names of at most MEMBER_NAME_CHARS each are kept (under
+ * 1 MiB); a longer name costs about as much to escape as to look up.
  */
 export function memberJson(key: string): string {
   let name = memberNames.get(key);
   if (name !== undefined) return name;
   name = `${jsonString(key)}:`;
-  if (memberNames.size < MEMBER_NAMES) memberNames.set(key, name);
+  if (key.length <= MEMBER_NAME_CHARS && memberNames.size < MEMBER_NAMES) memberNames.set(key, name);
   return name;
 }
 
-const MEMBER_NAMES = 4096;
+export const MEMBER_NAMES = 4096;
+export const MEMBER_NAME_CHARS = 64;
 const memberNames = new Map<string, string>();
+
+/** How many member names memberJson keeps now (for its tests). */
+export function keptMemberNames(): number {
+  return memberNames.size;
+}
 
 /** Where writeJsonString appends: UTF-8 bytes as they are, or text to encode. */
 export interface ByteSink {

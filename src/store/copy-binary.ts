@@ -56,7 +56,7 @@ export class BinaryCopyWriter {
       this.sink.written += chunk.length;
     },
     utf8: (text: string): void => {
-      this.ensure(text.length * 3);
+      this.ensure(roomFor(text));
       const n = writeUtf8(this.buf, text, this.pos);
       this.pos += n;
       this.sink.written += n;
@@ -143,15 +143,12 @@ export class BinaryCopyWriter {
   }
 
   /**
-   * Length-prefixed UTF-8, optionally after a one-byte prefix (jsonb's version). For a short
-   * value room is made for its longest encoding (3 bytes per UTF-16 unit) and the length
-   * written after, which spares a Buffer.byteLength pass; a long one (a prompt) is measured
-   * first, so it never makes the chunk three times larger than what it holds.
+   * Length-prefixed UTF-8, optionally after a one-byte prefix (jsonb's version); the length
+   * is written after the text, in the room roomFor made.
    */
   private utf8(text: string, prefix?: number): void {
     const extra = prefix === undefined ? 0 : 1;
-    const room = text.length <= SHORT_TEXT ? text.length * 3 : Buffer.byteLength(text, 'utf8');
-    this.ensure(4 + extra + room);
+    this.ensure(4 + extra + roomFor(text));
     const at = this.pos;
     if (prefix !== undefined) this.buf[at + 4] = prefix;
     const written = writeUtf8(this.buf, text, at + 4 + extra);
@@ -228,6 +225,15 @@ export class BinaryCopyWriter {
     }
     this.pos = at;
   }
+}
+
+/**
+ * Room to make for a string's UTF-8: a short one's longest encoding (3 bytes per UTF-16
+ * unit), which spares a Buffer.byteLength pass; a long one (a prompt) measured, so it never
+ * makes a chunk three times larger than what it holds.
+ */
+function roomFor(text: string): number {
+  return text.length <= SHORT_TEXT ? text.length * 3 : Buffer.byteLength(text, 'utf8');
 }
 
 function isUtf8Source(v: unknown): v is Utf8Source {

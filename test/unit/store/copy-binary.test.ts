@@ -111,6 +111,18 @@ describe('BinaryCopyWriter', () => {
     }
   });
 
+  it('makes room for a long text a value writes as for a text: measured, not three bytes per character', () => {
+    const prompt = `${'x'.repeat(600_000)}’`; // not ASCII: JSON writers hand such text over whole, as a string
+    const source: Utf8Source = { writeUtf8: (sink: ByteSink) => sink.utf8(prompt) };
+    const w = new BinaryCopyWriter([{ name: 'j', type: 'jsonb' }]);
+    for (let i = 0; i < 3; i++) w.row([source]);
+    const pieces = w.take(true);
+    const data = pieces.reduce((n, p) => n + p.length, 0);
+    // no chunk made three times the size of the text it holds
+    expect(Math.max(...pieces.map((p) => p.buffer.byteLength))).toBeLessThan(2 * Buffer.byteLength(prompt));
+    expect(data).toBe(19 + 3 * (2 + 4 + 1 + Buffer.byteLength(prompt)) + 2);
+  });
+
   it('refuses a row with the wrong number of values', () => {
     expect(() => new BinaryCopyWriter([{ name: 'a', type: 'text' }]).row(['a', 'b'])).toThrow('COPY row has 2 values for 1 columns');
   });
