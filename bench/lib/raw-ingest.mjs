@@ -9,6 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { decodeTraceRequest } from '../../dist/src/otlp/decode.js';
+import { AttributeJson } from '../../dist/src/spans/attribute-json.js';
 import { spanColumns, spanToRow } from '../../dist/src/tapes/span-rows.js';
 import { createBinaryCopyEncoder } from './copy-binary.mjs';
 
@@ -17,7 +18,7 @@ const CHUNK_BYTES = 256 * 1024;
 const typeOf = { bytea: 'bytea', bigint: 'int8', integer: 'int4', jsonb: 'jsonb' };
 
 /** A jsonb value of spanToRow (AttributeJson) as its text; anything else as it is. */
-const asText = (v) => (typeof v === 'object' && v !== null && typeof v.writeUtf8 === 'function' ? String(v) : v);
+const asText = (v) => (v instanceof AttributeJson ? String(v) : v);
 
 export async function createRawIngest(databaseUrl, workers) {
   const clients = [];

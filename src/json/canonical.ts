@@ -15,7 +15,7 @@
  */
 import crypto from 'node:crypto';
 import type { JsonValue } from '../normalize/step.js';
-import { memberJson, writeJsonString, type ByteSink } from './json-string.js';
+import { memberJson, TextSink, writeJsonString, type ByteSink } from './json-string.js';
 import { writeUtf8 } from './write-utf8.js';
 
 export function canonicalJson(value: JsonValue): string {
@@ -42,19 +42,6 @@ export function canonicalJsonBytes(value: JsonValue): Buffer {
     return out;
   } finally {
     sink.shrink();
-  }
-}
-
-/** canonicalJson's sink: the text. The escaper's bytes are ASCII JSON, so latin1 reads them back. */
-class TextSink implements ByteSink {
-  text = '';
-
-  bytes(chunk: Uint8Array): void {
-    this.text += Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('latin1');
-  }
-
-  utf8(text: string): void {
-    this.text += text;
   }
 }
 

@@ -108,6 +108,22 @@ export interface ByteSink {
 }
 
 /**
+ * A sink that gathers the text, for a JSON writer's string form (canonicalJson, toJsonText).
+ * The escaper's bytes are ASCII JSON, so latin1 reads them back.
+ */
+export class TextSink implements ByteSink {
+  text = '';
+
+  bytes(chunk: Uint8Array): void {
+    this.text += Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString('latin1');
+  }
+
+  utf8(text: string): void {
+    this.text += text;
+  }
+}
+
+/**
  * Appends the UTF-8 bytes of JSON.stringify(text) to sink: for long ASCII text, the escaped
  * bytes straight from the module's memory, with no string built for them.
  */

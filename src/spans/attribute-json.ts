@@ -14,7 +14,7 @@
  * for a request of 17 MB with 64 KB prompts).
  */
 import { renderJson } from '../json/canonical.js';
-import { jsonString, memberJson, WASM_MIN_CHARS, writeJsonString, type ByteSink } from '../json/json-string.js';
+import { memberJson, TextSink, WASM_MIN_CHARS, writeJsonString, type ByteSink } from '../json/json-string.js';
 import type { JsonValue } from '../normalize/step.js';
 import type { Utf8Source } from '../store/copy-binary.js';
 import type { AttributeValue } from './span-record.js';
@@ -22,7 +22,10 @@ import type { AttributeValue } from './span-record.js';
 export function toJsonText(value: unknown): string {
   const shape = shapeOf(value);
   if (shape === Shape.Exact) return renderJson(value);
-  return shape === Shape.LongText ? plainJson(value)! : JSON.stringify(value);
+  if (shape !== Shape.LongText) return JSON.stringify(value);
+  const sink = new TextSink();
+  plainJsonInto(value, sink);
+  return sink.text;
 }
 
 /** toJsonText(value), written into sink rather than returned. */
@@ -95,26 +98,10 @@ function shapeOf(value: unknown): Shape {
 }
 
 /**
- * JSON.stringify(value) for a plain value (no bigint, no bytes), with strings written by
- * jsonString: members in the same order, undefined members left out and undefined items null.
+ * JSON.stringify(value) for a plain value (no bigint, no bytes) that it gives JSON for (not
+ * undefined), into sink, with strings written by writeJsonString: members in the same order,
+ * members JSON.stringify leaves out left out, and such items null.
  */
-function plainJson(value: unknown): string | undefined {
-  if (typeof value === 'string') return jsonString(value);
-  if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) {
-    let out = '[';
-    for (let i = 0; i < value.length; i++) out += `${i === 0 ? '' : ','}${plainJson(value[i]) ?? 'null'}`;
-    return `${out}]`;
-  }
-  let out = '{';
-  for (const key of Object.keys(value)) {
-    const item = plainJson((value as Record<string, unknown>)[key]);
-    if (item !== undefined) out += `${out.length === 1 ? '' : ','}${memberJson(key)}${item}`;
-  }
-  return `${out}}`;
-}
-
-/** plainJson(value) into sink, for a value it gives JSON for (not undefined). */
 function plainJsonInto(value: unknown, sink: ByteSink): void {
   if (typeof value === 'string') {
     writeJsonString(value, sink);
