@@ -16,7 +16,7 @@
 import crypto from 'node:crypto';
 import type { JsonValue } from '../normalize/step.js';
 import { memberJson, TextSink, writeJsonString, type ByteSink } from './json-string.js';
-import { writeUtf8 } from './write-utf8.js';
+import { utf8Room, writeUtf8 } from './write-utf8.js';
 
 export function canonicalJson(value: JsonValue): string {
   const sink = new TextSink();
@@ -57,7 +57,7 @@ class Scratch implements ByteSink {
   }
 
   utf8(text: string): void {
-    this.ensure(text.length * 3);
+    this.ensure(utf8Room(text));
     this.length += writeUtf8(this.buffer, text, this.length);
   }
 

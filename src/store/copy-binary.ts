@@ -13,7 +13,7 @@
  *   given as an Int32Array of 32-bit halves (high, low, high, low, ...), recall's word hashes.
  */
 import type { ByteSink } from '../json/json-string.js';
-import { writeUtf8 } from '../json/write-utf8.js';
+import { utf8Room, writeUtf8 } from '../json/write-utf8.js';
 
 export type CopyType = 'text' | 'bytea' | 'int4' | 'int8' | 'float8' | 'jsonb' | 'int8[]';
 
@@ -23,8 +23,6 @@ export interface CopyColumn {
 }
 
 const CHUNK_BYTES = 256 * 1024;
-/** Strings up to this many UTF-16 units are written without measuring them first. */
-const SHORT_TEXT = 4096;
 /** The format's header: signature, flags (no OIDs), header extension length 0. */
 export const COPY_HEADER = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8)]);
 /** The format's trailer: a tuple field count of -1. */
@@ -56,7 +54,7 @@ export class BinaryCopyWriter {
       this.sink.written += chunk.length;
     },
     utf8: (text: string): void => {
-      this.ensure(roomFor(text));
+      this.ensure(utf8Room(text));
       const n = writeUtf8(this.buf, text, this.pos);
       this.pos += n;
       this.sink.written += n;
@@ -144,11 +142,11 @@ export class BinaryCopyWriter {
 
   /**
    * Length-prefixed UTF-8, optionally after a one-byte prefix (jsonb's version); the length
-   * is written after the text, in the room roomFor made.
+   * is written after the text, in the room utf8Room made.
    */
   private utf8(text: string, prefix?: number): void {
     const extra = prefix === undefined ? 0 : 1;
-    this.ensure(4 + extra + roomFor(text));
+    this.ensure(4 + extra + utf8Room(text));
     const at = this.pos;
     if (prefix !== undefined) this.buf[at + 4] = prefix;
     const written = writeUtf8(this.buf, text, at + 4 + extra);
@@ -225,15 +223,6 @@ export class BinaryCopyWriter {
     }
     this.pos = at;
   }
-}
-
-/**
- * Room to make for a string's UTF-8: a short one's longest encoding (3 bytes per UTF-16
- * unit), which spares a Buffer.byteLength pass; a long one (a prompt) measured, so it never
- * makes a chunk three times larger than what it holds.
- */
-function roomFor(text: string): number {
-  return text.length <= SHORT_TEXT ? text.length * 3 : Buffer.byteLength(text, 'utf8');
 }
 
 function isUtf8Source(v: unknown): v is Utf8Source {
