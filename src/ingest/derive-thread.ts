@@ -11,7 +11,7 @@
  *
  * A transaction's spans go over in chunks of CHUNK_SPANS, at most IN_FLIGHT chunks ahead of
  * the answers its writer has taken (write-spans.ts keeps a few MiB of those ahead of its
- * COPY), so a large request is never cloned whole at once. One worker serves every
+ * COPY), so a request of more chunks than that is never cloned whole at once. One worker serves every
  * transaction; its answers come back in the order the chunks were sent. If the worker dies, the transactions it was deriving fail as unavailable (503 / UNAVAILABLE: their
  * senders retry), including one with no chunk pending at that moment (its next chunk is
  * refused), and the next transaction starts a new worker.
@@ -42,8 +42,15 @@ import type { DeriveWorkerAnswer, DeriveWorkerMessage } from './derive-worker.js
 
 /** Spans per chunk sent to the worker. */
 export const CHUNK_SPANS = 64;
-/** Chunks of one transaction sent ahead of the one its COPY is taking. */
-const IN_FLIGHT = 2;
+/**
+ * Chunks of one transaction sent ahead of the one its COPY is taking: a whole batch of the
+ * SDKs' default size (512 spans), so the worker derives it while the spans are written
+ * instead of waiting for the steps' COPY to take each chunk. What it clones at once stays
+ * under WORKER_MAX_CHARS per transaction. With 2 KB prompts, 8 rather than 2 took the GC
+ * helper threads' CPU from 19-23 to 16-19 ms per 1000 spans in paired load runs, and the
+ * machine's busy cores from 1.74-1.78 to 1.77-1.80 (docs/benchmarks.md, twelfth session).
+ */
+export const IN_FLIGHT = 8;
 /** Characters (of strings, and bytes) to clone past which a transaction is derived on this thread. */
 export const WORKER_MAX_CHARS = 4 * 1024 * 1024;
 /**
