@@ -10,6 +10,7 @@ import { queryWords } from '../../src/recall/query.js';
 import { deleteTraceWordsUpTo } from '../../src/recall/trace-words.js';
 import { queryTerms } from '../../src/recall/tokenize.js';
 import { databaseKinds } from '../helpers/databases.js';
+import type { Queryable } from '../../src/store/database.js';
 import { openRecallFixture, recallRuns, runIds, spansOf, type RecallFixture } from '../unit/recall/recall-fixtures.js';
 
 describe.each(databaseKinds)('recall bounds on %s', (kind) => {
@@ -130,14 +131,9 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
 
   it('drops the rows up to a mark block range by block range, and none after it', async () => {
     await fx.store.db.query('DELETE FROM tapedeck_store.trace_words');
-    // rows of about 1.6 KiB (incompressible span ids, under the TOAST threshold: kept in the table), a few per 8 KiB block
-    const insert = (n: number) => fx.store.db.query(
-      `INSERT INTO tapedeck_store.trace_words (tenant, words, masks, trace_ids, span_ids, steps)
-       SELECT 'bounds', '{1}', '{1}', '\\x00'::bytea, decode(string_agg(md5(i::text || '.' || j::text), ''), 'hex'), 1
-         FROM generate_series(1, $1) i, generate_series(1, 100) j GROUP BY i`, [n]);
-    await insert(40);
+    await insertBoundsRows(fx, 40);
     const [{ mark }] = await fx.store.db.query<{ mark: string }>('SELECT max(row_id)::text AS mark FROM tapedeck_store.trace_words');
-    await insert(12);
+    await insertBoundsRows(fx, 12);
     const [{ blocks }] = await fx.store.db.query<{ blocks: number }>(
       `SELECT (pg_relation_size('tapedeck_store.trace_words') / current_setting('block_size')::bigint)::int AS blocks`);
     expect(blocks).toBeGreaterThan(5); // so one block per statement takes several
@@ -150,4 +146,43 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
     await reindex(fx.store.db, fx.store.derive);
     expect(runIds((await fx.get('?q=drizzle')).body)).toEqual(['weather-ok']);
   });
+
+  it('drops the rows up to a mark with one more statement when the table is rewritten meanwhile', async () => {
+    await fx.store.db.query('DELETE FROM tapedeck_store.trace_words');
+    await insertBoundsRows(fx, 40);
+    const [{ mark }] = await fx.store.db.query<{ mark: string }>('SELECT max(row_id)::text AS mark FROM tapedeck_store.trace_words');
+    await insertBoundsRows(fx, 12);
+    // VACUUM FULL right after the first block range's DELETE: the rows left move down into
+    // blocks the next statements have passed already
+    let rewritten = false;
+    const db: Queryable = {
+      exec: (sql) => fx.store.db.exec(sql),
+      query: async <Row>(sql: string, params?: readonly unknown[]) => {
+        const rows = await fx.store.db.query<Row>(sql, params);
+        if (!rewritten && sql.includes('DELETE')) {
+          rewritten = true;
+          await fx.store.db.exec('VACUUM FULL tapedeck_store.trace_words');
+        }
+        return rows;
+      },
+    };
+    const { byRange, afterwards } = await deleteTraceWordsUpTo(db, BigInt(mark), 1);
+    expect(rewritten).toBe(true);
+    expect(afterwards).toBeGreaterThan(0); // rows the block ranges missed
+    expect(byRange + afterwards).toBe(40);
+    const left = await fx.store.db.query<{ row_id: string }>('SELECT row_id::text FROM tapedeck_store.trace_words ORDER BY row_id');
+    expect(left).toHaveLength(12);
+    expect(left.every((r) => BigInt(r.row_id) > BigInt(mark))).toBe(true);
+    await fx.store.db.query("DELETE FROM tapedeck_store.trace_words WHERE tenant = 'bounds'");
+    await reindex(fx.store.db, fx.store.derive);
+    expect(runIds((await fx.get('?q=drizzle')).body)).toEqual(['weather-ok']);
+  });
 });
+
+/** Rows of about 1.6 KiB (incompressible span ids, under the TOAST threshold: kept in the table), a few per 8 KiB block. */
+function insertBoundsRows(fx: RecallFixture, n: number) {
+  return fx.store.db.query(
+    `INSERT INTO tapedeck_store.trace_words (tenant, words, masks, trace_ids, span_ids, steps)
+     SELECT 'bounds', '{1}', '{1}', '\\x00'::bytea, decode(string_agg(md5(i::text || '.' || j::text), ''), 'hex'), 1
+       FROM generate_series(1, $1) i, generate_series(1, 100) j GROUP BY i`, [n]);
+}
