@@ -130,28 +130,16 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
   });
 
   it('drops the rows up to a mark block range by block range, and none after it', async () => {
-    await fx.store.db.query('DELETE FROM tapedeck_store.trace_words');
-    await insertBoundsRows(fx, 40);
-    const [{ mark }] = await fx.store.db.query<{ mark: string }>('SELECT max(row_id)::text AS mark FROM tapedeck_store.trace_words');
-    await insertBoundsRows(fx, 12);
+    const mark = await seedBoundsRows(fx);
     const [{ blocks }] = await fx.store.db.query<{ blocks: number }>(
       `SELECT (pg_relation_size('tapedeck_store.trace_words') / current_setting('block_size')::bigint)::int AS blocks`);
     expect(blocks).toBeGreaterThan(5); // so one block per statement takes several
     expect(await deleteTraceWordsUpTo(fx.store.db, BigInt(mark), 1)).toEqual({ byRange: 40, afterwards: 0 });
-    const left = await fx.store.db.query<{ row_id: string }>('SELECT row_id::text FROM tapedeck_store.trace_words ORDER BY row_id');
-    expect(left).toHaveLength(12);
-    expect(left.every((r) => BigInt(r.row_id) > BigInt(mark))).toBe(true);
-    // the fixture's words as they were, for any test after this one
-    await fx.store.db.query("DELETE FROM tapedeck_store.trace_words WHERE tenant = 'bounds'");
-    await reindex(fx.store.db, fx.store.derive);
-    expect(runIds((await fx.get('?q=drizzle')).body)).toEqual(['weather-ok']);
+    await expectRowsAfterThenRestore(fx, mark);
   });
 
   it('drops the rows up to a mark with one more statement when the table is rewritten meanwhile', async () => {
-    await fx.store.db.query('DELETE FROM tapedeck_store.trace_words');
-    await insertBoundsRows(fx, 40);
-    const [{ mark }] = await fx.store.db.query<{ mark: string }>('SELECT max(row_id)::text AS mark FROM tapedeck_store.trace_words');
-    await insertBoundsRows(fx, 12);
+    const mark = await seedBoundsRows(fx);
     // VACUUM FULL right after the first block range's DELETE: the rows left move down into
     // blocks the next statements have passed already
     let rewritten = false;
@@ -170,19 +158,32 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
     expect(rewritten).toBe(true);
     expect(afterwards).toBeGreaterThan(0); // rows the block ranges missed
     expect(byRange + afterwards).toBe(40);
-    const left = await fx.store.db.query<{ row_id: string }>('SELECT row_id::text FROM tapedeck_store.trace_words ORDER BY row_id');
-    expect(left).toHaveLength(12);
-    expect(left.every((r) => BigInt(r.row_id) > BigInt(mark))).toBe(true);
-    await fx.store.db.query("DELETE FROM tapedeck_store.trace_words WHERE tenant = 'bounds'");
-    await reindex(fx.store.db, fx.store.derive);
-    expect(runIds((await fx.get('?q=drizzle')).body)).toEqual(['weather-ok']);
+    await expectRowsAfterThenRestore(fx, mark);
   });
 });
 
-/** Rows of about 1.6 KiB (incompressible span ids, under the TOAST threshold: kept in the table), a few per 8 KiB block. */
-function insertBoundsRows(fx: RecallFixture, n: number) {
-  return fx.store.db.query(
+/**
+ * 40 rows of about 1.6 KiB (incompressible span ids, under the TOAST threshold: kept in the
+ * table, a few per 8 KiB block), then 12 more; resolves with the last row_id of the 40.
+ */
+async function seedBoundsRows(fx: RecallFixture): Promise<string> {
+  const insert = (n: number) => fx.store.db.query(
     `INSERT INTO tapedeck_store.trace_words (tenant, words, masks, trace_ids, span_ids, steps)
      SELECT 'bounds', '{1}', '{1}', '\\x00'::bytea, decode(string_agg(md5(i::text || '.' || j::text), ''), 'hex'), 1
        FROM generate_series(1, $1) i, generate_series(1, 100) j GROUP BY i`, [n]);
+  await fx.store.db.query('DELETE FROM tapedeck_store.trace_words');
+  await insert(40);
+  const [{ mark }] = await fx.store.db.query<{ mark: string }>('SELECT max(row_id)::text AS mark FROM tapedeck_store.trace_words');
+  await insert(12);
+  return mark;
+}
+
+/** Only the 12 rows after the mark are left; then the fixture's words as they were, for any test after. */
+async function expectRowsAfterThenRestore(fx: RecallFixture, mark: string): Promise<void> {
+  const left = await fx.store.db.query<{ row_id: string }>('SELECT row_id::text FROM tapedeck_store.trace_words ORDER BY row_id');
+  expect(left).toHaveLength(12);
+  expect(left.every((r) => BigInt(r.row_id) > BigInt(mark))).toBe(true);
+  await fx.store.db.query("DELETE FROM tapedeck_store.trace_words WHERE tenant = 'bounds'");
+  await reindex(fx.store.db, fx.store.derive);
+  expect(runIds((await fx.get('?q=drizzle')).body)).toEqual(['weather-ok']);
 }
