@@ -11,8 +11,9 @@
  *
  * A transaction's spans go over in chunks of CHUNK_SPANS, at most IN_FLIGHT chunks ahead of
  * the answers its writer has taken (write-spans.ts keeps a few MiB of those ahead of its
- * COPY), so a request of more chunks than that is never cloned whole at once. One worker serves every
- * transaction; its answers come back in the order the chunks were sent. If the worker dies, the transactions it was deriving fail as unavailable (503 / UNAVAILABLE: their
+ * COPY), so a request of more chunks than that is never cloned whole at once. One worker
+ * serves every transaction; its answers come back in the order the chunks were sent. If the
+ * worker dies, the transactions it was deriving fail as unavailable (503 / UNAVAILABLE: their
  * senders retry), including one with no chunk pending at that moment (its next chunk is
  * refused), and the next transaction starts a new worker.
  *
@@ -47,8 +48,8 @@ export const CHUNK_SPANS = 64;
  * SDKs' default size (512 spans), so the worker derives it while the spans are written
  * instead of waiting for the steps' COPY to take each chunk. What it clones at once stays
  * under WORKER_MAX_CHARS per transaction. With 2 KB prompts, 8 rather than 2 took the GC
- * helper threads' CPU from 19-23 to 16-19 ms per 1000 spans in paired load runs, and the
- * machine's busy cores from 1.74-1.78 to 1.77-1.80 (docs/benchmarks.md, twelfth session).
+ * helper threads' CPU from 18.6-23.3 to 15.8-18.7 ms per 1000 spans in paired load runs, and
+ * the machine's busy cores from 1.74-1.78 to 1.77-1.80 (docs/benchmarks.md, twelfth session).
  */
 export const IN_FLIGHT = 8;
 /** Characters (of strings, and bytes) to clone past which a transaction is derived on this thread. */
