@@ -17,7 +17,7 @@ const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Bool
 const KNOWN = [
   { name: 'otlp-decode', args: ['3'], quick: ['1'], limitS: 60 },
   { name: 'normalize', args: [], quick: [], limitS: 60 },
-  { name: 'ingest', args: [], quick: [], limitS: 330 },
+  { name: 'ingest', args: [], quick: [], limitS: 450 },
   { name: 'diff', args: [], quick: [], limitS: 120 },
   { name: 'replay', args: [], quick: ['500'], limitS: 120 },
   { name: 'recall', args: [], quick: [], env: QUICK ? { BENCH_SPANS: '100000' } : {}, limitS: 240 },

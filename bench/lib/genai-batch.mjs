@@ -10,7 +10,8 @@
 // Encoding 20 MB of protobuf per request would cost the sender as much CPU as the server
 // spends, on a 2-core machine where every core counts. So one request is encoded once as a
 // template, and each request sent is a copy with fresh trace ids, span ids and session ids
-// written over marker bytes at offsets found once.
+// written over marker bytes at offsets found once, and its spans' times moved past those of
+// the request before it, as the times of spans exported as they end move on.
 import { randomBytes } from 'node:crypto';
 import { otlpTypes } from '../../dist/src/otlp/proto.js';
 
@@ -73,6 +74,8 @@ function spanId(n) {
 }
 
 const T0 = 1796032240962000000n;
+/** Each run starts this long after the one before it (its spans end within it). */
+const RUN_NS = 10_000_000_000n;
 
 /** One agent run: [root, chat, tool, chat, tool, chat, tool, chat]; `layout` picks the key family. */
 function run(r, layout, promptBytes) {
@@ -80,7 +83,7 @@ function run(r, layout, promptBytes) {
   const tid = traceId(r);
   const first = r * SPANS_PER_RUN;
   const rootId = spanId(first);
-  const start = T0 + BigInt(r) * 10_000_000_000n;
+  const start = T0 + BigInt(r) * RUN_NS;
   const spans = [];
   const base = (i, name, kind, attributes, startOffsetMs, durationMs) => ({
     traceId: tid, spanId: spanId(first + i), parentSpanId: i === 0 ? Buffer.alloc(0) : rootId,
@@ -145,6 +148,25 @@ function run(r, layout, promptBytes) {
   return spans;
 }
 
+/**
+ * Where the template holds its spans' start and end times: the offsets of their 8 bytes
+ * (fixed64, little-endian), after the tag of Span.start_time_unix_nano (7) or end_time_unix_nano (8).
+ */
+function timesOf(template, request) {
+  const values = new Set();
+  for (const rs of request.resourceSpans) for (const ss of rs.scopeSpans) for (const s of ss.spans) values.add(BigInt(s.startTimeUnixNano)).add(BigInt(s.endTimeUnixNano));
+  const out = [];
+  for (const tag of [(7 << 3) | 1, (8 << 3) | 1]) {
+    for (const v of values) {
+      const pattern = Buffer.alloc(9);
+      pattern[0] = tag;
+      pattern.writeBigUInt64LE(v, 1);
+      for (const at of indexesOf(template, pattern)) out.push(at + 1);
+    }
+  }
+  return out;
+}
+
 function indexesOf(buffer, marker) {
   const out = [];
   for (let at = buffer.indexOf(marker); at !== -1; at = buffer.indexOf(marker, at + 1)) out.push(at);
@@ -182,10 +204,15 @@ export function createBatchSource(promptBytes, spansPerRequest = SPANS_PER_REQUE
   const traceAt = indexesOf(template, TRACE_MARK);
   const spanAt = indexesOf(template, SPAN_MARK);
   const sessionAt = indexesOf(template, SESSION_MARK);
+  const timeAt = timesOf(template, request);
   const parents = spansPerRequest - runs;
-  if (traceAt.length !== spansPerRequest || spanAt.length !== spansPerRequest + parents || sessionAt.length === 0) {
-    throw new Error(`bench template markers: ${traceAt.length} trace, ${spanAt.length} span, ${sessionAt.length} session`);
+  if (traceAt.length !== spansPerRequest || spanAt.length !== spansPerRequest + parents || sessionAt.length === 0 || timeAt.length !== 2 * spansPerRequest) {
+    throw new Error(`bench template markers: ${traceAt.length} trace, ${spanAt.length} span, ${sessionAt.length} session, ${timeAt.length} times`);
   }
+  const times = timeAt.map((at) => template.readBigUInt64LE(at));
+  // a request's runs take runs x RUN_NS; the next request's start after them
+  const requestNs = BigInt(runs) * RUN_NS;
+  let sent = 0n;
   return {
     bytes: template.length,
     spans: spansPerRequest,
@@ -199,6 +226,8 @@ export function createBatchSource(promptBytes, spansPerRequest = SPANS_PER_REQUE
       for (const at of traceAt) trace.copy(body, at);
       for (const at of spanAt) span.copy(body, at);
       for (const at of sessionAt) session.copy(body, at);
+      const later = sent++ * requestNs;
+      for (let i = 0; i < timeAt.length; i++) body.writeBigUInt64LE(times[i] + later, timeAt[i]);
       return body;
     },
   };
