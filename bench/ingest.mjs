@@ -21,7 +21,8 @@
 // (seconds of unmeasured load per server and for raw before the rounds; twice as long for
 // 64 KB), BENCH_INGEST_SENDERS
 // (default 4), BENCH_INGEST_BATCH (spans per request, a multiple of 8; default 512),
-// BENCH_INGEST_CASES (e.g. "2k" or "2k,64k"), BENCH_DATABASE_URL (a database to
+// BENCH_INGEST_CASES (e.g. "2k" or "2k,64k"), BENCH_TEXT (natural, the default, or uniform:
+// bench/lib/genai-batch.mjs), BENCH_DATABASE_URL (a database to
 // connect to for CREATE DATABASE; default postgres://postgres@127.0.0.1:5432/postgres).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

@@ -4,8 +4,11 @@
 // id. Runs alternate between the OpenLLMetry layout (traceloop.* keys, as in
 // test/fixtures/corpus/openllmetry-openai) and the OTel GenAI layout with messages on the span
 // (invoke_agent / chat / execute_tool). Each chat span's gen_ai.input.messages holds a system
-// prompt and a user prompt of `promptBytes` of English-like text (different per span, so
-// TOAST compression sees realistic, not repetitive, text).
+// prompt and a user prompt of `promptBytes` of English-like text, different per span, so TOAST
+// compression sees realistic, not repetitive, text. Its words follow natural language's
+// frequencies (Zipf's law over a 20,000-word vocabulary, 147 common English words at its head)
+// so recall's index sees as many distinct words as in real text; BENCH_TEXT=uniform draws them
+// evenly from the 147 words alone, as the bench did until the thirteenth session.
 //
 // Encoding 20 MB of protobuf per request would cost the sender as much CPU as the server
 // spends, on a 2-core machine where every core counts. So one request is encoded once as a
@@ -33,6 +36,16 @@ const WORDS = ('the a of to and in is for on with that this as are be by from at
   'compare list provide include consider assume however therefore because although while during after before since ' +
   'city paris lyon berlin madrid tokyo london rain snow sun cloud storm mild cold warm dry wet light heavy evening').split(' ');
 
+/** Vocabulary past WORDS: pronounceable made-up words, distinct, 6 to 14 letters. */
+const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'tas', 'vo', 'pel', 'dri', 'sun', 'mar', 'tek', 'bo', 'fin', 'gra', 'hu', 'jel', 'ny', 'qua', 'zo', 'wex'];
+const VOCABULARY = 20_000;
+const rareWord = (i) => {
+  const s = (k) => SYLLABLES[Math.floor(i / 20 ** k) % 20];
+  return s(0) + s(1) + s(2) + (i >= 8000 ? s(3) : '');
+};
+const UNIFORM = process.env.BENCH_TEXT === 'uniform';
+if (!UNIFORM && process.env.BENCH_TEXT !== undefined && process.env.BENCH_TEXT !== 'natural') throw new Error(`BENCH_TEXT: natural or uniform, not ${process.env.BENCH_TEXT}`);
+
 /** Deterministic English-like text of about `bytes` bytes, different for every seed. */
 export function text(bytes, seed) {
   let x = (seed * 2654435761) >>> 0 || 1;
@@ -41,7 +54,14 @@ export function text(bytes, seed) {
   let sentence = 0;
   while (size < bytes) {
     x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
-    let w = WORDS[x % WORDS.length];
+    let w;
+    if (UNIFORM) {
+      w = WORDS[x % WORDS.length];
+    } else {
+      // rank r with probability about 1/r (Zipf): r = VOCABULARY^u - 1 for u even in [0, 1)
+      const rank = Math.floor(VOCABULARY ** ((x >>> 8) / 2 ** 24)) - 1;
+      w = rank < WORDS.length ? WORDS[rank] : rareWord(rank);
+    }
     if (sentence === 0) w = w[0].toUpperCase() + w.slice(1);
     sentence++;
     if (sentence > 8 + (x % 12)) { w += '.'; sentence = 0; }
