@@ -36,7 +36,7 @@ const WORDS = ('the a of to and in is for on with that this as are be by from at
   'compare list provide include consider assume however therefore because although while during after before since ' +
   'city paris lyon berlin madrid tokyo london rain snow sun cloud storm mild cold warm dry wet light heavy evening').split(' ');
 
-/** Vocabulary past WORDS: pronounceable made-up words, distinct, 6 to 14 letters. */
+/** Vocabulary past WORDS: pronounceable made-up words, distinct, 6 to 11 letters. */
 const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'tas', 'vo', 'pel', 'dri', 'sun', 'mar', 'tek', 'bo', 'fin', 'gra', 'hu', 'jel', 'ny', 'qua', 'zo', 'wex'];
 const VOCABULARY = 20_000;
 const rareWord = (i) => {
