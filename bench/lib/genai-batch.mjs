@@ -43,8 +43,9 @@ const rareWord = (i) => {
   const s = (k) => SYLLABLES[Math.floor(i / 20 ** k) % 20];
   return s(0) + s(1) + s(2) + (i >= 8000 ? s(3) : '');
 };
-const UNIFORM = process.env.BENCH_TEXT === 'uniform';
-if (!UNIFORM && process.env.BENCH_TEXT !== undefined && process.env.BENCH_TEXT !== 'natural') throw new Error(`BENCH_TEXT: natural or uniform, not ${process.env.BENCH_TEXT}`);
+const TEXT = process.env.BENCH_TEXT ?? 'natural';
+if (TEXT !== 'natural' && TEXT !== 'uniform') throw new Error(`BENCH_TEXT: natural or uniform, not ${TEXT}`);
+const UNIFORM = TEXT === 'uniform';
 
 /** Deterministic English-like text of about `bytes` bytes, different for every seed. */
 export function text(bytes, seed) {
