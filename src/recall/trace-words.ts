@@ -7,7 +7,8 @@
  *
  * A row holds up to MAX_ROW_STEPS steps written in one transaction (an ingest request, late
  * log records, a reindex batch): `words`, the union of their words (hashes, word-hash.ts) in
- * first-use order; `masks`, per word, the steps holding it (bit i for the i-th step);
+ * ascending order, because the GIN index sorts every array it takes and one that comes sorted
+ * costs it least; `masks`, per word, the steps holding it (bit i for the i-th step);
  * `trace_ids` and `span_ids`, the steps' ids (16 and 8 bytes each), in bit order; `steps`,
  * their number. A step's words are never split between rows, so "the steps of a row that hold
  * every word" is exact.
@@ -105,8 +106,15 @@ class Row {
     }
   }
 
+  /** The row to write: its words in ascending order (WordTable.ascending), each with its mask. */
   values(tenant: string): unknown[] {
-    return [tenant, this.words.lanes(), this.masks.slice(0, this.words.size * 2), Buffer.concat(this.traceIds), Buffer.concat(this.spanIds), this.steps];
+    const { lanes, numbers } = this.words.ascending();
+    const masks = new Int32Array(lanes.length);
+    for (let i = 0; i < numbers.length; i++) {
+      masks[2 * i] = this.masks[2 * numbers[i]];
+      masks[2 * i + 1] = this.masks[2 * numbers[i] + 1];
+    }
+    return [tenant, lanes, masks, Buffer.concat(this.traceIds), Buffer.concat(this.spanIds), this.steps];
   }
 }
 

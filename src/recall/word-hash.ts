@@ -71,6 +71,11 @@ export function wordIds(lanes: Int32Array): string[] {
   return out;
 }
 
+/** Where an int64's high and low 32 bits lie in its 8 bytes, as two Int32Array elements. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+const HI_HALF = LITTLE_ENDIAN ? 1 : 0;
+const LO_HALF = 1 - HI_HALF;
+
 const INITIAL_SLOTS = 256;
 const INITIAL_SHIFT = 32 - 8;
 
@@ -124,14 +129,47 @@ export class WordTable {
 
   /** Whether the word is there (nothing added). */
   has(hi: number, lo: number): boolean {
+    return this.numberOf(hi, lo) >= 0;
+  }
+
+  /** The word's number, or -1 if it is not there. */
+  numberOf(hi: number, lo: number): number {
     const slots = this.slots;
     let slot = Math.imul(hi ^ lo, 0x9e3779b1) >>> this.shift;
     for (;;) {
       const at = slot * 3;
-      if (slots[at + 2] === 0) return false;
-      if (slots[at] === hi && slots[at + 1] === lo) return true;
+      if (slots[at + 2] === 0) return -1;
+      if (slots[at] === hi && slots[at + 1] === lo) return slots[at + 2] - 1;
       slot = (slot + 1) & this.mask;
     }
+  }
+
+  /**
+   * The words in ascending order of PostgreSQL's bigint (hi is the signed high half), as
+   * lanes, with each word's number: a GIN index sorts each array it indexes, and an array
+   * that comes sorted costs it one comparison per word instead of a quicksort. Not for an
+   * unmixed table (its lanes are not the finished hashes).
+   */
+  ascending(): { lanes: Int32Array; numbers: Int32Array } {
+    const n = this.size;
+    // The hashes as int64s, sorted natively: each hi, lo pair laid out as the platform's int64.
+    const keys = new BigInt64Array(n);
+    const halves = new Int32Array(keys.buffer);
+    for (let i = 0; i < n; i++) {
+      halves[2 * i + HI_HALF] = this.lanesOf[2 * i];
+      halves[2 * i + LO_HALF] = this.lanesOf[2 * i + 1];
+    }
+    keys.sort();
+    const lanes = new Int32Array(n * 2);
+    const numbers = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      const hi = halves[2 * i + HI_HALF];
+      const lo = halves[2 * i + LO_HALF];
+      lanes[2 * i] = hi;
+      lanes[2 * i + 1] = lo;
+      numbers[i] = this.numberOf(hi, lo);
+    }
+    return { lanes, numbers };
   }
 
   /** add() for the lexeme whose units are s[start, end), hashed without allocating (an unmixed table). */

@@ -12,17 +12,27 @@ const B = 'b'.repeat(32);
 const spanId = (n: number) => n.toString(16).padStart(16, '0');
 const step = (traceId: string, n: number, lexemes?: string[]) => ({ traceId, spanId: spanId(n), words: lexemes && hashLexemes(lexemes) });
 
-/** A row as [tenant, words (lexemes among `known`), masks (as bit strings), trace ids, span ids, steps]. */
+/**
+ * A row as [tenant, words (lexemes among `known`, else their hashes; by name), their masks (as
+ * bit strings, in the same order), trace ids, span ids, steps], after checking that the row
+ * holds its words in ascending order of PostgreSQL's bigint.
+ */
 function rowsOf(words: TraceWords, known: string[]) {
   const names = new Map<string, string>();
   known.forEach((l) => { const [hi, lo] = hashLexemes([l]); names.set(`${hi}/${lo}`, l); });
   return words.rows('t1').map(([tenant, lanes, masks, traces, spans, steps]) => {
     const w = lanes as Int32Array;
     const m = masks as Int32Array;
+    const bigints = Array.from({ length: w.length / 2 }, (_, i) => BigInt.asIntN(64, (BigInt(w[2 * i]) << 32n) | BigInt(w[2 * i + 1] >>> 0)));
+    expect(bigints).toEqual([...bigints].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    const pairs = bigints.map((_, i) => [
+      names.get(`${w[2 * i]}/${w[2 * i + 1]}`) ?? `${w[2 * i]}/${w[2 * i + 1]}`,
+      ((BigInt(m[2 * i] >>> 0) << 32n) | BigInt(m[2 * i + 1] >>> 0)).toString(2),
+    ]).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return [
       tenant,
-      Array.from({ length: w.length / 2 }, (_, i) => names.get(`${w[2 * i]}/${w[2 * i + 1]}`)),
-      Array.from({ length: m.length / 2 }, (_, i) => ((BigInt(m[2 * i] >>> 0) << 32n) | BigInt(m[2 * i + 1] >>> 0)).toString(2)),
+      pairs.map(([name]) => name),
+      pairs.map(([, mask]) => mask),
       Buffer.from(traces as Uint8Array).toString('hex'),
       Buffer.from(spans as Uint8Array).toString('hex'),
       steps,
@@ -31,7 +41,7 @@ function rowsOf(words: TraceWords, known: string[]) {
 }
 
 describe('TraceWords', () => {
-  it('packs the steps trace by trace into one row: the union of their words in first-use order, which steps hold each, their ids', () => {
+  it('packs the steps trace by trace into one row: the union of their words, which steps hold each, their ids', () => {
     const words = TraceWords.of([
       step(A, 1, ['weather', 'paris']),
       null,
@@ -43,7 +53,7 @@ describe('TraceWords', () => {
     expect(words.size).toBe(3);
     // A's steps first (its first step came first), then B's: bits 0, 1 are A's, bit 2 is B's
     expect(rowsOf(words, ['weather', 'paris', 'drizzle', 'lyon'])).toEqual([
-      ['t1', ['weather', 'paris', 'drizzle', 'lyon'], ['1', '111', '10', '100'], A + A + B, spanId(1) + spanId(3) + spanId(2), 3],
+      ['t1', ['drizzle', 'lyon', 'paris', 'weather'], ['10', '100', '111', '1'], A + A + B, spanId(1) + spanId(3) + spanId(2), 3],
     ]);
   });
 
