@@ -129,17 +129,12 @@ export class WordTable {
 
   /** Whether the word is there (nothing added). */
   has(hi: number, lo: number): boolean {
-    return this.numberOf(hi, lo) >= 0;
-  }
-
-  /** The word's number, or -1 if it is not there. */
-  numberOf(hi: number, lo: number): number {
     const slots = this.slots;
     let slot = Math.imul(hi ^ lo, 0x9e3779b1) >>> this.shift;
     for (;;) {
       const at = slot * 3;
-      if (slots[at + 2] === 0) return -1;
-      if (slots[at] === hi && slots[at + 1] === lo) return slots[at + 2] - 1;
+      if (slots[at + 2] === 0) return false;
+      if (slots[at] === hi && slots[at + 1] === lo) return true;
       slot = (slot + 1) & this.mask;
     }
   }
@@ -152,22 +147,35 @@ export class WordTable {
    */
   ascending(): { lanes: Int32Array; numbers: Int32Array } {
     const n = this.size;
-    // The hashes as int64s, sorted natively: each hi, lo pair laid out as the platform's int64.
+    const from = this.lanesOf;
+    // Sorted natively as the int64s (hi, number), laid out as the platform's int64s: the
+    // bigint's order but among words of equal hi, which the pass below orders by lo. That is
+    // rare (a few pairs among thousands of words) and needs no look-up of the numbers.
     const keys = new BigInt64Array(n);
     const halves = new Int32Array(keys.buffer);
     for (let i = 0; i < n; i++) {
-      halves[2 * i + HI_HALF] = this.lanesOf[2 * i];
-      halves[2 * i + LO_HALF] = this.lanesOf[2 * i + 1];
+      halves[2 * i + HI_HALF] = from[2 * i];
+      halves[2 * i + LO_HALF] = i;
     }
     keys.sort();
     const lanes = new Int32Array(n * 2);
     const numbers = new Int32Array(n);
     for (let i = 0; i < n; i++) {
-      const hi = halves[2 * i + HI_HALF];
-      const lo = halves[2 * i + LO_HALF];
-      lanes[2 * i] = hi;
-      lanes[2 * i + 1] = lo;
-      numbers[i] = this.numberOf(hi, lo);
+      const number = halves[2 * i + LO_HALF];
+      numbers[i] = number;
+      lanes[2 * i] = from[2 * number];
+      lanes[2 * i + 1] = from[2 * number + 1];
+    }
+    // Equal high halves: by the low half, unsigned (the bigint's low 32 bits), insertion sort.
+    for (let i = 1; i < n; i++) {
+      for (let j = i; j > 0 && lanes[2 * j - 2] === lanes[2 * j] && lanes[2 * j - 1] >>> 0 > lanes[2 * j + 1] >>> 0; j--) {
+        const lo = lanes[2 * j + 1];
+        lanes[2 * j + 1] = lanes[2 * j - 1];
+        lanes[2 * j - 1] = lo;
+        const number = numbers[j];
+        numbers[j] = numbers[j - 1];
+        numbers[j - 1] = number;
+      }
     }
     return { lanes, numbers };
   }
