@@ -30,7 +30,7 @@ import type { StoredStep } from '../tapes/step-rows.js';
 import { copyColumnsOf, insertRows, type Column } from '../tapes/bulk-insert.js';
 import { hexToBytes } from '../tapes/span-rows.js';
 import type { Database, Queryable } from '../store/database.js';
-import { WordTable, wordIds } from './word-hash.js';
+import { ascendingWords, indexOfWord, WordTable, wordIds } from './word-hash.js';
 
 /** Steps per row: one bit each in a bigint mask. */
 export const MAX_ROW_STEPS = 64;
@@ -61,12 +61,22 @@ type StepWords = Pick<StoredStep, 'traceId' | 'spanId' | 'words'>;
 /** A step with words, as a row takes it. */
 type WordedStep = Required<StepWords>;
 
-class Row {
-  readonly words = new WordTable();
+/**
+ * The row being filled; take() hands it over and starts the next, reusing its word table so
+ * that a row's table does not grow from scratch.
+ */
+class RowBuilder {
+  private readonly words = new WordTable();
   /** per word, its mask as two halves: bits 32-63, then bits 0-31 */
-  masks = new Int32Array(512);
-  readonly traceIds: Uint8Array[] = [];
-  readonly spanIds: Uint8Array[] = [];
+  private masks = new Int32Array(512);
+  private traceIds: Uint8Array[] = [];
+  private spanIds: Uint8Array[] = [];
+  /**
+   * The words, sorted, of a row whose first step alone passes ROW_WORDS (masks by their
+   * positions here): no other step adds words to it, so it needs no table, and a step joins
+   * only if the row holds every word of it (a binary search each).
+   */
+  private whole: Int32Array | null = null;
 
   get steps(): number {
     return this.spanIds.length;
@@ -76,6 +86,10 @@ class Row {
   fits(lanes: Int32Array): boolean {
     if (this.steps === 0) return true;
     if (this.steps === MAX_ROW_STEPS) return false;
+    if (this.whole) {
+      for (let i = 0; i < lanes.length; i += 2) if (indexOfWord(this.whole, lanes[i], lanes[i + 1]) < 0) return false;
+      return true;
+    }
     if (this.words.size + (lanes.length >> 1) <= ROW_WORDS) return true;
     // Only the words the row does not hold yet count: a trace's steps repeat each other's.
     let fresh = 0;
@@ -87,11 +101,22 @@ class Row {
 
   add(step: WordedStep): void {
     const bit = this.steps;
+    const lanes = step.words;
     this.traceIds.push(hexToBytes(step.traceId));
     this.spanIds.push(hexToBytes(step.spanId));
     const half = bit < 32 ? 1 : 0;
     const flag = 1 << (bit & 31);
-    const lanes = step.words;
+    if (bit === 0 && lanes.length >> 1 > ROW_WORDS) {
+      // A step's words are distinct (tokenize.ts): they are the row's words as they are.
+      this.whole = ascendingWords(lanes, lanes.length >> 1).lanes;
+      this.masks = new Int32Array(lanes.length);
+      for (let i = 1; i < lanes.length; i += 2) this.masks[i] = 1;
+      return;
+    }
+    if (this.whole) {
+      for (let i = 0; i < lanes.length; i += 2) this.masks[indexOfWord(this.whole, lanes[i], lanes[i + 1]) * 2 + half] |= flag;
+      return;
+    }
     for (let i = 0; i < lanes.length; i += 2) {
       let n = this.words.add(lanes[i], lanes[i + 1]);
       if (n < 0) {
@@ -106,15 +131,31 @@ class Row {
     }
   }
 
-  /** The row to write: its words in ascending order (WordTable.ascending), each with its mask. */
-  values(tenant: string): unknown[] {
-    const { lanes, numbers } = this.words.ascending();
-    const masks = new Int32Array(lanes.length);
-    for (let i = 0; i < numbers.length; i++) {
-      masks[2 * i] = this.masks[2 * numbers[i]];
-      masks[2 * i + 1] = this.masks[2 * numbers[i] + 1];
+  /** The row's values, its words in ascending order (ascendingWords) with their masks; then empties it. */
+  take(tenant: string): unknown[] {
+    let lanes: Int32Array;
+    let masks: Int32Array;
+    if (this.whole) {
+      lanes = this.whole;
+      masks = this.masks;
+      this.masks = new Int32Array(512);
+      this.whole = null;
+    } else {
+      const sorted = this.words.ascending();
+      lanes = sorted.lanes;
+      masks = new Int32Array(lanes.length);
+      const numbers = sorted.numbers;
+      for (let i = 0; i < numbers.length; i++) {
+        masks[2 * i] = this.masks[2 * numbers[i]];
+        masks[2 * i + 1] = this.masks[2 * numbers[i] + 1];
+      }
+      this.masks.fill(0, 0, lanes.length);
+      this.words.clear();
     }
-    return [tenant, lanes, masks, Buffer.concat(this.traceIds), Buffer.concat(this.spanIds), this.steps];
+    const values = [tenant, lanes, masks, Buffer.concat(this.traceIds), Buffer.concat(this.spanIds), this.steps];
+    this.traceIds = [];
+    this.spanIds = [];
+    return values;
   }
 }
 
@@ -151,19 +192,16 @@ export class TraceWords {
 
   /** The rows: the steps trace by trace (traces in the order they came), each row as full as the caps allow. */
   rows(tenant: string): unknown[][] {
-    const rows: Row[] = [];
-    let row = new Row();
+    const rows: unknown[][] = [];
+    const row = new RowBuilder();
     for (const steps of this.byTrace.values()) {
       for (const step of steps) {
-        if (!row.fits(step.words)) {
-          rows.push(row);
-          row = new Row();
-        }
+        if (!row.fits(step.words)) rows.push(row.take(tenant));
         row.add(step);
       }
     }
-    if (row.steps > 0) rows.push(row);
-    return rows.map((r) => r.values(tenant));
+    if (row.steps > 0) rows.push(row.take(tenant));
+    return rows;
   }
 }
 

@@ -84,6 +84,15 @@ describe('TraceWords', () => {
     expect(rows.map((r) => [r[4], r[5]])).toEqual([
       [spanId(1) + spanId(2), 2], [spanId(3), 1], [spanId(4) + spanId(5), 2], [spanId(6), 1],
     ]);
+    // step 4's row holds its words alone, and step 5 marks the one it holds too
+    const masksOf = (row: unknown[], word: string) => {
+      const [, names, masks] = row as [string, string[], string[]];
+      return masks.filter((_, i) => names[i] === word);
+    };
+    const big = rowsOf(TraceWords.of([step(B, 4, many(5000, ROW_WORDS + 1)), step(B, 5, ['w5000'])]), ['w5000', 'w5001'])[0];
+    expect((big[1] as string[]).length).toBe(ROW_WORDS + 1);
+    expect([masksOf(big, 'w5000'), masksOf(big, 'w5001')]).toEqual([['11'], ['1']]);
+    expect(new Set(big[2] as string[])).toEqual(new Set(['1', '11']));
   });
 
   it('counts only a step\'s words the row does not hold yet against its cap', () => {
@@ -94,6 +103,9 @@ describe('TraceWords', () => {
     expect(rows.map((r) => [(r[1] as unknown[]).length, r[5]])).toEqual([[690, 10]]);
     // past the cap, a step with new words starts another row
     words.add(step(A, 10, Array.from({ length: 400 }, (_, i) => `late${i}`)));
-    expect(rowsOf(words, []).map((r) => r[5])).toEqual([10, 1]);
+    const again = rowsOf(words, []);
+    expect(again.map((r) => r[5])).toEqual([10, 1]);
+    // the second row starts afresh: its words and masks are the late step's alone
+    expect([(again[1][1] as string[]).length, new Set(again[1][2] as string[])]).toEqual([400, new Set(['1'])]);
   });
 });

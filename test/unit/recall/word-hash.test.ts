@@ -3,7 +3,7 @@
  * bigint sorts them, each with the number add() gave it, as recall's index rows are written.
  */
 import { describe, expect, it } from 'vitest';
-import { WordTable } from '../../../src/recall/word-hash.js';
+import { ascendingWords, indexOfWord, WordTable } from '../../../src/recall/word-hash.js';
 
 const bigintOf = (hi: number, lo: number) => BigInt.asIntN(64, (BigInt(hi) << 32n) | BigInt(lo >>> 0));
 const byValue = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
@@ -42,5 +42,17 @@ describe('WordTable.ascending', () => {
 
   it('is empty for an empty table', () => {
     expect(ascendingOf(new WordTable())).toEqual({ words: [], numbers: [] });
+  });
+});
+
+describe('indexOfWord', () => {
+  it('finds each word of a sorted list at its place, and no word that is not there', () => {
+    const words: number[] = [];
+    for (let i = 0; i < 1000; i++) words.push(((i * 7919) % 1000) - 500, (i * 2654435761) | 0);
+    const { lanes } = ascendingWords(Int32Array.from(words), 1000);
+    for (let i = 0; i < 1000; i++) expect(indexOfWord(lanes, lanes[2 * i], lanes[2 * i + 1])).toBe(i);
+    expect(indexOfWord(lanes, 501, 0)).toBe(-1);
+    expect(indexOfWord(lanes, lanes[0], lanes[1] + 1)).toBe(-1);
+    expect(indexOfWord(new Int32Array(0), 1, 1)).toBe(-1);
   });
 });
