@@ -48,6 +48,21 @@ function standInWorker(name: string, source: (marker: string) => string): { scri
   return { script, starts: () => readFileSync(marker, 'utf8') };
 }
 
+describe('deriving on this thread', () => {
+  it('derives a chunk only once the one before it is taken: ahead, it would only hold memory', async () => {
+    const spans = chatSpans(IN_FLIGHT * CHUNK_SPANS + 1);
+    const here = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, worker: false });
+    let looked = 0; // a chunk's spans are asked whether they are new as it is sent to be derived
+    const lookedAtEachTake: number[] = [];
+    for await (const chunk of here.chunks('', spans, () => (looked++, true), () => [])) {
+      lookedAtEachTake.push(looked);
+      expect(chunk.spans.length).toBeGreaterThan(0);
+    }
+    expect(lookedAtEachTake.slice(0, 3)).toEqual([2 * CHUNK_SPANS, 3 * CHUNK_SPANS, 4 * CHUNK_SPANS]);
+    expect(looked).toBe(spans.length);
+  });
+});
+
 describe('deriving on the worker thread', () => {
   it('gives, chunk by chunk and in order, what this thread gives', async () => {
     const spans = chatSpans(2 * CHUNK_SPANS + 7);
