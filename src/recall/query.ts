@@ -27,10 +27,15 @@ export function queryWords(terms: readonly Term[]): string[] {
  * The steps holding every word ($1 tenant, $2 words): trace_id and span_id, a step once
  * even where it is in several rows (written again). `m` is the AND of the words' masks in a
  * row; bit b of it is the row's b-th step, whose ids are the b-th of trace_ids and span_ids.
+ * A word's mask is at its place in the row's words: in a row of sorted words (`sorted`,
+ * migration 0010) found by binary search, width_bucket (the row holds the word, so the bucket
+ * whose lower bound it is), else by reading the words in order.
  */
 const MATCHING_STEPS = `SELECT DISTINCT substring(w.trace_ids FROM b * 16 + 1 FOR 16) AS trace_id, substring(w.span_ids FROM b * 8 + 1 FOR 8) AS span_id
     FROM tapedeck_store.trace_words w
-   CROSS JOIN LATERAL (SELECT bit_and(w.masks[array_position(w.words, q)]) AS m FROM unnest($2::bigint[]) AS q) x
+   CROSS JOIN LATERAL (
+     SELECT bit_and(w.masks[CASE WHEN w.sorted THEN width_bucket(q, w.words) ELSE array_position(w.words, q) END]) AS m
+       FROM unnest($2::bigint[]) AS q) x
    CROSS JOIN LATERAL generate_series(0, w.steps - 1) AS b
    WHERE w.tenant = $1 AND w.words @> $2::bigint[] AND (x.m >> b) & 1 = 1`;
 

@@ -5,7 +5,7 @@
  * memory as one message. https://www.postgresql.org/docs/15/sql-copy.html ("Binary Format")
  *
  * Each value is sent in its type's binary "recv" form:
- * - text: UTF-8 bytes; bytea: the bytes; int4, int8, float8: big-endian;
+ * - text: UTF-8 bytes; bytea: the bytes; bool: one byte, 0 or 1; int4, int8, float8: big-endian;
  * - jsonb: version byte 1, then the JSON text (the server parses it as for the text form);
  * - int8[]: a one-dimensional array without NULLs (ndim 1, no null bitmap, element type 20,
  *   length, lower bound 1), then each element as int32 length 8 and its 8 bytes; an empty
@@ -15,7 +15,7 @@
 import type { ByteSink } from '../json/json-string.js';
 import { utf8Room, writeUtf8 } from '../json/write-utf8.js';
 
-export type CopyType = 'text' | 'bytea' | 'int4' | 'int8' | 'float8' | 'jsonb' | 'int8[]';
+export type CopyType = 'text' | 'bytea' | 'bool' | 'int4' | 'int8' | 'float8' | 'jsonb' | 'int8[]';
 
 export interface CopyColumn {
   name: string;
@@ -182,6 +182,8 @@ export class BinaryCopyWriter {
         return (v) => (isUtf8Source(v) ? this.streamed(v, 1) : this.utf8(String(v), 1));
       case 'bytea':
         return (v) => this.raw(v as Uint8Array);
+      case 'bool':
+        return (v) => this.fixed(1, (b, at) => { b[at] = v ? 1 : 0; });
       case 'int4':
         return (v) => this.fixed(4, (b, at) => b.writeInt32BE(Number(v), at));
       case 'int8':

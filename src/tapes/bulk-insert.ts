@@ -18,7 +18,7 @@ export interface Column {
 }
 
 const copyTypeOfCast: Record<string, CopyType> = {
-  bytea: 'bytea', bigint: 'int8', integer: 'int4', 'double precision': 'float8', jsonb: 'jsonb',
+  bytea: 'bytea', boolean: 'bool', bigint: 'int8', integer: 'int4', 'double precision': 'float8', jsonb: 'jsonb',
   // json's binary form is its text
   json: 'text',
 };

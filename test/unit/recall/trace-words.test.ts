@@ -3,7 +3,7 @@
  * the union of their words, and for each word the steps holding it.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_ROW_STEPS, ROW_WORDS, TraceWords } from '../../../src/recall/trace-words.js';
+import { MAX_ROW_STEPS, ROW_WORDS, SORTED_ROW_STEPS, TraceWords } from '../../../src/recall/trace-words.js';
 import { MAX_STEP_WORDS } from '../../../src/recall/tokenize.js';
 import { hashLexemes } from './tokenize-reference.js';
 
@@ -14,17 +14,19 @@ const step = (traceId: string, n: number, lexemes?: string[]) => ({ traceId, spa
 
 /**
  * A row as [tenant, words (lexemes among `known`, else their hashes; by name), their masks (as
- * bit strings, in the same order), trace ids, span ids, steps], after checking that the row
- * holds its words in ascending order of PostgreSQL's bigint.
+ * bit strings, in the same order), trace ids, span ids, steps], after checking that a row of
+ * few steps, or of one large step's words, holds its words in ascending order of PostgreSQL's
+ * bigint and says so.
  */
 function rowsOf(words: TraceWords, known: string[]) {
   const names = new Map<string, string>();
   known.forEach((l) => { const [hi, lo] = hashLexemes([l]); names.set(`${hi}/${lo}`, l); });
-  return words.rows('t1').map(([tenant, lanes, masks, traces, spans, steps]) => {
+  return words.rows('t1').map(([tenant, lanes, masks, traces, spans, steps, sorted]) => {
     const w = lanes as Int32Array;
     const m = masks as Int32Array;
     const bigints = Array.from({ length: w.length / 2 }, (_, i) => BigInt.asIntN(64, (BigInt(w[2 * i]) << 32n) | BigInt(w[2 * i + 1] >>> 0)));
-    expect(bigints).toEqual([...bigints].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    expect(sorted).toBe((steps as number) <= SORTED_ROW_STEPS || w.length / 2 > ROW_WORDS);
+    if (sorted) expect(bigints).toEqual([...bigints].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
     const pairs = bigints.map((_, i) => [
       names.get(`${w[2 * i]}/${w[2 * i + 1]}`) ?? `${w[2 * i]}/${w[2 * i + 1]}`,
       ((BigInt(m[2 * i] >>> 0) << 32n) | BigInt(m[2 * i + 1] >>> 0)).toString(2),
@@ -55,6 +57,19 @@ describe('TraceWords', () => {
     expect(rowsOf(words, ['weather', 'paris', 'drizzle', 'lyon'])).toEqual([
       ['t1', ['drizzle', 'lyon', 'paris', 'weather'], ['10', '100', '111', '1'], A + A + B, spanId(1) + spanId(3) + spanId(2), 3],
     ]);
+  });
+
+  it('keeps a row of more than SORTED_ROW_STEPS steps in first-use order, its masks following the steps', () => {
+    const words = new TraceWords();
+    const n = SORTED_ROW_STEPS + 1;
+    for (let i = 0; i < n; i++) words.add(step(A, i, [`own${i}`, 'shared']));
+    const [row] = words.rows('t1');
+    const known = ['shared', ...Array.from({ length: n }, (_, i) => `own${i}`)];
+    expect(row[6]).toBe(false);
+    const lanes = row[1] as Int32Array;
+    const order = known.map((l) => hashLexemes([l])).map(([hi, lo]) => Array.from({ length: lanes.length / 2 }, (_, i) => i).find((i) => lanes[2 * i] === hi && lanes[2 * i + 1] === lo));
+    // own0 first, then shared (the first step's order), then own1, own2, ...
+    expect(order).toEqual([1, 0, ...Array.from({ length: n - 1 }, (_, i) => i + 2)]);
   });
 
   it('writes nothing for steps without words', () => {
