@@ -47,11 +47,13 @@ export const ROW_WORDS = 1024;
 /**
  * Rows of at most this many steps are written with their words in ascending order, because
  * the GIN index sorts every array it takes and one that comes sorted costs it least (load runs
- * of 2 KB prompts: 9-14 % less PostgreSQL CPU when deriving; 64 KB prompts, rows of one
- * step each: 13-20 %). A larger row keeps its words in first-use order: its masks, which use
- * more bytes, then follow the steps and compress about twice as well (recall bench rows of
- * 59 steps: 2.0 KB against 4.0 KB sorted), and a query reads them. Queries find a word in a
- * sorted row by binary search (query.ts).
+ * of 2 KB prompts, rows of 11.6 steps: 9-14 % less PostgreSQL CPU when deriving; 64 KB
+ * prompts, rows of one step each: 13-20 %). Sorted, a row's masks compress about half as well
+ * (first-use order keeps alike the masks of words a step brought in): 1.3 against 2.9 KB for
+ * those rows, 9 % more table per step. A larger row keeps first-use order: on the recall
+ * bench, rows of 59 steps, sorted, made its table a fifth larger (309 against 252 MB) and
+ * finding matches up to 1.7x as slow. The cut lies between those two measured cases, not tuned within them. Queries
+ * find a word in a sorted row by binary search (query.ts).
  */
 export const SORTED_ROW_STEPS = 16;
 
