@@ -10,8 +10,8 @@
  * in ascending order or in first-use order (`sorted`, SORTED_ROW_STEPS); `masks`, per word,
  * the steps holding it (bit i for the i-th step);
  * `trace_ids` and `span_ids`, the steps' ids (16 and 8 bytes each), in bit order; `steps`,
- * their number; `sorted`, whether the words are in ascending order. A step's words are never split between rows, so "the steps of a row that hold
- * every word" is exact.
+ * their number; `sorted`, whether the words are in ascending order. A step's words are never
+ * split between rows, so "the steps of a row that hold every word" is exact.
  *
  * Why rows of many steps: one GIN entry per word per row is most of what the index costs to
  * write, and steps written together share most of their words: an agent resends the
@@ -52,8 +52,8 @@ export const ROW_WORDS = 1024;
  * (first-use order keeps alike the masks of words a step brought in): 1.3 against 2.9 KB for
  * those rows, 9 % more table per step. A larger row keeps first-use order: on the recall
  * bench, rows of 59 steps, sorted, made its table a fifth larger (309 against 252 MB) and
- * finding matches up to 1.7x as slow. The cut lies between those two measured cases, not tuned within them. Queries
- * find a word in a sorted row by binary search (query.ts).
+ * finding matches up to 1.7x as slow. The cut lies between those two measured cases, not
+ * tuned within them. Queries find a word in a sorted row by binary search (query.ts).
  */
 export const SORTED_ROW_STEPS = 16;
 
