@@ -170,22 +170,26 @@ function run(r, layout, promptBytes) {
 }
 
 /**
- * Where the template holds its spans' start and end times: the offsets of their 8 bytes
- * (fixed64, little-endian), after the tag of Span.start_time_unix_nano (7) or end_time_unix_nano (8).
+ * Where the template holds its spans' start and end times, and which: one pass over it for the
+ * tag of Span.start_time_unix_nano (7) or end_time_unix_nano (8), fixed64, followed by one of
+ * the request's times (8 bytes, little-endian).
  */
 function timesOf(template, request) {
   const values = new Set();
   for (const rs of request.resourceSpans) for (const ss of rs.scopeSpans) for (const s of ss.spans) values.add(BigInt(s.startTimeUnixNano)).add(BigInt(s.endTimeUnixNano));
-  const out = [];
-  for (const tag of [(7 << 3) | 1, (8 << 3) | 1]) {
-    for (const v of values) {
-      const pattern = Buffer.alloc(9);
-      pattern[0] = tag;
-      pattern.writeBigUInt64LE(v, 1);
-      for (const at of indexesOf(template, pattern)) out.push(at + 1);
-    }
+  const start = (7 << 3) | 1;
+  const end = (8 << 3) | 1;
+  const at = [];
+  const times = [];
+  for (let i = 0; i + 9 <= template.length; i++) {
+    if (template[i] !== start && template[i] !== end) continue;
+    const v = template.readBigUInt64LE(i + 1);
+    if (!values.has(v)) continue;
+    at.push(i + 1);
+    times.push(v);
+    i += 8;
   }
-  return out;
+  return { at, times };
 }
 
 function indexesOf(buffer, marker) {
@@ -225,12 +229,11 @@ export function createBatchSource(promptBytes, spansPerRequest = SPANS_PER_REQUE
   const traceAt = indexesOf(template, TRACE_MARK);
   const spanAt = indexesOf(template, SPAN_MARK);
   const sessionAt = indexesOf(template, SESSION_MARK);
-  const timeAt = timesOf(template, request);
+  const { at: timeAt, times } = timesOf(template, request);
   const parents = spansPerRequest - runs;
   if (traceAt.length !== spansPerRequest || spanAt.length !== spansPerRequest + parents || sessionAt.length === 0 || timeAt.length !== 2 * spansPerRequest) {
     throw new Error(`bench template markers: ${traceAt.length} trace, ${spanAt.length} span, ${sessionAt.length} session, ${timeAt.length} times`);
   }
-  const times = timeAt.map((at) => template.readBigUInt64LE(at));
   // a request's runs take runs x RUN_NS; the next request's start after them
   const requestNs = BigInt(runs) * RUN_NS;
   let sent = 0n;

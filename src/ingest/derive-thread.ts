@@ -95,6 +95,8 @@ export interface ChunkedDeriveSettings {
 }
 
 interface Runner {
+  /** chunks of a transaction sent before the first is taken */
+  readonly ahead: number;
   submit(req: DeriveChunkRequest): Promise<DeriveChunkResult>;
   cancel(job: number): void;
   close(): Promise<void>;
@@ -126,8 +128,7 @@ export function createChunkedDerive(settings: ChunkedDeriveSettings): ChunkedDer
       };
       let done = 0;
       try {
-        const ahead = runner === here ? 1 : IN_FLIGHT;
-        for (let k = 0; k < Math.min(count, ahead); k++) send(k);
+        for (let k = 0; k < Math.min(count, runner.ahead); k++) send(k);
         while (done < count) {
           const result = await pending[done];
           const part = partOf(done);
@@ -151,6 +152,8 @@ const nonEmpty = (logs: LogRecord[]): LogRecord[] | null => (logs.length > 0 ? l
 function inProcess(thresholdBytes: number): Runner {
   const deriver = new ChunkDeriver(thresholdBytes);
   return {
+    // Here a chunk derived ahead runs no sooner: it would only hold memory.
+    ahead: 1,
     submit: async (req) => deriver.derive(req),
     cancel: (job) => deriver.cancel(job),
     close: async () => {},
@@ -175,6 +178,7 @@ interface Waiter {
 }
 
 class WorkerRunner implements Runner {
+  readonly ahead = IN_FLIGHT;
   private worker: Worker | null = null;
   /** per job, the chunks sent and not answered yet, oldest first */
   private readonly waiting = new Map<number, Waiter[]>();

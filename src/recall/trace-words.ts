@@ -85,11 +85,11 @@ class RowBuilder {
   private traceIds: Uint8Array[] = [];
   private spanIds: Uint8Array[] = [];
   /**
-   * The words, sorted, of a row whose first step alone passes ROW_WORDS (masks by their
-   * positions here): no other step adds words to it, so it needs no table, and a step joins
+   * A row whose first step alone passes ROW_WORDS: its words, sorted, and their masks by the
+   * same positions. No other step adds words to it, so it needs no table, and a step joins
    * only if the row holds every word of it (a binary search each).
    */
-  private whole: Int32Array | null = null;
+  private whole: { lanes: Int32Array; masks: Int32Array } | null = null;
 
   get steps(): number {
     return this.spanIds.length;
@@ -100,7 +100,8 @@ class RowBuilder {
     if (this.steps === 0) return true;
     if (this.steps === MAX_ROW_STEPS) return false;
     if (this.whole) {
-      for (let i = 0; i < lanes.length; i += 2) if (indexOfWord(this.whole, lanes[i], lanes[i + 1]) < 0) return false;
+      const words = this.whole.lanes;
+      for (let i = 0; i < lanes.length; i += 2) if (indexOfWord(words, lanes[i], lanes[i + 1]) < 0) return false;
       return true;
     }
     if (this.words.size + (lanes.length >> 1) <= ROW_WORDS) return true;
@@ -120,14 +121,16 @@ class RowBuilder {
     const half = bit < 32 ? 1 : 0;
     const flag = 1 << (bit & 31);
     if (bit === 0 && lanes.length >> 1 > ROW_WORDS) {
-      // A step's words are distinct (tokenize.ts): they are the row's words as they are.
-      this.whole = ascendingWords(lanes, lanes.length >> 1).lanes;
-      this.masks = new Int32Array(lanes.length);
-      for (let i = 1; i < lanes.length; i += 2) this.masks[i] = 1;
+      // A step's words are distinct (tokenize.ts): they are the row's words as they are, each
+      // with bit 0 (in the low half).
+      const masks = new Int32Array(lanes.length);
+      for (let i = 1; i < masks.length; i += 2) masks[i] = 1;
+      this.whole = { lanes: ascendingWords(lanes, lanes.length >> 1).lanes, masks };
       return;
     }
     if (this.whole) {
-      for (let i = 0; i < lanes.length; i += 2) this.masks[indexOfWord(this.whole, lanes[i], lanes[i + 1]) * 2 + half] |= flag;
+      const { lanes: words, masks } = this.whole;
+      for (let i = 0; i < lanes.length; i += 2) masks[indexOfWord(words, lanes[i], lanes[i + 1]) * 2 + half] |= flag;
       return;
     }
     for (let i = 0; i < lanes.length; i += 2) {
@@ -149,30 +152,15 @@ class RowBuilder {
    * row of one step's words or of at most SORTED_ROW_STEPS steps; then empties it.
    */
   take(tenant: string): unknown[] {
+    const steps = this.steps;
+    const sorted = this.whole !== null || steps <= SORTED_ROW_STEPS;
     let lanes: Int32Array;
     let masks: Int32Array;
-    const steps = this.steps;
-    let sorted = true;
     if (this.whole) {
-      lanes = this.whole;
-      masks = this.masks;
-      this.masks = new Int32Array(512);
+      ({ lanes, masks } = this.whole);
       this.whole = null;
-    } else if (steps > SORTED_ROW_STEPS) {
-      sorted = false;
-      lanes = this.words.lanes();
-      masks = this.masks.slice(0, lanes.length);
-      this.masks.fill(0, 0, lanes.length);
-      this.words.clear();
     } else {
-      const byWord = this.words.ascending();
-      lanes = byWord.lanes;
-      masks = new Int32Array(lanes.length);
-      const numbers = byWord.numbers;
-      for (let i = 0; i < numbers.length; i++) {
-        masks[2 * i] = this.masks[2 * numbers[i]];
-        masks[2 * i + 1] = this.masks[2 * numbers[i] + 1];
-      }
+      ({ lanes, masks } = sorted ? this.ascending() : { lanes: this.words.lanes(), masks: this.masks.slice(0, 2 * this.words.size) });
       this.masks.fill(0, 0, lanes.length);
       this.words.clear();
     }
@@ -180,6 +168,17 @@ class RowBuilder {
     this.traceIds = [];
     this.spanIds = [];
     return values;
+  }
+
+  /** The table's words in ascending order, each with its mask. */
+  private ascending(): { lanes: Int32Array; masks: Int32Array } {
+    const { lanes, numbers } = this.words.ascending();
+    const masks = new Int32Array(lanes.length);
+    for (let i = 0; i < numbers.length; i++) {
+      masks[2 * i] = this.masks[2 * numbers[i]];
+      masks[2 * i + 1] = this.masks[2 * numbers[i] + 1];
+    }
+    return { lanes, masks };
   }
 }
 
