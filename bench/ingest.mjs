@@ -3,8 +3,17 @@
 // spans (bench/lib/genai-batch.mjs) from a few concurrent senders; every request is counted
 // when it is acknowledged (200), that is after its transaction committed. Two tapedecks
 // take turns: one as in production (normalization, offloading at the default threshold,
-// steps, runs and recall's words written in the spans' transaction), and one started with
-// --derive off, which keeps the spans only: the ingest core (decode, dedupe, COPY, commit).
+// steps and runs written in the spans' transaction, with their keys in recall's backlog),
+// and one started with --derive off, which keeps the spans only: the ingest core (decode,
+// dedupe, COPY, commit).
+//
+// Recall's index is written after the steps' transaction (src/recall/recall-indexer.ts): the
+// deriving tapedeck indexes its backlog once ingest pauses, or once a step has waited
+// --recall-max-lag-ms (30 s, longer than a phase). After each of its phases (and its
+// warm-up) the bench waits until the backlog is empty, so that indexing never runs during
+// another phase, and reports how long that took and its CPU per 1000 spans of the phase:
+// the work ingest left for later. "Sustained" is the phase's spans over the phase and the
+// catching up together: what a sender could keep up for good with recall's index current.
 //
 // Next to it, by the same script on the same database: the "raw" figure, a lower bound of
 // what any receiver has to do with the same bytes: decode the same request bodies (tapedeck's
@@ -102,6 +111,7 @@ try {
       // Warm-up, not measured, as long for each: JIT, heap growth, connection pools, the first
       // pages of every index.
       for (const url of urls) await sendExports({ url, source, senders: SENDERS, seconds: c.warmup, minRequests: 2 });
+      await recallCaughtUp(servers[0]);
       await raw.run({ source, seconds: c.warmup, minRequests: 2 });
       const memory = servers.map((s) => sampleMemory(s.pid));
       const td = MODES.map(() => []);
@@ -116,6 +126,7 @@ try {
           t.serverCpu = (cpuSecondsOf(server.pid) - cpu0) / t.elapsed;
           // Backends the pool opened during the phase count from zero; the other server's are idle.
           t.pgCpu = (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0) / t.elapsed;
+          if (MODES[i].key === 'derive') t.catchUp = await recallCaughtUp(server);
           td[i].push(t);
         }
         await db.query('CHECKPOINT');
@@ -128,7 +139,10 @@ try {
         rw.push(w);
         const phases = MODES.map((m, i) => {
           const t = td[i][r];
-          return `${m.label} ${fmt(t.spans / t.elapsed)} spans/s (cpu ms per 1000 spans: server ${msPer(t, t.serverCpu)}, postgres ${msPer(t, t.pgCpu)}${t.retries ? `; ${t.retries} busy answers` : ''})`;
+          const later = t.catchUp
+            ? `; recall's index caught up ${t.catchUp.seconds.toFixed(1)} s later (server ${fmt((t.catchUp.serverCpu * 1e3) / (t.spans / 1000))}, postgres ${fmt((t.catchUp.pgCpu * 1e3) / (t.spans / 1000))})`
+            : '';
+          return `${m.label} ${fmt(t.spans / t.elapsed)} spans/s (cpu ms per 1000 spans: server ${msPer(t, t.serverCpu)}, postgres ${msPer(t, t.pgCpu)}${t.retries ? `; ${t.retries} busy answers` : ''}${later})`;
         });
         console.log(`  ${c.label}, round ${r + 1}: ${phases.join('; ')}; raw ${fmt(w.spans / w.elapsed)} spans/s (bench ${msPer(w, w.clientCpu)}, postgres ${msPer(w, w.pgCpu)})`);
       }
@@ -149,6 +163,13 @@ try {
           serverCpuMsPer1000: median(td[i].map((t) => (t.serverCpu * 1e6) / (t.spans / t.elapsed))),
           pgCpuMsPer1000: median(td[i].map((t) => (t.pgCpu * 1e6) / (t.spans / t.elapsed))),
           peakRss: Math.max(mem.hwm, mem.sampledPeak),
+          ...(m.key === 'derive' ? {
+            catchUpSeconds: median(td[i].map((t) => t.catchUp.seconds)),
+            catchUpServerCpuMsPer1000: median(td[i].map((t) => (t.catchUp.serverCpu * 1e6) / t.spans)),
+            catchUpPgCpuMsPer1000: median(td[i].map((t) => (t.catchUp.pgCpu * 1e6) / t.spans)),
+            sustainedSpans: median(td[i].map((t) => t.spans / (t.elapsed + t.catchUp.seconds))),
+            sustainedRatio: median(td[i].map((t, r) => (t.spans / (t.elapsed + t.catchUp.seconds)) / (rw[r].spans / rw[r].elapsed))),
+          } : {}),
           // Each round's phases run back to back under the same background load: the ratio is
           // taken per round, then the median of those.
           ratio: median(td[i].map((t, r) => (t.spans / t.elapsed) / (rw[r].spans / rw[r].elapsed))),
@@ -170,6 +191,11 @@ for (const r of results) {
   console.log(`cpu ms per 1000 spans, ${r.case.label}: ${MODES.map((m) => `${m.label} ${fmt(r[m.key].serverCpuMsPer1000)} (server) + ${fmt(r[m.key].pgCpuMsPer1000)} (postgres)`).join('; ')}; ` +
     `raw ${fmt(r.raw.clientCpuMsPer1000)} (bench) + ${fmt(r.raw.pgCpuMsPer1000)} (postgres)`);
 }
+for (const r of results) {
+  const d = r.derive;
+  console.log(`recall's index after deriving, ${r.case.label}: caught up in ${d.catchUpSeconds.toFixed(1)} s, cpu ms per 1000 spans ${fmt(d.catchUpServerCpuMsPer1000)} (server) + ${fmt(d.catchUpPgCpuMsPer1000)} (postgres); ` +
+    `sustained (phase and catching up) ${fmt(d.sustainedSpans)} spans/s, ${(d.sustainedRatio * 100).toFixed(0)}% of raw`);
+}
 console.log(`${'case'.padEnd(15)}${'request'.padStart(9)} ${'mode'.padEnd(27)}${'spans/s'.padStart(8)} ${'MB/s'.padStart(6)} ${'peak RSS'.padStart(9)} ${'raw spans/s'.padStart(12)} ${'MB/s'.padStart(6)} ${'ratio'.padStart(6)}`);
 for (const r of results) {
   for (const m of MODES) {
@@ -184,6 +210,26 @@ if (process.env.BENCH_RESULT_FILE) {
   writeFileSync(process.env.BENCH_RESULT_FILE, JSON.stringify(results.map((r) => ({ ...r, case: r.case.key })), null, 2));
 }
 console.log(`targets: spans only ≥ 60% of raw, deriving ≥ 50%; ≥ ${CASES.map((c) => `${fmt(c.targetSpans)} spans/s (${c.label})`).join(', ')}, peak RSS ≤ 300 MiB`);
+
+/**
+ * Waits until the deriving tapedeck's recall backlog is empty; resolves with how long that
+ * took and the CPU seconds its server and PostgreSQL backends spent meanwhile.
+ */
+async function recallCaughtUp(server) {
+  const started = performance.now();
+  const cpu0 = cpuSecondsOf(server.pid);
+  const pg0 = new Map((await backendPids(db)).map((p) => [p, cpuSecondsOf(p)]));
+  for (;;) {
+    const { rows } = await db.query('SELECT EXISTS (SELECT 1 FROM tapedeck_store.recall_backlog) AS waiting');
+    if (!rows[0].waiting) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    seconds: (performance.now() - started) / 1000,
+    serverCpu: cpuSecondsOf(server.pid) - cpu0,
+    pgCpu: (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0),
+  };
+}
 
 async function backendPids(client) {
   const { rows } = await client.query('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = $1', ['client backend']);

@@ -18,7 +18,7 @@ const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Bool
 const KNOWN = [
   { name: 'otlp-decode', args: ['3'], quick: ['1'], limitS: 60 },
   { name: 'normalize', args: [], quick: [], limitS: 60 },
-  { name: 'ingest', args: [], quick: [], limitS: 450 },
+  { name: 'ingest', args: [], quick: [], limitS: 1200 },
   { name: 'diff', args: [], quick: [], limitS: 120 },
   { name: 'replay', args: [], quick: ['500'], limitS: 120 },
   { name: 'recall', args: [], quick: [], env: QUICK ? { BENCH_SPANS: '100000' } : {}, limitS: 240 },
@@ -73,7 +73,7 @@ function runBench(b) {
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
       const status = timedOut ? 'timeout' : code === 0 ? 'ok' : `failed (${signal ?? code})`;
-      resolve({ name: b.name, status, seconds: (performance.now() - started) / 1000, tail: closingLines(out, b.name === 'ingest' ? 4 : 3) });
+      resolve({ name: b.name, status, seconds: (performance.now() - started) / 1000, tail: closingLines(out, b.name === 'ingest' ? 6 : 3) });
     });
   });
 }

@@ -33,6 +33,11 @@ export interface Config {
    * receiver keeps spans and log records only, and `tapedeck reindex` derives them later.
    */
   derive: boolean;
+  /**
+   * How long a stored step may wait for recall's index while this receiver is busy ingesting
+   * (recall/recall-indexer.ts): ingest goes first until then.
+   */
+  recallMaxLagMs: number;
 }
 
 export const defaultConfig: Readonly<Config> = Object.freeze({
@@ -49,6 +54,7 @@ export const defaultConfig: Readonly<Config> = Object.freeze({
   pricingFile: null,
   shutdownGraceMs: 10_000,
   derive: true,
+  recallMaxLagMs: 30_000,
 });
 
 export class ConfigError extends Error {
@@ -73,6 +79,7 @@ export const settings = [
   { key: 'pricingFile', env: 'TAPEDECK_PRICING', flag: '--pricing' },
   { key: 'shutdownGraceMs', env: 'TAPEDECK_SHUTDOWN_GRACE_MS', flag: '--shutdown-grace-ms' },
   { key: 'derive', env: 'TAPEDECK_DERIVE', flag: '--derive' },
+  { key: 'recallMaxLagMs', env: 'TAPEDECK_RECALL_MAX_LAG_MS', flag: '--recall-max-lag-ms' },
 ] as const satisfies readonly { key: keyof Config; env: string; flag: string }[];
 
 type RawSettings = Partial<Record<keyof Config, string | undefined>>;
@@ -103,6 +110,7 @@ const integerBounds: Partial<Record<keyof Config, [number, number]>> = {
   tapeMaxBytes: [0, 2 ** 31],
   queryDeadlineMs: [1, 3_600_000],
   shutdownGraceMs: [0, 3_600_000],
+  recallMaxLagMs: [0, 86_400_000],
 };
 
 const switchWords: Record<string, boolean> = { on: true, true: true, '1': true, off: false, false: false, '0': false };

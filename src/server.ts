@@ -24,6 +24,7 @@ import { bindGrpcServer, createGrpcServer } from './ingest/grpc-receiver.js';
 import { createApp } from './api/app.js';
 import { createReadRoutes } from './api/read-routes.js';
 import { isSchemaCurrent } from './store/migrate.js';
+import { RecallIndexer } from './recall/recall-indexer.js';
 
 export interface RunningTapedeck {
   host: string;
@@ -42,6 +43,11 @@ export interface StartOptions {
   payloads?: PayloadStore;
   /** false: ingest derives on the main thread only (tests of both ways) */
   deriveWorker?: boolean;
+  /**
+   * false: no background indexing for recall; recall indexes what it needs when asked (tests
+   * that count the database's transactions)
+   */
+  recallIndexer?: boolean;
 }
 
 export async function startTapedeck(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningTapedeck> {
@@ -52,6 +58,11 @@ export async function startTapedeck(config: Config, logger: Logger, options: Sta
     logger.warn('WebAssembly SIMD is not available here: ingest escapes JSON strings with JSON.stringify and finds recall\'s words in JavaScript, several times slower for long prompts');
   }
   const admission = createAdmission(config.maxInflightRequests);
+  const indexer = new RecallIndexer(store.db, store.payloads, {
+    busy: () => admission.inflight > 0,
+    maxLagMs: config.recallMaxLagMs,
+    onError: (error) => logger.warn({ err: error }, 'could not index stored steps for recall; trying again'),
+  });
   let http: ServerType | undefined;
   let grpcServer: grpc.Server | undefined;
   try {
@@ -75,6 +86,7 @@ export async function startTapedeck(config: Config, logger: Logger, options: Sta
     });
     grpcServer = createGrpcServer(receiverDeps, config);
     const grpcPort = await bindGrpcServer(grpcServer, config.host, config.grpcPort);
+    if (options.recallIndexer !== false) indexer.start();
 
     let closing: Promise<void> | undefined;
     return {
@@ -84,12 +96,12 @@ export async function startTapedeck(config: Config, logger: Logger, options: Sta
       dataLocation: config.databaseUrl ? redact(config.databaseUrl) : path.join(config.dataDir, 'pglite'),
       store,
       close() {
-        closing ??= shutdown(http, grpcServer, store, admission.drained(), config.shutdownGraceMs, logger);
+        closing ??= shutdown(http, grpcServer, store, indexer, admission.drained(), config.shutdownGraceMs, logger);
         return closing;
       },
     };
   } catch (error) {
-    await shutdown(http, grpcServer, store, Promise.resolve(), 0, logger).catch(() => {});
+    await shutdown(http, grpcServer, store, indexer, Promise.resolve(), 0, logger).catch(() => {});
     throw error;
   }
 }
@@ -116,10 +128,13 @@ async function shutdown(
   http: ServerType | undefined,
   grpcServer: grpc.Server | undefined,
   store: Store,
+  indexer: RecallIndexer,
   drained: Promise<void>,
   graceMs: number,
   logger: Logger,
 ): Promise<void> {
+  // The row being indexed is finished (committed) rather than cut off; the rest wait for the next start.
+  const indexerStopped = indexer.stop();
   const httpClosed = http ? new Promise<void>((resolve) => http!.close(() => resolve())) : Promise.resolve();
   // close() ends the keep-alive connections idle at that moment only; one whose request
   // finishes while draining would hold the close until its keep-alive timeout (5 s).
@@ -139,5 +154,6 @@ async function shutdown(
     grpcServer?.forceShutdown();
     (http as { closeAllConnections?: () => void } | undefined)?.closeAllConnections?.();
   }
+  await indexerStopped;
   await store.close();
 }

@@ -21,11 +21,14 @@ export function formatDiff(diff: RunDiff): string {
 }
 
 export function formatRecall(result: RecallResult): string {
-  if (result.runs.length === 0) return 'no run holds every word';
+  const unindexed = result.unindexed_steps > 0
+    ? [`(${result.unindexed_steps} steps stored before this search were not indexed yet: they were not searched)`]
+    : [];
+  if (result.runs.length === 0) return ['no run holds every word', ...unindexed].join('\n');
   const lines = result.runs.map((r) => {
     const head = `${r.run}  ${r.outcome}  score ${r.score}  ${r.steps} steps${r.cost_usd === null ? '' : `  $${r.cost_usd}`}`;
     return `${head}\n    ${r.skeleton.join(' → ')}${r.skeleton_truncated ? ' …' : ''}`;
   });
   if (result.truncated) lines.push('(truncated: more runs matched than were read)');
-  return lines.join('\n');
+  return [...lines, ...unindexed].join('\n');
 }

@@ -22,6 +22,7 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--query-deadline-ms <n>', 'budget per read request (default 10000)'))
     .addOption(new Option('--pricing <file>', 'per-model price table (JSON)'))
     .addOption(new Option('--shutdown-grace-ms <n>', 'how long SIGTERM waits for in-flight requests (default 10000)'))
+    .addOption(new Option('--recall-max-lag-ms <n>', 'how long a stored step may wait for recall\'s index while ingest is busy (env TAPEDECK_RECALL_MAX_LAG_MS, default 30000)'))
     .addOption(new Option('--derive <on|off>', 'derive steps and runs as spans arrive; off: spans only, until `tapedeck reindex` (env TAPEDECK_DERIVE, default on)'))
     .action(async (options: Record<string, string>) => {
       // V8 lets the heap grow up to 4x what survived the last full collection before it

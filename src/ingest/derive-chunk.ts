@@ -2,10 +2,9 @@
  * @module ingest/derive-chunk
  * Deriving the steps of an ingest transaction chunk by chunk, without the database or the
  * payload store, so it can run on a worker thread (derive-worker.ts): normalize each span,
- * compute the stored step (digests, fingerprint, recall's words; derive.ts inlineStep), and
- * encode the steps of new spans as binary COPY tuples for tapedeck_store.steps. Recall's words
- * of a transaction's new steps are gathered by trace over all its chunks (recall/trace-words.ts)
- * and encoded as tuples for tapedeck_store.trace_words with its last chunk.
+ * compute the stored step (digests, fingerprint; derive.ts inlineStep), and encode the steps
+ * of new spans as binary COPY tuples for tapedeck_store.steps. Their keys come back too, for
+ * recall's backlog (recall/backlog.ts: their words are indexed after the transaction).
  *
  * Run facts are not sent back: the caller reads them from the attributes (run-identity.ts).
  * What it leaves to its caller: spans with a value over the payload threshold (`local`: they
@@ -14,7 +13,7 @@
  */
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import { BinaryCopyWriter } from '../store/copy-binary.js';
-import { TraceWords, traceWordCopyColumns } from '../recall/trace-words.js';
+import type { StepKey } from '../recall/backlog.js';
 import { stepColumns, stepToRow } from '../tapes/step-rows.js';
 import { copyColumnsOf } from '../tapes/bulk-insert.js';
 import { inlineStep, normalizeFacts } from './derive.js';
@@ -31,7 +30,7 @@ export interface DeriveChunkRequest {
   isNew: boolean[];
   /** per span: its correlated log records (null: none) */
   logs: (LogRecord[] | null)[];
-  /** the job's last chunk: its words come back with it */
+  /** the job's last chunk */
   last: boolean;
 }
 
@@ -48,20 +47,16 @@ export interface DeriveChunkResult {
   local: number[];
   /** dialects that threw (each span then has no step), for the caller to report */
   dialectErrors: { index: number; layout: string; error: Error }[];
-  /** on the last chunk: binary COPY tuples of the job's new steps' words, for tapedeck_store.trace_words */
-  words: Uint8Array | null;
+  /** the keys of the steps in `steps`, in order, for recall's backlog */
+  copied: StepKey[];
 }
 
-/** Derives the chunks of many jobs, keeping each job's words until its last chunk. */
+/** Derives the chunks of many jobs. */
 export class ChunkDeriver {
-  private readonly words = new Map<number, TraceWords>();
-
   constructor(private readonly thresholdBytes: number) {}
 
   derive(req: DeriveChunkRequest): DeriveChunkResult {
-    let words = this.words.get(req.job);
-    if (!words) this.words.set(req.job, (words = new TraceWords()));
-    const out = { steps: new BinaryCopyWriter(stepCopyColumns, { framed: false }), words, restated: [] as DerivedSpan[] };
+    const out = { steps: new BinaryCopyWriter(stepCopyColumns, { framed: false }), copied: [] as StepKey[], restated: [] as DerivedSpan[] };
     const local: number[] = [];
     const dialectErrors: DeriveChunkResult['dialectErrors'] = [];
     req.spans.forEach((span, index) => {
@@ -71,41 +66,24 @@ export class ChunkDeriver {
       if (step) placeStep(req.tenant, { ownRun: f.ownRun, ownParentRun: f.parentRun, step }, req.isNew[index], out);
       else local.push(index);
     });
-    let wordTuples: Uint8Array | null = null;
-    if (req.last) {
-      this.words.delete(req.job);
-      wordTuples = encodeTraceWords(req.tenant, words);
-    }
-    return { job: req.job, steps: out.steps.take(), restated: out.restated, local, dialectErrors, words: wordTuples };
-  }
-
-  /** Forgets a job that will send no more chunks (its transaction failed). */
-  cancel(job: number): void {
-    this.words.delete(job);
+    return { job: req.job, steps: out.steps.take(), restated: out.restated, local, dialectErrors, copied: out.copied };
   }
 }
 
 /**
- * Where a derived span's step goes: a new span's step into the COPY tuples and its words
- * into the trace's words; a stored span's step to be upserted (with its words).
+ * Where a derived span's step goes: a new span's step into the COPY tuples (its key into
+ * `copied`); a stored span's step to be upserted.
  */
 export function placeStep(
-  tenant: string, d: DerivedSpan, isNew: boolean, out: { steps: BinaryCopyWriter; words: TraceWords; restated: DerivedSpan[] },
+  tenant: string, d: DerivedSpan, isNew: boolean, out: { steps: BinaryCopyWriter; copied: StepKey[]; restated: DerivedSpan[] },
 ): void {
   if (!d.step) return;
   if (!isNew) {
     out.restated.push(d);
     return;
   }
-  out.words.add(d.step);
+  out.copied.push({ traceId: d.step.traceId, spanId: d.step.spanId });
   out.steps.row(stepToRow(tenant, d.step));
-}
-
-/** trace_words rows as binary COPY tuples (unframed). */
-function encodeTraceWords(tenant: string, words: TraceWords): Uint8Array {
-  const writer = new BinaryCopyWriter(traceWordCopyColumns, { framed: false });
-  for (const row of words.rows(tenant)) writer.row(row);
-  return own(writer.take());
 }
 
 /**

@@ -4,8 +4,7 @@
  * built worker script is there (derive-worker.js), else on this thread.
  *
  * Why a thread: a receiver's main thread decodes requests, encodes span rows and speaks to
- * PostgreSQL; deriving (normalizing, canonical JSON and digests, recall's words, encoding the
- * step rows) is more CPU than all that, and on the main thread it kept PostgreSQL's backends
+ * PostgreSQL; deriving (normalizing, canonical JSON and digests, encoding the step rows) is more CPU than all that, and on the main thread it kept PostgreSQL's backends
  * waiting. On the worker it runs beside them: the main thread only clones the spans over and
  * passes the encoded tuples it gets back (transferred, not copied) on to COPY.
  *
@@ -14,8 +13,7 @@
  * COPY), so a request of more chunks than that is never cloned whole at once. One worker
  * serves every transaction; its answers come back in the order the chunks were sent. If the
  * worker dies, the transactions it was deriving fail as unavailable (503 / UNAVAILABLE: their
- * senders retry), including one with no chunk pending at that moment (its next chunk is
- * refused), and the next transaction starts a new worker.
+ * senders retry), and the next chunk starts a new worker.
  *
  * A worker that has not answered a chunk for CHUNK_TIMEOUT_MS (a dialect stuck on some input)
  * is stopped, which fails every transaction it was deriving as unavailable, as a worker that
@@ -155,7 +153,7 @@ function inProcess(thresholdBytes: number): Runner {
     // Here a chunk derived ahead runs no sooner: it would only hold memory.
     ahead: 1,
     submit: async (req) => deriver.derive(req),
-    cancel: (job) => deriver.cancel(job),
+    cancel: () => {},
     close: async () => {},
   };
 }
@@ -182,12 +180,6 @@ class WorkerRunner implements Runner {
   private worker: Worker | null = null;
   /** per job, the chunks sent and not answered yet, oldest first */
   private readonly waiting = new Map<number, Waiter[]>();
-  /**
-   * per job with chunks still to send, the worker holding its words so far: a job whose
-   * worker died between two of its chunks must fail, not go on with a new worker that knows
-   * nothing of its first chunks
-   */
-  private readonly workerOf = new Map<number, Worker>();
   private closed = false;
   /**
    * false once workers stopped before their script loaded UNUSABLE_AFTER times in a row: the
@@ -217,10 +209,6 @@ class WorkerRunner implements Runner {
     return new Promise((resolve, reject) => {
       try {
         const worker = this.started();
-        const owner = this.workerOf.get(request.job) ?? worker;
-        if (owner !== worker) throw unavailable('the derive worker stopped during this request');
-        if (request.last) this.workerOf.delete(request.job);
-        else this.workerOf.set(request.job, worker);
         worker.postMessage({ type: 'chunk', request } satisfies DeriveWorkerMessage);
         const queue = this.waiting.get(request.job) ?? [];
         this.waiting.set(request.job, queue);
@@ -235,8 +223,6 @@ class WorkerRunner implements Runner {
 
   cancel(job: number): void {
     this.waiting.delete(job);
-    this.workerOf.delete(job);
-    this.worker?.postMessage({ type: 'cancel', job } satisfies DeriveWorkerMessage);
   }
 
   async close(): Promise<void> {

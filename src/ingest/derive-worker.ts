@@ -6,7 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { ChunkDeriver, own, withOwnBytes, type DeriveChunkRequest, type DeriveChunkResult } from './derive-chunk.js';
 
-export type DeriveWorkerMessage = { type: 'chunk'; request: DeriveChunkRequest } | { type: 'cancel'; job: number };
+export type DeriveWorkerMessage = { type: 'chunk'; request: DeriveChunkRequest };
 
 /** `ready`: the script loaded (before it, a worker that fails cannot load, see derive-thread.ts) */
 export type DeriveWorkerAnswer = { ready: true } | { result: DeriveChunkResult } | { job: number; error: unknown };
@@ -18,19 +18,13 @@ const deriver = new ChunkDeriver((workerData as { thresholdBytes: number }).thre
 const answer = (message: DeriveWorkerAnswer, transfer: ArrayBuffer[] = []): void => port.postMessage(message, transfer);
 
 port.on('message', (message: DeriveWorkerMessage) => {
-  if (message.type === 'cancel') {
-    deriver.cancel(message.job);
-    return;
-  }
   const { job } = message.request;
   try {
     const derived = deriver.derive(message.request);
     // one piece over a buffer of its own: moved to the main thread, not copied again
     const steps = own(derived.steps);
-    const transfer = [steps.buffer as ArrayBuffer, ...(derived.words ? [derived.words.buffer as ArrayBuffer] : [])];
-    answer({ result: { ...derived, steps: [steps], restated: derived.restated.map(withOwnBytes) } }, transfer);
+    answer({ result: { ...derived, steps: [steps], restated: derived.restated.map(withOwnBytes) } }, [steps.buffer as ArrayBuffer]);
   } catch (error) {
-    deriver.cancel(job);
     answer({ job, error });
   }
 });

@@ -11,7 +11,6 @@ import { canonicalJsonBytes, sha256Hex } from '../json/canonical.js';
 import type { JsonValue, SpanFacts, StepDraft } from '../normalize/step.js';
 import { offloadLargeValues } from '../payloads/offload.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
-import { searchWords } from '../recall/recorded-text.js';
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import type { StoredStep } from '../tapes/step-rows.js';
 import type { DeriveSpans, DerivedSpan } from './ingest.js';
@@ -47,7 +46,7 @@ export function normalizeFacts(span: SpanRecord, logs: readonly LogRecord[], onE
 
 /**
  * The stored step when its request and response both stay inline (nearly every step):
- * digests, fingerprint and recall's words, with no payload store involved, so it runs on a
+ * digests and fingerprint, with no payload store involved, so it runs on a
  * worker thread too (derive-worker.ts). undefined: a value is over the threshold, and
  * offloadedStep has to store it.
  */
@@ -56,19 +55,17 @@ export function inlineStep(span: SpanRecord, draft: StepDraft, thresholdBytes: n
   const response = request === undefined ? undefined : inlineJson(draft.response, thresholdBytes);
   if (request === undefined || response === undefined) return undefined;
   const requestDigest = request === null ? null : sha256Hex(request);
-  return storedStep(span, draft, searchWords(draft), requestDigest, response === null ? null : sha256Hex(response), request, response);
+  return storedStep(span, draft, requestDigest, response === null ? null : sha256Hex(response), request, response);
 }
 
 /** The stored step with its large values moved to the payload store (references in their place). */
 export async function offloadedStep(span: SpanRecord, draft: StepDraft, payloads: PayloadStore, thresholdBytes: number): Promise<StoredStep> {
-  // Recall's words come from the full values, before large ones are moved out.
-  const words = searchWords(draft);
   const stored = await offloadLargeValues(draft, payloads, thresholdBytes);
-  return storedStep(span, stored.draft, words, stored.requestDigest, stored.responseDigest);
+  return storedStep(span, stored.draft, stored.requestDigest, stored.responseDigest);
 }
 
 function storedStep(
-  span: SpanRecord, d: StepDraft, words: Int32Array, requestDigest: string | null, responseDigest: string | null,
+  span: SpanRecord, d: StepDraft, requestDigest: string | null, responseDigest: string | null,
   requestJson?: Uint8Array | null, responseJson?: Uint8Array | null,
 ): StoredStep {
   return {
@@ -79,7 +76,6 @@ function storedStep(
     responseDigest,
     fingerprint: fingerprintOf(d.kind, fingerprintName(d.kind, d.name, d.model, d.tool), requestDigest),
     normalizerVersion: NORMALIZER_VERSION,
-    words,
     requestJson,
     responseJson,
   };

@@ -5,8 +5,8 @@
  * 2. read the run facts of the traces' stored spans and the log records of the batch's spans;
  * 3. resolve runs in memory (tapes/run-resolution.ts), write the new spans with their run and
  *    update the stored spans whose run changed;
- * 4. derive each span (normalize, offload, digests) and write the steps and their traces'
- *    words for recall (recall/trace-words.ts).
+ * 4. derive each span (normalize, offload, digests), write the steps and record them in
+ *    recall's backlog (recall/backlog.ts: their words are indexed after this transaction).
  *
  * Under the locks, the stored spans read in step 2 are exactly the rows an INSERT ... ON
  * CONFLICT would find, so where the adapter has copyTuples (PostgreSQL server) new spans and
@@ -23,7 +23,7 @@
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import type { Queryable } from '../store/database.js';
 import { copyColumnsOf, insertRows } from '../tapes/bulk-insert.js';
-import { TraceWords, traceWordCopyColumns, writeTraceWords } from '../recall/trace-words.js';
+import { enqueueSteps, type StepKey } from '../recall/backlog.js';
 import { BinaryCopyWriter } from '../store/copy-binary.js';
 import { resolveRunsInMemory, type RunNode } from '../tapes/run-resolution.js';
 import { resolveRuns } from '../tapes/resolve-runs.js';
@@ -216,30 +216,28 @@ function byteLengthOf(pieces: readonly Uint8Array[]): number {
 
 /**
  * Streams the encoded steps of new spans into a COPY as chunks come back; spans with a value
- * over the payload threshold are derived here (they need the payload store). Steps of spans
- * stored before are upserted after, and the words of all are written.
+ * over the payload threshold are derived here (they need the payload store). The copied steps
+ * go into recall's backlog; steps of spans stored before are upserted after (and go there too).
  */
 async function copySteps(
   tx: Queryable, tenant: string, derivation: Derivation, derive: DeriveSpans, logsOf: (s: SpanRecord) => LogRecord[],
   isNew: (s: SpanRecord) => boolean,
 ): Promise<void> {
   const restated: DerivedSpan[] = [];
-  const words: Uint8Array[] = [];
-  const localWords = new TraceWords(); // of the steps derived here
+  const copied: StepKey[] = [];
   async function* stepTuples(): AsyncGenerator<Uint8Array> {
     for await (const chunk of derivation.chunks()) {
       restated.push(...chunk.restated);
-      if (chunk.words) words.push(chunk.words);
+      copied.push(...chunk.copied);
       yield* chunk.steps;
       if (chunk.local.length === 0) continue;
       const local = chunk.local.map((i) => chunk.spans[i]);
-      const out = { steps: new BinaryCopyWriter(stepCopyColumns, { framed: false }), words: localWords, restated };
+      const out = { steps: new BinaryCopyWriter(stepCopyColumns, { framed: false }), copied, restated };
       for (const [i, d] of (await derive(local, logsOf)).entries()) placeStep(tenant, d, isNew(local[i]), out);
       yield* out.steps.take();
     }
   }
   await tx.copyTuples!('tapedeck_store.steps', stepCopyColumns, stepTuples());
-  if (words.length > 0) await tx.copyTuples!('tapedeck_store.trace_words', traceWordCopyColumns, words);
-  await writeTraceWords(tx, tenant, localWords);
-  await upsertSteps(tx, tenant, restated);
+  await enqueueSteps(tx, tenant, copied);
+  if (restated.length > 0) await upsertSteps(tx, tenant, restated);
 }

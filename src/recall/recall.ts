@@ -4,6 +4,9 @@
  * holds every word of a query, ranked. The steps, in order, each spending the request's one
  * deadline (reads are raced against it, loops check it):
  *
+ * 0. Index the steps stored before the query that recall's index does not hold yet
+ *    (recall-indexer.ts catchUp), within half of the budget; the answer says how many it
+ *    could not (`unindexed_steps`), which this answer cannot find.
  * 1. Count the matching spans, stopping at maxTotalMatches + 1: finding the newest matches
  *    means ranking all of them, so a query matching more is refused (400 query_too_broad),
  *    naming its words — each of them matches more on its own, so only another word helps.
@@ -23,7 +26,8 @@ import type { Tape } from '../normalize/step.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import { createPayloadResolver } from '../payloads/resolve-payloads.js';
 import type { PricingTable } from '../pricing/pricing-table.js';
-import type { Queryable } from '../store/database.js';
+import type { Database } from '../store/database.js';
+import { catchUp } from './recall-indexer.js';
 import type { TapeDeps, ReadTapeOptions } from '../tapes/tape-service.js';
 import { stepHasRuns, termsToCheck } from './match.js';
 import { candidateStepBound, countMatches, newestMatches, readRunFacts, readStepTexts, queryWords, type MatchRow } from './query.js';
@@ -32,7 +36,7 @@ import type { Term } from './tokenize.js';
 import type { OutcomeFilter, RecallBounds, RecallResult, RecalledRun } from './types.js';
 
 export interface RecallDeps {
-  db: Queryable;
+  db: Database;
   payloads: PayloadStore;
   /** tapes/tape-service readTape, or a stand-in with its signature */
   readTape(deps: TapeDeps, tenant: string, run: string, options: ReadTapeOptions): Promise<Tape | undefined>;
@@ -64,6 +68,7 @@ const TEXT_BATCH = 100;
 export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallContext): Promise<RecallResult> {
   const { deadline, bounds } = ctx;
   const words = queryWords(query.terms);
+  const unindexed = await catchUp(deps.db, deps.payloads, deadline);
   // The index bounds the matches from above; only past the limit are they counted exactly.
   const bound = await deadline.race(candidateStepBound(deps.db, query.tenant, words), 'counting candidate spans');
   if (bound > bounds.maxTotalMatches) {
@@ -89,7 +94,7 @@ export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallCo
   });
   deadline.check('ranking the runs');
   const runs = keepOutcome(rankRuns(entries), query.outcome).slice(0, query.limit);
-  return { runs, truncated: newest.overflow || grouped.overflow };
+  return { runs, truncated: newest.overflow || grouped.overflow, unindexed_steps: unindexed };
 }
 
 function tooBroad(terms: readonly Term[], max: number): ApiError {

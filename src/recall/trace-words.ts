@@ -26,7 +26,6 @@
  * `tapedeck reindex` has written every trace's words anew and dropped the rows written before
  * it started (`row_id`, reindex.ts).
  */
-import type { StoredStep } from '../tapes/step-rows.js';
 import { copyColumnsOf, insertRows, type Column } from '../tapes/bulk-insert.js';
 import { hexToBytes } from '../tapes/span-rows.js';
 import type { Database, Queryable } from '../store/database.js';
@@ -70,9 +69,12 @@ const columns: readonly Column[] = [
 /** trace_words' columns for binary COPY (copyRows, copyTuples) */
 export const traceWordCopyColumns = copyColumnsOf(columns);
 
-type StepWords = Pick<StoredStep, 'traceId' | 'spanId' | 'words'>;
-/** A step with words, as a row takes it. */
-type WordedStep = Required<StepWords>;
+/** A step's words (tokenize.ts indexWords: hash lanes), as a row takes them. */
+export interface StepWords {
+  traceId: string;
+  spanId: string;
+  words: Int32Array;
+}
 
 /**
  * The row being filled; take() hands it over and starts the next, reusing its word table so
@@ -113,7 +115,7 @@ class RowBuilder {
     return true;
   }
 
-  add(step: WordedStep): void {
+  add(step: StepWords): void {
     const bit = this.steps;
     const lanes = step.words;
     this.traceIds.push(hexToBytes(step.traceId));
@@ -184,7 +186,7 @@ class RowBuilder {
 
 /** The words of the steps written in one transaction, kept by trace until rows() packs them. */
 export class TraceWords {
-  private readonly byTrace = new Map<string, WordedStep[]>();
+  private readonly byTrace = new Map<string, StepWords[]>();
   private count = 0;
 
   /** The words of these steps (null: a span that is no step). */
@@ -200,7 +202,7 @@ export class TraceWords {
    */
   add(step: StepWords): void {
     const lanes = step.words;
-    if (!lanes || lanes.length === 0) return;
+    if (lanes.length === 0) return;
     const steps = this.byTrace.get(step.traceId);
     const kept = { traceId: step.traceId, spanId: step.spanId, words: lanes };
     if (steps) steps.push(kept);

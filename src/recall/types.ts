@@ -45,6 +45,11 @@ export interface RecallResult {
   runs: RecalledRun[];
   /** matches overflowed the newest-matches bound, or more runs matched than were read */
   truncated: boolean;
+  /**
+   * steps stored before the query that recall's index did not hold yet and that could not be
+   * indexed within half of the query's budget: this answer could not find them (0: none)
+   */
+  unindexed_steps: number;
 }
 
 export interface RecallBounds {

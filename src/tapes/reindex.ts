@@ -6,11 +6,14 @@
  * tapedeck is receiving, can be interrupted and re-run, and converges to what ingest would
  * store today. A span that is no longer a step loses its step row. Recall's words of every
  * trace are written anew too; the rows of words written before it started are dropped once
- * it has passed every trace (until then, a step's old words still match as well).
+ * it has passed every trace (until then, a step's old words still match as well). Each batch
+ * indexes recall's backlog (its own steps and any others waiting) before the next.
  */
 import type { Database, Queryable } from '../store/database.js';
 import type { DeriveSpans } from '../ingest/ingest.js';
 import { deleteTraceWordsUpTo, lastTraceWordsRow } from '../recall/trace-words.js';
+import { drainBacklog } from '../recall/recall-indexer.js';
+import type { PayloadStore } from '../payloads/payload-store.js';
 import { resolveRuns } from './resolve-runs.js';
 import { rowToSpanRecord, spanSelectList } from './span-rows.js';
 import { lockTraces, readLogsFor, spanKey, upsertSteps } from './trace-store.js';
@@ -41,7 +44,7 @@ export interface ReindexOptions {
   onProgress?: (progress: ReindexProgress) => void;
 }
 
-export async function reindex(db: Database, derive: DeriveSpans, options: ReindexOptions = {}): Promise<ReindexProgress> {
+export async function reindex(db: Database, derive: DeriveSpans, payloads: PayloadStore, options: ReindexOptions = {}): Promise<ReindexProgress> {
   const batchTraces = options.batchTraces ?? 200;
   // Recall's rows hold steps of several traces, so they are not replaced trace by trace: the
   // batches write every trace's words anew, and the rows written before the start go at the end.
@@ -99,6 +102,9 @@ export async function reindex(db: Database, derive: DeriveSpans, options: Reinde
         progress.steps += derived.filter((d) => d.step).length;
       }
     });
+    // The batch's steps into recall's index now (recall/backlog.ts), so that the backlog does
+    // not grow with the store and the old rows can go at the end.
+    await drainBacklog(db, payloads);
     progress.tracesDone += traces.length;
     options.onProgress?.({ ...progress });
     const last = traces[traces.length - 1];

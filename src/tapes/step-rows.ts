@@ -15,8 +15,6 @@ export interface StoredStep {
   responseDigest: string | null;
   fingerprint: string;
   normalizerVersion: number;
-  /** recall's words for the step (src/recall/tokenize.ts indexWords); absent: not searchable */
-  words?: Int32Array;
   /** draft.request / draft.response as canonical JSON (UTF-8), when derive has it already (the text stored) */
   requestJson?: Uint8Array | null;
   responseJson?: Uint8Array | null;

@@ -5,7 +5,7 @@
 import type { Queryable } from '../store/database.js';
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import type { DerivedSpan } from '../ingest/ingest.js';
-import { TraceWords, writeTraceWords } from '../recall/trace-words.js';
+import { enqueueSteps } from '../recall/backlog.js';
 import { insertRows } from './bulk-insert.js';
 import { hexToBytes, logSelectList, rowToLogRecord, rowToSpanRecord, spanSelectList } from './span-rows.js';
 import { stepColumns, stepToRow, stepUpsertTail } from './step-rows.js';
@@ -14,11 +14,11 @@ import type { RunNode, RunOf } from './run-resolution.js';
 export const spanKey = (traceId: string, spanId: string) => `${traceId}/${spanId}`;
 export const distinct = <T>(values: readonly T[]): T[] => [...new Set(values)];
 
-/** Writes (or rewrites) the steps, and their words for recall by trace (recall/trace-words.ts). */
+/** Writes (or rewrites) the steps, and records them in recall's backlog (recall/backlog.ts). */
 export async function upsertSteps(tx: Queryable, tenant: string, derived: readonly DerivedSpan[]): Promise<void> {
   const steps = derived.flatMap((d) => (d.step ? [d.step] : []));
   await insertRows(tx, 'tapedeck_store.steps', stepColumns, steps.map((s) => stepToRow(tenant, s)), stepUpsertTail);
-  await writeTraceWords(tx, tenant, TraceWords.of(steps));
+  await enqueueSteps(tx, tenant, steps);
 }
 
 /** Advisory locks keyed by the trace id's first 8 bytes, taken in one order to avoid deadlock. */

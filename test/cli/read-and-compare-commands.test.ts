@@ -157,7 +157,7 @@ describe('tapedeck recall', () => {
     const r = await tapedeck('recall', 'Weather', 'PARIS', '--outcome', 'success', '--json');
     expect(r.code, r.stderr).toBe(0);
     const result = JSON.parse(r.stdout);
-    expect(Object.keys(result)).toEqual(['runs', 'truncated']);
+    expect(Object.keys(result)).toEqual(['runs', 'truncated', 'unindexed_steps']);
     expect(result.truncated).toBe(false);
     expect(result.runs.map((run: { run: string }) => run.run)).toEqual([WEATHER]);
     expect(result.runs[0]).toMatchObject({ outcome: 'success', steps: 4, skeleton: expect.arrayContaining(['tool:get_weather']), skeleton_truncated: false });

@@ -42,6 +42,8 @@ export interface TestTapedeckOptions {
   connectVia?: (databaseUrl: string) => string;
   /** wraps the database tapedeck is given (to delay commits, count transactions, ...) */
   wrapDb?: (db: Database) => Database;
+  /** false: no background recall indexer (its transactions would mix with ingest's) */
+  recallIndexer?: boolean;
   /** postgres only: settings of tapedeck's pool (a short query timeout, say) */
   pgSettings?: PgDatabaseSettings;
   /** false: ingest derives on the main thread only (src/ingest/derive-thread.ts) */
@@ -72,7 +74,7 @@ export async function startTestTapedeck(
   const config: Config = { ...defaultConfig, host: '127.0.0.1', httpPort: 0, grpcPort: 0, dataDir, shutdownGraceMs: 5_000, ...overrides };
   let running: RunningTapedeck;
   try {
-    running = await startTapedeck(config, silentLogger(), { db, payloads: createMemoryPayloadStore(), deriveWorker: options.deriveWorker });
+    running = await startTapedeck(config, silentLogger(), { db, payloads: createMemoryPayloadStore(), deriveWorker: options.deriveWorker, recallIndexer: options.recallIndexer });
   } catch (error) {
     await dropServerDatabase?.().catch(() => {});
     rmSync(dataDir, { recursive: true, force: true });

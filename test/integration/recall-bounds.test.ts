@@ -71,7 +71,7 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
   it('keeps the words of steps stored while a reindex runs', async () => {
     let meanwhile: Promise<unknown> | null = null;
     let storedBeforeTheEnd = false;
-    await reindex(fx.store.db, fx.store.derive, {
+    await reindex(fx.store.db, fx.store.derive, fx.store.payloads, {
       batchTraces: 1,
       onProgress: (p) => {
         if (meanwhile || p.tracesDone === 0) return;
@@ -94,7 +94,7 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
   it('finds nothing in steps without words (stored before 0006) until reindex derives them again', async () => {
     await fx.store.db.query('DELETE FROM tapedeck_store.trace_words');
     expect((await fx.get('?q=drizzle')).body.runs).toEqual([]);
-    await reindex(fx.store.db, fx.store.derive);
+    await reindex(fx.store.db, fx.store.derive, fx.store.payloads);
     expect(runIds((await fx.get('?q=drizzle')).body)).toEqual(['weather-ok']);
     // reindex leaves every step in one row of words (at its own bit, with its trace and span
     // ids), and no row naming a step that is not stored
@@ -113,7 +113,7 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
   });
 
   it('drops the words written before a reindex once it has passed every trace', async () => {
-    await reindex(fx.store.db, fx.store.derive); // the rows as a reindex packs them
+    await reindex(fx.store.db, fx.store.derive, fx.store.payloads); // the rows as a reindex packs them
     // a row of words no step holds any more (a step re-derived with other text)
     await fx.store.db.query(
       `INSERT INTO tapedeck_store.trace_words (tenant, words, masks, trace_ids, span_ids, steps)
@@ -122,7 +122,7 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
     );
     expect(runIds((await fx.get('?q=quixotic')).body)).toHaveLength(1);
     const before = await fx.store.db.query<{ n: bigint }>('SELECT count(*) AS n FROM tapedeck_store.trace_words');
-    await reindex(fx.store.db, fx.store.derive);
+    await reindex(fx.store.db, fx.store.derive, fx.store.payloads);
     expect((await fx.get('?q=quixotic')).body.runs).toEqual([]);
     expect(runIds((await fx.get('?q=drizzle')).body)).toEqual(['weather-ok']);
     const after = await fx.store.db.query<{ n: bigint }>('SELECT count(*) AS n FROM tapedeck_store.trace_words');
@@ -184,6 +184,6 @@ async function expectRowsAfterThenRestore(fx: RecallFixture, mark: string): Prom
   expect(left).toHaveLength(12);
   expect(left.every((r) => BigInt(r.row_id) > BigInt(mark))).toBe(true);
   await fx.store.db.query("DELETE FROM tapedeck_store.trace_words WHERE tenant = 'bounds'");
-  await reindex(fx.store.db, fx.store.derive);
+  await reindex(fx.store.db, fx.store.derive, fx.store.payloads);
   expect(runIds((await fx.get('?q=drizzle')).body)).toEqual(['weather-ok']);
 }

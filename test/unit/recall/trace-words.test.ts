@@ -10,7 +10,7 @@ import { hashLexemes } from './tokenize-reference.js';
 const A = 'a'.repeat(32);
 const B = 'b'.repeat(32);
 const spanId = (n: number) => n.toString(16).padStart(16, '0');
-const step = (traceId: string, n: number, lexemes?: string[]) => ({ traceId, spanId: spanId(n), words: lexemes && hashLexemes(lexemes) });
+const step = (traceId: string, n: number, lexemes?: string[]) => ({ traceId, spanId: spanId(n), words: lexemes ? hashLexemes(lexemes) : new Int32Array(0) });
 
 /**
  * A row as [tenant, words (lexemes among `known`, else their hashes; by name), their masks (as

@@ -1,0 +1,126 @@
+/**
+ * @module recall/recall-indexer
+ * When recall's backlog (backlog.ts) is indexed:
+ *
+ * - In the background, by every `tapedeck serve`: ingest first. While this replica has
+ *   export requests in flight, the indexer waits, unless the oldest backlog row has waited
+ *   `--recall-max-lag-ms` (30 s): then it indexes while ingest runs, oldest first, until it is
+ *   back under that lag. Idle, it indexes as soon as a row is there. An OpenTelemetry
+ *   exporter whose requests wait drops spans once its queue fills; an index a few seconds
+ *   behind loses nothing, and catching up (below) hides it from recall.
+ * - Before recall answers (catchUp): the rows written before the query came are indexed first,
+ *   within half of the query's remaining budget; what is left is reported as unindexed steps.
+ * - By `tapedeck reindex`, after each batch of traces (drain).
+ *
+ * Replicas share the backlog: each takes rows the others are not indexing (SKIP LOCKED).
+ */
+import type { Database } from '../store/database.js';
+import type { PayloadStore } from '../payloads/payload-store.js';
+import type { Deadline } from '../deadline/deadline.js';
+import { backlogSteps, indexBacklogRow, lastBacklogRow, oldestBacklogRow } from './backlog.js';
+
+export const DEFAULT_RECALL_MAX_LAG_MS = 30_000;
+/** How often an idle indexer looks for rows other replicas or commands wrote. */
+const IDLE_POLL_MS = 200;
+/** How often an indexer waiting for ingest to pause looks again. */
+const BUSY_POLL_MS = 50;
+/** Pause after a failed attempt (database unreachable, say) before the next one. */
+const RETRY_MS = 1_000;
+
+export interface RecallIndexerOptions {
+  /** ingest is writing on this replica (export requests in flight) */
+  busy: () => boolean;
+  /** how long a backlog row may wait for ingest to pause */
+  maxLagMs: number;
+  onError: (error: unknown) => void;
+}
+
+/** Indexes rows until none is left up to `upTo`, or the signal aborts; resolves with the steps left. */
+export async function indexUpTo(db: Database, payloads: PayloadStore, upTo: bigint, signal?: AbortSignal): Promise<number> {
+  for (;;) {
+    if (signal?.aborted) return backlogSteps(db, upTo);
+    try {
+      if ((await indexBacklogRow(db, payloads, { upTo, skipLocked: false, signal })) !== null) continue;
+    } catch (error) {
+      if (signal?.aborted) return backlogSteps(db, upTo);
+      throw error;
+    }
+    // None taken: all done, or the row waited for was indexed by another transaction.
+    const left = await backlogSteps(db, upTo);
+    if (left === 0) return 0;
+  }
+}
+
+/** Indexes every backlog row written so far (reindex, tests); resolves when none is left. */
+export async function drainBacklog(db: Database, payloads: PayloadStore): Promise<void> {
+  await indexUpTo(db, payloads, await lastBacklogRow(db));
+}
+
+/**
+ * Indexes the rows written before now, within half of the deadline's remaining budget;
+ * resolves with the steps left unindexed (0: recall sees every step stored before it began).
+ */
+export async function catchUp(db: Database, payloads: PayloadStore, deadline: Deadline): Promise<number> {
+  const upTo = await deadline.race(lastBacklogRow(db), 'reading recall\'s backlog');
+  if (upTo === 0n) return 0;
+  const signal = AbortSignal.any([deadline.signal, AbortSignal.timeout(Math.max(1, Math.floor(deadline.remainingMs() / 2)))]);
+  return indexUpTo(db, payloads, upTo, signal);
+}
+
+/** The background indexer of one serve process. */
+export class RecallIndexer {
+  private stopped = false;
+  private wake: (() => void) | null = null;
+  private loop: Promise<void> | null = null;
+
+  constructor(
+    private readonly db: Database,
+    private readonly payloads: PayloadStore,
+    private readonly options: RecallIndexerOptions,
+  ) {}
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Finishes the row in progress (its transaction commits) and stops. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.wake?.();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        const oldest = await oldestBacklogRow(this.db);
+        if (!oldest) {
+          await this.sleep(IDLE_POLL_MS);
+          continue;
+        }
+        if (this.options.busy() && oldest.ageMs < this.options.maxLagMs) {
+          await this.sleep(Math.min(BUSY_POLL_MS, this.options.maxLagMs - oldest.ageMs));
+          continue;
+        }
+        // null: every row is being indexed by another replica; look again shortly
+        if ((await indexBacklogRow(this.db, this.payloads, { skipLocked: true })) === null) await this.sleep(IDLE_POLL_MS);
+      } catch (error) {
+        if (this.stopped) break;
+        this.options.onError(error);
+        await this.sleep(RETRY_MS);
+      }
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+}
