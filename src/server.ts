@@ -86,7 +86,9 @@ export async function startTapedeck(config: Config, logger: Logger, options: Sta
     });
     grpcServer = createGrpcServer(receiverDeps, config);
     const grpcPort = await bindGrpcServer(grpcServer, config.host, config.grpcPort);
-    if (options.recallIndexer !== false) indexer.start();
+    // A spans-only receiver (--derive off) writes no steps, and leaves indexing those of other
+    // receivers sharing the database to them: its CPU is for the spans it must keep up with.
+    if (config.derive && options.recallIndexer !== false) indexer.start();
 
     let closing: Promise<void> | undefined;
     return {

@@ -30,8 +30,6 @@ export interface DeriveChunkRequest {
   isNew: boolean[];
   /** per span: its correlated log records (null: none) */
   logs: (LogRecord[] | null)[];
-  /** the job's last chunk */
-  last: boolean;
 }
 
 export interface DeriveChunkResult {

@@ -119,7 +119,7 @@ export function createChunkedDerive(settings: ChunkedDeriveSettings): ChunkedDer
       const send = (k: number): void => {
         const part = partOf(k);
         const answer = runner.submit({
-          job, tenant, spans: part, isNew: part.map(isNew), logs: part.map((s) => nonEmpty(logsOf(s))), last: k === count - 1,
+          job, tenant, spans: part, isNew: part.map(isNew), logs: part.map((s) => nonEmpty(logsOf(s))),
         });
         answer.catch(() => {}); // awaited in turn below; a failure before then must not go unhandled
         pending.push(answer);

@@ -26,6 +26,11 @@ const IDLE_POLL_MS = 200;
 const BUSY_POLL_MS = 50;
 /** Pause after a failed attempt (database unreachable, say) before the next one. */
 const RETRY_MS = 1_000;
+/**
+ * Rows indexed at once: one loop alternates between finding words here and PostgreSQL writing
+ * them, so it keeps about one core busy; two overlap those.
+ */
+const LOOPS = 2;
 
 export interface RecallIndexerOptions {
   /** ingest is writing on this replica (export requests in flight) */
@@ -59,19 +64,25 @@ export async function drainBacklog(db: Database, payloads: PayloadStore): Promis
 /**
  * Indexes the rows written before now, within half of the deadline's remaining budget;
  * resolves with the steps left unindexed (0: recall sees every step stored before it began).
+ * An attempt that fails (the payload store unreachable, say) ends the catching up: recall
+ * answers from the index as it is and says what it could not search, rather than fail.
  */
 export async function catchUp(db: Database, payloads: PayloadStore, deadline: Deadline): Promise<number> {
   const upTo = await deadline.race(lastBacklogRow(db), 'reading recall\'s backlog');
   if (upTo === 0n) return 0;
   const signal = AbortSignal.any([deadline.signal, AbortSignal.timeout(Math.max(1, Math.floor(deadline.remainingMs() / 2)))]);
-  return indexUpTo(db, payloads, upTo, signal);
+  try {
+    return await indexUpTo(db, payloads, upTo, signal);
+  } catch {
+    return deadline.race(backlogSteps(db, upTo), 'reading recall\'s backlog');
+  }
 }
 
 /** The background indexer of one serve process. */
 export class RecallIndexer {
   private stopped = false;
-  private wake: (() => void) | null = null;
-  private loop: Promise<void> | null = null;
+  private readonly sleepers = new Set<() => void>();
+  private loops: Promise<void>[] | null = null;
 
   constructor(
     private readonly db: Database,
@@ -80,14 +91,14 @@ export class RecallIndexer {
   ) {}
 
   start(): void {
-    this.loop ??= this.run();
+    this.loops ??= Array.from({ length: LOOPS }, () => this.run());
   }
 
-  /** Finishes the row in progress (its transaction commits) and stops. */
+  /** Finishes the rows in progress (their transactions commit) and stops. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.wake?.();
-    await this.loop;
+    for (const wake of this.sleepers) wake();
+    await Promise.all(this.loops ?? []);
   }
 
   private async run(): Promise<void> {
@@ -115,12 +126,13 @@ export class RecallIndexer {
   private sleep(ms: number): Promise<void> {
     if (this.stopped) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
+      const done = (): void => {
         clearTimeout(timer);
+        this.sleepers.delete(done);
         resolve();
-      }
-      this.wake = done;
+      };
+      const timer = setTimeout(done, ms);
+      this.sleepers.add(done);
     });
   }
 }
