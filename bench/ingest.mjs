@@ -33,7 +33,7 @@
 // BENCH_INGEST_CASES (e.g. "2k" or "2k,64k"), BENCH_TEXT (natural, the default, or uniform:
 // bench/lib/genai-batch.mjs), BENCH_DATABASE_URL (a database to
 // connect to for CREATE DATABASE; default postgres://postgres@127.0.0.1:5432/postgres).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -140,7 +140,7 @@ try {
         const phases = MODES.map((m, i) => {
           const t = td[i][r];
           const later = t.catchUp
-            ? `; recall's index caught up ${t.catchUp.seconds.toFixed(1)} s later (server ${fmt((t.catchUp.serverCpu * 1e3) / (t.spans / 1000))}, postgres ${fmt((t.catchUp.pgCpu * 1e3) / (t.spans / 1000))})`
+            ? `; recall's index caught up ${t.catchUp.seconds.toFixed(1)} s later (server ${fmt((t.catchUp.serverCpu * 1e3) / (t.spans / 1000))}, postgres ${fmt((t.catchUp.pgCpu * 1e3) / (t.spans / 1000))}, whole machine ${fmt((t.catchUp.machineCpu * 1e3) / (t.spans / 1000))})`
             : '';
           return `${m.label} ${fmt(t.spans / t.elapsed)} spans/s (cpu ms per 1000 spans: server ${msPer(t, t.serverCpu)}, postgres ${msPer(t, t.pgCpu)}${t.retries ? `; ${t.retries} busy answers` : ''}${later})`;
         });
@@ -167,6 +167,7 @@ try {
             catchUpSeconds: median(td[i].map((t) => t.catchUp.seconds)),
             catchUpServerCpuMsPer1000: median(td[i].map((t) => (t.catchUp.serverCpu * 1e6) / t.spans)),
             catchUpPgCpuMsPer1000: median(td[i].map((t) => (t.catchUp.pgCpu * 1e6) / t.spans)),
+            catchUpMachineCpuMsPer1000: median(td[i].map((t) => (t.catchUp.machineCpu * 1e6) / t.spans)),
             sustainedSpans: median(td[i].map((t) => t.spans / (t.elapsed + t.catchUp.seconds))),
             sustainedRatio: median(td[i].map((t, r) => (t.spans / (t.elapsed + t.catchUp.seconds)) / (rw[r].spans / rw[r].elapsed))),
           } : {}),
@@ -193,7 +194,7 @@ for (const r of results) {
 }
 for (const r of results) {
   const d = r.derive;
-  console.log(`recall's index after deriving, ${r.case.label}: caught up in ${d.catchUpSeconds.toFixed(1)} s, cpu ms per 1000 spans ${fmt(d.catchUpServerCpuMsPer1000)} (server) + ${fmt(d.catchUpPgCpuMsPer1000)} (postgres); ` +
+  console.log(`recall's index after deriving, ${r.case.label}: caught up in ${d.catchUpSeconds.toFixed(1)} s, cpu ms per 1000 spans ${fmt(d.catchUpServerCpuMsPer1000)} (server) + ${fmt(d.catchUpPgCpuMsPer1000)} (postgres backends), ${fmt(d.catchUpMachineCpuMsPer1000)} (whole machine); ` +
     `sustained (phase and catching up) ${fmt(d.sustainedSpans)} spans/s, ${(d.sustainedRatio * 100).toFixed(0)}% of raw`);
 }
 console.log(`${'case'.padEnd(15)}${'request'.padStart(9)} ${'mode'.padEnd(27)}${'spans/s'.padStart(8)} ${'MB/s'.padStart(6)} ${'peak RSS'.padStart(9)} ${'raw spans/s'.padStart(12)} ${'MB/s'.padStart(6)} ${'ratio'.padStart(6)}`);
@@ -217,6 +218,7 @@ console.log(`targets: spans only ≥ 60% of raw, deriving ≥ 50%; ≥ ${CASES.m
  */
 async function recallCaughtUp(server) {
   const started = performance.now();
+  const machine0 = machineBusySeconds();
   const cpu0 = cpuSecondsOf(server.pid);
   const pg0 = new Map((await backendPids(db)).map((p) => [p, cpuSecondsOf(p)]));
   for (;;) {
@@ -226,9 +228,20 @@ async function recallCaughtUp(server) {
   }
   return {
     seconds: (performance.now() - started) / 1000,
+    machineCpu: machineBusySeconds() - machine0,
     serverCpu: cpuSecondsOf(server.pid) - cpu0,
     pgCpu: (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0),
   };
+}
+
+/**
+ * CPU seconds the whole machine has been busy (user, nice, system, irq, softirq; /proc/stat):
+ * catching up, PostgreSQL backends come and go (the pool closes idle ones, autovacuum workers
+ * run and exit), so the per-backend sum above misses some of what it cost.
+ */
+function machineBusySeconds() {
+  const [, user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+  return (user + nice + system + irq + softirq) / 100;
 }
 
 async function backendPids(client) {

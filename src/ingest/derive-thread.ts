@@ -4,9 +4,10 @@
  * built worker script is there (derive-worker.js), else on this thread.
  *
  * Why a thread: a receiver's main thread decodes requests, encodes span rows and speaks to
- * PostgreSQL; deriving (normalizing, canonical JSON and digests, encoding the step rows) is more CPU than all that, and on the main thread it kept PostgreSQL's backends
- * waiting. On the worker it runs beside them: the main thread only clones the spans over and
- * passes the encoded tuples it gets back (transferred, not copied) on to COPY.
+ * PostgreSQL; deriving (normalizing, canonical JSON and digests, encoding the step rows) is
+ * more CPU than all that, and on the main thread it kept PostgreSQL's backends waiting. On
+ * the worker it runs beside them: the main thread only clones the spans over and passes the
+ * encoded tuples it gets back (transferred, not copied) on to COPY.
  *
  * A transaction's spans go over in chunks of CHUNK_SPANS, at most IN_FLIGHT chunks ahead of
  * the answers its writer has taken (write-spans.ts keeps a few MiB of those ahead of its

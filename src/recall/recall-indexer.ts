@@ -2,7 +2,7 @@
  * @module recall/recall-indexer
  * When recall's backlog (backlog.ts) is indexed:
  *
- * - In the background, by every `tapedeck serve`: ingest first. While this replica has
+ * - In the background, by every `tapedeck serve` that derives (not --derive off): ingest first. While this replica has
  *   export requests in flight, the indexer waits, unless the oldest backlog row has waited
  *   `--recall-max-lag-ms` (30 s): then it indexes while ingest runs, oldest first, until it is
  *   back under that lag. Idle, it indexes as soon as a row is there. An OpenTelemetry
@@ -19,7 +19,6 @@ import type { PayloadStore } from '../payloads/payload-store.js';
 import type { Deadline } from '../deadline/deadline.js';
 import { backlogSteps, indexBacklogRow, lastBacklogRow, oldestBacklogRow } from './backlog.js';
 
-export const DEFAULT_RECALL_MAX_LAG_MS = 30_000;
 /** How often an idle indexer looks for rows other replicas or commands wrote. */
 const IDLE_POLL_MS = 200;
 /** How often an indexer waiting for ingest to pause looks again. */

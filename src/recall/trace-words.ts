@@ -6,7 +6,7 @@
  * steps that hold them all.
  *
  * A row holds up to MAX_ROW_STEPS steps written in one transaction (an ingest request, late
- * log records, a reindex batch): `words`, the union of their words (hashes, word-hash.ts),
+ * log records, a reindex batch) and indexed together after it (one backlog row, backlog.ts): `words`, the union of their words (hashes, word-hash.ts),
  * in ascending order or in first-use order (`sorted`, SORTED_ROW_STEPS); `masks`, per word,
  * the steps holding it (bit i for the i-th step);
  * `trace_ids` and `span_ids`, the steps' ids (16 and 8 bytes each), in bit order; `steps`,
@@ -184,7 +184,7 @@ class RowBuilder {
   }
 }
 
-/** The words of the steps written in one transaction, kept by trace until rows() packs them. */
+/** The words of the steps indexed together (one backlog row), kept by trace until rows() packs them. */
 export class TraceWords {
   private readonly byTrace = new Map<string, StepWords[]>();
   private count = 0;
