@@ -63,6 +63,10 @@ const CASES = ALL_CASES.filter((c) => wanted.includes(c.key));
 // CPU seconds per second of a phase → CPU milliseconds per 1000 spans: a cost that a busy
 // machine (fewer cycles for us) distorts much less than spans/s.
 const msPer = (phase, cpuPerSecond) => fmt((cpuPerSecond * phase.elapsed * 1e6) / phase.spans);
+// CPU seconds spent for a phase's spans → milliseconds per 1000 of them.
+const perThousand = (cpuSeconds, spans) => (cpuSeconds * 1e6) / spans;
+// A deriving phase's spans over the phase and recall's catching up after it.
+const sustainedRate = (t) => t.spans / (t.elapsed + t.catchUp.seconds);
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 
@@ -140,7 +144,8 @@ try {
         const phases = MODES.map((m, i) => {
           const t = td[i][r];
           const later = t.catchUp
-            ? `; recall's index caught up ${t.catchUp.seconds.toFixed(1)} s later (server ${fmt((t.catchUp.serverCpu * 1e3) / (t.spans / 1000))}, postgres ${fmt((t.catchUp.pgCpu * 1e3) / (t.spans / 1000))}, whole machine ${fmt((t.catchUp.machineCpu * 1e3) / (t.spans / 1000))})`
+            ? `; recall's index caught up ${t.catchUp.seconds.toFixed(1)} s later (server ${fmt(perThousand(t.catchUp.serverCpu, t.spans))}, ` +
+              `postgres ${fmt(perThousand(t.catchUp.pgCpu, t.spans))}, whole machine ${fmt(perThousand(t.catchUp.machineCpu, t.spans))})`
             : '';
           return `${m.label} ${fmt(t.spans / t.elapsed)} spans/s (cpu ms per 1000 spans: server ${msPer(t, t.serverCpu)}, postgres ${msPer(t, t.pgCpu)}${t.retries ? `; ${t.retries} busy answers` : ''}${later})`;
         });
@@ -165,11 +170,11 @@ try {
           peakRss: Math.max(mem.hwm, mem.sampledPeak),
           ...(m.key === 'derive' ? {
             catchUpSeconds: median(td[i].map((t) => t.catchUp.seconds)),
-            catchUpServerCpuMsPer1000: median(td[i].map((t) => (t.catchUp.serverCpu * 1e6) / t.spans)),
-            catchUpPgCpuMsPer1000: median(td[i].map((t) => (t.catchUp.pgCpu * 1e6) / t.spans)),
-            catchUpMachineCpuMsPer1000: median(td[i].map((t) => (t.catchUp.machineCpu * 1e6) / t.spans)),
-            sustainedSpans: median(td[i].map((t) => t.spans / (t.elapsed + t.catchUp.seconds))),
-            sustainedRatio: median(td[i].map((t, r) => (t.spans / (t.elapsed + t.catchUp.seconds)) / (rw[r].spans / rw[r].elapsed))),
+            catchUpServerCpuMsPer1000: median(td[i].map((t) => perThousand(t.catchUp.serverCpu, t.spans))),
+            catchUpPgCpuMsPer1000: median(td[i].map((t) => perThousand(t.catchUp.pgCpu, t.spans))),
+            catchUpMachineCpuMsPer1000: median(td[i].map((t) => perThousand(t.catchUp.machineCpu, t.spans))),
+            sustainedSpans: median(td[i].map(sustainedRate)),
+            sustainedRatio: median(td[i].map((t, r) => sustainedRate(t) / (rw[r].spans / rw[r].elapsed))),
           } : {}),
           // Each round's phases run back to back under the same background load: the ratio is
           // taken per round, then the median of those.

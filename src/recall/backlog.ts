@@ -16,11 +16,8 @@
  */
 import type { Database, Queryable } from '../store/database.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
-import { createPayloadResolver } from '../payloads/resolve-payloads.js';
-import { hexToBytes } from '../tapes/span-rows.js';
 import { storedJson } from '../tapes/step-rows.js';
-import type { JsonValue } from '../normalize/step.js';
-import { searchWords } from './recorded-text.js';
+import { searchWords, withFullText } from './recorded-text.js';
 import { TraceWords, writeTraceWords } from './trace-words.js';
 
 export interface StepKey {
@@ -34,8 +31,8 @@ export async function enqueueSteps(tx: Queryable, tenant: string, keys: readonly
   const traceIds = Buffer.allocUnsafe(16 * keys.length);
   const spanIds = Buffer.allocUnsafe(8 * keys.length);
   keys.forEach((k, i) => {
-    traceIds.set(hexToBytes(k.traceId), 16 * i);
-    spanIds.set(hexToBytes(k.spanId), 8 * i);
+    traceIds.write(k.traceId, 16 * i, 16, 'hex');
+    spanIds.write(k.spanId, 8 * i, 8, 'hex');
   });
   await tx.query(
     'INSERT INTO tapedeck_store.recall_backlog (tenant, trace_ids, span_ids, steps) VALUES ($1, $2, $3, $4)',
@@ -119,12 +116,10 @@ export async function indexBacklogRow(db: Database, payloads: PayloadStore, opti
       let bytes = 0;
       for (const s of steps) {
         bytes += (s.request?.length ?? 0) + (s.response?.length ?? 0);
-        const step = {
-          name: s.name,
-          tool: s.tool,
-          request: await fullValue(s.request, payloads, options.signal),
-          response: await fullValue(s.response, payloads, options.signal),
-        };
+        const stored = { name: s.name, tool: s.tool, request: storedJson(s.request), response: storedJson(s.response) };
+        // Most steps hold no reference: no need to walk their values for one.
+        const offloaded = [s.request, s.response].some((text) => text?.includes('"$payload"'));
+        const step = offloaded ? await withFullText(stored, payloads, options.signal) : stored;
         words.add({ traceId: s.trace_id, spanId: s.span_id, words: searchWords(step) });
       }
       from += count;
@@ -134,11 +129,4 @@ export async function indexBacklogRow(db: Database, payloads: PayloadStore, opti
     await tx.query('DELETE FROM tapedeck_store.recall_backlog WHERE id = $1', [String(row.id)]);
     return row.steps;
   });
-}
-
-/** A stored value with its payload references inlined (a value that has none is only parsed). */
-async function fullValue(text: string | null, payloads: PayloadStore, signal?: AbortSignal): Promise<JsonValue | null> {
-  const value = storedJson(text);
-  if (text === null || !text.includes('"$payload"')) return value;
-  return createPayloadResolver(payloads, { maxBytes: Number.MAX_SAFE_INTEGER, signal }).resolve(value);
 }

@@ -21,13 +21,14 @@ import { backlogSteps, indexBacklogRow, lastBacklogRow, oldestBacklogRow } from 
 
 /** How often an idle indexer looks for rows other replicas or commands wrote. */
 const IDLE_POLL_MS = 200;
-/** How often an indexer waiting for ingest to pause looks again. */
+/** How often an indexer waiting for ingest to pause looks again (at this process, not the database). */
 const BUSY_POLL_MS = 50;
 /** Pause after a failed attempt (database unreachable, say) before the next one. */
 const RETRY_MS = 1_000;
 /**
- * Rows indexed at once: one loop alternates between finding words here and PostgreSQL writing
- * them, so it keeps about one core busy; two overlap those.
+ * Rows indexed at once. A loop waits for PostgreSQL while it writes and finds words while
+ * PostgreSQL waits; a second one fills those gaps: catching up 136,704 steps of 2 KB prompts
+ * took 10.5 s with two, 15.1 s for 132,608 with one (docs/benchmarks.md, fifteenth session).
  */
 const LOOPS = 2;
 
@@ -109,7 +110,7 @@ export class RecallIndexer {
           continue;
         }
         if (this.options.busy() && oldest.ageMs < this.options.maxLagMs) {
-          await this.sleep(Math.min(BUSY_POLL_MS, this.options.maxLagMs - oldest.ageMs));
+          await this.whileBusy(this.options.maxLagMs - oldest.ageMs);
           continue;
         }
         // null: every row is being indexed by another replica; look again shortly
@@ -119,6 +120,17 @@ export class RecallIndexer {
         this.options.onError(error);
         await this.sleep(RETRY_MS);
       }
+    }
+  }
+
+  /**
+   * Waits until ingest pauses or `ms` have passed, asking this process rather than the
+   * database: while ingest runs, the database is not asked again until the lag is due.
+   */
+  private async whileBusy(ms: number): Promise<void> {
+    const until = performance.now() + ms;
+    while (!this.stopped && this.options.busy() && performance.now() < until) {
+      await this.sleep(Math.min(BUSY_POLL_MS, until - performance.now()));
     }
   }
 

@@ -24,10 +24,10 @@ import type { Deadline } from '../deadline/deadline.js';
 import { ApiError } from '../errors.js';
 import type { Tape } from '../normalize/step.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
-import { createPayloadResolver } from '../payloads/resolve-payloads.js';
 import type { PricingTable } from '../pricing/pricing-table.js';
 import type { Database } from '../store/database.js';
 import { catchUp } from './recall-indexer.js';
+import { withFullText } from './recorded-text.js';
 import type { TapeDeps, ReadTapeOptions } from '../tapes/tape-service.js';
 import { stepHasRuns, termsToCheck } from './match.js';
 import { candidateStepBound, countMatches, newestMatches, readRunFacts, readStepTexts, queryWords, type MatchRow } from './query.js';
@@ -130,11 +130,8 @@ async function newestMatching(
       for (const row of batch) {
         const step = texts.get(`${row.trace_id}/${row.span_id}`);
         if (step === undefined) continue;
-        // One resolver per step: only that step's payloads are held at once.
-        const resolver = createPayloadResolver(deps.payloads, { maxBytes: Number.MAX_SAFE_INTEGER, signal: deadline.signal });
-        const request = await deadline.race(resolver.resolve(step.request), 'reading offloaded text');
-        const response = await deadline.race(resolver.resolve(step.response), 'reading offloaded text');
-        if (stepHasRuns({ ...step, request, response }, runs)) passed.push(row);
+        const full = await deadline.race(withFullText(step, deps.payloads, deadline.signal), 'reading offloaded text');
+        if (stepHasRuns(full, runs)) passed.push(row);
         if (passed.length > max) break;
       }
     }

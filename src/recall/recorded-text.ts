@@ -12,7 +12,8 @@
  * that could not be resolved contributes nothing.
  */
 import type { JsonValue } from '../normalize/step.js';
-import { isPayloadRef } from '../payloads/payload-store.js';
+import { isPayloadRef, type PayloadStore } from '../payloads/payload-store.js';
+import { createPayloadResolver } from '../payloads/resolve-payloads.js';
 import { indexWords } from './tokenize.js';
 
 export interface RecordedStep {
@@ -29,6 +30,16 @@ export function recordedTexts(step: RecordedStep): string[] {
   collect(step.request, out);
   collect(step.response, out);
   return out;
+}
+
+/**
+ * The step with its offloaded values read back in full, as recall searches them; one resolver
+ * per step, so only that step's payloads are held at once. A payload that cannot be read stays
+ * a reference (no text).
+ */
+export async function withFullText(step: RecordedStep, payloads: PayloadStore, signal?: AbortSignal): Promise<RecordedStep> {
+  const resolver = createPayloadResolver(payloads, { maxBytes: Number.MAX_SAFE_INTEGER, signal });
+  return { ...step, request: await resolver.resolve(step.request), response: await resolver.resolve(step.response) };
 }
 
 /** The step's words for recall (tokenize.ts indexWords: hash lanes in first-use order). */
