@@ -28,7 +28,10 @@ const arg = (name, fallback) => {
 const RUNS = arg('runs', 100_000);
 const PAGE = arg('page', 200);
 const SAMPLE_EVERY = 5_000;
-const server = process.env.TAPEDECK_BENCH_DATABASE_URL || process.env.TAPEDECK_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const server =
+  process.env.TAPEDECK_BENCH_DATABASE_URL ||
+  process.env.TAPEDECK_TEST_DATABASE_URL ||
+  'postgres://postgres@127.0.0.1:5432/test';
 const BASE_NS = 1_764_460_800_000_000_000n;
 const MB = (n) => (n / 1024 / 1024).toFixed(1);
 
@@ -58,7 +61,8 @@ async function insertRuns(db, first, last, nowNs) {
       'id', ${callId}, 'name', 'get_weather', 'arguments', jsonb_build_object('city', 'Paris'))))))`;
   const result = `jsonb_build_object('city', 'Paris', 'temperature_c', i % 30)`;
   const sent = `jsonb_strip_nulls(jsonb_build_object('role', 'tool', 'tool_call_id', ${callId}, 'content', ${result}))`;
-  const answer = (text) => `jsonb_build_array(jsonb_build_object('role', 'assistant', 'content', ${text}, 'finish_reason', 'stop'))`;
+  const answer = (text) =>
+    `jsonb_build_array(jsonb_build_object('role', 'assistant', 'content', ${text}, 'finish_reason', 'stop'))`;
   await db.query(
     `INSERT INTO tapedeck_store.steps (tenant, trace_id, span_id, kind, name, model, tool, status, request, response,
        fingerprint, layout, normalizer_version)
@@ -103,9 +107,12 @@ try {
   await migrate(db);
   let t = performance.now();
   const nowNs = BigInt(Date.now()) * 1_000_000n;
-  for (let first = 0; first < RUNS; first += 10_000) await insertRuns(db, first, Math.min(RUNS, first + 10_000) - 1, nowNs);
+  for (let first = 0; first < RUNS; first += 10_000)
+    await insertRuns(db, first, Math.min(RUNS, first + 10_000) - 1, nowNs);
   await db.query('ANALYZE');
-  console.log(`inserted ${RUNS} runs (${RUNS * 4 - Math.ceil(RUNS / 12)} spans) in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  console.log(
+    `inserted ${RUNS} runs (${RUNS * 4 - Math.ceil(RUNS / 12)} spans) in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+  );
 
   const summary = emptySummary();
   const samples = [];
@@ -118,9 +125,14 @@ try {
   sample();
   let next = SAMPLE_EVERY;
   const deps = { db, payloads: createMemoryPayloadStore() };
-  for await (const line of chatDatasetLines(deps, '', { since: null, until: null, outcome: 'success' }, summary, { pageSize: PAGE })) {
+  for await (const line of chatDatasetLines(deps, '', { since: null, until: null, outcome: 'success' }, summary, {
+    pageSize: PAGE,
+  })) {
     if (!file.write(line)) await once(file, 'drain');
-    if (summary.considered >= next) { sample(); next += SAMPLE_EVERY; }
+    if (summary.considered >= next) {
+      sample();
+      next += SAMPLE_EVERY;
+    }
   }
   file.end();
   await once(file, 'finish');
@@ -128,14 +140,21 @@ try {
   const seconds = (performance.now() - t) / 1000;
 
   console.log('\nconsidered   rss MB   heap MB');
-  for (const s of samples) console.log(`${String(s.considered).padStart(10)}   ${MB(s.rss).padStart(6)}   ${MB(s.heap).padStart(7)}`);
+  for (const s of samples)
+    console.log(`${String(s.considered).padStart(10)}   ${MB(s.rss).padStart(6)}   ${MB(s.heap).padStart(7)}`);
   const after = samples.filter((s) => s.considered >= SAMPLE_EVERY);
   const rss = after.map((s) => s.rss);
-  console.log(`\nRSS after the first ${SAMPLE_EVERY} runs: min ${MB(Math.min(...rss))} MB, max ${MB(Math.max(...rss))} MB (spread ${MB(Math.max(...rss) - Math.min(...rss))} MB)`);
+  console.log(
+    `\nRSS after the first ${SAMPLE_EVERY} runs: min ${MB(Math.min(...rss))} MB, max ${MB(Math.max(...rss))} MB (spread ${MB(Math.max(...rss) - Math.min(...rss))} MB)`,
+  );
   const skipped = Object.values(summary.skipped).reduce((a, b) => a + b, 0);
-  console.log(`exported ${summary.exported} + skipped ${skipped} = ${summary.exported + skipped}; considered ${summary.considered}: ${summary.exported + skipped === summary.considered ? 'adds up' : 'DOES NOT ADD UP'}`);
+  console.log(
+    `exported ${summary.exported} + skipped ${skipped} = ${summary.exported + skipped}; considered ${summary.considered}: ${summary.exported + skipped === summary.considered ? 'adds up' : 'DOES NOT ADD UP'}`,
+  );
   console.log(`skipped by reason: ${JSON.stringify(summary.skipped)}`);
-  console.log(`${(summary.considered / seconds).toFixed(0)} runs/s, ${seconds.toFixed(1)} s, ${MB(statSync(out).size)} MB of JSONL`);
+  console.log(
+    `${(summary.considered / seconds).toFixed(0)} runs/s, ${seconds.toFixed(1)} s, ${MB(statSync(out).size)} MB of JSONL`,
+  );
   if (summary.exported + skipped !== summary.considered || summary.considered !== RUNS) process.exitCode = 1;
 } finally {
   await db.close();

@@ -19,18 +19,38 @@ function step(index, sig, seed) {
   const [kind, name] = sig.split(':');
   const digest = (seed >>> 0).toString(16).padStart(8, '0').repeat(8);
   return {
-    index, kind, name, model: kind === 'llm' ? name : null, tool: kind === 'tool' ? name : null,
-    service: 'bench', trace_id: '0'.repeat(32), span_id: index.toString(16).padStart(16, '0'), parent_span_id: null,
-    start_ns: T0 + BigInt(index) * 1_000_000n, duration_ns: 500_000n, status: 'ok',
-    request: null, response: null, request_digest: digest, response_digest: digest,
+    index,
+    kind,
+    name,
+    model: kind === 'llm' ? name : null,
+    tool: kind === 'tool' ? name : null,
+    service: 'bench',
+    trace_id: '0'.repeat(32),
+    span_id: index.toString(16).padStart(16, '0'),
+    parent_span_id: null,
+    start_ns: T0 + BigInt(index) * 1_000_000n,
+    duration_ns: 500_000n,
+    status: 'ok',
+    request: null,
+    response: null,
+    request_digest: digest,
+    response_digest: digest,
     fingerprint: `${sig}#${digest.slice(0, 16)}`,
     tokens: { input: 100, output: 10, cache_read: null, cache_write: null, context: 100 },
-    params: { temperature: 0.2 }, layout: 'openllmetry', cost_usd: null,
+    params: { temperature: 0.2 },
+    layout: 'openllmetry',
+    cost_usd: null,
   };
 }
 
 function tape(run, sigs, seeds) {
-  return { run, tenant: null, spans_examined: sigs.length, truncated: false, steps: sigs.map((s, i) => step(i, s, seeds[i])) };
+  return {
+    run,
+    tenant: null,
+    spans_examined: sigs.length,
+    truncated: false,
+    steps: sigs.map((s, i) => step(i, s, seeds[i])),
+  };
 }
 
 // mulberry32: 32-bit integer arithmetic only (an LCG in doubles loses its low bits)
@@ -53,10 +73,31 @@ function shapes(n) {
   const edited = [...base.slice(0, n / 2), 'tool:extra', ...base.slice(n / 2, n - 1)];
   const s = seeds();
   return {
-    disjoint: [tape('a', Array.from({ length: n }, (_, i) => `tool:a${i}`), seeds()), tape('b', Array.from({ length: n }, (_, i) => `tool:b${i}`), seeds())],
+    disjoint: [
+      tape(
+        'a',
+        Array.from({ length: n }, (_, i) => `tool:a${i}`),
+        seeds(),
+      ),
+      tape(
+        'b',
+        Array.from({ length: n }, (_, i) => `tool:b${i}`),
+        seeds(),
+      ),
+    ],
     mixed: [tape('a', mixed(), seeds()), tape('b', mixed(), seeds())],
-    reversed: [tape('a', Array.from({ length: n }, (_, i) => `tool:t${i % 3}`), seeds()),
-      tape('b', Array.from({ length: n }, (_, i) => `tool:t${2 - (i % 3)}`), seeds())],
+    reversed: [
+      tape(
+        'a',
+        Array.from({ length: n }, (_, i) => `tool:t${i % 3}`),
+        seeds(),
+      ),
+      tape(
+        'b',
+        Array.from({ length: n }, (_, i) => `tool:t${2 - (i % 3)}`),
+        seeds(),
+      ),
+    ],
     'one-edit': [tape('a', base, s), tape('b', edited, s)],
   };
 }
@@ -80,6 +121,8 @@ for (const n of [1000, 5000]) {
   for (const [name, [a, b]] of Object.entries(shapes(n))) {
     measure(a, b, 2); // warm up
     const { median, max, entries } = measure(a, b, n === 1000 ? 15 : 7);
-    console.log(`${`${n}x${n}`.padEnd(12)}${name.padEnd(11)}${String(entries).padStart(7)}${median.toFixed(1).padStart(12)}${max.toFixed(1).padStart(9)}`);
+    console.log(
+      `${`${n}x${n}`.padEnd(12)}${name.padEnd(11)}${String(entries).padStart(7)}${median.toFixed(1).padStart(12)}${max.toFixed(1).padStart(9)}`,
+    );
   }
 }

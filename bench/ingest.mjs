@@ -55,7 +55,14 @@ const MiB = 1024 * 1024;
 
 const ALL_CASES = [
   { key: '2k', label: '2 KB prompts', promptBytes: 2 * 1024, seconds: SECONDS, warmup: WARMUP, targetSpans: 8000 },
-  { key: '64k', label: '64 KB prompts', promptBytes: 64 * 1024, seconds: SECONDS * 2, warmup: WARMUP * 2, targetSpans: 450 },
+  {
+    key: '64k',
+    label: '64 KB prompts',
+    promptBytes: 64 * 1024,
+    seconds: SECONDS * 2,
+    warmup: WARMUP * 2,
+    targetSpans: 450,
+  },
 ];
 const wanted = (process.env.BENCH_INGEST_CASES ?? '2k,64k').split(',').map((s) => s.trim());
 const CASES = ALL_CASES.filter((c) => wanted.includes(c.key));
@@ -68,7 +75,11 @@ const perThousand = (cpuSeconds, spans) => (cpuSeconds * 1e6) / spans;
 // A deriving phase's spans over the phase and recall's catching up after it.
 const sustainedRate = (t) => t.spans / (t.elapsed + t.catchUp.seconds);
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 
 const dbName = `tapedeck_bench_ingest_${process.pid.toString(16)}_${Date.now().toString(36)}`;
 const admin = new pg.Client({ connectionString: ADMIN_URL });
@@ -82,15 +93,27 @@ let running = []; // the tapedeck children of the case in progress, stopped on t
 const cleanup = async () => {
   for (const s of running) await s.stop().catch(() => {});
   await db.end().catch(() => {});
-  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch((e) => console.error(`could not drop ${dbName}: ${e.message}`));
+  await admin
+    .query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
+    .catch((e) => console.error(`could not drop ${dbName}: ${e.message}`));
   await admin.end().catch(() => {});
   rmSync(dataDir, { recursive: true, force: true });
 };
-for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => { cleanup().finally(() => process.exit(130)); });
+for (const signal of ['SIGINT', 'SIGTERM'])
+  process.once(signal, () => {
+    cleanup().finally(() => process.exit(130));
+  });
 
 const pgVersion = (await admin.query('SHOW server_version')).rows[0].server_version;
-console.log(`ingest: node ${process.version}, PostgreSQL ${pgVersion}, ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-console.log(`  ${BATCH} spans per request, ${SENDERS} senders, ${ROUNDS} round(s) of tapedeck (deriving), tapedeck (spans only) then raw, ${SECONDS} s per phase (64 KB: ${SECONDS * 2} s); medians over rounds`);
+console.log(
+  `ingest: node ${process.version}, PostgreSQL ${pgVersion}, ${os.cpus().length} cores, load ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
+);
+console.log(
+  `  ${BATCH} spans per request, ${SENDERS} senders, ${ROUNDS} round(s) of tapedeck (deriving), tapedeck (spans only) then raw, ${SECONDS} s per phase (64 KB: ${SECONDS * 2} s); medians over rounds`,
+);
 
 // Two tapedecks per case on the same database: one deriving steps and runs as spans arrive
 // (the default), one with --derive off (spans and log records only: the ingest core).
@@ -106,7 +129,9 @@ try {
     const source = createBatchSource(c.promptBytes, BATCH);
     const servers = [];
     for (const m of MODES) {
-      servers.push(await startTapedeck({ databaseUrl: dbUrl, dataDir: path.join(dataDir, `${c.key}-${m.key}`), env: m.env }));
+      servers.push(
+        await startTapedeck({ databaseUrl: dbUrl, dataDir: path.join(dataDir, `${c.key}-${m.key}`), env: m.env }),
+      );
       running.push(servers.at(-1));
     }
     const raw = await createRawIngest(dbUrl, SENDERS);
@@ -149,14 +174,18 @@ try {
             : '';
           return `${m.label} ${fmt(t.spans / t.elapsed)} spans/s (cpu ms per 1000 spans: server ${msPer(t, t.serverCpu)}, postgres ${msPer(t, t.pgCpu)}${t.retries ? `; ${t.retries} busy answers` : ''}${later})`;
         });
-        console.log(`  ${c.label}, round ${r + 1}: ${phases.join('; ')}; raw ${fmt(w.spans / w.elapsed)} spans/s (bench ${msPer(w, w.clientCpu)}, postgres ${msPer(w, w.pgCpu)})`);
+        console.log(
+          `  ${c.label}, round ${r + 1}: ${phases.join('; ')}; raw ${fmt(w.spans / w.elapsed)} spans/s (bench ${msPer(w, w.clientCpu)}, postgres ${msPer(w, w.pgCpu)})`,
+        );
       }
       const rate = (xs, k) => median(xs.map((x) => x[k] / x.elapsed));
       const out = {
         case: c,
         requestBytes: source.bytes,
         raw: {
-          spans: rate(rw, 'spans'), bytes: rate(rw, 'bytes'), rounds: rw.map((w) => w.spans / w.elapsed),
+          spans: rate(rw, 'spans'),
+          bytes: rate(rw, 'bytes'),
+          rounds: rw.map((w) => w.spans / w.elapsed),
           clientCpuMsPer1000: median(rw.map((w) => (w.clientCpu * 1e6) / (w.spans / w.elapsed))),
           pgCpuMsPer1000: median(rw.map((w) => (w.pgCpu * 1e6) / (w.spans / w.elapsed))),
         },
@@ -164,21 +193,25 @@ try {
       MODES.forEach((m, i) => {
         const mem = memory[i].stop();
         out[m.key] = {
-          spans: rate(td[i], 'spans'), bytes: rate(td[i], 'bytes'), rounds: td[i].map((t) => t.spans / t.elapsed),
+          spans: rate(td[i], 'spans'),
+          bytes: rate(td[i], 'bytes'),
+          rounds: td[i].map((t) => t.spans / t.elapsed),
           serverCpuMsPer1000: median(td[i].map((t) => (t.serverCpu * 1e6) / (t.spans / t.elapsed))),
           pgCpuMsPer1000: median(td[i].map((t) => (t.pgCpu * 1e6) / (t.spans / t.elapsed))),
           peakRss: Math.max(mem.hwm, mem.sampledPeak),
-          ...(m.key === 'derive' ? {
-            catchUpSeconds: median(td[i].map((t) => t.catchUp.seconds)),
-            catchUpServerCpuMsPer1000: median(td[i].map((t) => perThousand(t.catchUp.serverCpu, t.spans))),
-            catchUpPgCpuMsPer1000: median(td[i].map((t) => perThousand(t.catchUp.pgCpu, t.spans))),
-            catchUpMachineCpuMsPer1000: median(td[i].map((t) => perThousand(t.catchUp.machineCpu, t.spans))),
-            sustainedSpans: median(td[i].map(sustainedRate)),
-            sustainedRatio: median(td[i].map((t, r) => sustainedRate(t) / (rw[r].spans / rw[r].elapsed))),
-          } : {}),
+          ...(m.key === 'derive'
+            ? {
+                catchUpSeconds: median(td[i].map((t) => t.catchUp.seconds)),
+                catchUpServerCpuMsPer1000: median(td[i].map((t) => perThousand(t.catchUp.serverCpu, t.spans))),
+                catchUpPgCpuMsPer1000: median(td[i].map((t) => perThousand(t.catchUp.pgCpu, t.spans))),
+                catchUpMachineCpuMsPer1000: median(td[i].map((t) => perThousand(t.catchUp.machineCpu, t.spans))),
+                sustainedSpans: median(td[i].map(sustainedRate)),
+                sustainedRatio: median(td[i].map((t, r) => sustainedRate(t) / (rw[r].spans / rw[r].elapsed))),
+              }
+            : {}),
           // Each round's phases run back to back under the same background load: the ratio is
           // taken per round, then the median of those.
-          ratio: median(td[i].map((t, r) => (t.spans / t.elapsed) / (rw[r].spans / rw[r].elapsed))),
+          ratio: median(td[i].map((t, r) => t.spans / t.elapsed / (rw[r].spans / rw[r].elapsed))),
         };
       });
       results.push(out);
@@ -194,28 +227,43 @@ try {
 
 console.log('');
 for (const r of results) {
-  console.log(`cpu ms per 1000 spans, ${r.case.label}: ${MODES.map((m) => `${m.label} ${fmt(r[m.key].serverCpuMsPer1000)} (server) + ${fmt(r[m.key].pgCpuMsPer1000)} (postgres)`).join('; ')}; ` +
-    `raw ${fmt(r.raw.clientCpuMsPer1000)} (bench) + ${fmt(r.raw.pgCpuMsPer1000)} (postgres)`);
+  console.log(
+    `cpu ms per 1000 spans, ${r.case.label}: ${MODES.map((m) => `${m.label} ${fmt(r[m.key].serverCpuMsPer1000)} (server) + ${fmt(r[m.key].pgCpuMsPer1000)} (postgres)`).join('; ')}; ` +
+      `raw ${fmt(r.raw.clientCpuMsPer1000)} (bench) + ${fmt(r.raw.pgCpuMsPer1000)} (postgres)`,
+  );
 }
 for (const r of results) {
   const d = r.derive;
-  console.log(`recall's index after deriving, ${r.case.label}: caught up in ${d.catchUpSeconds.toFixed(1)} s, cpu ms per 1000 spans ${fmt(d.catchUpServerCpuMsPer1000)} (server) + ${fmt(d.catchUpPgCpuMsPer1000)} (postgres backends), ${fmt(d.catchUpMachineCpuMsPer1000)} (whole machine); ` +
-    `sustained (phase and catching up) ${fmt(d.sustainedSpans)} spans/s, ${(d.sustainedRatio * 100).toFixed(0)}% of raw`);
+  console.log(
+    `recall's index after deriving, ${r.case.label}: caught up in ${d.catchUpSeconds.toFixed(1)} s, cpu ms per 1000 spans ${fmt(d.catchUpServerCpuMsPer1000)} (server) + ${fmt(d.catchUpPgCpuMsPer1000)} (postgres backends), ${fmt(d.catchUpMachineCpuMsPer1000)} (whole machine); ` +
+      `sustained (phase and catching up) ${fmt(d.sustainedSpans)} spans/s, ${(d.sustainedRatio * 100).toFixed(0)}% of raw`,
+  );
 }
-console.log(`${'case'.padEnd(15)}${'request'.padStart(9)} ${'mode'.padEnd(27)}${'spans/s'.padStart(8)} ${'MB/s'.padStart(6)} ${'peak RSS'.padStart(9)} ${'raw spans/s'.padStart(12)} ${'MB/s'.padStart(6)} ${'ratio'.padStart(6)}`);
+console.log(
+  `${'case'.padEnd(15)}${'request'.padStart(9)} ${'mode'.padEnd(27)}${'spans/s'.padStart(8)} ${'MB/s'.padStart(6)} ${'peak RSS'.padStart(9)} ${'raw spans/s'.padStart(12)} ${'MB/s'.padStart(6)} ${'ratio'.padStart(6)}`,
+);
 for (const r of results) {
   for (const m of MODES) {
     const x = r[m.key];
     console.log(
       `${r.case.label.padEnd(15)}${`${(r.requestBytes / 1e6).toFixed(1)} MB`.padStart(9)} ${m.label.padEnd(27)}${fmt(x.spans).padStart(8)} ${(x.bytes / 1e6).toFixed(1).padStart(6)} ` +
-      `${`${Math.round(x.peakRss / MiB)} MiB`.padStart(9)} ${fmt(r.raw.spans).padStart(12)} ${(r.raw.bytes / 1e6).toFixed(1).padStart(6)} ${`${(x.ratio * 100).toFixed(0)}%`.padStart(6)}`,
+        `${`${Math.round(x.peakRss / MiB)} MiB`.padStart(9)} ${fmt(r.raw.spans).padStart(12)} ${(r.raw.bytes / 1e6).toFixed(1).padStart(6)} ${`${(x.ratio * 100).toFixed(0)}%`.padStart(6)}`,
     );
   }
 }
 if (process.env.BENCH_RESULT_FILE) {
-  writeFileSync(process.env.BENCH_RESULT_FILE, JSON.stringify(results.map((r) => ({ ...r, case: r.case.key })), null, 2));
+  writeFileSync(
+    process.env.BENCH_RESULT_FILE,
+    JSON.stringify(
+      results.map((r) => ({ ...r, case: r.case.key })),
+      null,
+      2,
+    ),
+  );
 }
-console.log(`targets: spans only ≥ 60% of raw, deriving ≥ 50%; ≥ ${CASES.map((c) => `${fmt(c.targetSpans)} spans/s (${c.label})`).join(', ')}, peak RSS ≤ 300 MiB`);
+console.log(
+  `targets: spans only ≥ 60% of raw, deriving ≥ 50%; ≥ ${CASES.map((c) => `${fmt(c.targetSpans)} spans/s (${c.label})`).join(', ')}, peak RSS ≤ 300 MiB`,
+);
 
 /**
  * Waits until the deriving tapedeck's recall backlog is empty; resolves with how long that
@@ -245,11 +293,18 @@ async function recallCaughtUp(server) {
  * run and exit), so the per-backend sum above misses some of what it cost.
  */
 function machineBusySeconds() {
-  const [, user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+  const [, user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8')
+    .split('\n')[0]
+    .trim()
+    .split(/\s+/)
+    .map(Number);
   return (user + nice + system + irq + softirq) / 100;
 }
 
 async function backendPids(client) {
-  const { rows } = await client.query('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = $1', ['client backend']);
+  const { rows } = await client.query(
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = $1',
+    ['client backend'],
+  );
   return rows.map((r) => r.pid);
 }

@@ -38,7 +38,10 @@ import { queryTerms } from '../dist/src/recall/tokenize.js';
 import { TraceWords, writeTraceWords } from '../dist/src/recall/trace-words.js';
 import { wordHash } from '../dist/src/recall/word-hash.js';
 
-const serverUrl = process.env.TAPEDECK_BENCH_DATABASE_URL || process.env.TAPEDECK_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const serverUrl =
+  process.env.TAPEDECK_BENCH_DATABASE_URL ||
+  process.env.TAPEDECK_TEST_DATABASE_URL ||
+  'postgres://postgres@127.0.0.1:5432/test';
 const SPANS = Number(process.env.BENCH_SPANS || 1_000_000);
 const PER_RUN = 20;
 const RUNS = Math.ceil(SPANS / PER_RUN);
@@ -118,9 +121,13 @@ const timed = async (label, fn) => {
 
 try {
   await migrate(db);
-  console.log(`recall bench: ${SPANS.toLocaleString('en-US')} spans in ${RUNS.toLocaleString('en-US')} runs of ${PER_RUN}, database ${name}`);
+  console.log(
+    `recall bench: ${SPANS.toLocaleString('en-US')} spans in ${RUNS.toLocaleString('en-US')} runs of ${PER_RUN}, database ${name}`,
+  );
   await db.query('DROP INDEX tapedeck_store.trace_words_words_idx');
-  await timed('generating spans', () => db.query(`
+  await timed('generating spans', () =>
+    db.query(
+      `
     INSERT INTO tapedeck_store.spans (tenant, trace_id, span_id, parent_span_id, name, kind, start_ns, end_ns,
                                       status_code, attributes, events, links, resource, service_name, run_id)
     SELECT '', decode(lpad(to_hex(r), 32, '0'), 'hex'), decode(lpad(to_hex(i + 1), 16, '0'), 'hex'),
@@ -131,8 +138,13 @@ try {
            $1::bigint + r::bigint * 60000000000 + CASE WHEN i = 0 THEN 30000000000 ELSE i::bigint * 1000000000 + 500000000 END,
            CASE WHEN i = 0 AND r % 10 = 3 THEN 'error' ELSE 'ok' END,
            '{}', '[]', '[]', '{}', 'bench', 'run-' || r
-      FROM generate_series(0, $2::int - 1) r, generate_series(0, ${PER_RUN - 1}) i`, [T0.toString(), RUNS]));
-  await timed('generating steps', () => db.query(`
+      FROM generate_series(0, $2::int - 1) r, generate_series(0, ${PER_RUN - 1}) i`,
+      [T0.toString(), RUNS],
+    ),
+  );
+  await timed('generating steps', () =>
+    db.query(
+      `
     INSERT INTO tapedeck_store.steps (tenant, trace_id, span_id, kind, name, model, tool, status, request, response,
                                       fingerprint, params, layout, normalizer_version)
     SELECT '', decode(lpad(to_hex(r), 32, '0'), 'hex'), decode(lpad(to_hex(i + 1), 16, '0'), 'hex'),
@@ -145,7 +157,10 @@ try {
            '[{"role": "assistant", "content": "a recorded answer"}]'::jsonb,
            CASE WHEN i % 3 = 1 THEN 'llm:gpt-4o#0123456789abcdef' ELSE 'tool:search#0123456789abcdef' END,
            '{}', 'otel-genai', 1
-      FROM generate_series(0, $1::int - 1) r, generate_series(1, ${PER_RUN - 1}) i`, [RUNS]));
+      FROM generate_series(0, $1::int - 1) r, generate_series(1, ${PER_RUN - 1}) i`,
+      [RUNS],
+    ),
+  );
   // Recall's index rows (src/recall/trace-words.ts): up to 64 steps each, run by run, with
   // their words (hashes), as ingest packs the runs sent in one request. The words are drawn here
   // and written with TraceWords and writeTraceWords (binary COPY), BATCH_RUNS runs per
@@ -164,16 +179,21 @@ try {
     await pending;
   });
   await timed('building the GIN index on trace_words.words', () =>
-    db.query('CREATE INDEX trace_words_words_idx ON tapedeck_store.trace_words USING gin (words)'));
+    db.query('CREATE INDEX trace_words_words_idx ON tapedeck_store.trace_words USING gin (words)'),
+  );
   if (process.env.BENCH_RUN_INDEX === '1') {
-    await timed('index on spans(run_id) (BENCH_RUN_INDEX=1)', () => db.query('CREATE INDEX bench_spans_run_id ON tapedeck_store.spans (run_id)'));
+    await timed('index on spans(run_id) (BENCH_RUN_INDEX=1)', () =>
+      db.query('CREATE INDEX bench_spans_run_id ON tapedeck_store.spans (run_id)'),
+    );
   }
   await timed('analyze', async () => {
     await db.query('ANALYZE tapedeck_store.spans');
     await db.query('ANALYZE tapedeck_store.steps');
     await db.query('ANALYZE tapedeck_store.trace_words');
   });
-  const [{ size }] = await db.query(`SELECT pg_size_pretty(pg_relation_size('tapedeck_store.trace_words_words_idx')) AS size`);
+  const [{ size }] = await db.query(
+    `SELECT pg_size_pretty(pg_relation_size('tapedeck_store.trace_words_words_idx')) AS size`,
+  );
   console.log(`GIN index size: ${size}`);
 
   const app = createRecallRoutes(
@@ -194,7 +214,7 @@ try {
     ['Chinese run, checked (天气预报)', '天气预报'],
     ['Chinese run + topic (北京天气 topic5)', '北京天气 topic5'],
   ];
-  console.log('\nquery'.padEnd(45) + 'status  runs  trunc   find ms   total median ms   max ms');
+  console.log(`${'\nquery'.padEnd(45)}status  runs  trunc   find ms   total median ms   max ms`);
   for (const [label, q] of cases) {
     const path = `/v1/recall?q=${encodeURIComponent(q)}`;
     await (await app.request(path)).text(); // warm-up
@@ -212,12 +232,15 @@ try {
     const words = queryWords(queryTerms(q));
     const f0 = performance.now();
     // as recall.ts does: the index's bound first, the exact count only past the limit
-    const broad = (await candidateStepBound(db, '', words)) > 200_000 && (await countMatches(db, '', words, 200_001)) > 200_000;
+    const broad =
+      (await candidateStepBound(db, '', words)) > 200_000 && (await countMatches(db, '', words, 200_001)) > 200_000;
     if (!broad) await newestMatches(db, '', words, 5_001);
     const find = performance.now() - f0;
     const runs = body.runs ? body.runs.length : '-';
     const trunc = body.truncated === undefined ? '-' : String(body.truncated);
-    console.log(`${label.padEnd(44)} ${String(status).padEnd(7)} ${String(runs).padEnd(5)} ${trunc.padEnd(6)} ${find.toFixed(1).padStart(8)} ${times[REPEAT >> 1].toFixed(1).padStart(17)} ${times[REPEAT - 1].toFixed(1).padStart(8)}`);
+    console.log(
+      `${label.padEnd(44)} ${String(status).padEnd(7)} ${String(runs).padEnd(5)} ${trunc.padEnd(6)} ${find.toFixed(1).padStart(8)} ${times[REPEAT >> 1].toFixed(1).padStart(17)} ${times[REPEAT - 1].toFixed(1).padStart(8)}`,
+    );
   }
 } finally {
   await db.close();

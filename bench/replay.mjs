@@ -12,22 +12,30 @@ import { createReplayRoutes } from '../dist/src/replay/index.js';
 
 const CALLS = Number(process.argv[2] ?? 2000); // per throughput series; a latency series is a quarter of it
 const CONCURRENCY = 8; // one replay per concurrent client: calls to one replay take turns
-const fixture = JSON.parse(readFileSync(new URL('../test/fixtures/replay/openllmetry-openai--weather.json', import.meta.url), 'utf8'));
+const fixture = JSON.parse(
+  readFileSync(new URL('../test/fixtures/replay/openllmetry-openai--weather.json', import.meta.url), 'utf8'),
+);
 
 // A run with a model step for every call one client makes in a series, each receiving the recorded final
 // request and answering with its recorded text.
 const final = fixture.tape.steps[2];
 const request = fixture.calls[1].request;
 const steps = Array.from({ length: Math.ceil(CALLS / 4) }, (_, i) => ({
-  ...final, index: i, start_ns: BigInt(final.start_ns), duration_ns: BigInt(final.duration_ns),
+  ...final,
+  index: i,
+  start_ns: BigInt(final.start_ns),
+  duration_ns: BigInt(final.duration_ns),
 }));
 const tape = { ...fixture.tape, run: 'bench', spans_examined: steps.length, steps };
 
 const app = new Hono();
-app.route('/v1/replays', createReplayRoutes(
-  { loadTape: async () => tape, readPayload: async () => undefined },
-  { shareMaxReplays: 1024, shareMaxBytes: 1024 * 1024 * 1024, totalMaxBytes: 1024 * 1024 * 1024 },
-));
+app.route(
+  '/v1/replays',
+  createReplayRoutes(
+    { loadTape: async () => tape, readPayload: async () => undefined },
+    { shareMaxReplays: 1024, shareMaxBytes: 1024 * 1024 * 1024, totalMaxBytes: 1024 * 1024 * 1024 },
+  ),
+);
 const replayServer = await listen((port) => serve({ fetch: app.fetch, port, hostname: '127.0.0.1' }));
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 
@@ -40,11 +48,21 @@ function listen(start) {
 
 function post(port, path, body) {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -62,21 +80,28 @@ async function series(port, pathFor, body, perClient, clients) {
   const paths = [];
   for (let c = 0; c < clients; c++) paths.push(await pathFor(c)); // replays are created before timing
   const t0 = performance.now();
-  await Promise.all(paths.map(async (path) => {
-    for (let i = 0; i < perClient; i++) {
-      const s = performance.now();
-      const r = await post(port, path, body);
-      latencies.push(performance.now() - s);
-      if (r.status !== 200) throw new Error(`call: ${r.status} ${r.body}`);
-    }
-  }));
+  await Promise.all(
+    paths.map(async (path) => {
+      for (let i = 0; i < perClient; i++) {
+        const s = performance.now();
+        const r = await post(port, path, body);
+        latencies.push(performance.now() - s);
+        if (r.status !== 200) throw new Error(`call: ${r.status} ${r.body}`);
+      }
+    }),
+  );
   return { latencies, wallMs: performance.now() - t0 };
 }
 
 function summary({ latencies, wallMs }) {
   const sorted = [...latencies].sort((a, b) => a - b);
   const q = (p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
-  return { callsPerSecond: Math.round(latencies.length / (wallMs / 1000)), meanMs: latencies.reduce((a, b) => a + b, 0) / latencies.length, p50Ms: q(0.5), p99Ms: q(0.99) };
+  return {
+    callsPerSecond: Math.round(latencies.length / (wallMs / 1000)),
+    meanMs: latencies.reduce((a, b) => a + b, 0) / latencies.length,
+    p50Ms: q(0.5),
+    p99Ms: q(0.99),
+  };
 }
 
 const ROUNDS = 3; // the median round is reported: loopback timings on a shared machine are noisy
@@ -87,13 +112,21 @@ for (const stream of [false, true]) {
   // the bytes the replay answers, captured once, served by the bare server
   const sampleId = await createReplay();
   const sample = await post(replayServer.address().port, `/v1/replays/${sampleId}/openai/v1/chat/completions`, body);
-  const bare = await listen((port) => http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.writeHead(200, { 'content-type': sample.headers['content-type'], 'cache-control': 'no-store', 'content-length': sample.body.length });
-      res.end(sample.body);
-    });
-  }).listen(port, '127.0.0.1'));
+  const bare = await listen((port) =>
+    http
+      .createServer((req, res) => {
+        req.resume();
+        req.on('end', () => {
+          res.writeHead(200, {
+            'content-type': sample.headers['content-type'],
+            'cache-control': 'no-store',
+            'content-length': sample.body.length,
+          });
+          res.end(sample.body);
+        });
+      })
+      .listen(port, '127.0.0.1'),
+  );
   const replayPath = async () => `/v1/replays/${await createReplay()}/openai/v1/chat/completions`;
   const barePath = async () => '/v1/chat/completions';
   const rounds = { replay: [], bare: [], replaySeq: [], bareSeq: [] };
@@ -101,28 +134,47 @@ for (const stream of [false, true]) {
   await series(bare.address().port, barePath, body, 50, CONCURRENCY);
   for (let i = 0; i < ROUNDS; i++) {
     globalThis.gc?.();
-    rounds.replay.push(summary(await series(replayServer.address().port, replayPath, body, Math.floor(CALLS / CONCURRENCY), CONCURRENCY)));
-    rounds.bare.push(summary(await series(bare.address().port, barePath, body, Math.floor(CALLS / CONCURRENCY), CONCURRENCY)));
-    rounds.replaySeq.push(summary(await series(replayServer.address().port, replayPath, body, Math.floor(CALLS / 4), 1)));
+    rounds.replay.push(
+      summary(
+        await series(replayServer.address().port, replayPath, body, Math.floor(CALLS / CONCURRENCY), CONCURRENCY),
+      ),
+    );
+    rounds.bare.push(
+      summary(await series(bare.address().port, barePath, body, Math.floor(CALLS / CONCURRENCY), CONCURRENCY)),
+    );
+    rounds.replaySeq.push(
+      summary(await series(replayServer.address().port, replayPath, body, Math.floor(CALLS / 4), 1)),
+    );
     rounds.bareSeq.push(summary(await series(bare.address().port, barePath, body, Math.floor(CALLS / 4), 1)));
   }
   const pick = (list, key) => median(list.map((r) => r[key]));
   results.push({
     mode: stream ? 'streamed' : 'plain',
     bytes: sample.body.length,
-    replayRate: pick(rounds.replay, 'callsPerSecond'), bareRate: pick(rounds.bare, 'callsPerSecond'),
-    replayP50: pick(rounds.replaySeq, 'p50Ms'), bareP50: pick(rounds.bareSeq, 'p50Ms'),
-    replayMean: pick(rounds.replaySeq, 'meanMs'), bareMean: pick(rounds.bareSeq, 'meanMs'),
+    replayRate: pick(rounds.replay, 'callsPerSecond'),
+    bareRate: pick(rounds.bare, 'callsPerSecond'),
+    replayP50: pick(rounds.replaySeq, 'p50Ms'),
+    bareP50: pick(rounds.bareSeq, 'p50Ms'),
+    replayMean: pick(rounds.replaySeq, 'meanMs'),
+    bareMean: pick(rounds.bareSeq, 'meanMs'),
   });
   bare.close();
 }
 
 const f3 = (x) => x.toFixed(3).padStart(7);
-console.log(`replay proxy vs a bare node:http server returning the same bytes (loopback, keep-alive, median of ${ROUNDS} rounds)`);
-console.log(`throughput: ${CONCURRENCY} concurrent clients, one replay each (calls to one replay take turns); latency: one client, sequential`);
-console.log('mode      bytes | replay calls/s  bare calls/s | replay p50 ms  mean ms | bare p50 ms  mean ms | overhead/call ms (p50, mean)');
+console.log(
+  `replay proxy vs a bare node:http server returning the same bytes (loopback, keep-alive, median of ${ROUNDS} rounds)`,
+);
+console.log(
+  `throughput: ${CONCURRENCY} concurrent clients, one replay each (calls to one replay take turns); latency: one client, sequential`,
+);
+console.log(
+  'mode      bytes | replay calls/s  bare calls/s | replay p50 ms  mean ms | bare p50 ms  mean ms | overhead/call ms (p50, mean)',
+);
 for (const r of results) {
-  console.log(`${r.mode.padEnd(9)} ${String(r.bytes).padStart(5)} | ${String(r.replayRate).padStart(14)}  ${String(r.bareRate).padStart(12)} | ${f3(r.replayP50).padStart(13)}  ${f3(r.replayMean)} | ${f3(r.bareP50).padStart(11)}  ${f3(r.bareMean)} | ${f3(r.replayP50 - r.bareP50)}  ${f3(r.replayMean - r.bareMean)}`);
+  console.log(
+    `${r.mode.padEnd(9)} ${String(r.bytes).padStart(5)} | ${String(r.replayRate).padStart(14)}  ${String(r.bareRate).padStart(12)} | ${f3(r.replayP50).padStart(13)}  ${f3(r.replayMean)} | ${f3(r.bareP50).padStart(11)}  ${f3(r.bareMean)} | ${f3(r.replayP50 - r.bareP50)}  ${f3(r.replayMean - r.bareMean)}`,
+  );
 }
 agent.destroy();
 replayServer.close();

@@ -11,7 +11,9 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const QUICK = process.env.BENCH_QUICK === '1';
-const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
+const only = process.env.BENCH_ONLY?.split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 
 // name → arguments (full, quick) and a time limit, past which a bench is stopped (a full run
 // took 8-9 minutes here until the ingest bench waited for recall's index: ingest alone now
@@ -26,10 +28,17 @@ const KNOWN = [
   { name: 'dataset', args: [], quick: ['--runs', '10000'], limitS: 180 },
 ];
 
-const present = new Set(readdirSync(here).filter((f) => f.endsWith('.mjs') && f !== 'run.mjs').map((f) => f.slice(0, -4)));
+const present = new Set(
+  readdirSync(here)
+    .filter((f) => f.endsWith('.mjs') && f !== 'run.mjs')
+    .map((f) => f.slice(0, -4)),
+);
 const plan = [
   ...KNOWN.filter((b) => present.has(b.name)),
-  ...[...present].filter((n) => !KNOWN.some((b) => b.name === n)).sort().map((name) => ({ name, args: [], quick: [], limitS: 180 })),
+  ...[...present]
+    .filter((n) => !KNOWN.some((b) => b.name === n))
+    .sort()
+    .map((name) => ({ name, args: [], quick: [], limitS: 180 })),
 ].filter((b) => !only || only.includes(b.name));
 
 if (!existsSync(path.join(here, '..', 'dist', 'src', 'index.js'))) {
@@ -62,7 +71,10 @@ function runBench(b) {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    child.stdout.on('data', (c) => { process.stdout.write(c); out = (out + c).slice(-20_000); });
+    child.stdout.on('data', (c) => {
+      process.stdout.write(c);
+      out = (out + c).slice(-20_000);
+    });
     child.stderr.on('data', (c) => process.stderr.write(c));
     let timedOut = false;
     // SIGTERM first so the bench can drop its database; SIGKILL if it does not go.
@@ -74,11 +86,20 @@ function runBench(b) {
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
       const status = timedOut ? 'timeout' : code === 0 ? 'ok' : `failed (${signal ?? code})`;
-      resolve({ name: b.name, status, seconds: (performance.now() - started) / 1000, tail: closingLines(out, b.name === 'ingest' ? 6 : 3) });
+      resolve({
+        name: b.name,
+        status,
+        seconds: (performance.now() - started) / 1000,
+        tail: closingLines(out, b.name === 'ingest' ? 6 : 3),
+      });
     });
   });
 }
 
 function closingLines(text, n) {
-  return text.split('\n').map((l) => l.trimEnd()).filter((l) => l.trim() !== '').slice(-n);
+  return text
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l.trim() !== '')
+    .slice(-n);
 }

@@ -58,7 +58,10 @@ export const defaultConfig: Readonly<Config> = Object.freeze({
 });
 
 export class ConfigError extends Error {
-  constructor(readonly setting: string, message: string) {
+  constructor(
+    readonly setting: string,
+    message: string,
+  ) {
     super(`invalid configuration: ${setting}: ${message}`);
     this.name = 'ConfigError';
   }
@@ -130,13 +133,18 @@ function parseSetting(key: keyof Config, name: string, raw: string): unknown {
   }
   if (key === 'databaseUrl') {
     let url: URL;
-    try { url = new URL(raw); } catch { throw new ConfigError(name, `not a URL: ${JSON.stringify(redact(raw))}`); }
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new ConfigError(name, `not a URL: ${JSON.stringify(redact(raw))}`);
+    }
     if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
       throw new ConfigError(name, `expected a postgres:// or postgresql:// URL, got ${url.protocol}//`);
     }
     return raw;
   }
-  if (key === 'host' && /\s/.test(raw)) throw new ConfigError(name, `not a host name or address: ${JSON.stringify(raw)}`);
+  if (key === 'host' && /\s/.test(raw))
+    throw new ConfigError(name, `not a host name or address: ${JSON.stringify(raw)}`);
   return raw;
 }
 

@@ -9,7 +9,11 @@ export type Logger = PinoLogger;
 
 export function createLogger(options: { level?: string; enabled?: boolean } = {}): Logger {
   return pino(
-    { level: options.level ?? process.env.TAPEDECK_LOG_LEVEL ?? 'info', enabled: options.enabled ?? true, base: { service: 'tapedeck' } },
+    {
+      level: options.level ?? process.env.TAPEDECK_LOG_LEVEL ?? 'info',
+      enabled: options.enabled ?? true,
+      base: { service: 'tapedeck' },
+    },
     destination({ fd: 2, sync: false }),
   );
 }

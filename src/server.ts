@@ -50,12 +50,18 @@ export interface StartOptions {
   recallIndexer?: boolean;
 }
 
-export async function startTapedeck(config: Config, logger: Logger, options: StartOptions = {}): Promise<RunningTapedeck> {
+export async function startTapedeck(
+  config: Config,
+  logger: Logger,
+  options: StartOptions = {},
+): Promise<RunningTapedeck> {
   const store = await openStore(config, logger, options);
   await warnIfStepsAreOlder(store, logger);
   // both WebAssembly modules (the JSON escaper, recall's tokenizer) use SIMD: one check says it for both
   if (!JSON_STRING_WASM_LOADED) {
-    logger.warn('WebAssembly SIMD is not available here: ingest escapes JSON strings with JSON.stringify and finds recall\'s words in JavaScript, several times slower for long prompts');
+    logger.warn(
+      "WebAssembly SIMD is not available here: ingest escapes JSON strings with JSON.stringify and finds recall's words in JavaScript, several times slower for long prompts",
+    );
   }
   const admission = createAdmission(config.maxInflightRequests);
   const indexer = new RecallIndexer(store.db, store.payloads, {
@@ -80,7 +86,9 @@ export async function startTapedeck(config: Config, logger: Logger, options: Sta
       },
     });
     const httpPort = await new Promise<number>((resolve, reject) => {
-      const server = serve({ fetch: app.fetch, hostname: config.host, port: config.httpPort }, (info: AddressInfo) => resolve(info.port));
+      const server = serve({ fetch: app.fetch, hostname: config.host, port: config.httpPort }, (info: AddressInfo) =>
+        resolve(info.port),
+      );
       server.once('error', reject);
       http = server;
     });
@@ -115,8 +123,10 @@ export async function startTapedeck(config: Config, logger: Logger, options: Sta
 async function warnIfStepsAreOlder(store: Store, logger: Logger): Promise<void> {
   try {
     if (await hasStepsOlderThan(store.db, NORMALIZER_VERSION)) {
-      logger.warn({ normalizerVersion: NORMALIZER_VERSION },
-        `some stored steps were derived by an older normalizer; run \`tapedeck reindex\` to derive them again with version ${NORMALIZER_VERSION}`);
+      logger.warn(
+        { normalizerVersion: NORMALIZER_VERSION },
+        `some stored steps were derived by an older normalizer; run \`tapedeck reindex\` to derive them again with version ${NORMALIZER_VERSION}`,
+      );
     }
     for (const reason of await reindexReasons(store.db)) {
       logger.warn(`stored steps need \`tapedeck reindex\`: ${reason}`);
@@ -140,15 +150,23 @@ async function shutdown(
   const httpClosed = http ? new Promise<void>((resolve) => http!.close(() => resolve())) : Promise.resolve();
   // close() ends the keep-alive connections idle at that moment only; one whose request
   // finishes while draining would hold the close until its keep-alive timeout (5 s).
-  const sweep = setInterval(() => (http as { closeIdleConnections?: () => void } | undefined)?.closeIdleConnections?.(), 50);
+  const sweep = setInterval(
+    () => (http as { closeIdleConnections?: () => void } | undefined)?.closeIdleConnections?.(),
+    50,
+  );
   sweep.unref();
-  const grpcClosed = grpcServer ? new Promise<void>((resolve) => grpcServer!.tryShutdown(() => resolve())) : Promise.resolve();
+  const grpcClosed = grpcServer
+    ? new Promise<void>((resolve) => grpcServer!.tryShutdown(() => resolve()))
+    : Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   const grace = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), graceMs);
     timer.unref();
   });
-  const outcome = await Promise.race([Promise.all([httpClosed, grpcClosed, drained]).then(() => 'drained' as const), grace]);
+  const outcome = await Promise.race([
+    Promise.all([httpClosed, grpcClosed, drained]).then(() => 'drained' as const),
+    grace,
+  ]);
   clearTimeout(timer);
   clearInterval(sweep);
   if (outcome === 'timeout') {

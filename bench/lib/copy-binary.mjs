@@ -10,12 +10,32 @@ const TRAILER = Buffer.from([0xff, 0xff]);
 export function createBinaryCopyEncoder(types) {
   const encoders = types.map((t) => {
     switch (t) {
-      case 'text': return (v) => Buffer.from(String(v), 'utf8');
-      case 'bytea': return (v) => v;
-      case 'int8': return (v) => { const b = Buffer.allocUnsafe(8); b.writeBigInt64BE(BigInt(v)); return b; };
-      case 'int4': return (v) => { const b = Buffer.allocUnsafe(4); b.writeInt32BE(Number(v)); return b; };
-      case 'jsonb': return (v) => { const body = Buffer.from(v, 'utf8'); const b = Buffer.allocUnsafe(body.length + 1); b[0] = 1; body.copy(b, 1); return b; };
-      default: throw new Error(`no binary COPY encoder for ${t}`);
+      case 'text':
+        return (v) => Buffer.from(String(v), 'utf8');
+      case 'bytea':
+        return (v) => v;
+      case 'int8':
+        return (v) => {
+          const b = Buffer.allocUnsafe(8);
+          b.writeBigInt64BE(BigInt(v));
+          return b;
+        };
+      case 'int4':
+        return (v) => {
+          const b = Buffer.allocUnsafe(4);
+          b.writeInt32BE(Number(v));
+          return b;
+        };
+      case 'jsonb':
+        return (v) => {
+          const body = Buffer.from(v, 'utf8');
+          const b = Buffer.allocUnsafe(body.length + 1);
+          b[0] = 1;
+          body.copy(b, 1);
+          return b;
+        };
+      default:
+        throw new Error(`no binary COPY encoder for ${t}`);
     }
   });
   return {

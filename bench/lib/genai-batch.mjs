@@ -26,7 +26,8 @@ const TRACE_MARK = Buffer.from('c7a35e91d20b6f48', 'hex'); // first 8 bytes of e
 const SPAN_MARK = Buffer.from('e9b4f1a7', 'hex'); // first 4 bytes of every span id
 const SESSION_MARK = Buffer.from('QZQZQZQZ', 'ascii'); // inside every session id string
 
-const WORDS = ('the a of to and in is for on with that this as are be by from at it or an was not have which ' +
+const WORDS = (
+  'the a of to and in is for on with that this as are be by from at it or an was not have which ' +
   'model agent weather station river valley morning fog temperature forecast pressure humidity wind north south east ' +
   'west report summary customer order invoice account balance payment shipment warehouse delivery schedule meeting ' +
   'project deadline review document section paragraph figure table result analysis method data sample measurement ' +
@@ -34,10 +35,32 @@ const WORDS = ('the a of to and in is for on with that this as are be by from at
   'network latency throughput budget estimate quarter revenue growth market product feature release version update ' +
   'policy security access token session user question answer context history previous following describe explain ' +
   'compare list provide include consider assume however therefore because although while during after before since ' +
-  'city paris lyon berlin madrid tokyo london rain snow sun cloud storm mild cold warm dry wet light heavy evening').split(' ');
+  'city paris lyon berlin madrid tokyo london rain snow sun cloud storm mild cold warm dry wet light heavy evening'
+).split(' ');
 
 /** Vocabulary past WORDS: pronounceable made-up words, distinct, 6 to 11 letters. */
-const SYLLABLES = ['ka', 'lo', 'mi', 'ren', 'tas', 'vo', 'pel', 'dri', 'sun', 'mar', 'tek', 'bo', 'fin', 'gra', 'hu', 'jel', 'ny', 'qua', 'zo', 'wex'];
+const SYLLABLES = [
+  'ka',
+  'lo',
+  'mi',
+  'ren',
+  'tas',
+  'vo',
+  'pel',
+  'dri',
+  'sun',
+  'mar',
+  'tek',
+  'bo',
+  'fin',
+  'gra',
+  'hu',
+  'jel',
+  'ny',
+  'qua',
+  'zo',
+  'wex',
+];
 const VOCABULARY = 20_000;
 const rareWord = (i) => {
   const s = (k) => SYLLABLES[Math.floor(i / 20 ** k) % 20];
@@ -54,7 +77,11 @@ export function text(bytes, seed) {
   let size = 0;
   let sentence = 0;
   while (size < bytes) {
-    x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
     let w;
     if (UNIFORM) {
       w = WORDS[x % WORDS.length];
@@ -65,14 +92,18 @@ export function text(bytes, seed) {
     }
     if (sentence === 0) w = w[0].toUpperCase() + w.slice(1);
     sentence++;
-    if (sentence > 8 + (x % 12)) { w += '.'; sentence = 0; }
+    if (sentence > 8 + (x % 12)) {
+      w += '.';
+      sentence = 0;
+    }
     parts.push(w);
     size += w.length + 1;
   }
   return parts.join(' ').slice(0, bytes);
 }
 
-const SYSTEM = 'You are a careful research assistant. Use the tools you are given to look facts up, cite what they return, and answer concisely.';
+const SYSTEM =
+  'You are a careful research assistant. Use the tools you are given to look facts up, cite what they return, and answer concisely.';
 
 const str = (key, v) => ({ key, value: { stringValue: v } });
 const int = (key, v) => ({ key, value: { intValue: v } });
@@ -107,27 +138,62 @@ function run(r, layout, promptBytes) {
   const start = T0 + BigInt(r) * RUN_NS;
   const spans = [];
   const base = (i, name, kind, attributes, startOffsetMs, durationMs) => ({
-    traceId: tid, spanId: spanId(first + i), parentSpanId: i === 0 ? Buffer.alloc(0) : rootId,
-    name, kind, flags: 257,
+    traceId: tid,
+    spanId: spanId(first + i),
+    parentSpanId: i === 0 ? Buffer.alloc(0) : rootId,
+    name,
+    kind,
+    flags: 257,
     startTimeUnixNano: String(start + BigInt(startOffsetMs) * 1_000_000n),
     endTimeUnixNano: String(start + BigInt(startOffsetMs + durationMs) * 1_000_000n + 105_970n),
-    attributes, status: { code: 0 },
+    attributes,
+    status: { code: 0 },
   });
-  const sessionKeys = layout === 'openllmetry'
-    ? [str('gen_ai.conversation.id', session), str('traceloop.association.properties.session_id', session), str('traceloop.workflow.name', 'research_agent'), str('gen_ai.agent.name', 'research_agent')]
-    : [str('gen_ai.conversation.id', session)];
+  const sessionKeys =
+    layout === 'openllmetry'
+      ? [
+          str('gen_ai.conversation.id', session),
+          str('traceloop.association.properties.session_id', session),
+          str('traceloop.workflow.name', 'research_agent'),
+          str('gen_ai.agent.name', 'research_agent'),
+        ]
+      : [str('gen_ai.conversation.id', session)];
   const answer = (c) => text(300, r * 97 + c * 13 + 7);
 
   if (layout === 'openllmetry') {
-    spans.push(base(0, 'research_agent.agent', 1, [
-      ...sessionKeys, str('traceloop.entity.name', 'research_agent'), str('traceloop.entity.path', ''), str('traceloop.span.kind', 'agent'),
-      str('traceloop.entity.input', JSON.stringify({ args: [], kwargs: { question: text(200, r) } })),
-      str('traceloop.entity.output', JSON.stringify(answer(9))),
-    ], 0, 9000));
+    spans.push(
+      base(
+        0,
+        'research_agent.agent',
+        1,
+        [
+          ...sessionKeys,
+          str('traceloop.entity.name', 'research_agent'),
+          str('traceloop.entity.path', ''),
+          str('traceloop.span.kind', 'agent'),
+          str('traceloop.entity.input', JSON.stringify({ args: [], kwargs: { question: text(200, r) } })),
+          str('traceloop.entity.output', JSON.stringify(answer(9))),
+        ],
+        0,
+        9000,
+      ),
+    );
   } else {
-    spans.push(base(0, 'invoke_agent research_agent', 1, [
-      ...sessionKeys, str('gen_ai.operation.name', 'invoke_agent'), str('gen_ai.agent.name', 'research_agent'), str('gen_ai.provider.name', 'openai'),
-    ], 0, 9000));
+    spans.push(
+      base(
+        0,
+        'invoke_agent research_agent',
+        1,
+        [
+          ...sessionKeys,
+          str('gen_ai.operation.name', 'invoke_agent'),
+          str('gen_ai.agent.name', 'research_agent'),
+          str('gen_ai.provider.name', 'openai'),
+        ],
+        0,
+        9000,
+      ),
+    );
   }
 
   for (let c = 0; c < 4; c++) {
@@ -141,13 +207,25 @@ function run(r, layout, promptBytes) {
     const last = c === 3;
     const output = last
       ? [{ role: 'assistant', finish_reason: 'stop', parts: [{ type: 'text', content: answer(c) }] }]
-      : [{ role: 'assistant', finish_reason: 'tool_call', parts: [{ type: 'tool_call', id: callId, name: 'lookup', arguments: { query: text(40, r + c) } }] }];
+      : [
+          {
+            role: 'assistant',
+            finish_reason: 'tool_call',
+            parts: [{ type: 'tool_call', id: callId, name: 'lookup', arguments: { query: text(40, r + c) } }],
+          },
+        ];
     const common = [
-      str('gen_ai.provider.name', 'openai'), str('gen_ai.operation.name', 'chat'), str('gen_ai.request.model', 'gpt-4o-mini'),
-      dbl('gen_ai.request.temperature', 0.2), int('gen_ai.request.max_tokens', 1024),
-      str('gen_ai.input.messages', JSON.stringify(input)), str('gen_ai.output.messages', JSON.stringify(output)),
-      str('gen_ai.response.model', 'gpt-4o-mini-2024-07-18'), str('gen_ai.response.id', `chatcmpl-${r}-${c}`),
-      int('gen_ai.usage.input_tokens', Math.round(promptBytes / 4)), int('gen_ai.usage.output_tokens', last ? 80 : 12),
+      str('gen_ai.provider.name', 'openai'),
+      str('gen_ai.operation.name', 'chat'),
+      str('gen_ai.request.model', 'gpt-4o-mini'),
+      dbl('gen_ai.request.temperature', 0.2),
+      int('gen_ai.request.max_tokens', 1024),
+      str('gen_ai.input.messages', JSON.stringify(input)),
+      str('gen_ai.output.messages', JSON.stringify(output)),
+      str('gen_ai.response.model', 'gpt-4o-mini-2024-07-18'),
+      str('gen_ai.response.id', `chatcmpl-${r}-${c}`),
+      int('gen_ai.usage.input_tokens', Math.round(promptBytes / 4)),
+      int('gen_ai.usage.output_tokens', last ? 80 : 12),
       arr('gen_ai.response.finish_reasons', [last ? 'stop' : 'tool_call']),
     ];
     spans.push(base(i, 'chat gpt-4o-mini', 3, [...common, ...sessionKeys], c * 2000, 1500));
@@ -155,15 +233,41 @@ function run(r, layout, promptBytes) {
     const args = JSON.stringify({ query: text(40, r + c) });
     const result = JSON.stringify({ source: 'kb', hits: [text(400, r * 7 + c)] });
     if (layout === 'openllmetry') {
-      spans.push(base(i + 1, 'lookup.tool', 1, [
-        ...sessionKeys, str('traceloop.entity.name', 'lookup'), str('traceloop.entity.path', ''), str('traceloop.span.kind', 'tool'),
-        str('traceloop.entity.input', JSON.stringify({ args: [], kwargs: JSON.parse(args) })), str('traceloop.entity.output', result),
-      ], c * 2000 + 1500, 400));
+      spans.push(
+        base(
+          i + 1,
+          'lookup.tool',
+          1,
+          [
+            ...sessionKeys,
+            str('traceloop.entity.name', 'lookup'),
+            str('traceloop.entity.path', ''),
+            str('traceloop.span.kind', 'tool'),
+            str('traceloop.entity.input', JSON.stringify({ args: [], kwargs: JSON.parse(args) })),
+            str('traceloop.entity.output', result),
+          ],
+          c * 2000 + 1500,
+          400,
+        ),
+      );
     } else {
-      spans.push(base(i + 1, 'execute_tool lookup', 1, [
-        ...sessionKeys, str('gen_ai.operation.name', 'execute_tool'), str('gen_ai.tool.name', 'lookup'), str('gen_ai.tool.call.id', callId),
-        str('gen_ai.tool.call.arguments', args), str('gen_ai.tool.call.result', result),
-      ], c * 2000 + 1500, 400));
+      spans.push(
+        base(
+          i + 1,
+          'execute_tool lookup',
+          1,
+          [
+            ...sessionKeys,
+            str('gen_ai.operation.name', 'execute_tool'),
+            str('gen_ai.tool.name', 'lookup'),
+            str('gen_ai.tool.call.id', callId),
+            str('gen_ai.tool.call.arguments', args),
+            str('gen_ai.tool.call.result', result),
+          ],
+          c * 2000 + 1500,
+          400,
+        ),
+      );
     }
   }
   return spans;
@@ -176,7 +280,9 @@ function run(r, layout, promptBytes) {
  */
 function timesOf(template, request) {
   const values = new Set();
-  for (const rs of request.resourceSpans) for (const ss of rs.scopeSpans) for (const s of ss.spans) values.add(BigInt(s.startTimeUnixNano)).add(BigInt(s.endTimeUnixNano));
+  for (const rs of request.resourceSpans)
+    for (const ss of rs.scopeSpans)
+      for (const s of ss.spans) values.add(BigInt(s.startTimeUnixNano)).add(BigInt(s.endTimeUnixNano));
   const start = (7 << 3) | 1;
   const end = (8 << 3) | 1;
   const at = [];
@@ -203,22 +309,48 @@ function indexesOf(buffer, marker) {
  * of SPANS_PER_RUN) whose chat prompts are about `promptBytes` long.
  */
 export function createBatchSource(promptBytes, spansPerRequest = SPANS_PER_REQUEST) {
-  if (spansPerRequest % SPANS_PER_RUN !== 0 || spansPerRequest < 2 * SPANS_PER_RUN) throw new Error(`spans per request: a multiple of ${SPANS_PER_RUN}, at least ${2 * SPANS_PER_RUN}`);
+  if (spansPerRequest % SPANS_PER_RUN !== 0 || spansPerRequest < 2 * SPANS_PER_RUN)
+    throw new Error(`spans per request: a multiple of ${SPANS_PER_RUN}, at least ${2 * SPANS_PER_RUN}`);
   const runs = spansPerRequest / SPANS_PER_RUN;
   const layouts = ['openllmetry', 'otel-genai'];
   const byLayout = new Map(layouts.map((l) => [l, []]));
   for (let r = 0; r < runs; r++) byLayout.get(layouts[r % 2]).push(...run(r, layouts[r % 2], promptBytes));
-  const resource = (attrs) => ({ attributes: [str('service.name', 'research-agent'), str('telemetry.sdk.language', 'nodejs'), int('process.pid', 4242), ...attrs] });
+  const resource = (attrs) => ({
+    attributes: [
+      str('service.name', 'research-agent'),
+      str('telemetry.sdk.language', 'nodejs'),
+      int('process.pid', 4242),
+      ...attrs,
+    ],
+  });
   const request = {
     resourceSpans: [
-      { resource: resource([]), scopeSpans: [
-        { scope: { name: '@traceloop/instrumentation-openai', version: '0.27.0' }, spans: byLayout.get('openllmetry').filter((s) => s.kind === 3) },
-        { scope: { name: '@traceloop/node-server-sdk', version: '0.27.0' }, spans: byLayout.get('openllmetry').filter((s) => s.kind !== 3) },
-      ] },
-      { resource: resource([str('deployment.environment.name', 'bench')]), scopeSpans: [
-        { scope: { name: '@opentelemetry/instrumentation-openai', version: '0.21.0' }, spans: byLayout.get('otel-genai').filter((s) => s.kind === 3) },
-        { scope: { name: 'research-agent', version: '1.0.0' }, spans: byLayout.get('otel-genai').filter((s) => s.kind !== 3) },
-      ] },
+      {
+        resource: resource([]),
+        scopeSpans: [
+          {
+            scope: { name: '@traceloop/instrumentation-openai', version: '0.27.0' },
+            spans: byLayout.get('openllmetry').filter((s) => s.kind === 3),
+          },
+          {
+            scope: { name: '@traceloop/node-server-sdk', version: '0.27.0' },
+            spans: byLayout.get('openllmetry').filter((s) => s.kind !== 3),
+          },
+        ],
+      },
+      {
+        resource: resource([str('deployment.environment.name', 'bench')]),
+        scopeSpans: [
+          {
+            scope: { name: '@opentelemetry/instrumentation-openai', version: '0.21.0' },
+            spans: byLayout.get('otel-genai').filter((s) => s.kind === 3),
+          },
+          {
+            scope: { name: 'research-agent', version: '1.0.0' },
+            spans: byLayout.get('otel-genai').filter((s) => s.kind !== 3),
+          },
+        ],
+      },
     ],
   };
   const spanCount = request.resourceSpans.flatMap((rs) => rs.scopeSpans).reduce((n, ss) => n + ss.spans.length, 0);
@@ -231,8 +363,15 @@ export function createBatchSource(promptBytes, spansPerRequest = SPANS_PER_REQUE
   const sessionAt = indexesOf(template, SESSION_MARK);
   const { at: timeAt, times } = timesOf(template, request);
   const parents = spansPerRequest - runs;
-  if (traceAt.length !== spansPerRequest || spanAt.length !== spansPerRequest + parents || sessionAt.length === 0 || timeAt.length !== 2 * spansPerRequest) {
-    throw new Error(`bench template markers: ${traceAt.length} trace, ${spanAt.length} span, ${sessionAt.length} session, ${timeAt.length} times`);
+  if (
+    traceAt.length !== spansPerRequest ||
+    spanAt.length !== spansPerRequest + parents ||
+    sessionAt.length === 0 ||
+    timeAt.length !== 2 * spansPerRequest
+  ) {
+    throw new Error(
+      `bench template markers: ${traceAt.length} trace, ${spanAt.length} span, ${sessionAt.length} session, ${timeAt.length} times`,
+    );
   }
   // a request's runs take runs x RUN_NS; the next request's start after them
   const requestNs = BigInt(runs) * RUN_NS;

@@ -39,8 +39,14 @@ export async function sendExports({ url, source, senders, seconds, minRequests =
 function post(agent, target, body) {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent,
-        headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length } },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/x-protobuf', 'content-length': body.length },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode));

@@ -64,16 +64,21 @@ export async function createRawIngest(databaseUrl, workers) {
       const deadline = started + seconds * 1000;
       let spans = 0;
       let bytes = 0;
-      await Promise.all(clients.map(async (client) => {
-        let body;
-        for (let sent = 0; sent < minRequests || performance.now() < deadline; sent++) {
-          body = source.next(body);
-          const decoded = decodeTraceRequest(body, 'protobuf');
-          await pipeline(Readable.from(chunks(decoded.spans), { objectMode: false }), client.query(copyFrom(copySql)));
-          spans += decoded.spans.length;
-          bytes += body.length;
-        }
-      }));
+      await Promise.all(
+        clients.map(async (client) => {
+          let body;
+          for (let sent = 0; sent < minRequests || performance.now() < deadline; sent++) {
+            body = source.next(body);
+            const decoded = decodeTraceRequest(body, 'protobuf');
+            await pipeline(
+              Readable.from(chunks(decoded.spans), { objectMode: false }),
+              client.query(copyFrom(copySql)),
+            );
+            spans += decoded.spans.length;
+            bytes += body.length;
+          }
+        }),
+      );
       return { spans, bytes, elapsed: (performance.now() - started) / 1000 };
     },
     async close() {

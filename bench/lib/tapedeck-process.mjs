@@ -22,7 +22,9 @@ export async function startTapedeck({ databaseUrl, dataDir, env = {}, args = [],
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
-  child.stderr.on('data', (c) => { stderr = (stderr + c).slice(-4000); });
+  child.stderr.on('data', (c) => {
+    stderr = (stderr + c).slice(-4000);
+  });
   const httpPort = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (c) => {
@@ -73,14 +75,22 @@ export function cpuSecondsOf(pid) {
 export function sampleMemory(pid, everyMillis = 100) {
   let peak = 0;
   const timer = setInterval(() => {
-    try { peak = Math.max(peak, memoryOf(pid).rss); } catch { /* exited */ }
+    try {
+      peak = Math.max(peak, memoryOf(pid).rss);
+    } catch {
+      /* exited */
+    }
   }, everyMillis);
   timer.unref();
   return {
     stop() {
       clearInterval(timer);
       let hwm = 0;
-      try { hwm = memoryOf(pid).hwm; } catch { /* exited */ }
+      try {
+        hwm = memoryOf(pid).hwm;
+      } catch {
+        /* exited */
+      }
       return { sampledPeak: peak, hwm };
     },
   };

@@ -39,5 +39,9 @@ export function jsonResponse(value: unknown, status = 200, headers: Record<strin
 }
 
 export function jsonError(error: ApiError): Response {
-  return jsonResponse({ error: { type: error.type, message: error.message, ...error.extra } }, error.status, error.headers);
+  return jsonResponse(
+    { error: { type: error.type, message: error.message, ...error.extra } },
+    error.status,
+    error.headers,
+  );
 }

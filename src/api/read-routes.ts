@@ -45,7 +45,10 @@ export function createReadRoutes(store: Store, config: Config, logger: Logger): 
     }
   });
 
-  const diff = createDiffRoutes({ loadTape: (run, t, opts) => loadDiffTape(store, t ?? '', run, opts) }, { queryDeadlineMs: config.queryDeadlineMs, pricing: store.pricing });
+  const diff = createDiffRoutes(
+    { loadTape: (run, t, opts) => loadDiffTape(store, t ?? '', run, opts) },
+    { queryDeadlineMs: config.queryDeadlineMs, pricing: store.pricing },
+  );
 
   const replayMaxSpans = defaultReplaySettings.maxRunSpans;
   const replays = createReplayRoutes(
@@ -53,10 +56,11 @@ export function createReadRoutes(store: Store, config: Config, logger: Logger): 
       // A run longer than the bound comes back truncated, which the replay refuses.
       loadTape: (run, t) => readTape(store, t ?? '', run, { maxSpans: replayMaxSpans }),
       // A corrupt payload is unreadable, like a missing one: the replay refuses it by name.
-      readPayload: (ref) => store.payloads.get(ref).catch((error: unknown) => {
-        if (error instanceof PayloadIntegrityError) return undefined;
-        throw error;
-      }),
+      readPayload: (ref) =>
+        store.payloads.get(ref).catch((error: unknown) => {
+          if (error instanceof PayloadIntegrityError) return undefined;
+          throw error;
+        }),
       onInternalError: (error) => logger.error({ err: error }, 'replay request failed'),
     },
     { ...defaultReplaySettings, tapeMaxBytes: config.tapeMaxBytes },
@@ -81,7 +85,11 @@ function parseBoolean(value: string | undefined, name: string): boolean {
 function parseLimit(value: string | undefined): number {
   if (value === undefined || value === '') return DEFAULT_RUNS_PAGE;
   if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > MAX_RUNS_PAGE) {
-    throw new ApiError(400, 'bad_input', `limit must be a whole number from 1 to ${MAX_RUNS_PAGE}, got ${JSON.stringify(value)}`);
+    throw new ApiError(
+      400,
+      'bad_input',
+      `limit must be a whole number from 1 to ${MAX_RUNS_PAGE}, got ${JSON.stringify(value)}`,
+    );
   }
   return Number(value);
 }

@@ -49,9 +49,27 @@ export function createRunRoutes(store: Store, config: Config): Hono {
   app.get('/v1/runs/:run/tree', async (c) => {
     const run = c.req.param('run');
     const limits: TreeLimits = {
-      maxDepth: parseLimit(c.req.query('max_depth'), 'max_depth', DEFAULT_TREE_LIMITS.maxDepth, TREE_LIMIT_CEILINGS.maxDepth, 0),
-      maxChildren: parseLimit(c.req.query('max_children'), 'max_children', DEFAULT_TREE_LIMITS.maxChildren, TREE_LIMIT_CEILINGS.maxChildren, 1),
-      maxRuns: parseLimit(c.req.query('max_runs'), 'max_runs', DEFAULT_TREE_LIMITS.maxRuns, TREE_LIMIT_CEILINGS.maxRuns, 1),
+      maxDepth: parseLimit(
+        c.req.query('max_depth'),
+        'max_depth',
+        DEFAULT_TREE_LIMITS.maxDepth,
+        TREE_LIMIT_CEILINGS.maxDepth,
+        0,
+      ),
+      maxChildren: parseLimit(
+        c.req.query('max_children'),
+        'max_children',
+        DEFAULT_TREE_LIMITS.maxChildren,
+        TREE_LIMIT_CEILINGS.maxChildren,
+        1,
+      ),
+      maxRuns: parseLimit(
+        c.req.query('max_runs'),
+        'max_runs',
+        DEFAULT_TREE_LIMITS.maxRuns,
+        TREE_LIMIT_CEILINGS.maxRuns,
+        1,
+      ),
     };
     const deadline = new Deadline(config.queryDeadlineMs, { signal: c.req.raw.signal });
     try {
@@ -64,13 +82,20 @@ export function createRunRoutes(store: Store, config: Config): Hono {
   });
 
   app.get('/v1/datasets/chat.jsonl', async (c) => {
-    const filter = parseDatasetFilter({ since: c.req.query('since'), until: c.req.query('until'), outcome: c.req.query('outcome') });
+    const filter = parseDatasetFilter({
+      since: c.req.query('since'),
+      until: c.req.query('until'),
+      outcome: c.req.query('outcome'),
+    });
     const summaryOnly = parseBoolean(c.req.query('summary'), 'summary');
     if (summaryOnly) {
       const deadline = new Deadline(config.queryDeadlineMs, { signal: c.req.raw.signal });
       try {
         const summary = await deadline.race(
-          summarizeChatDataset(store, tenant, filter, { maxResolveBytes: config.tapeMaxBytes, signal: deadline.signal }),
+          summarizeChatDataset(store, tenant, filter, {
+            maxResolveBytes: config.tapeMaxBytes,
+            signal: deadline.signal,
+          }),
           'counting the dataset',
         );
         return jsonResponse(summary);
@@ -78,7 +103,10 @@ export function createRunRoutes(store: Store, config: Config): Hono {
         deadline.release();
       }
     }
-    const lines = chatDatasetLines(store, tenant, filter, emptySummary(), { maxResolveBytes: config.tapeMaxBytes, signal: c.req.raw.signal });
+    const lines = chatDatasetLines(store, tenant, filter, emptySummary(), {
+      maxResolveBytes: config.tapeMaxBytes,
+      signal: c.req.raw.signal,
+    });
     // The first line is read before answering, so a store that cannot be read gets an error
     // status instead of an empty 200.
     const first = await lines.next();
@@ -123,7 +151,11 @@ function parseBoolean(value: string | undefined, name: string): boolean {
 function parseLimit(value: string | undefined, name: string, fallback: number, ceiling: number, floor: number): number {
   if (value === undefined || value === '') return fallback;
   if (!/^\d+$/.test(value) || Number(value) < floor || Number(value) > ceiling) {
-    throw new ApiError(400, 'bad_input', `${name} must be a whole number from ${floor} to ${ceiling}, got ${JSON.stringify(value)}`);
+    throw new ApiError(
+      400,
+      'bad_input',
+      `${name} must be a whole number from ${floor} to ${ceiling}, got ${JSON.stringify(value)}`,
+    );
   }
   return Number(value);
 }

@@ -38,7 +38,11 @@ export function registerCompareCommands(program: Command): void {
           const [tapeA, tapeB] = await deadline.race(reads, 'reading the runs');
           if (!tapeA) throw new CliError(`no run ${JSON.stringify(a)}`, EXIT.notFound);
           if (!tapeB) throw new CliError(`no run ${JSON.stringify(b)}`, EXIT.notFound);
-          const diff = diffRuns(tapeA, tapeB, { deadline, pricing: store.pricing, nowNs: BigInt(Date.now()) * 1_000_000n });
+          const diff = diffRuns(tapeA, tapeB, {
+            deadline,
+            pricing: store.pricing,
+            nowNs: BigInt(Date.now()) * 1_000_000n,
+          });
           print(options.json ? renderJson(diff, 2) : formatDiff(diff));
         } catch (error) {
           // Past --query-deadline-ms: exit 2 with the message, as recall does (GET /v1/diff answers 400).
@@ -58,7 +62,8 @@ export function registerCompareCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (words: string[], options: Record<string, string | boolean>) => {
       const outcome = String(options.outcome);
-      if (!['success', 'failure', 'any'].includes(outcome)) throw new CliError('--outcome must be success, failure or any', EXIT.usage);
+      if (!['success', 'failure', 'any'].includes(outcome))
+        throw new CliError('--outcome must be success, failure or any', EXIT.usage);
       const limit = /^\d+$/.test(String(options.limit)) ? Number(options.limit) : NaN;
       if (!Number.isInteger(limit) || limit < 1 || limit > DEFAULT_RECALL_BOUNDS.maxRunsRead) {
         throw new CliError(`--limit must be a whole number from 1 to ${DEFAULT_RECALL_BOUNDS.maxRunsRead}`, EXIT.usage);

@@ -8,7 +8,10 @@ import { silentLogger } from '../logger.js';
 import { openStore, type Store } from '../store/open-store.js';
 import { flagsOf } from './flags.js';
 
-export async function withStore<T>(options: Record<string, unknown>, work: (store: Store, config: Config) => Promise<T>): Promise<T> {
+export async function withStore<T>(
+  options: Record<string, unknown>,
+  work: (store: Store, config: Config) => Promise<T>,
+): Promise<T> {
   const config = loadConfig(process.env, flagsOf(options));
   const store = await openStore(config, silentLogger());
   try {

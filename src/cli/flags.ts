@@ -17,6 +17,8 @@ export function flagsOf(options: Record<string, unknown>): Partial<Record<keyof 
 /** Config flags every command accepts. */
 export function addConfigOptions(command: Command): Command {
   return command
-    .addOption(new Option('--database-url <url>', 'PostgreSQL URL (env TAPEDECK_DATABASE_URL); absent: embedded PGlite'))
+    .addOption(
+      new Option('--database-url <url>', 'PostgreSQL URL (env TAPEDECK_DATABASE_URL); absent: embedded PGlite'),
+    )
     .addOption(new Option('--data-dir <dir>', 'local data directory (env TAPEDECK_DATA_DIR, default ./.tapedeck)'));
 }

@@ -9,10 +9,14 @@ const side = (label: string, s: SideSummary) =>
 
 export function formatDiff(diff: RunDiff): string {
   const lines = [side('a', diff.a), side('b', diff.b), ''];
-  lines.push(diff.first_divergence ? `first divergence (${diff.first_divergence.kind}): ${diff.first_divergence.explanation}` : 'no divergence: the runs did the same');
+  lines.push(
+    diff.first_divergence
+      ? `first divergence (${diff.first_divergence.kind}): ${diff.first_divergence.explanation}`
+      : 'no divergence: the runs did the same',
+  );
   lines.push('');
   for (const step of diff.aligned) {
-    const where = `${step.a ?? '-'}`.padStart(4) + ` ${`${step.b ?? '-'}`.padStart(4)}`;
+    const where = `${`${step.a ?? '-'}`.padStart(4)} ${`${step.b ?? '-'}`.padStart(4)}`;
     const what = step.fingerprint_a ?? step.fingerprint_b ?? '';
     lines.push(`${where}  ${(step.op + (step.why ? `/${step.why}` : '')).padEnd(17)} ${what}`);
   }
@@ -21,9 +25,10 @@ export function formatDiff(diff: RunDiff): string {
 }
 
 export function formatRecall(result: RecallResult): string {
-  const unindexed = result.unindexed_steps > 0
-    ? [`(${result.unindexed_steps} steps stored before this search were not indexed yet: they were not searched)`]
-    : [];
+  const unindexed =
+    result.unindexed_steps > 0
+      ? [`(${result.unindexed_steps} steps stored before this search were not indexed yet: they were not searched)`]
+      : [];
   if (result.runs.length === 0) return ['no run holds every word', ...unindexed].join('\n');
   const lines = result.runs.map((r) => {
     const head = `${r.run}  ${r.outcome}  score ${r.score}  ${r.steps} steps${r.cost_usd === null ? '' : `  $${r.cost_usd}`}`;

@@ -11,8 +11,16 @@ const ms = (ns: bigint) => `${(Number(ns) / 1e6).toFixed(0)} ms`;
 export function formatRuns(page: RunPage): string {
   if (page.runs.length === 0) return 'no runs';
   const lines = page.runs.map((r) => {
-    const tokens = r.tokens.input === null && r.tokens.output === null ? '-' : `${r.tokens.input ?? '?'}/${r.tokens.output ?? '?'}`;
-    return [r.run, iso(r.last_end_ns), r.outcome, `${plural(r.steps, 'step')} (${r.llm_steps} llm, ${r.tool_steps} tool)`, `tokens ${tokens}`, r.service ?? '']
+    const tokens =
+      r.tokens.input === null && r.tokens.output === null ? '-' : `${r.tokens.input ?? '?'}/${r.tokens.output ?? '?'}`;
+    return [
+      r.run,
+      iso(r.last_end_ns),
+      r.outcome,
+      `${plural(r.steps, 'step')} (${r.llm_steps} llm, ${r.tool_steps} tool)`,
+      `tokens ${tokens}`,
+      r.service ?? '',
+    ]
       .join('  ')
       .trimEnd();
   });
@@ -23,7 +31,7 @@ export function formatRuns(page: RunPage): string {
 export function formatTape(tape: Tape): string {
   const head = `run ${tape.run}: ${plural(tape.steps.length, 'step')} from ${plural(tape.spans_examined, 'span')}${tape.truncated ? ' (truncated)' : ''}`;
   const lines = tape.steps.map((s) => {
-    const what = s.kind === 'llm' ? s.model ?? s.name : s.kind === 'tool' ? s.tool ?? s.name : s.name;
+    const what = s.kind === 'llm' ? (s.model ?? s.name) : s.kind === 'tool' ? (s.tool ?? s.name) : s.name;
     return `${String(s.index).padStart(3)}  ${s.kind.padEnd(5)} ${what}  ${s.status}  ${ms(s.duration_ns)}  ${s.fingerprint}`;
   });
   return [head, ...lines].join('\n');
@@ -49,7 +57,11 @@ export function formatReconstruction(rec: ReconstructedRun): string {
   ];
   if (rec.tool_calls.length) {
     lines.push('', 'tool calls');
-    rec.tool_calls.forEach((c, i) => lines.push(`  ${i + 1}. ${c.name} ${oneLine(c.arguments, 120)} → ${oneLine(c.result, 160)}${c.id ? `  (${c.id})` : ''}`));
+    rec.tool_calls.forEach((c, i) =>
+      lines.push(
+        `  ${i + 1}. ${c.name} ${oneLine(c.arguments, 120)} → ${oneLine(c.result, 160)}${c.id ? `  (${c.id})` : ''}`,
+      ),
+    );
   }
   lines.push('', 'output', `  ${rec.output === null ? '(none)' : oneLine(rec.output, 2000)}`);
   return lines.join('\n');
@@ -60,12 +72,16 @@ export function formatRunTree(tree: RunTree): string {
   const walk = (n: RunTreeNode, prefix: string, last: boolean, root: boolean) => {
     const answer = n.output === null ? '' : `  "${oneLine(n.output, 80)}"`;
     const cut = n.children_truncated ? '  (more children not shown)' : '';
-    lines.push(`${root ? '' : `${prefix}${last ? '└── ' : '├── '}`}${n.run}  ${n.status}  ${plural(n.model_calls, 'model call')}, ${plural(n.tool_calls.length, 'tool call')}${answer}${cut}`);
+    lines.push(
+      `${root ? '' : `${prefix}${last ? '└── ' : '├── '}`}${n.run}  ${n.status}  ${plural(n.model_calls, 'model call')}, ${plural(n.tool_calls.length, 'tool call')}${answer}${cut}`,
+    );
     const inner = root ? '' : `${prefix}${last ? '    ' : '│   '}`;
     n.children.forEach((c, i) => walk(c, inner, i === n.children.length - 1, false));
   };
   walk(tree.root, '', true, true);
-  lines.push(`${plural(tree.run_count, 'run')}${tree.truncated ? ` (truncated: ${tree.truncated_by.join(', ')} limit)` : ''}`);
+  lines.push(
+    `${plural(tree.run_count, 'run')}${tree.truncated ? ` (truncated: ${tree.truncated_by.join(', ')} limit)` : ''}`,
+  );
   return lines.join('\n');
 }
 

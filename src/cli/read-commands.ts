@@ -21,7 +21,8 @@ export function registerReadCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (options: Record<string, string | boolean>) => {
       const limit = /^\d+$/.test(String(options.limit)) ? Number(options.limit) : NaN;
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new CliError('--limit must be a whole number from 1 to 1000', EXIT.usage);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+        throw new CliError('--limit must be a whole number from 1 to 1000', EXIT.usage);
       await withStore(options, async (store) => {
         let page;
         try {
@@ -41,13 +42,18 @@ export function registerReadCommands(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (run: string, options: Record<string, string | boolean>) => {
       await withStore(options, async (store, config) => {
-        const tape = await readTape(store, '', run, { resolve: Boolean(options.resolve), maxResolveBytes: config.tapeMaxBytes });
+        const tape = await readTape(store, '', run, {
+          resolve: Boolean(options.resolve),
+          maxResolveBytes: config.tapeMaxBytes,
+        });
         if (!tape) throw new CliError(`no run ${JSON.stringify(run)}`, EXIT.notFound);
         print(options.json ? renderJson(tape, 2) : formatTape(tape));
       });
     });
 
-  addConfigOptions(program.command('reindex').description('re-derive every step from the stored spans (after a normalizer change)'))
+  addConfigOptions(
+    program.command('reindex').description('re-derive every step from the stored spans (after a normalizer change)'),
+  )
     .option('--json', 'print the totals as JSON')
     .action(async (options: Record<string, string | boolean>) => {
       await withStore(options, async (store) => {
@@ -58,7 +64,12 @@ export function registerReadCommands(program: Command): void {
         bar.finish();
         print(
           options.json
-            ? renderJson({ traces_done: totals.tracesDone, traces_total: totals.tracesTotal, spans_done: totals.spansDone, steps: totals.steps })
+            ? renderJson({
+                traces_done: totals.tracesDone,
+                traces_total: totals.tracesTotal,
+                spans_done: totals.spansDone,
+                steps: totals.steps,
+              })
             : `reindexed ${totals.tracesDone} traces: ${totals.spansDone} spans, ${totals.steps} steps`,
         );
       });

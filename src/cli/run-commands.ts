@@ -23,7 +23,12 @@ import { createProgress } from './progress.js';
 type Options = Record<string, string | boolean | undefined>;
 
 export function registerRunCommands(program: Command): void {
-  addConfigOptions(program.command('reconstruct').description("rebuild a run's prompt, answer and tool calls from its tape").argument('<run>', 'run id'))
+  addConfigOptions(
+    program
+      .command('reconstruct')
+      .description("rebuild a run's prompt, answer and tool calls from its tape")
+      .argument('<run>', 'run id'),
+  )
     .option('--json', 'print JSON')
     .action(async (run: string, options: Options) => {
       await withStore(options, async (store, config) => {
@@ -33,16 +38,48 @@ export function registerRunCommands(program: Command): void {
       });
     });
 
-  addConfigOptions(program.command('tree').description('rebuild a run and every run it started, as a tree').argument('<run>', 'run id of the root'))
-    .option('--max-depth <n>', `levels below the root (default ${DEFAULT_TREE_LIMITS.maxDepth}, at most ${TREE_LIMIT_CEILINGS.maxDepth})`)
-    .option('--max-children <n>', `children shown per run (default ${DEFAULT_TREE_LIMITS.maxChildren}, at most ${TREE_LIMIT_CEILINGS.maxChildren})`)
-    .option('--max-runs <n>', `runs in the tree (default ${DEFAULT_TREE_LIMITS.maxRuns}, at most ${TREE_LIMIT_CEILINGS.maxRuns})`)
+  addConfigOptions(
+    program
+      .command('tree')
+      .description('rebuild a run and every run it started, as a tree')
+      .argument('<run>', 'run id of the root'),
+  )
+    .option(
+      '--max-depth <n>',
+      `levels below the root (default ${DEFAULT_TREE_LIMITS.maxDepth}, at most ${TREE_LIMIT_CEILINGS.maxDepth})`,
+    )
+    .option(
+      '--max-children <n>',
+      `children shown per run (default ${DEFAULT_TREE_LIMITS.maxChildren}, at most ${TREE_LIMIT_CEILINGS.maxChildren})`,
+    )
+    .option(
+      '--max-runs <n>',
+      `runs in the tree (default ${DEFAULT_TREE_LIMITS.maxRuns}, at most ${TREE_LIMIT_CEILINGS.maxRuns})`,
+    )
     .option('--json', 'print JSON')
     .action(async (run: string, options: Options) => {
       const limits = {
-        maxDepth: wholeNumber(options.maxDepth, '--max-depth', DEFAULT_TREE_LIMITS.maxDepth, 0, TREE_LIMIT_CEILINGS.maxDepth),
-        maxChildren: wholeNumber(options.maxChildren, '--max-children', DEFAULT_TREE_LIMITS.maxChildren, 1, TREE_LIMIT_CEILINGS.maxChildren),
-        maxRuns: wholeNumber(options.maxRuns, '--max-runs', DEFAULT_TREE_LIMITS.maxRuns, 1, TREE_LIMIT_CEILINGS.maxRuns),
+        maxDepth: wholeNumber(
+          options.maxDepth,
+          '--max-depth',
+          DEFAULT_TREE_LIMITS.maxDepth,
+          0,
+          TREE_LIMIT_CEILINGS.maxDepth,
+        ),
+        maxChildren: wholeNumber(
+          options.maxChildren,
+          '--max-children',
+          DEFAULT_TREE_LIMITS.maxChildren,
+          1,
+          TREE_LIMIT_CEILINGS.maxChildren,
+        ),
+        maxRuns: wholeNumber(
+          options.maxRuns,
+          '--max-runs',
+          DEFAULT_TREE_LIMITS.maxRuns,
+          1,
+          TREE_LIMIT_CEILINGS.maxRuns,
+        ),
       };
       await withStore(options, async (store, config) => {
         const tree = await buildRunTree(store, '', run, { limits, maxResolveBytes: config.tapeMaxBytes });
@@ -52,7 +89,8 @@ export function registerRunCommands(program: Command): void {
     });
 
   addConfigOptions(
-    program.command('dataset')
+    program
+      .command('dataset')
       .description('export completed runs as chat-format JSONL for fine-tuning (one {"messages": [...]} per run)')
       .argument('<out>', 'file to write (- for standard output)'),
   )
@@ -63,7 +101,11 @@ export function registerRunCommands(program: Command): void {
     .action(async (out: string, options: Options) => {
       let filter;
       try {
-        filter = datasetFilterOf({ since: options.since as string, until: options.until as string, outcome: options.outcome as string });
+        filter = datasetFilterOf({
+          since: options.since as string,
+          until: options.until as string,
+          outcome: options.outcome as string,
+        });
       } catch (error) {
         if (error instanceof DatasetFilterError) throw new CliError(`--${error.message}`, EXIT.usage);
         throw error;
@@ -71,7 +113,9 @@ export function registerRunCommands(program: Command): void {
       await withStore(options, async (store, config) => {
         const summary = await exportDataset(store, out, filter, config.tapeMaxBytes);
         // With the lines on standard output, the counts go to standard error.
-        const report = options.json ? renderJson(summary) : formatDatasetSummary(summary, out === '-' ? 'standard output' : out);
+        const report = options.json
+          ? renderJson(summary)
+          : formatDatasetSummary(summary, out === '-' ? 'standard output' : out);
         if (out === '-') process.stderr.write(`${report}\n`);
         else print(report);
       });
@@ -82,14 +126,26 @@ export function registerRunCommands(program: Command): void {
  * Streams the lines into `out` (written to a temporary file beside it and renamed at the
  * end, so an interrupted export never leaves a half-written file under the name asked for).
  */
-async function exportDataset(store: Store, out: string, filter: ReturnType<typeof datasetFilterOf>, maxResolveBytes: number): Promise<DatasetSummary> {
+async function exportDataset(
+  store: Store,
+  out: string,
+  filter: ReturnType<typeof datasetFilterOf>,
+  maxResolveBytes: number,
+): Promise<DatasetSummary> {
   const toStdout = out === '-';
   const target = toStdout ? out : path.resolve(out);
   const temporary = `${target}.partial-${process.pid}`;
   const stream = toStdout ? process.stdout : createWriteStream(temporary, { flags: 'wx' });
-  if (!toStdout) await Promise.race([once(stream, 'open'), once(stream, 'error').then(([e]) => { throw new CliError(`cannot write ${out}: ${(e as Error).message}`); })]);
+  if (!toStdout)
+    await Promise.race([
+      once(stream, 'open'),
+      once(stream, 'error').then(([e]) => {
+        throw new CliError(`cannot write ${out}: ${(e as Error).message}`);
+      }),
+    ]);
   const interrupted = new AbortController();
-  const onSignal = () => interrupted.abort(new CliError(toStdout ? 'interrupted' : `interrupted; ${out} was not written`));
+  const onSignal = () =>
+    interrupted.abort(new CliError(toStdout ? 'interrupted' : `interrupted; ${out} was not written`));
   process.once('SIGINT', onSignal);
   const bar = createProgress();
   const total = process.stderr.isTTY ? await countRuns(store.db, '', filter) : 0;
@@ -121,11 +177,20 @@ async function exportDataset(store: Store, out: string, filter: ReturnType<typeo
   }
 }
 
-function wholeNumber(value: string | boolean | undefined, flag: string, fallback: number, min: number, max: number): number {
+function wholeNumber(
+  value: string | boolean | undefined,
+  flag: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   if (value === undefined) return fallback;
   const n = Number(value);
   if (typeof value !== 'string' || !/^\d+$/.test(value) || n < min || n > max) {
-    throw new CliError(`${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`, EXIT.usage);
+    throw new CliError(
+      `${flag} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`,
+      EXIT.usage,
+    );
   }
   return n;
 }

@@ -15,15 +15,32 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--host <host>', 'interface to bind (env TAPEDECK_HOST, default 127.0.0.1)'))
     .addOption(new Option('--http-port <port>', 'OTLP/HTTP and API port (env TAPEDECK_HTTP_PORT, default 4318)'))
     .addOption(new Option('--grpc-port <port>', 'OTLP/gRPC port (env TAPEDECK_GRPC_PORT, default 4317)'))
-    .addOption(new Option('--max-body-bytes <n>', 'decoded request body bound (env TAPEDECK_MAX_BODY_BYTES, default 64 MiB)'))
-    .addOption(new Option('--max-inflight-requests <n>', 'export requests handled at once (env TAPEDECK_MAX_INFLIGHT_REQUESTS, default 32)'))
+    .addOption(
+      new Option('--max-body-bytes <n>', 'decoded request body bound (env TAPEDECK_MAX_BODY_BYTES, default 64 MiB)'),
+    )
+    .addOption(
+      new Option(
+        '--max-inflight-requests <n>',
+        'export requests handled at once (env TAPEDECK_MAX_INFLIGHT_REQUESTS, default 32)',
+      ),
+    )
     .addOption(new Option('--payload-threshold-bytes <n>', 'offload values larger than this (default 262144)'))
     .addOption(new Option('--tape-max-bytes <n>', 'payload bytes resolve=true inlines per tape (default 8 MiB)'))
     .addOption(new Option('--query-deadline-ms <n>', 'budget per read request (default 10000)'))
     .addOption(new Option('--pricing <file>', 'per-model price table (JSON)'))
     .addOption(new Option('--shutdown-grace-ms <n>', 'how long SIGTERM waits for in-flight requests (default 10000)'))
-    .addOption(new Option('--recall-max-lag-ms <n>', 'how long a stored step may wait for recall\'s index while ingest is busy (env TAPEDECK_RECALL_MAX_LAG_MS, default 30000)'))
-    .addOption(new Option('--derive <on|off>', 'derive steps and runs as spans arrive; off: spans only, until `tapedeck reindex` (env TAPEDECK_DERIVE, default on)'))
+    .addOption(
+      new Option(
+        '--recall-max-lag-ms <n>',
+        "how long a stored step may wait for recall's index while ingest is busy (env TAPEDECK_RECALL_MAX_LAG_MS, default 30000)",
+      ),
+    )
+    .addOption(
+      new Option(
+        '--derive <on|off>',
+        'derive steps and runs as spans arrive; off: spans only, until `tapedeck reindex` (env TAPEDECK_DERIVE, default on)',
+      ),
+    )
     .action(async (options: Record<string, string>) => {
       // V8 lets the heap grow up to 4x what survived the last full collection before it
       // collects again; an export request's decoded batch survives its awaits, so under load
@@ -45,7 +62,9 @@ export function registerServe(program: Command): void {
           `  OTLP/HTTP   http://${shown}:${running.httpPort}/v1/traces  (and /v1/logs)`,
           `  API         http://${shown}:${running.httpPort}/v1/runs`,
           `  data        ${running.dataLocation}`,
-          ...(config.derive ? [] : ['  derive      off: spans and log records only; `tapedeck reindex` derives their steps and runs']),
+          ...(config.derive
+            ? []
+            : ['  derive      off: spans and log records only; `tapedeck reindex` derives their steps and runs']),
           '',
           'Point your agent at it:',
           `  export OTEL_EXPORTER_OTLP_ENDPOINT=http://${shown}:${running.httpPort}`,

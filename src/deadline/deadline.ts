@@ -39,9 +39,9 @@ export class DeadlineExceeded extends ApiError {
       DEADLINE_ERROR_TYPE,
       afterAnswer
         ? `the request was already answered; work${stage ? ` (${stage})` : ''} stopped`
-        : `the request could not be answered within its ${budgetMs} ms budget (--query-deadline-ms)`
-          + `${stage ? `; it was stopped while ${stage}` : ''}, rather than left running past it.`
-          + ' Ask for less (smaller runs, fewer words) or raise --query-deadline-ms.',
+        : `the request could not be answered within its ${budgetMs} ms budget (--query-deadline-ms)` +
+            `${stage ? `; it was stopped while ${stage}` : ''}, rather than left running past it.` +
+            ' Ask for less (smaller runs, fewer words) or raise --query-deadline-ms.',
     );
     this.name = 'DeadlineExceeded';
   }
@@ -140,7 +140,10 @@ export class Deadline {
       const onAbort = (): void => reject(this.failureFor(stage));
       signal.addEventListener('abort', onAbort, { once: true });
       work.then(
-        (value) => { signal.removeEventListener('abort', onAbort); resolve(value); },
+        (value) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(value);
+        },
         (error: unknown) => {
           signal.removeEventListener('abort', onAbort);
           reject(signal.aborted ? this.failureFor(stage) : error);

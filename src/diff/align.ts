@@ -25,7 +25,8 @@ export function signatureOf(step: Step): string {
   const hash = fp.lastIndexOf('#');
   if (hash > 0 && /^[0-9a-f]*$/.test(fp.slice(hash + 1))) return fp.slice(0, hash);
   if (fp) return fp;
-  const name = step.kind === 'llm' ? step.model ?? step.name : step.kind === 'tool' ? step.tool ?? step.name : step.name;
+  const name =
+    step.kind === 'llm' ? (step.model ?? step.name) : step.kind === 'tool' ? (step.tool ?? step.name) : step.name;
   return `${step.kind}:${name}`;
 }
 
@@ -85,18 +86,29 @@ export function longestCommonSubsequence(a: Int32Array, b: Int32Array, deadline:
 
 /** The ids of xs[from, to) that also occur in ys[yFrom, yTo), with their positions in xs. */
 function sharedOnly(
-  xs: Int32Array, from: number, to: number,
-  ys: Int32Array, yFrom: number, yTo: number,
-  deadline: Deadline, stage: string,
+  xs: Int32Array,
+  from: number,
+  to: number,
+  ys: Int32Array,
+  yFrom: number,
+  yTo: number,
+  deadline: Deadline,
+  stage: string,
 ): { ids: Int32Array; at: Int32Array } {
   const tick = deadline.checkEvery(4096, stage);
   const present = new Set<number>();
-  for (let j = yFrom; j < yTo; j++) { tick(); present.add(ys[j]); }
+  for (let j = yFrom; j < yTo; j++) {
+    tick();
+    present.add(ys[j]);
+  }
   const ids: number[] = [];
   const at: number[] = [];
   for (let i = from; i < to; i++) {
     tick();
-    if (present.has(xs[i])) { ids.push(xs[i]); at.push(i); }
+    if (present.has(xs[i])) {
+      ids.push(xs[i]);
+      at.push(i);
+    }
   }
   return { ids: Int32Array.from(ids), at: Int32Array.from(at) };
 }

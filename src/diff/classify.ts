@@ -80,16 +80,28 @@ function stretch(
 ): void {
   const modelA: number[] = [];
   const modelB: number[] = [];
-  for (let i = fromA; i < toA; i++) { tick(); if (namesModel(a[i])) modelA.push(i); }
-  for (let j = fromB; j < toB; j++) { tick(); if (namesModel(b[j])) modelB.push(j); }
+  for (let i = fromA; i < toA; i++) {
+    tick();
+    if (namesModel(a[i])) modelA.push(i);
+  }
+  for (let j = fromB; j < toB; j++) {
+    tick();
+    if (namesModel(b[j])) modelB.push(j);
+  }
   const paired = Math.min(modelA.length, modelB.length);
   let i = fromA;
   let j = fromB;
   for (let k = 0; k <= paired; k++) {
     const stopA = k < paired ? modelA[k] : toA;
     const stopB = k < paired ? modelB[k] : toB;
-    for (; i < stopA; i++) { tick(); out.push({ op: 'delete', why: 'structure', a: i, b: null }); }
-    for (; j < stopB; j++) { tick(); out.push({ op: 'insert', why: 'structure', a: null, b: j }); }
+    for (; i < stopA; i++) {
+      tick();
+      out.push({ op: 'delete', why: 'structure', a: i, b: null });
+    }
+    for (; j < stopB; j++) {
+      tick();
+      out.push({ op: 'insert', why: 'structure', a: null, b: j });
+    }
     if (k < paired) {
       out.push({ op: 'changed', why: 'config', a: i, b: j });
       i++;

@@ -27,7 +27,8 @@ import { DEFAULT_MAX_DIFF_STEPS, type AlignedStep, type DiffOptions, type DiffTa
 export function diffRuns(a: DiffTape, b: DiffTape, options: DiffOptions): RunDiff {
   const { deadline, pricing, nowNs } = options;
   const maxSteps = options.maxSteps ?? DEFAULT_MAX_DIFF_STEPS;
-  if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new RangeError(`maxSteps must be a whole number >= 1, got ${maxSteps}`);
+  if (!Number.isInteger(maxSteps) || maxSteps < 1)
+    throw new RangeError(`maxSteps must be a whole number >= 1, got ${maxSteps}`);
   deadline.check('starting the diff');
 
   const stepsA = a.steps.length > maxSteps ? a.steps.slice(0, maxSteps) : a.steps;

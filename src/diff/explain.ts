@@ -98,9 +98,10 @@ function explain(entry: Entry, a: readonly Step[], b: readonly Step[], deadline:
   const kind = entry.why ?? 'structure';
   const at = { a: x === null ? null : x.index, b: y === null ? null : y.index };
   if (x === null || y === null) {
-    const text = x !== null
-      ? `step ${x.index} of a (${signatureOf(x)}) has no counterpart in b: b did not take this step`
-      : `step ${(y as Step).index} of b (${signatureOf(y as Step)}) has no counterpart in a: b took a step a did not`;
+    const text =
+      x !== null
+        ? `step ${x.index} of a (${signatureOf(x)}) has no counterpart in b: b did not take this step`
+        : `step ${(y as Step).index} of b (${signatureOf(y as Step)}) has no counterpart in a: b took a step a did not`;
     return { ...at, kind, explanation: text };
   }
   const sigX = signatureOf(x);
@@ -109,16 +110,30 @@ function explain(entry: Entry, a: readonly Step[], b: readonly Step[], deadline:
   const what = sigX === sigY ? `${both} (${sigX})` : `${both} (${sigX} in a, ${sigY} in b)`;
   switch (kind) {
     case 'input':
-      return { ...at, kind, explanation: `${what} received different input: request ${short(x.request_digest)} in a, ${short(y.request_digest)} in b` };
+      return {
+        ...at,
+        kind,
+        explanation: `${what} received different input: request ${short(x.request_digest)} in a, ${short(y.request_digest)} in b`,
+      };
     case 'decision':
-      return { ...at, kind, explanation: `${what} received the same input and answered differently: response ${short(x.response_digest)} in a, ${short(y.response_digest)} in b` };
+      return {
+        ...at,
+        kind,
+        explanation: `${what} received the same input and answered differently: response ${short(x.response_digest)} in a, ${short(y.response_digest)} in b`,
+      };
     default: {
       const tick = deadline.checkEvery(64, 'explaining the first divergence');
       const { total, differ } = differingParams(x.params, y.params, tick);
-      const params = differ.length === 0
-        ? (total === 0 ? 'no parameters recorded' : total === 1 ? 'its one parameter is the same' : `all ${total} parameters are the same`)
-        : `${differ.length} of ${total} parameter${total === 1 ? '' : 's'} differ${differ.length === 1 ? 's' : ''} (${list(differ)})`;
-      const model = x.model !== y.model ? `model ${x.model ?? 'not recorded'} in a, ${y.model ?? 'not recorded'} in b; ` : '';
+      const params =
+        differ.length === 0
+          ? total === 0
+            ? 'no parameters recorded'
+            : total === 1
+              ? 'its one parameter is the same'
+              : `all ${total} parameters are the same`
+          : `${differ.length} of ${total} parameter${total === 1 ? '' : 's'} differ${differ.length === 1 ? 's' : ''} (${list(differ)})`;
+      const model =
+        x.model !== y.model ? `model ${x.model ?? 'not recorded'} in a, ${y.model ?? 'not recorded'} in b; ` : '';
       return { ...at, kind, explanation: `${what} ran with a different configuration: ${model}${params}` };
     }
   }

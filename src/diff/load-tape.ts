@@ -9,7 +9,12 @@ import { readTape } from '../tapes/tape-service.js';
 import { getRun } from '../tapes/run-reader.js';
 import type { DiffTape } from './types.js';
 
-export async function loadDiffTape(deps: TapeDeps, tenant: string, run: string, options: { maxSpans: number }): Promise<DiffTape | undefined> {
+export async function loadDiffTape(
+  deps: TapeDeps,
+  tenant: string,
+  run: string,
+  options: { maxSpans: number },
+): Promise<DiffTape | undefined> {
   const tape = await readTape(deps, tenant, run, { maxSpans: options.maxSpans });
   if (!tape) return undefined;
   const summary = await getRun(deps.db, tenant, run);

@@ -22,7 +22,11 @@ import { DEFAULT_MAX_DIFF_SPANS, DEFAULT_MAX_DIFF_STEPS, type DiffTape } from '.
 export interface DiffDeps {
   /** Reads a run's tape, at most maxSpans spans (saying truncated past them); undefined when
    * the run does not exist for this tenant. Should pass deadline.signal to its queries. */
-  loadTape(run: string, tenant: string | null, opts: { maxSpans: number; deadline: Deadline }): Promise<DiffTape | undefined>;
+  loadTape(
+    run: string,
+    tenant: string | null,
+    opts: { maxSpans: number; deadline: Deadline },
+  ): Promise<DiffTape | undefined>;
 }
 
 export interface DiffRouteSettings {
@@ -56,7 +60,12 @@ export function createDiffRoutes(deps: DiffDeps, settings: DiffRouteSettings): H
         return fail(c, 400, 'bad_input', `missing run ${side}: GET /v1/diff?a=<run>&b=<run> compares run a with run b`);
       }
       if (run.length > MAX_RUN_ID_CHARS) {
-        return fail(c, 400, 'bad_input', `run ${side} is ${run.length} characters long; a run id has at most ${MAX_RUN_ID_CHARS}`);
+        return fail(
+          c,
+          400,
+          'bad_input',
+          `run ${side} is ${run.length} characters long; a run id has at most ${MAX_RUN_ID_CHARS}`,
+        );
       }
     }
     const a = runs.a as string;
@@ -82,5 +91,7 @@ export function createDiffRoutes(deps: DiffDeps, settings: DiffRouteSettings): H
 }
 
 function fail(c: Context, status: 400 | 404, type: string, message: string): Response {
-  return c.body(renderJson({ error: { type, message } }), status, { 'content-type': 'application/json; charset=utf-8' });
+  return c.body(renderJson({ error: { type, message } }), status, {
+    'content-type': 'application/json; charset=utf-8',
+  });
 }

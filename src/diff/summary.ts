@@ -60,8 +60,9 @@ export function summarizeSide(
     tokens,
     duration_ns: first === null || last === null ? null : last - first,
     errors,
-    outcome: tape.truncated ? 'unknown'
-      : tape.outcome ?? deriveOutcome(steps, { truncated: tape.truncated, lastEndNs: last, nowNs }, tick),
+    outcome: tape.truncated
+      ? 'unknown'
+      : (tape.outcome ?? deriveOutcome(steps, { truncated: tape.truncated, lastEndNs: last, nowNs }, tick)),
     truncated: tape.truncated,
   };
 }
@@ -78,7 +79,10 @@ export function deriveOutcome(
   for (const s of steps) {
     tick();
     const end = s.start_ns + s.duration_ns;
-    if (lastEnding === null || end >= lastEnd) { lastEnding = s; lastEnd = end; }
+    if (lastEnding === null || end >= lastEnd) {
+      lastEnding = s;
+      lastEnd = end;
+    }
     if (s.parent_span_id === null && s.status === 'error') return 'failure';
   }
   return lastEnding !== null && lastEnding.status === 'error' ? 'failure' : 'success';

@@ -41,7 +41,9 @@ export class TapedeckSpanExporter implements SpanExporter {
 
   export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
     if (this.stopped) {
-      setImmediate(() => resultCallback({ code: ExportResultCode.FAILED, error: new Error('TapedeckSpanExporter is shut down') }));
+      setImmediate(() =>
+        resultCallback({ code: ExportResultCode.FAILED, error: new Error('TapedeckSpanExporter is shut down') }),
+      );
       return;
     }
     const work = context.with(suppressTracing(context.active()), async () => {
@@ -52,7 +54,10 @@ export class TapedeckSpanExporter implements SpanExporter {
     const settled = work.then(
       () => resultCallback({ code: ExportResultCode.SUCCESS }),
       (error: unknown) =>
-        resultCallback({ code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) }),
+        resultCallback({
+          code: ExportResultCode.FAILED,
+          error: error instanceof Error ? error : new Error(String(error)),
+        }),
     );
     this.pending.add(settled);
     void settled.finally(() => this.pending.delete(settled));
@@ -68,10 +73,12 @@ export class TapedeckSpanExporter implements SpanExporter {
   }
 
   private store(): Promise<Store> {
-    this.storePromise ??= openStore({ ...loadConfig(process.env, {}), ...this.options.config }, silentLogger()).catch((error: unknown) => {
-      this.storePromise = undefined; // the next export tries again
-      throw error;
-    });
+    this.storePromise ??= openStore({ ...loadConfig(process.env, {}), ...this.options.config }, silentLogger()).catch(
+      (error: unknown) => {
+        this.storePromise = undefined; // the next export tries again
+        throw error;
+      },
+    );
     return this.storePromise;
   }
 

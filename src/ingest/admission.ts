@@ -58,7 +58,9 @@ export function createAdmission(maxInflight: number, workUnits = DEFAULT_WORK_UN
     },
     async run(work, sizeBytes) {
       if (inflight >= maxInflight) {
-        throw new IngestError('busy', `too many export requests in flight (limit ${maxInflight}); retry shortly`, { retryAfterSeconds: 1 });
+        throw new IngestError('busy', `too many export requests in flight (limit ${maxInflight}); retry shortly`, {
+          retryAfterSeconds: 1,
+        });
       }
       inflight++;
       // A request never needs more than the whole capacity (a capacity of 1 runs one at a time).

@@ -15,7 +15,9 @@ const gunzipAsync = promisify(gunzip);
  * is thrown.
  */
 export async function readBoundedBody(
-  body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array> | null, maxBytes: number, expectedBytes?: number,
+  body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array> | null,
+  maxBytes: number,
+  expectedBytes?: number,
 ): Promise<Buffer> {
   if (!body) return Buffer.alloc(0);
   // With the length announced (Content-Length), chunks are copied into one buffer as they
@@ -40,20 +42,35 @@ export async function readBoundedBody(
 }
 
 /** Content-Encoding: absent or identity → as is; gzip → inflated within maxBytes; else 415. */
-export async function decodeContentEncoding(encoding: string | undefined, body: Buffer, maxBytes: number): Promise<Buffer> {
+export async function decodeContentEncoding(
+  encoding: string | undefined,
+  body: Buffer,
+  maxBytes: number,
+): Promise<Buffer> {
   const value = (encoding ?? '').trim().toLowerCase();
   if (value === '' || value === 'identity') return body;
   if (value !== 'gzip' && value !== 'x-gzip') {
-    throw new IngestError('unsupported_media_type', `unsupported Content-Encoding ${JSON.stringify(encoding)}: send gzip or no encoding`);
+    throw new IngestError(
+      'unsupported_media_type',
+      `unsupported Content-Encoding ${JSON.stringify(encoding)}: send gzip or no encoding`,
+    );
   }
   try {
     return await gunzipAsync(body, { maxOutputLength: maxBytes });
   } catch (error) {
-    if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) throw tooLarge(maxBytes, 'decompressed');
-    throw new IngestError('bad_input', `Content-Encoding is gzip but the body does not inflate: ${(error as Error).message}; nothing was stored`, { cause: error });
+    if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError)
+      throw tooLarge(maxBytes, 'decompressed');
+    throw new IngestError(
+      'bad_input',
+      `Content-Encoding is gzip but the body does not inflate: ${(error as Error).message}; nothing was stored`,
+      { cause: error },
+    );
   }
 }
 
 function tooLarge(maxBytes: number, what: string): IngestError {
-  return new IngestError('too_large', `request body ${what} exceeds the ${maxBytes}-byte limit (--max-body-bytes); split the batch; nothing was stored`);
+  return new IngestError(
+    'too_large',
+    `request body ${what} exceeds the ${maxBytes}-byte limit (--max-body-bytes); split the batch; nothing was stored`,
+  );
 }

@@ -54,11 +54,17 @@ export class ChunkDeriver {
   constructor(private readonly thresholdBytes: number) {}
 
   derive(req: DeriveChunkRequest): DeriveChunkResult {
-    const out = { steps: new BinaryCopyWriter(stepCopyColumns, { framed: false }), copied: [] as StepKey[], restated: [] as DerivedSpan[] };
+    const out = {
+      steps: new BinaryCopyWriter(stepCopyColumns, { framed: false }),
+      copied: [] as StepKey[],
+      restated: [] as DerivedSpan[],
+    };
     const local: number[] = [];
     const dialectErrors: DeriveChunkResult['dialectErrors'] = [];
     req.spans.forEach((span, index) => {
-      const f = normalizeFacts(span, req.logs[index] ?? [], (error, layout) => dialectErrors.push({ index, layout, error: asError(error) }));
+      const f = normalizeFacts(span, req.logs[index] ?? [], (error, layout) =>
+        dialectErrors.push({ index, layout, error: asError(error) }),
+      );
       if (!f.step) return;
       const step = inlineStep(span, f.step, this.thresholdBytes);
       if (step) placeStep(req.tenant, { ownRun: f.ownRun, ownParentRun: f.parentRun, step }, req.isNew[index], out);
@@ -73,7 +79,10 @@ export class ChunkDeriver {
  * `copied`); a stored span's step to be upserted.
  */
 export function placeStep(
-  tenant: string, d: DerivedSpan, isNew: boolean, out: { steps: BinaryCopyWriter; copied: StepKey[]; restated: DerivedSpan[] },
+  tenant: string,
+  d: DerivedSpan,
+  isNew: boolean,
+  out: { steps: BinaryCopyWriter; copied: StepKey[]; restated: DerivedSpan[] },
 ): void {
   if (!d.step) return;
   if (!isNew) {

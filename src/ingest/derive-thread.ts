@@ -73,7 +73,12 @@ export interface ChunkedDerive {
    * Derives a transaction's spans, chunk by chunk, in order. Stopping the iteration early
    * (the COPY failed) cancels the rest.
    */
-  chunks(tenant: string, spans: readonly SpanRecord[], isNew: (s: SpanRecord) => boolean, logsOf: (s: SpanRecord) => LogRecord[]): AsyncGenerator<DerivedChunk>;
+  chunks(
+    tenant: string,
+    spans: readonly SpanRecord[],
+    isNew: (s: SpanRecord) => boolean,
+    logsOf: (s: SpanRecord) => LogRecord[],
+  ): AsyncGenerator<DerivedChunk>;
   close(): Promise<void>;
 }
 
@@ -102,12 +107,13 @@ interface Runner {
 }
 
 export function createChunkedDerive(settings: ChunkedDeriveSettings): ChunkedDerive {
-  const script = settings.worker === false ? null : settings.workerScript ?? workerScript();
+  const script = settings.worker === false ? null : (settings.workerScript ?? workerScript());
   const here = inProcess(settings.payloadThresholdBytes);
   const worker = script
     ? new WorkerRunner(script, settings.payloadThresholdBytes, settings.chunkTimeoutMs ?? CHUNK_TIMEOUT_MS, {
-      unusable: settings.onWorkerUnusable, lost: settings.onWorkerLost,
-    })
+        unusable: settings.onWorkerUnusable,
+        lost: settings.onWorkerLost,
+      })
     : null;
   let nextJob = 1;
   return {
@@ -120,7 +126,11 @@ export function createChunkedDerive(settings: ChunkedDeriveSettings): ChunkedDer
       const send = (k: number): void => {
         const part = partOf(k);
         const answer = runner.submit({
-          job, tenant, spans: part, isNew: part.map(isNew), logs: part.map((s) => nonEmpty(logsOf(s))),
+          job,
+          tenant,
+          spans: part,
+          isNew: part.map(isNew),
+          logs: part.map((s) => nonEmpty(logsOf(s))),
         });
         answer.catch(() => {}); // awaited in turn below; a failure before then must not go unhandled
         pending.push(answer);
@@ -288,7 +298,10 @@ class WorkerRunner implements Runner {
     const timer = setTimeout(() => {
       this.watchdog = null;
       if (this.inFlight === 0) return;
-      this.lose(worker, unavailable(`the derive worker answered no chunk for ${this.chunkTimeoutMs} ms and was stopped`));
+      this.lose(
+        worker,
+        unavailable(`the derive worker answered no chunk for ${this.chunkTimeoutMs} ms and was stopped`),
+      );
       void worker.terminate();
     }, this.chunkTimeoutMs);
     timer.unref();
@@ -325,7 +338,10 @@ class WorkerRunner implements Runner {
  * transaction rolls back), and a retry, on a new worker, can succeed.
  */
 function unavailable(why: string, cause?: unknown): IngestError {
-  return new IngestError('unavailable', `${why}; nothing from this request was stored, retry later`, { cause, retryAfterSeconds: 1 });
+  return new IngestError('unavailable', `${why}; nothing from this request was stored, retry later`, {
+    cause,
+    retryAfterSeconds: 1,
+  });
 }
 
 /**

@@ -23,7 +23,9 @@ port.on('message', (message: DeriveWorkerMessage) => {
     const derived = deriver.derive(message.request);
     // one piece over a buffer of its own: moved to the main thread, not copied again
     const steps = own(derived.steps);
-    answer({ result: { ...derived, steps: [steps], restated: derived.restated.map(withOwnBytes) } }, [steps.buffer as ArrayBuffer]);
+    answer({ result: { ...derived, steps: [steps], restated: derived.restated.map(withOwnBytes) } }, [
+      steps.buffer as ArrayBuffer,
+    ]);
   } catch (error) {
     answer({ job, error });
   }

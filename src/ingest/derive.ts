@@ -32,7 +32,10 @@ export function createDeriveSpans(deps: DeriveDeps, settings: DeriveSettings): D
     // One at a time: offloading may hold a large value's canonical JSON in memory.
     for (const span of spans) {
       const facts = normalizeFacts(span, logsOf(span), onError && ((error, layout) => onError(span, error, layout)));
-      const step = facts.step && (inlineStep(span, facts.step, settings.payloadThresholdBytes) ?? (await offloadedStep(span, facts.step, deps.payloads, settings.payloadThresholdBytes)));
+      const step =
+        facts.step &&
+        (inlineStep(span, facts.step, settings.payloadThresholdBytes) ??
+          (await offloadedStep(span, facts.step, deps.payloads, settings.payloadThresholdBytes)));
       out.push({ ownRun: facts.ownRun, ownParentRun: facts.parentRun, step });
     }
     return out;
@@ -59,14 +62,23 @@ export function inlineStep(span: SpanRecord, draft: StepDraft, thresholdBytes: n
 }
 
 /** The stored step with its large values moved to the payload store (references in their place). */
-export async function offloadedStep(span: SpanRecord, draft: StepDraft, payloads: PayloadStore, thresholdBytes: number): Promise<StoredStep> {
+export async function offloadedStep(
+  span: SpanRecord,
+  draft: StepDraft,
+  payloads: PayloadStore,
+  thresholdBytes: number,
+): Promise<StoredStep> {
   const stored = await offloadLargeValues(draft, payloads, thresholdBytes);
   return storedStep(span, stored.draft, stored.requestDigest, stored.responseDigest);
 }
 
 function storedStep(
-  span: SpanRecord, d: StepDraft, requestDigest: string | null, responseDigest: string | null,
-  requestJson?: Uint8Array | null, responseJson?: Uint8Array | null,
+  span: SpanRecord,
+  d: StepDraft,
+  requestDigest: string | null,
+  responseDigest: string | null,
+  requestJson?: Uint8Array | null,
+  responseJson?: Uint8Array | null,
 ): StoredStep {
   return {
     traceId: span.traceId,

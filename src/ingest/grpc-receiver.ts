@@ -77,6 +77,8 @@ function handler(signal: OtlpSignal, deps: GrpcReceiverDeps): grpc.handleUnaryCa
 /** Binds the server; resolves with the port actually bound (0 picks a free one). */
 export function bindGrpcServer(server: grpc.Server, host: string, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)));
+    server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    );
   });
 }

@@ -39,7 +39,12 @@ export function createOtlpHttpRoutes(deps: HttpReceiverDeps, settings: HttpRecei
   return app;
 }
 
-async function handleExport(c: Context, signal: OtlpSignal, deps: HttpReceiverDeps, settings: HttpReceiverSettings): Promise<Response> {
+async function handleExport(
+  c: Context,
+  signal: OtlpSignal,
+  deps: HttpReceiverDeps,
+  settings: HttpReceiverSettings,
+): Promise<Response> {
   const mediaType = (c.req.header('content-type') ?? '').split(';')[0].trim().toLowerCase();
   const encoding = contentTypes[mediaType];
   if (!encoding) {
@@ -78,7 +83,11 @@ async function handleExport(c: Context, signal: OtlpSignal, deps: HttpReceiverDe
  * The request body, gunzipped, within the bound. Its own function so that no variable of the
  * handler keeps the body alive while the decoded batch is being written.
  */
-async function readBody(c: Context, settings: HttpReceiverSettings, announcedBytes: number | undefined): Promise<Buffer> {
+async function readBody(
+  c: Context,
+  settings: HttpReceiverSettings,
+  announcedBytes: number | undefined,
+): Promise<Buffer> {
   const raw = await readBoundedBody(untouchedIncoming(c) ?? c.req.raw.body, settings.maxBodyBytes, announcedBytes);
   return decodeContentEncoding(c.req.header('content-encoding'), raw, settings.maxBodyBytes);
 }

@@ -30,7 +30,10 @@ export interface DerivedSpan {
 }
 
 /** Normalizes, offloads and digests spans; `logsOf` gives the log records correlated to a span. */
-export type DeriveSpans = (spans: readonly SpanRecord[], logsOf: (span: SpanRecord) => LogRecord[]) => Promise<DerivedSpan[]>;
+export type DeriveSpans = (
+  spans: readonly SpanRecord[],
+  logsOf: (span: SpanRecord) => LogRecord[],
+) => Promise<DerivedSpan[]>;
 
 export interface IngestDeps {
   db: Database;
@@ -45,7 +48,11 @@ export interface IngestMeta {
   tenant: string;
 }
 
-export async function ingestSpans(received: readonly SpanRecord[], meta: IngestMeta, deps: IngestDeps): Promise<{ stored: number }> {
+export async function ingestSpans(
+  received: readonly SpanRecord[],
+  meta: IngestMeta,
+  deps: IngestDeps,
+): Promise<{ stored: number }> {
   // A span sent twice in one request is one span (the first copy wins, as on redelivery).
   const spans = firstOfEach(received);
   if (spans.length === 0) return { stored: 0 };
@@ -69,7 +76,11 @@ function withoutCopy(tx: Queryable): Queryable {
   return { query: (sql, params) => tx.query(sql, params), exec: (sql) => tx.exec(sql) };
 }
 
-export async function ingestLogs(logs: readonly LogRecord[], meta: IngestMeta, deps: IngestDeps): Promise<{ stored: number }> {
+export async function ingestLogs(
+  logs: readonly LogRecord[],
+  meta: IngestMeta,
+  deps: IngestDeps,
+): Promise<{ stored: number }> {
   if (logs.length === 0) return { stored: 0 };
   const keys = logRecordKeys(logs);
   return withDatabase(() =>
@@ -86,7 +97,11 @@ export async function ingestLogs(logs: readonly LogRecord[], meta: IngestMeta, d
       // Content that arrives after its span completes that span's step.
       const correlated = logs.filter((l) => l.traceId && l.spanId);
       if (correlated.length > 0 && deps.derive) {
-        const spans = await readSpans(tx, meta.tenant, correlated.map((l) => [l.traceId!, l.spanId!]));
+        const spans = await readSpans(
+          tx,
+          meta.tenant,
+          correlated.map((l) => [l.traceId!, l.spanId!]),
+        );
         if (spans.length > 0) {
           const allLogs = await readLogsFor(tx, meta.tenant, spans);
           const derived = await deps.derive(spans, (s) => allLogs.get(spanKey(s.traceId, s.spanId)) ?? []);
@@ -103,10 +118,14 @@ async function withDatabase<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (error) {
     if (error instanceof DatabaseUnavailableError) {
-      throw new IngestError('unavailable', 'the database is unavailable; nothing from this request was stored, retry later', {
-        cause: error,
-        retryAfterSeconds: 5,
-      });
+      throw new IngestError(
+        'unavailable',
+        'the database is unavailable; nothing from this request was stored, retry later',
+        {
+          cause: error,
+          retryAfterSeconds: 5,
+        },
+      );
     }
     throw error;
   }

@@ -33,7 +33,17 @@ export interface ClassifiedError {
 
 export function classifyError(error: unknown): ClassifiedError {
   if (error instanceof IngestError) {
-    return { kind: error.kind, status: statusTable[error.kind], message: error.message, retryAfterSeconds: error.retryAfterSeconds };
+    return {
+      kind: error.kind,
+      status: statusTable[error.kind],
+      message: error.message,
+      retryAfterSeconds: error.retryAfterSeconds,
+    };
   }
-  return { kind: 'internal', status: statusTable.internal, message: 'internal error while storing the request; see the server log', retryAfterSeconds: undefined };
+  return {
+    kind: 'internal',
+    status: statusTable.internal,
+    message: 'internal error while storing the request; see the server log',
+    retryAfterSeconds: undefined,
+  };
 }

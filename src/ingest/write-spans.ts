@@ -28,7 +28,15 @@ import { BinaryCopyWriter } from '../store/copy-binary.js';
 import { resolveRunsInMemory, type RunNode } from '../tapes/run-resolution.js';
 import { resolveRuns } from '../tapes/resolve-runs.js';
 import { hexToBytes, spanToRow, spanWriteColumns } from '../tapes/span-rows.js';
-import { distinct, lockTraces, readLogsFor, readRunNodes, spanKey, updateRuns, upsertSteps } from '../tapes/trace-store.js';
+import {
+  distinct,
+  lockTraces,
+  readLogsFor,
+  readRunNodes,
+  spanKey,
+  updateRuns,
+  upsertSteps,
+} from '../tapes/trace-store.js';
 import { placeStep, stepCopyColumns } from './derive-chunk.js';
 import type { ChunkedDerive, DerivedChunk } from './derive-thread.js';
 import { runFactsOf } from '../normalize/normalize.js';
@@ -45,7 +53,12 @@ export interface Deriving {
 }
 
 /** Writes spans (distinct keys) and their steps; resolves with the number of new spans. */
-export async function writeSpans(tx: Queryable, spans: readonly SpanRecord[], tenant: string, deriving: Deriving | null): Promise<number> {
+export async function writeSpans(
+  tx: Queryable,
+  spans: readonly SpanRecord[],
+  tenant: string,
+  deriving: Deriving | null,
+): Promise<number> {
   const traceIds = distinct(spans.map((s) => s.traceId));
   await lockTraces(tx, traceIds);
   const stored = await readRunNodes(tx, tenant, traceIds);
@@ -62,10 +75,12 @@ export async function writeSpans(tx: Queryable, spans: readonly SpanRecord[], te
   // facts are read from its attributes alone, without the rest of its derivation.
   const derivation = new Derivation(deriving.chunked.chunks(tenant, spans, isNew, logsOf));
   try {
-    const facts = new Map(spans.map((s) => {
-      const f = runFactsOf(s);
-      return [spanKey(s.traceId, s.spanId), { ownRun: f.ownRun, ownParentRun: f.parentRun }];
-    }));
+    const facts = new Map(
+      spans.map((s) => {
+        const f = runFactsOf(s);
+        return [spanKey(s.traceId, s.spanId), { ownRun: f.ownRun, ownParentRun: f.parentRun }];
+      }),
+    );
     const inserted = await writeSpansWithRuns(tx, tenant, traceIds, spans.filter(isNew), stored, facts);
     await copySteps(tx, tenant, derivation, deriving.derive, logsOf, isNew);
     return inserted;
@@ -79,12 +94,25 @@ export async function writeSpans(tx: Queryable, spans: readonly SpanRecord[], te
  * these, and updates the stored spans whose run changed; resolves with the number written.
  */
 async function writeSpansWithRuns(
-  tx: Queryable, tenant: string, traceIds: readonly string[], fresh: readonly SpanRecord[], stored: Map<string, RunNode>, facts: Map<string, RunFacts>,
+  tx: Queryable,
+  tenant: string,
+  traceIds: readonly string[],
+  fresh: readonly SpanRecord[],
+  stored: Map<string, RunNode>,
+  facts: Map<string, RunFacts>,
 ): Promise<number> {
   const nodes: RunNode[] = [...stored.values()];
   for (const s of fresh) {
     const f = facts.get(spanKey(s.traceId, s.spanId))!;
-    nodes.push({ traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId, ownRun: f.ownRun, ownParentRun: f.ownParentRun, runId: null, parentRun: null });
+    nodes.push({
+      traceId: s.traceId,
+      spanId: s.spanId,
+      parentSpanId: s.parentSpanId,
+      ownRun: f.ownRun,
+      ownParentRun: f.ownParentRun,
+      runId: null,
+      parentRun: null,
+    });
   }
   const runs = resolveRunsInMemory(nodes);
   const noRun = { runId: null, parentRun: null };
@@ -104,7 +132,9 @@ async function writeSpansWithRuns(
   } else {
     const changed = [...stored.values()].flatMap((n) => {
       const run = runs.get(spanKey(n.traceId, n.spanId))!;
-      return run.runId === n.runId && run.parentRun === n.parentRun ? [] : [{ traceId: n.traceId, spanId: n.spanId, ...run }];
+      return run.runId === n.runId && run.parentRun === n.parentRun
+        ? []
+        : [{ traceId: n.traceId, spanId: n.spanId, ...run }];
     });
     await updateRuns(tx, tenant, changed);
   }
@@ -112,7 +142,8 @@ async function writeSpansWithRuns(
 }
 
 /** What reindex_needed says while spans stored with derive off wait for `tapedeck reindex`. */
-export const UNDERIVED_REASON = 'spans were stored with --derive off (TAPEDECK_DERIVE=off): they have no steps or runs yet';
+export const UNDERIVED_REASON =
+  'spans were stored with --derive off (TAPEDECK_DERIVE=off): they have no steps or runs yet';
 
 /** The new spans as they are, with no run facts; resolves with the number written. */
 async function writeUnderived(tx: Queryable, fresh: readonly SpanRecord[], tenant: string): Promise<number> {
@@ -121,7 +152,9 @@ async function writeUnderived(tx: Queryable, fresh: readonly SpanRecord[], tenan
     for (const s of fresh) yield [...spanToRow(tenant, s, null, null), null, null];
   }
   const inserted = await insertSpanRows(tx, spanRows());
-  await tx.query('INSERT INTO tapedeck_store.reindex_needed (reason) VALUES ($1) ON CONFLICT DO NOTHING', [UNDERIVED_REASON]);
+  await tx.query('INSERT INTO tapedeck_store.reindex_needed (reason) VALUES ($1) ON CONFLICT DO NOTHING', [
+    UNDERIVED_REASON,
+  ]);
   return inserted;
 }
 
@@ -129,16 +162,33 @@ async function writeUnderived(tx: Queryable, fresh: readonly SpanRecord[], tenan
 async function insertSpanRows(tx: Queryable, rows: Iterable<unknown[]>): Promise<number> {
   return tx.copyRows
     ? tx.copyRows('tapedeck_store.spans', spanCopyColumns, rows)
-    : (await insertRows(tx, 'tapedeck_store.spans', spanWriteColumns, [...rows], 'ON CONFLICT (tenant, trace_id, span_id) DO NOTHING RETURNING 1')).length;
+    : (
+        await insertRows(
+          tx,
+          'tapedeck_store.spans',
+          spanWriteColumns,
+          [...rows],
+          'ON CONFLICT (tenant, trace_id, span_id) DO NOTHING RETURNING 1',
+        )
+      ).length;
 }
 
 /** Derives all spans at once and upserts their steps (the INSERT path). */
 async function insertSteps(
-  tx: Queryable, spans: readonly SpanRecord[], tenant: string, derive: DeriveSpans, logsOf: (s: SpanRecord) => LogRecord[],
+  tx: Queryable,
+  spans: readonly SpanRecord[],
+  tenant: string,
+  derive: DeriveSpans,
+  logsOf: (s: SpanRecord) => LogRecord[],
 ): Promise<Map<string, RunFacts>> {
   const derived = await derive(spans, logsOf);
   await upsertSteps(tx, tenant, derived);
-  return new Map(spans.map((s, i) => [spanKey(s.traceId, s.spanId), { ownRun: derived[i].ownRun, ownParentRun: derived[i].ownParentRun }]));
+  return new Map(
+    spans.map((s, i) => [
+      spanKey(s.traceId, s.spanId),
+      { ownRun: derived[i].ownRun, ownParentRun: derived[i].ownParentRun },
+    ]),
+  );
 }
 
 /**
@@ -167,7 +217,10 @@ class Derivation {
         this.ready.push(chunk);
         this.readyBytes += byteLengthOf(chunk.steps);
         this.wakeReader?.();
-        while (this.readyBytes >= READ_AHEAD_BYTES && !this.stopped) await new Promise<void>((resolve) => { this.wakeTaker = resolve; });
+        while (this.readyBytes >= READ_AHEAD_BYTES && !this.stopped)
+          await new Promise<void>((resolve) => {
+            this.wakeTaker = resolve;
+          });
         if (this.stopped) break; // rather than wait for (and ask for) one more chunk
       }
     } catch (error) {
@@ -189,7 +242,9 @@ class Derivation {
       }
       if (this.failure) throw this.failure.error;
       if (this.stopped) return;
-      await new Promise<void>((resolve) => { this.wakeReader = resolve; });
+      await new Promise<void>((resolve) => {
+        this.wakeReader = resolve;
+      });
     }
   }
 
@@ -220,7 +275,11 @@ function byteLengthOf(pieces: readonly Uint8Array[]): number {
  * go into recall's backlog; steps of spans stored before are upserted after (and go there too).
  */
 async function copySteps(
-  tx: Queryable, tenant: string, derivation: Derivation, derive: DeriveSpans, logsOf: (s: SpanRecord) => LogRecord[],
+  tx: Queryable,
+  tenant: string,
+  derivation: Derivation,
+  derive: DeriveSpans,
+  logsOf: (s: SpanRecord) => LogRecord[],
   isNew: (s: SpanRecord) => boolean,
 ): Promise<void> {
   const restated: DerivedSpan[] = [];

@@ -143,18 +143,35 @@ export function renderJson(value: unknown, indent = 0): string {
 }
 
 function write(value: unknown, indent: number, pad: string, out: string[]): void {
-  if (value === null) { out.push('null'); return; }
+  if (value === null) {
+    out.push('null');
+    return;
+  }
   switch (typeof value) {
-    case 'bigint': out.push(value.toString()); return;
-    case 'number': out.push(Number.isFinite(value) ? JSON.stringify(value) : 'null'); return;
-    case 'string': case 'boolean': out.push(JSON.stringify(value)); return;
-    case 'undefined': case 'function': case 'symbol': out.push('null'); return;
+    case 'bigint':
+      out.push(value.toString());
+      return;
+    case 'number':
+      out.push(Number.isFinite(value) ? JSON.stringify(value) : 'null');
+      return;
+    case 'string':
+    case 'boolean':
+      out.push(JSON.stringify(value));
+      return;
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      out.push('null');
+      return;
   }
   const inner = indent ? pad + ' '.repeat(indent) : '';
   const nl = indent ? '\n' : '';
   const colon = indent ? ': ' : ':';
   if (Array.isArray(value)) {
-    if (value.length === 0) { out.push('[]'); return; }
+    if (value.length === 0) {
+      out.push('[]');
+      return;
+    }
     out.push('[', nl);
     value.forEach((item, i) => {
       if (i) out.push(',', nl);
@@ -164,12 +181,23 @@ function write(value: unknown, indent: number, pad: string, out: string[]): void
     out.push(nl, pad, ']');
     return;
   }
-  if (value instanceof Uint8Array) { out.push(JSON.stringify(Buffer.from(value).toString('base64'))); return; }
-  const obj = (typeof (value as { toJSON?: unknown }).toJSON === 'function')
-    ? (value as { toJSON(): unknown }).toJSON() : value;
-  if (obj !== value) { write(obj, indent, pad, out); return; }
-  const keys = Object.keys(obj as object).filter((k) => (obj as Record<string, unknown>)[k] !== undefined).sort();
-  if (keys.length === 0) { out.push('{}'); return; }
+  if (value instanceof Uint8Array) {
+    out.push(JSON.stringify(Buffer.from(value).toString('base64')));
+    return;
+  }
+  const obj =
+    typeof (value as { toJSON?: unknown }).toJSON === 'function' ? (value as { toJSON(): unknown }).toJSON() : value;
+  if (obj !== value) {
+    write(obj, indent, pad, out);
+    return;
+  }
+  const keys = Object.keys(obj as object)
+    .filter((k) => (obj as Record<string, unknown>)[k] !== undefined)
+    .sort();
+  if (keys.length === 0) {
+    out.push('{}');
+    return;
+  }
   out.push('{', nl);
   keys.forEach((k, i) => {
     if (i) out.push(',', nl);

@@ -73,7 +73,9 @@ function escapePieces(text: string, take: (json: Buffer) => void): void {
 export function jsonString(text: string): string {
   if (!escapable(text)) return JSON.stringify(text);
   let out = '"';
-  escapePieces(text, (json) => { out += json.toString('latin1'); });
+  escapePieces(text, (json) => {
+    out += json.toString('latin1');
+  });
   return `${out}"`;
 }
 

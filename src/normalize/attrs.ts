@@ -79,7 +79,7 @@ export function parseJson(text: string): JsonValue | undefined {
  */
 export function readJsonShaped(text: string): JsonValue {
   let i = 0;
-  while (i < text.length && (text.charCodeAt(i) <= 32)) i++;
+  while (i < text.length && text.charCodeAt(i) <= 32) i++;
   const c = text.charCodeAt(i);
   if (c !== 123 /* { */ && c !== 91 /* [ */) return text;
   const parsed = parseJson(text);
@@ -124,7 +124,10 @@ export function indexedGroups(attrs: Attributes, prefix: string): Attributes[] {
     if (idxText === '' || !/^\d+$/.test(idxText)) continue;
     const idx = Number(idxText);
     let group = byIndex.get(idx);
-    if (!group) byIndex.set(idx, (group = {}));
+    if (!group) {
+      group = {};
+      byIndex.set(idx, group);
+    }
     const value = toJson(attrs[key]);
     if (value !== undefined) group[dot < 0 ? '' : key.slice(dot + 1)] = value;
   }

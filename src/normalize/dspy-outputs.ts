@@ -17,19 +17,27 @@ const OUTPUT_KEYS = new Set(['text', 'reasoning_content', 'tool_calls', 'logprob
 
 /** A list of DSPy output objects: every item an object with `text` and only DSPy's keys. */
 export function isDspyOutputs(body: JsonValue | undefined): body is JsonValue[] {
-  return Array.isArray(body) && body.length > 0 && body.every((o) => {
-    const out = asObject(o);
-    return out !== undefined && 'text' in out && Object.keys(out).every((k) => OUTPUT_KEYS.has(k));
-  });
+  return (
+    Array.isArray(body) &&
+    body.length > 0 &&
+    body.every((o) => {
+      const out = asObject(o);
+      return out !== undefined && 'text' in out && Object.keys(out).every((k) => OUTPUT_KEYS.has(k));
+    })
+  );
 }
 
 /** One assistant message per output: the reasoning before the text, and the calls it made. */
 export function messagesFromDspyOutputs(outputs: JsonValue[]): Message[] {
   return outputs.map((o) => {
     const out = asObject(o)!;
-    const reasoning = typeof out.reasoning_content === 'string' && out.reasoning_content !== '' ? [{ type: 'reasoning', text: out.reasoning_content }] : [];
+    const reasoning =
+      typeof out.reasoning_content === 'string' && out.reasoning_content !== ''
+        ? [{ type: 'reasoning', text: out.reasoning_content }]
+        : [];
     const text = typeof out.text === 'string' && out.text !== '' ? out.text : undefined;
-    const content = reasoning.length > 0 ? [...reasoning, ...(text !== undefined ? [{ type: 'text', text }] : [])] : text;
+    const content =
+      reasoning.length > 0 ? [...reasoning, ...(text !== undefined ? [{ type: 'text', text }] : [])] : text;
     const calls = Array.isArray(out.tool_calls) ? out.tool_calls.map(dspyToolCall) : [];
     return makeMessage({ role: 'assistant', content, toolCalls: calls });
   });
@@ -52,7 +60,8 @@ function dspyToolCall(raw: JsonValue): ToolCall | undefined {
 }
 
 /** str() of LiteLLM's ChatCompletionMessageToolCall; the quoted values are Python string literals. */
-const TOOL_CALL_STR = /^function=Function\(arguments=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"), name=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")\) id=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")/s;
+const TOOL_CALL_STR =
+  /^function=Function\(arguments=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"), name=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")\) id=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")/s;
 
 /** The value of a quoted Python string literal (its escapes undone). */
 function pythonString(literal: string): string {

@@ -10,11 +10,13 @@ import type { Step, StepDraft, StepKind } from './step.js';
 import { digestOf } from '../json/canonical.js';
 
 /** The step fields a draft determines; span placement (ids, times, service) comes from the span. */
-export type FinishedStep = Omit<Step, 'index' | 'service' | 'trace_id' | 'span_id' | 'parent_span_id' | 'start_ns' | 'duration_ns'>;
+export type FinishedStep = Omit<
+  Step,
+  'index' | 'service' | 'trace_id' | 'span_id' | 'parent_span_id' | 'start_ns' | 'duration_ns'
+>;
 
 /** A stored step before it has a place on a tape (assemble.ts numbers them). */
 export type StepRow = Omit<Step, 'index'>;
-
 
 /** Model for llm steps ("unknown" when none was recorded), tool name for tools, agent name for agents. */
 export function fingerprintName(kind: StepKind, name: string, model: string | null, tool: string | null): string {
@@ -44,7 +46,11 @@ export function finishStep(draft: StepDraft): FinishedStep {
     response: draft.response,
     request_digest: requestDigest,
     response_digest: digestOf(draft.response),
-    fingerprint: fingerprintOf(draft.kind, fingerprintName(draft.kind, draft.name, draft.model, draft.tool), requestDigest),
+    fingerprint: fingerprintOf(
+      draft.kind,
+      fingerprintName(draft.kind, draft.name, draft.model, draft.tool),
+      requestDigest,
+    ),
     tokens: draft.tokens,
     params: draft.params,
     layout: draft.layout,

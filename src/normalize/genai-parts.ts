@@ -48,7 +48,8 @@ export function fromGenAiMessage(raw: unknown, fallbackFinish?: unknown, default
   const role = m.role === undefined || m.role === null || m.role === '' ? defaultRole : m.role;
   // No parts but a content list: a provider's message as it is (Mastra's exporter passes on
   // the AI SDK's messages it does not convert: tool-call / tool-result parts beside others).
-  if (!Array.isArray(m.parts) && Array.isArray(m.content)) return fromProviderMessage({ ...m, role }, m.finish_reason ?? fallbackFinish);
+  if (!Array.isArray(m.parts) && Array.isArray(m.content))
+    return fromProviderMessage({ ...m, role }, m.finish_reason ?? fallbackFinish);
   const parts = Array.isArray(m.parts) ? m.parts : [];
   // Older @traceloop/node-server-sdk AI SDK transforms wrote a message of tool-call or
   // tool-result parts as one text part holding their JSON.
@@ -74,7 +75,9 @@ export function fromGenAiMessage(raw: unknown, fallbackFinish?: unknown, default
       // @traceloop/node-server-sdk's AI SDK transform (ai-sdk-transformations.ts) nests the
       // call: {type: "tool_call", tool_call: {name, arguments}}.
       const nested = asObject(p.tool_call);
-      calls.push(makeToolCall(callId(p) ?? nested?.id, p.name ?? nested?.name ?? p.tool_name, p.arguments ?? nested?.arguments));
+      calls.push(
+        makeToolCall(callId(p) ?? nested?.id, p.name ?? nested?.name ?? p.tool_name, p.arguments ?? nested?.arguments),
+      );
     } else if (p.type === 'tool_call_response') {
       flush();
       sawResponse = true;
@@ -86,7 +89,8 @@ export function fromGenAiMessage(raw: unknown, fallbackFinish?: unknown, default
   }
   // LiteLLM's OpenTelemetry callback keeps chat completions' tool_calls and tool_call_id on
   // the message beside its parts (read when the parts hold no call: some paths write both).
-  if (calls.length === 0 && Array.isArray(m.tool_calls)) for (const tc of m.tool_calls) calls.push(providerToolCall(tc));
+  if (calls.length === 0 && Array.isArray(m.tool_calls))
+    for (const tc of m.tool_calls) calls.push(providerToolCall(tc));
   const finish = m.finish_reason !== undefined && m.finish_reason !== '' ? m.finish_reason : fallbackFinish;
   if (sawResponse) {
     flush(finish);
@@ -104,7 +108,9 @@ function aiSdkPartsOfText(parts: JsonValue[]): JsonValue[] | undefined {
   const text = only?.type === 'text' ? only.content : undefined;
   if (typeof text !== 'string' || !text.startsWith('[{"type":"tool-')) return undefined;
   const list = jsonAttr(text);
-  return Array.isArray(list) && list.every((p) => /^tool-(call|result)$/.test(String(asObject(p)?.type))) ? list : undefined;
+  return Array.isArray(list) && list.every((p) => /^tool-(call|result)$/.test(String(asObject(p)?.type)))
+    ? list
+    : undefined;
 }
 
 /** gen_ai.input.messages (JSON string or structured) → messages; undefined when absent/unreadable. */
@@ -121,7 +127,10 @@ export function genAiInput(value: AttributeValue | undefined): Message[] | undef
  * finish_reason (the Anthropic SDK writes none in the message; Traceloop writes "" when
  * streaming), position by position.
  */
-export function genAiOutput(value: AttributeValue | undefined, finishReasons: readonly unknown[] = []): Message[] | undefined {
+export function genAiOutput(
+  value: AttributeValue | undefined,
+  finishReasons: readonly unknown[] = [],
+): Message[] | undefined {
   const list = jsonAttr(value);
   if (!Array.isArray(list)) return undefined;
   const out: Message[] = [];
@@ -137,8 +146,11 @@ export function genAiSystem(value: AttributeValue | undefined): Message[] {
   // the text the model was given; a single part object is a one-part list.
   const parts: Part[] = Array.isArray(v)
     ? v.map(canonicalPart).filter((p): p is Part => p !== undefined)
-    : asObject(v) ? [canonicalPart(v)].filter((p): p is Part => p !== undefined)
-      : typeof value === 'string' ? [{ type: 'text', text: value }] : [];
+    : asObject(v)
+      ? [canonicalPart(v)].filter((p): p is Part => p !== undefined)
+      : typeof value === 'string'
+        ? [{ type: 'text', text: value }]
+        : [];
   if (!parts.length) return [];
   return [makeMessage({ role: 'system', content: parts })];
 }

@@ -16,10 +16,19 @@ import { fromProviderMessage } from './provider-messages.js';
 type Obj = { [k: string]: JsonValue };
 
 const CLASS_ROLES: [string, string][] = [
-  ['HumanMessage', 'user'], ['AIMessage', 'assistant'], ['SystemMessage', 'system'],
-  ['ToolMessage', 'tool'], ['FunctionMessage', 'tool'],
+  ['HumanMessage', 'user'],
+  ['AIMessage', 'assistant'],
+  ['SystemMessage', 'system'],
+  ['ToolMessage', 'tool'],
+  ['FunctionMessage', 'tool'],
 ];
-const TYPE_ROLES: Record<string, string> = { human: 'user', ai: 'assistant', system: 'system', tool: 'tool', function: 'tool' };
+const TYPE_ROLES: Record<string, string> = {
+  human: 'user',
+  ai: 'assistant',
+  system: 'system',
+  tool: 'tool',
+  function: 'tool',
+};
 
 /** The fields of a LangChain message and its role, or undefined when v is not one. */
 function langChainFields(v: unknown): { role: string; f: Obj } | undefined {
@@ -64,13 +73,16 @@ export function fromLangChainMessage(v: unknown, finishReason?: unknown): Messag
       .map((p) => (typeof p === 'string' ? { type: 'text', text: p } : p))
       .filter((p) => !(toolCalls && asObject(p)?.type === 'tool_use'));
   }
-  return fromProviderMessage({
-    role,
-    content,
-    tool_calls: toolCalls,
-    tool_call_id: f.tool_call_id,
-    function_call: extra?.function_call,
-  }, finishReason);
+  return fromProviderMessage(
+    {
+      role,
+      content,
+      tool_calls: toolCalls,
+      tool_call_id: f.tool_call_id,
+      function_call: extra?.function_call,
+    },
+    finishReason,
+  );
 }
 
 /** The stop reason a model answer's response_metadata carries (OpenAI, Anthropic, Bedrock). */
@@ -118,16 +130,19 @@ export function messagesFromLangChainResult(body: Obj): Message[] | undefined {
     const gen = asObject(g);
     if (!gen) continue;
     const finish = asObject(gen.generation_info)?.finish_reason ?? answerFinishReason(gen.message);
-    if (gen.message !== undefined && isLangChainMessage(gen.message)) out.push(...fromLangChainMessage(gen.message, finish));
+    if (gen.message !== undefined && isLangChainMessage(gen.message))
+      out.push(...fromLangChainMessage(gen.message, finish));
     else out.push(...fromProviderMessage({ role: 'assistant', content: gen.text ?? null }, finish));
   }
   return out;
 }
 
 /** A tool's result when it returned a LangChain ToolMessage: its content and tool call id. */
-export function langChainToolResult(v: unknown): { content: JsonValue | undefined; toolCallId: string | undefined } | undefined {
+export function langChainToolResult(
+  v: unknown,
+): { content: JsonValue | undefined; toolCallId: string | undefined } | undefined {
   const lc = langChainFields(v);
-  if (!lc || lc.role !== 'tool') return undefined;
+  if (lc?.role !== 'tool') return undefined;
   const id = lc.f.tool_call_id;
   return { content: lc.f.content, toolCallId: typeof id === 'string' && id !== '' ? id : undefined };
 }

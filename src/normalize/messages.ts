@@ -90,7 +90,11 @@ export type Part = { [k: string]: JsonValue };
 
 /** A list whose every element is an object with a string `type`: a parts list, not data. */
 export function isPartsList(v: unknown): v is Part[] {
-  return Array.isArray(v) && v.length > 0 && v.every((p) => asObject(p) !== undefined && typeof (p as Part).type === 'string');
+  return (
+    Array.isArray(v) &&
+    v.length > 0 &&
+    v.every((p) => asObject(p) !== undefined && typeof (p as Part).type === 'string')
+  );
 }
 
 /**
@@ -149,7 +153,8 @@ export function canonicalPart(raw: unknown): Part | undefined {
     case 'image':
     case 'document': {
       // Already canonical ({type, url|data, mime_type}): canonicalPart must be idempotent.
-      if (typeof p.url === 'string' || typeof p.data === 'string') return dropEmpty({ type, url: p.url, data: p.data, mime_type: p.mime_type });
+      if (typeof p.url === 'string' || typeof p.data === 'string')
+        return dropEmpty({ type, url: p.url, data: p.data, mime_type: p.mime_type });
       const src = asObject(p.source);
       if (src?.type === 'url' && typeof src.url === 'string') return { type, url: src.url };
       if (src && typeof src.data === 'string') return dropEmpty({ type, mime_type: src.media_type, data: src.data });

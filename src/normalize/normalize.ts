@@ -80,7 +80,10 @@ export function runFactsOf(span: SpanRecord): Pick<SpanFacts, 'ownRun' | 'parent
  * no dialect understands) rather than failing the whole export it arrived in.
  */
 function stepOf(
-  span: SpanRecord, logs: readonly LogRecord[], dialects: readonly Dialect[], onDialectError?: DialectErrorHandler,
+  span: SpanRecord,
+  logs: readonly LogRecord[],
+  dialects: readonly Dialect[],
+  onDialectError?: DialectErrorHandler,
 ): StepDraft | null {
   let dialect: Dialect | undefined;
   try {

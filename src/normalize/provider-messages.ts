@@ -28,13 +28,28 @@ export function providerToolCall(raw: unknown): ToolCall | undefined {
 }
 
 /** The member that names a Bedrock Converse content block (a tagged union with no `type`). */
-const CONVERSE_KEYS = ['text', 'image', 'document', 'video', 'toolUse', 'toolResult', 'reasoningContent', 'json', 'cachePoint', 'guardContent'];
+const CONVERSE_KEYS = [
+  'text',
+  'image',
+  'document',
+  'video',
+  'toolUse',
+  'toolResult',
+  'reasoningContent',
+  'json',
+  'cachePoint',
+  'guardContent',
+];
 
 function isConverseBlock(v: unknown): boolean {
   const o = asObject(v);
   // a Gemini part can look the same ({text}); its thought markers are Gemini's own
-  return o !== undefined && o.type === undefined && CONVERSE_KEYS.some((k) => k in o)
-    && !('thought' in o || 'thought_signature' in o || 'thoughtSignature' in o);
+  return (
+    o !== undefined &&
+    o.type === undefined &&
+    CONVERSE_KEYS.some((k) => k in o) &&
+    !('thought' in o || 'thought_signature' in o || 'thoughtSignature' in o)
+  );
 }
 
 /** A list of Bedrock Converse content blocks (openinference-instrumentation-bedrock bodies). */
@@ -67,9 +82,10 @@ function fromConverseBlock(raw: JsonValue): Part | undefined {
   const tr = asObject(b.toolResult);
   if (tr) {
     const blocks = Array.isArray(tr.content) ? tr.content : [];
-    const content = blocks.length === 1 && asObject(blocks[0])?.json !== undefined
-      ? (asObject(blocks[0])?.json as JsonValue)
-      : converseResultText(blocks) ?? converseParts(blocks);
+    const content =
+      blocks.length === 1 && asObject(blocks[0])?.json !== undefined
+        ? (asObject(blocks[0])?.json as JsonValue)
+        : (converseResultText(blocks) ?? converseParts(blocks));
     return { type: 'tool_result', tool_use_id: tr.toolUseId ?? null, content };
   }
   const rc = asObject(b.reasoningContent);
@@ -78,7 +94,8 @@ function fromConverseBlock(raw: JsonValue): Part | undefined {
     return typeof t === 'string' ? { type: 'reasoning', text: t } : undefined;
   }
   if (b.json !== undefined) return { type: 'text', text: JSON.stringify(b.json) };
-  for (const type of ['image', 'document', 'video']) if (asObject(b[type])) return converseMedia(type, asObject(b[type]));
+  for (const type of ['image', 'document', 'video'])
+    if (asObject(b[type])) return converseMedia(type, asObject(b[type]));
   return undefined; // cachePoint, guardContent: hints, not content
 }
 
@@ -137,8 +154,21 @@ function isGeminiPart(v: unknown): boolean {
   const p = asObject(v);
   return p !== undefined && p.type === undefined && GEMINI_KEYS.some((k) => k in p);
 }
-const GEMINI_KEYS = ['text', 'function_call', 'functionCall', 'function_response', 'functionResponse', 'inline_data', 'inlineData',
-  'file_data', 'fileData', 'executable_code', 'executableCode', 'code_execution_result', 'codeExecutionResult'];
+const GEMINI_KEYS = [
+  'text',
+  'function_call',
+  'functionCall',
+  'function_response',
+  'functionResponse',
+  'inline_data',
+  'inlineData',
+  'file_data',
+  'fileData',
+  'executable_code',
+  'executableCode',
+  'code_execution_result',
+  'codeExecutionResult',
+];
 
 /** A Gemini Content ({role?, parts: [...]}) → canonical messages: text, calls and responses apart. */
 function fromGeminiContent(m: Obj, finishReason?: unknown): Message[] {
@@ -154,10 +184,20 @@ function fromGeminiContent(m: Obj, finishReason?: unknown): Message[] {
     const data = asObject(p.inline_data ?? p.inlineData);
     const file = asObject(p.file_data ?? p.fileData);
     if (call) calls.push(makeToolCall(call.id, call.name, call.args ?? null));
-    else if (answer) results.push(makeMessage({ role: 'tool', content: toolResultContent(answer.response), toolCallId: answer.id }));
-    else if (data) parts.push(canonicalPart({ type: 'file', data: data.data, mime_type: data.mime_type ?? data.mimeType })!);
-    else if (file) parts.push(canonicalPart({ type: 'file', url: file.file_uri ?? file.fileUri, mime_type: file.mime_type ?? file.mimeType })!);
-    else if (typeof p.text === 'string' && p.text !== '') parts.push(p.thought === true ? { type: 'reasoning', text: p.text } : { type: 'text', text: p.text });
+    else if (answer)
+      results.push(makeMessage({ role: 'tool', content: toolResultContent(answer.response), toolCallId: answer.id }));
+    else if (data)
+      parts.push(canonicalPart({ type: 'file', data: data.data, mime_type: data.mime_type ?? data.mimeType })!);
+    else if (file)
+      parts.push(
+        canonicalPart({
+          type: 'file',
+          url: file.file_uri ?? file.fileUri,
+          mime_type: file.mime_type ?? file.mimeType,
+        })!,
+      );
+    else if (typeof p.text === 'string' && p.text !== '')
+      parts.push(p.thought === true ? { type: 'reasoning', text: p.text } : { type: 'text', text: p.text });
   }
   // contrib vertexai's choice names the calls again in tool_calls, with the ids it made up
   const named = Array.isArray(m.tool_calls) ? m.tool_calls.map(providerToolCall) : [];
@@ -174,7 +214,9 @@ function geminiParts(v: JsonValue | undefined): JsonValue | undefined {
 
 /** Gemini contents: a list of Content, or of plain strings (user text). */
 function fromGeminiContents(list: JsonValue[]): Message[] {
-  return list.flatMap((c) => (typeof c === 'string' ? [makeMessage({ role: 'user', content: c })] : fromProviderMessage(c)));
+  return list.flatMap((c) =>
+    typeof c === 'string' ? [makeMessage({ role: 'user', content: c })] : fromProviderMessage(c),
+  );
 }
 
 /** The content of a tool result block: Anthropic allows a string or a list of blocks. */
@@ -193,13 +235,20 @@ function toolResultContent(value: unknown): JsonValue | undefined {
 export function fromProviderMessage(raw: unknown, finishReason?: unknown): Message[] {
   const m = asObject(raw);
   if (!m) return [];
-  if (m.content === undefined && Array.isArray(m.parts) && m.parts.some(isGeminiPart)) return fromGeminiContent(m, finishReason);
+  if (m.content === undefined && Array.isArray(m.parts) && m.parts.some(isGeminiPart))
+    return fromGeminiContent(m, finishReason);
   // A Gemini Content as the message's content (OTel contrib google-genai's events, which send
   // every history entry as a user message event, {content: {parts, role}}: the Content's role
   // says whose turn it was), or its parts as the content (contrib vertexai's events)
   const gemini = asObject(m.content);
-  if (gemini && Array.isArray(gemini.parts)) return fromGeminiContent({ ...gemini, role: gemini.role ?? m.role }, finishReason);
-  if (Array.isArray(m.content) && m.content.length > 0 && m.content.every(isGeminiPart) && !isConverseContent(m.content)) {
+  if (gemini && Array.isArray(gemini.parts))
+    return fromGeminiContent({ ...gemini, role: gemini.role ?? m.role }, finishReason);
+  if (
+    Array.isArray(m.content) &&
+    m.content.length > 0 &&
+    m.content.every(isGeminiPart) &&
+    !isConverseContent(m.content)
+  ) {
     const { content, ...rest } = m;
     return fromGeminiContent({ ...rest, parts: content }, finishReason);
   }
@@ -213,9 +262,12 @@ export function fromProviderMessage(raw: unknown, finishReason?: unknown): Messa
   const content = typedContent(m.content);
   if (!isPartsList(content)) {
     const extra = typeof m.refusal === 'string' && m.refusal !== '' ? [{ type: 'refusal', text: m.refusal }] : [];
-    const body = extra.length && typeof content === 'string' && content !== ''
-      ? [{ type: 'text', text: content }, ...extra]
-      : extra.length ? extra : content;
+    const body =
+      extra.length && typeof content === 'string' && content !== ''
+        ? [{ type: 'text', text: content }, ...extra]
+        : extra.length
+          ? extra
+          : content;
     return [makeMessage({ role, content: body, toolCalls: calls, toolCallId, finishReason })];
   }
 
@@ -236,7 +288,11 @@ export function fromProviderMessage(raw: unknown, finishReason?: unknown): Messa
         // Traceloop's Anthropic and LangChain instrumentations copy tool_use blocks into
         // tool_calls and keep them in the content too: the same call once.
         // (OpenInference's Anthropic stream accumulator names them tool_name / tool_input)
-        const call = makeToolCall(p.id ?? p.toolCallId, p.name ?? p.toolName ?? p.tool_name, p.input ?? p.args ?? p.tool_input);
+        const call = makeToolCall(
+          p.id ?? p.toolCallId,
+          p.name ?? p.toolName ?? p.tool_name,
+          p.input ?? p.args ?? p.tool_input,
+        );
         if (call?.id === undefined || !calls.some((c) => c?.id === call.id)) calls.push(call);
         break;
       }
@@ -244,11 +300,13 @@ export function fromProviderMessage(raw: unknown, finishReason?: unknown): Messa
       case 'tool-result':
         flushUser();
         sawToolResult = true;
-        out.push(makeMessage({
-          role: 'tool',
-          content: toolResultContent(p.content ?? p.output ?? p.result),
-          toolCallId: p.tool_use_id ?? p.toolCallId,
-        }));
+        out.push(
+          makeMessage({
+            role: 'tool',
+            content: toolResultContent(p.content ?? p.output ?? p.result),
+            toolCallId: p.tool_use_id ?? p.toolCallId,
+          }),
+        );
         break;
       default: {
         const part = canonicalPart(p);
@@ -301,7 +359,11 @@ export function messagesFromRequestBody(body: unknown): Message[] | undefined {
     const config = asObject(b.config);
     return [
       // text, a Content or a list of parts: the parts' {text} blocks read as Converse's do
-      ...systemMessages(geminiParts(config?.system_instruction ?? config?.systemInstruction ?? b.system_instruction ?? b.systemInstruction)),
+      ...systemMessages(
+        geminiParts(
+          config?.system_instruction ?? config?.systemInstruction ?? b.system_instruction ?? b.systemInstruction,
+        ),
+      ),
       ...fromGeminiContents(b.contents),
     ];
   }
@@ -335,11 +397,14 @@ export function messagesFromResponseBody(body: unknown): Message[] | undefined {
     return b.candidates.flatMap((c) => {
       const cand = asObject(c);
       const content = asObject(cand?.content);
-      return content ? fromProviderMessage({ role: 'model', ...content }, cand?.finish_reason ?? cand?.finishReason) : [];
+      return content
+        ? fromProviderMessage({ role: 'model', ...content }, cand?.finish_reason ?? cand?.finishReason)
+        : [];
     });
   }
   const gemini = asObject(b.content);
-  if (gemini && Array.isArray(gemini.parts)) return fromProviderMessage({ role: 'model', ...gemini }, b.finish_reason ?? b.finishReason);
+  if (gemini && Array.isArray(gemini.parts))
+    return fromProviderMessage({ role: 'model', ...gemini }, b.finish_reason ?? b.finishReason);
   // Bedrock Converse: {output: {message: {role, content: [blocks]}}, stopReason, usage}
   const converse = asObject(asObject(b.output)?.message);
   if (converse && Array.isArray(converse.content)) {

@@ -7,7 +7,17 @@
  */
 import type { JsonValue } from './step.js';
 
-const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', '\\': '\\', "'": "'", '"': '"', '0': '\0', b: '\b', f: '\f' };
+const ESCAPES: Record<string, string> = {
+  n: '\n',
+  t: '\t',
+  r: '\r',
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  '0': '\0',
+  b: '\b',
+  f: '\f',
+};
 
 class Reader {
   i = 0;
@@ -33,7 +43,10 @@ class Reader {
     this.i++;
     for (;;) {
       this.ws();
-      if (this.s[this.i] === close) { this.i++; return; }
+      if (this.s[this.i] === close) {
+        this.i++;
+        return;
+      }
       item();
       this.ws();
       if (this.s[this.i] === ',') this.i++;
@@ -65,7 +78,10 @@ class Reader {
     while (this.i < this.s.length) {
       const c = this.s[this.i++];
       if (c === quote) return out;
-      if (c !== '\\') { out += c; continue; }
+      if (c !== '\\') {
+        out += c;
+        continue;
+      }
       const e = this.s[this.i++];
       if (e === 'x' || e === 'u') {
         const n = e === 'x' ? 2 : 4;

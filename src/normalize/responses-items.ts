@@ -36,7 +36,10 @@ export function isResponsesInput(v: unknown): v is JsonValue[] {
       else return false;
     } else if (typeof item.role !== 'string') {
       return false;
-    } else if (Array.isArray(item.content) && item.content.some((p) => RESPONSES_PARTS.has(String(asObject(p)?.type)))) {
+    } else if (
+      Array.isArray(item.content) &&
+      item.content.some((p) => RESPONSES_PARTS.has(String(asObject(p)?.type)))
+    ) {
       specific = true;
     }
   }
@@ -52,7 +55,7 @@ export function isResponse(v: unknown): boolean {
 /** A Response object ({object: "response", output: [...]}) as its answer; undefined when it is not one. */
 export function messagesFromResponse(body: unknown): Message[] | undefined {
   const b = asObject(body);
-  if (!b || b.object !== 'response' || !Array.isArray(b.output)) return undefined;
+  if (b?.object !== 'response' || !Array.isArray(b.output)) return undefined;
   const messages = messagesFromItems(b.output);
   const answer = messages.filter((m) => m.role === 'assistant').at(-1);
   const finish = finishReasonOf(b, messages);
@@ -62,7 +65,10 @@ export function messagesFromResponse(body: unknown): Message[] | undefined {
 
 /** A request's input (text or items) after its instructions. */
 export function messagesFromResponsesInput(input: unknown, instructions?: unknown): Message[] {
-  const system = typeof instructions === 'string' && instructions !== '' ? fromProviderMessage({ role: 'system', content: instructions }) : [];
+  const system =
+    typeof instructions === 'string' && instructions !== ''
+      ? fromProviderMessage({ role: 'system', content: instructions })
+      : [];
   if (typeof input === 'string') return [...system, ...fromProviderMessage({ role: 'user', content: input })];
   return [...system, ...messagesFromItems(Array.isArray(input) ? input : [])];
 }
@@ -74,7 +80,13 @@ function messagesFromItems(items: JsonValue[]): Message[] {
   let turn: { content: JsonValue[]; calls: JsonValue[] } | null = null;
   const endTurn = (): void => {
     if (!turn) return;
-    out.push(...fromProviderMessage({ role: 'assistant', content: turn.content.length ? turn.content : null, tool_calls: turn.calls }));
+    out.push(
+      ...fromProviderMessage({
+        role: 'assistant',
+        content: turn.content.length ? turn.content : null,
+        tool_calls: turn.calls,
+      }),
+    );
     turn = null;
   };
   for (const raw of items) {
@@ -89,7 +101,11 @@ function messagesFromItems(items: JsonValue[]): Message[] {
       out.push(...fromProviderMessage({ role: item.role ?? 'user', content: item.content }));
     } else if (type === 'function_call') {
       turn ??= { content: [], calls: [] };
-      turn.calls.push({ id: item.call_id ?? null, type: 'function', function: { name: item.name ?? null, arguments: item.arguments ?? null } });
+      turn.calls.push({
+        id: item.call_id ?? null,
+        type: 'function',
+        function: { name: item.name ?? null, arguments: item.arguments ?? null },
+      });
     } else if (type === 'reasoning') {
       turn ??= { content: [], calls: [] };
       for (const s of Array.isArray(item.summary) ? item.summary : []) {

@@ -38,7 +38,13 @@ export interface Tokens {
 export type StepStatus = 'ok' | 'error' | 'unset';
 
 /** Layout a step was read from. */
-export type LayoutName = 'otel-genai' | 'otel-genai-events' | 'openllmetry' | 'openinference' | 'vercel-ai' | 'langfuse';
+export type LayoutName =
+  | 'otel-genai'
+  | 'otel-genai-events'
+  | 'openllmetry'
+  | 'openinference'
+  | 'vercel-ai'
+  | 'langfuse';
 
 /**
  * What the normalizer derives from one span (and the log records correlated to it).

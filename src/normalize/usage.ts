@@ -14,9 +14,20 @@ import type { JsonValue, Tokens } from './step.js';
 import { firstNum, toJson } from './attrs.js';
 import { isResponse } from './responses-items.js';
 
-export const NO_TOKENS: Tokens = Object.freeze({ input: null, output: null, cache_read: null, cache_write: null, context: null });
+export const NO_TOKENS: Tokens = Object.freeze({
+  input: null,
+  output: null,
+  cache_read: null,
+  cache_write: null,
+  context: null,
+});
 
-export function makeTokens(input: number | null, output: number | null, cacheRead: number | null, cacheWrite: number | null): Tokens {
+export function makeTokens(
+  input: number | null,
+  output: number | null,
+  cacheRead: number | null,
+  cacheWrite: number | null,
+): Tokens {
   return { input, output, cache_read: cacheRead, cache_write: cacheWrite, context: input };
 }
 
@@ -58,13 +69,30 @@ const NOT_PARAMS = new Set(['messages', 'system', 'tools', 'functions', 'input',
  * What a Responses API Response holds beside the request's settings: openai-agents'
  * instrumentation records the whole Response (minus tools, usage, output) as its parameters.
  */
-const RESPONSE_FIELDS = new Set(['id', 'object', 'created_at', 'status', 'error', 'incomplete_details', 'output', 'output_text', 'usage']);
+const RESPONSE_FIELDS = new Set([
+  'id',
+  'object',
+  'created_at',
+  'status',
+  'error',
+  'incomplete_details',
+  'output',
+  'output_text',
+  'usage',
+]);
 /**
  * LlamaIndex's LLMMetadata, which openinference-instrumentation-llama-index records as
  * llm.invocation_parameters: what the model is (its context window, whether it chats), not
  * how it was asked. Left out where the value has its shape (context_window and is_chat_model).
  */
-const LLM_METADATA = new Set(['context_window', 'num_output', 'is_chat_model', 'is_function_calling_model', 'system_role', 'model_name']);
+const LLM_METADATA = new Set([
+  'context_window',
+  'num_output',
+  'is_chat_model',
+  'is_function_calling_model',
+  'system_role',
+  'model_name',
+]);
 
 /**
  * Provider request parameters (OpenInference llm.invocation_parameters) → the names the
@@ -78,10 +106,26 @@ export function providerParams(body: JsonValue | undefined): { [k: string]: Json
   const metadata = 'context_window' in body && 'is_chat_model' in body;
   const response = isResponse(body);
   for (const [k, v] of Object.entries(body)) {
-    if (NOT_PARAMS.has(k) || v === null || v === undefined || (metadata && LLM_METADATA.has(k)) || (response && RESPONSE_FIELDS.has(k))) continue;
-    if (k === 'max_completion_tokens') { if (!('max_tokens' in body)) params.max_tokens = v; continue; }
-    if (k === 'stop') { params.stop_sequences = typeof v === 'string' ? [v] : v; continue; }
-    if (k === 'n') { params['choice.count'] = v; continue; }
+    if (
+      NOT_PARAMS.has(k) ||
+      v === null ||
+      v === undefined ||
+      (metadata && LLM_METADATA.has(k)) ||
+      (response && RESPONSE_FIELDS.has(k))
+    )
+      continue;
+    if (k === 'max_completion_tokens') {
+      if (!('max_tokens' in body)) params.max_tokens = v;
+      continue;
+    }
+    if (k === 'stop') {
+      params.stop_sequences = typeof v === 'string' ? [v] : v;
+      continue;
+    }
+    if (k === 'n') {
+      params['choice.count'] = v;
+      continue;
+    }
     params[k] = v;
   }
   return params;

@@ -27,7 +27,13 @@ export function withVertexAiCallIds(body: { [k: string]: JsonValue }): { [k: str
   let leading = true;
   const content = body.content.map((raw, idx) => {
     const part = asObject(raw);
-    const key = part && (part.function_call !== undefined ? 'function_call' : part.functionCall !== undefined ? 'functionCall' : undefined);
+    const key =
+      part &&
+      (part.function_call !== undefined
+        ? 'function_call'
+        : part.functionCall !== undefined
+          ? 'functionCall'
+          : undefined);
     const call = key ? asObject(part![key]) : undefined;
     leading &&= call !== undefined;
     if (!leading || !call || call.id !== undefined || typeof call.name !== 'string') return raw;

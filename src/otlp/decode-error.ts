@@ -22,8 +22,10 @@ export function bodyHint(body: Uint8Array, expected: 'protobuf' | 'json'): strin
   if (body.length >= 2 && body[0] === 0x1f && body[1] === 0x8b) {
     return ' (the body is gzip-compressed; send it with Content-Encoding: gzip)';
   }
-  if (expected === 'protobuf' && body[0] === 0x7b) return ' (the body looks like JSON; send it with Content-Type: application/json)';
+  if (expected === 'protobuf' && body[0] === 0x7b)
+    return ' (the body looks like JSON; send it with Content-Type: application/json)';
   // 0x0a: field 1, length-delimited, how every non-empty Export request starts.
-  if (expected === 'json' && body[0] === 0x0a) return ' (the body looks like protobuf; send it with Content-Type: application/x-protobuf)';
+  if (expected === 'json' && body[0] === 0x0a)
+    return ' (the body looks like protobuf; send it with Content-Type: application/x-protobuf)';
   return '';
 }

@@ -5,16 +5,53 @@
  * the OTLP rules (hex ids, int64 as string or number, integer enums) and produce exactly
  * the records the protobuf path produces for the same request.
  */
-import type { AttributeValue, Attributes, LogRecord, Rejection, SpanEvent, SpanLink, SpanRecord } from '../spans/span-record.js';
+import type {
+  AttributeValue,
+  Attributes,
+  LogRecord,
+  Rejection,
+  SpanEvent,
+  SpanLink,
+  SpanRecord,
+} from '../spans/span-record.js';
 import { bodyHint } from './decode-error.js';
-import { idFromJson, linkIdProblem, optionalId, parentOrNull, spanIdProblem, SPAN_ID_BYTES, TRACE_ID_BYTES } from './ids.js';
+import {
+  idFromJson,
+  linkIdProblem,
+  optionalId,
+  parentOrNull,
+  spanIdProblem,
+  SPAN_ID_BYTES,
+  TRACE_ID_BYTES,
+} from './ids.js';
 import type { JsonObject } from './json-fields.js';
 import {
-  bad, bool, bytes, describe, double, element, enumValue, field, int64, isObject, list, message, string, uint32, uint64,
+  bad,
+  bool,
+  bytes,
+  describe,
+  double,
+  element,
+  enumValue,
+  field,
+  int64,
+  isObject,
+  list,
+  message,
+  string,
+  uint32,
+  uint64,
 } from './json-fields.js';
 import { otlpTypes } from './proto.js';
 import {
-  eventNameOf, serviceNameOf, setAttribute, shared, SPAN_KIND_NUMBERS, spanKindName, STATUS_CODE_NUMBERS, statusCodeName,
+  eventNameOf,
+  serviceNameOf,
+  setAttribute,
+  shared,
+  SPAN_KIND_NUMBERS,
+  spanKindName,
+  STATUS_CODE_NUMBERS,
+  statusCodeName,
 } from './values.js';
 
 /** Deeper AnyValue nesting than protobufjs allows on the binary path is refused here too,
@@ -77,20 +114,34 @@ export function decodeLogsJson(body: Uint8Array): { logs: LogRecord[]; rejected:
           traceId: typeof traceId === 'object' ? null : traceId,
           spanId: typeof spanId === 'object' ? null : spanId,
           timeUnixNano: uint64(field(o, 'timeUnixNano', 'time_unix_nano'), `${path}.timeUnixNano`),
-          observedTimeUnixNano: uint64(field(o, 'observedTimeUnixNano', 'observed_time_unix_nano'), `${path}.observedTimeUnixNano`),
-          severityNumber: enumValue(field(o, 'severityNumber', 'severity_number'), severities, `${path}.severityNumber`),
+          observedTimeUnixNano: uint64(
+            field(o, 'observedTimeUnixNano', 'observed_time_unix_nano'),
+            `${path}.observedTimeUnixNano`,
+          ),
+          severityNumber: enumValue(
+            field(o, 'severityNumber', 'severity_number'),
+            severities,
+            `${path}.severityNumber`,
+          ),
           severityText: string(field(o, 'severityText', 'severity_text'), `${path}.severityText`),
           eventName: eventNameOf(string(field(o, 'eventName', 'event_name'), `${path}.eventName`), attrs),
           body: bodyValue,
           attributes: attrs,
-          droppedAttributesCount: uint32(field(o, 'droppedAttributesCount', 'dropped_attributes_count'), `${path}.droppedAttributesCount`),
+          droppedAttributesCount: uint32(
+            field(o, 'droppedAttributesCount', 'dropped_attributes_count'),
+            `${path}.droppedAttributesCount`,
+          ),
           flags: uint32(field(o, 'flags'), `${path}.flags`),
-          resource: res.attributes, scope, serviceName: res.serviceName,
+          resource: res.attributes,
+          scope,
+          serviceName: res.serviceName,
         };
         // Ids are checked after the whole record parsed: a structurally broken record
         // fails the request even when its ids are also wrong.
-        if (traceId !== null && typeof traceId === 'object') rejected.push({ index, reason: `log record: ${traceId.problem}` });
-        else if (spanId !== null && typeof spanId === 'object') rejected.push({ index, reason: `log record: ${spanId.problem}` });
+        if (traceId !== null && typeof traceId === 'object')
+          rejected.push({ index, reason: `log record: ${traceId.problem}` });
+        else if (spanId !== null && typeof spanId === 'object')
+          rejected.push({ index, reason: `log record: ${spanId.problem}` });
         else logs.push(record);
         index++;
       }
@@ -106,24 +157,35 @@ function parseRequest(body: Uint8Array, messageName: string, key: string, otherS
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw bad(`request body is not valid JSON: ${err instanceof Error ? err.message : String(err)}${bodyHint(body, 'json')}`);
+    throw bad(
+      `request body is not valid JSON: ${err instanceof Error ? err.message : String(err)}${bodyHint(body, 'json')}`,
+    );
   }
   if (!isObject(parsed)) throw bad(`request body must be a JSON object (an ${messageName}), got ${describe(parsed)}`);
   // The other signal's body decodes as an empty request; refuse it so a misrouted
   // exporter hears about it instead of getting a silent success.
   if (parsed[key] === undefined && parsed[otherSignalKey] !== undefined) {
-    throw bad(`request body has "${otherSignalKey}" but no "${key}": is an exporter for the other signal pointed at this endpoint?`);
+    throw bad(
+      `request body has "${otherSignalKey}" but no "${key}": is an exporter for the other signal pointed at this endpoint?`,
+    );
   }
   return parsed;
 }
 
-interface ResourceInfo { attributes: Attributes; dropped: number; serviceName: string | null }
+interface ResourceInfo {
+  attributes: Attributes;
+  dropped: number;
+  serviceName: string | null;
+}
 
 function resourceOf(parent: JsonObject, parentPath: string): ResourceInfo {
   const path = `${parentPath}.resource`;
   const o = message(field(parent, 'resource'), path) ?? {};
   const attrs = shared(attributes(field(o, 'attributes'), `${path}.attributes`, 0));
-  const dropped = uint32(field(o, 'droppedAttributesCount', 'dropped_attributes_count'), `${path}.droppedAttributesCount`);
+  const dropped = uint32(
+    field(o, 'droppedAttributesCount', 'dropped_attributes_count'),
+    `${path}.droppedAttributesCount`,
+  );
   return { attributes: attrs, dropped, serviceName: serviceNameOf(attrs) };
 }
 
@@ -151,7 +213,10 @@ function spanRecord(o: JsonObject, path: string, res: ResourceInfo, scope: SpanR
       timeUnixNano: uint64(field(eo, 'timeUnixNano', 'time_unix_nano'), `${ePath}.timeUnixNano`),
       name: string(field(eo, 'name'), `${ePath}.name`),
       attributes: attributes(field(eo, 'attributes'), `${ePath}.attributes`, 0),
-      droppedAttributesCount: uint32(field(eo, 'droppedAttributesCount', 'dropped_attributes_count'), `${ePath}.droppedAttributesCount`),
+      droppedAttributesCount: uint32(
+        field(eo, 'droppedAttributesCount', 'dropped_attributes_count'),
+        `${ePath}.droppedAttributesCount`,
+      ),
     };
   });
   const links: SpanLink[] = list(field(o, 'links'), `${path}.links`).map((l, i) => {
@@ -165,7 +230,10 @@ function spanRecord(o: JsonObject, path: string, res: ResourceInfo, scope: SpanR
       spanId: typeof linkSpan === 'string' ? linkSpan : '',
       traceState: string(field(lo, 'traceState', 'trace_state'), `${lPath}.traceState`),
       attributes: attributes(field(lo, 'attributes'), `${lPath}.attributes`, 0),
-      droppedAttributesCount: uint32(field(lo, 'droppedAttributesCount', 'dropped_attributes_count'), `${lPath}.droppedAttributesCount`),
+      droppedAttributesCount: uint32(
+        field(lo, 'droppedAttributesCount', 'dropped_attributes_count'),
+        `${lPath}.droppedAttributesCount`,
+      ),
       flags: uint32(field(lo, 'flags'), `${lPath}.flags`),
     };
   });
@@ -181,7 +249,10 @@ function spanRecord(o: JsonObject, path: string, res: ResourceInfo, scope: SpanR
     startTimeUnixNano: uint64(field(o, 'startTimeUnixNano', 'start_time_unix_nano'), `${path}.startTimeUnixNano`),
     endTimeUnixNano: uint64(field(o, 'endTimeUnixNano', 'end_time_unix_nano'), `${path}.endTimeUnixNano`),
     attributes: attributes(field(o, 'attributes'), `${path}.attributes`, 0),
-    droppedAttributesCount: uint32(field(o, 'droppedAttributesCount', 'dropped_attributes_count'), `${path}.droppedAttributesCount`),
+    droppedAttributesCount: uint32(
+      field(o, 'droppedAttributesCount', 'dropped_attributes_count'),
+      `${path}.droppedAttributesCount`,
+    ),
     events,
     droppedEventsCount: uint32(field(o, 'droppedEventsCount', 'dropped_events_count'), `${path}.droppedEventsCount`),
     links,
@@ -203,7 +274,9 @@ function attributes(v: unknown, path: string, depth: number): Attributes {
   const out: Attributes = {};
   if (v === undefined || v === null) return out;
   if (!Array.isArray(v)) {
-    throw bad(`${path} must be a list of {key, value} entries${isObject(v) ? ', not an object' : `, got ${describe(v)}`}`);
+    throw bad(
+      `${path} must be a list of {key, value} entries${isObject(v) ? ', not an object' : `, got ${describe(v)}`}`,
+    );
   }
   for (let i = 0; i < v.length; i++) {
     const kv: unknown = v[i];
@@ -211,7 +284,11 @@ function attributes(v: unknown, path: string, depth: number): Attributes {
     const key = kv.key;
     if (typeof key !== 'string') throw bad(`${path}[${i}].key must be a string, got ${describe(key)}`);
     const value = kv.value;
-    setAttribute(out, key, value === undefined || value === null ? null : anyValue(value, `${path}[${i}].value`, depth));
+    setAttribute(
+      out,
+      key,
+      value === undefined || value === null ? null : anyValue(value, `${path}[${i}].value`, depth),
+    );
   }
   return out;
 }
@@ -228,20 +305,42 @@ function anyValue(v: unknown, path: string, depth: number): AttributeValue {
     if (raw === null || raw === undefined) continue;
     let value: AttributeValue;
     switch (key) {
-      case 'stringValue': case 'string_value': value = string(raw, `${path}.stringValue`); break;
-      case 'boolValue': case 'bool_value': value = bool(raw, `${path}.boolValue`); break;
-      case 'intValue': case 'int_value': value = int64(raw, `${path}.intValue`); break;
-      case 'doubleValue': case 'double_value': value = double(raw, `${path}.doubleValue`); break;
-      case 'bytesValue': case 'bytes_value': value = bytes(raw, `${path}.bytesValue`); break;
-      case 'arrayValue': case 'array_value': {
+      case 'stringValue':
+      case 'string_value':
+        value = string(raw, `${path}.stringValue`);
+        break;
+      case 'boolValue':
+      case 'bool_value':
+        value = bool(raw, `${path}.boolValue`);
+        break;
+      case 'intValue':
+      case 'int_value':
+        value = int64(raw, `${path}.intValue`);
+        break;
+      case 'doubleValue':
+      case 'double_value':
+        value = double(raw, `${path}.doubleValue`);
+        break;
+      case 'bytesValue':
+      case 'bytes_value':
+        value = bytes(raw, `${path}.bytesValue`);
+        break;
+      case 'arrayValue':
+      case 'array_value': {
         const values = list(field(message(raw, `${path}.arrayValue`) ?? {}, 'values'), `${path}.arrayValue.values`);
         value = values.map((item, i) => anyValue(item, `${path}.arrayValue.values[${i}]`, depth + 1));
         break;
       }
-      case 'kvlistValue': case 'kvlist_value':
-        value = attributes(field(message(raw, `${path}.kvlistValue`) ?? {}, 'values'), `${path}.kvlistValue.values`, depth + 1);
+      case 'kvlistValue':
+      case 'kvlist_value':
+        value = attributes(
+          field(message(raw, `${path}.kvlistValue`) ?? {}, 'values'),
+          `${path}.kvlistValue.values`,
+          depth + 1,
+        );
         break;
-      default: continue; // unknown fields (and profiles-only stringValueStrindex) are ignored
+      default:
+        continue; // unknown fields (and profiles-only stringValueStrindex) are ignored
     }
     if (member !== undefined) throw bad(`${path} sets both ${member} and ${key}; an AnyValue holds one value`);
     member = key;

@@ -5,39 +5,106 @@
  * no toObject/JSON round trip (the ingest path runs this for every span).
  */
 import type protobuf from 'protobufjs';
-import type { AttributeValue, Attributes, LogRecord, Rejection, SpanEvent, SpanLink, SpanRecord } from '../spans/span-record.js';
+import type {
+  AttributeValue,
+  Attributes,
+  LogRecord,
+  Rejection,
+  SpanEvent,
+  SpanLink,
+  SpanRecord,
+} from '../spans/span-record.js';
 import { bodyHint, OtlpDecodeError } from './decode-error.js';
-import { idFromBytes, linkIdProblem, optionalId, parentOrNull, spanIdProblem, SPAN_ID_BYTES, TRACE_ID_BYTES } from './ids.js';
+import {
+  idFromBytes,
+  linkIdProblem,
+  optionalId,
+  parentOrNull,
+  spanIdProblem,
+  SPAN_ID_BYTES,
+  TRACE_ID_BYTES,
+} from './ids.js';
 import { otlpTypes } from './proto.js';
 import type { LongBits } from './values.js';
 import {
-  eventNameOf, serviceNameOf, setAttribute, shared, signedToValue, spanKindName, statusCodeName, unsignedToBigInt,
+  eventNameOf,
+  serviceNameOf,
+  setAttribute,
+  shared,
+  signedToValue,
+  spanKindName,
+  statusCodeName,
+  unsignedToBigInt,
 } from './values.js';
 
 // The shapes protobufjs produces for our .proto files (camelCase; absent message fields
 // read as null, absent scalars as the proto3 default from the prototype).
 interface PbAnyValue {
-  stringValue?: string; boolValue?: boolean; intValue?: LongBits | number; doubleValue?: number;
-  arrayValue?: { values: PbAnyValue[] }; kvlistValue?: { values: PbKeyValue[] }; bytesValue?: Uint8Array;
+  stringValue?: string;
+  boolValue?: boolean;
+  intValue?: LongBits | number;
+  doubleValue?: number;
+  arrayValue?: { values: PbAnyValue[] };
+  kvlistValue?: { values: PbKeyValue[] };
+  bytesValue?: Uint8Array;
 }
-interface PbKeyValue { key: string; value: PbAnyValue | null }
-interface PbResource { attributes: PbKeyValue[]; droppedAttributesCount: number }
-interface PbScope { name: string; version: string; attributes: PbKeyValue[] }
-interface PbEvent { timeUnixNano: LongBits | number; name: string; attributes: PbKeyValue[]; droppedAttributesCount: number }
+interface PbKeyValue {
+  key: string;
+  value: PbAnyValue | null;
+}
+interface PbResource {
+  attributes: PbKeyValue[];
+  droppedAttributesCount: number;
+}
+interface PbScope {
+  name: string;
+  version: string;
+  attributes: PbKeyValue[];
+}
+interface PbEvent {
+  timeUnixNano: LongBits | number;
+  name: string;
+  attributes: PbKeyValue[];
+  droppedAttributesCount: number;
+}
 interface PbLink {
-  traceId: Uint8Array; spanId: Uint8Array; traceState: string; attributes: PbKeyValue[];
-  droppedAttributesCount: number; flags: number;
+  traceId: Uint8Array;
+  spanId: Uint8Array;
+  traceState: string;
+  attributes: PbKeyValue[];
+  droppedAttributesCount: number;
+  flags: number;
 }
 interface PbSpan {
-  traceId: Uint8Array; spanId: Uint8Array; traceState: string; parentSpanId: Uint8Array; flags: number; name: string;
-  kind: number; startTimeUnixNano: LongBits | number; endTimeUnixNano: LongBits | number; attributes: PbKeyValue[];
-  droppedAttributesCount: number; events: PbEvent[]; droppedEventsCount: number; links: PbLink[];
-  droppedLinksCount: number; status: { code: number; message: string } | null;
+  traceId: Uint8Array;
+  spanId: Uint8Array;
+  traceState: string;
+  parentSpanId: Uint8Array;
+  flags: number;
+  name: string;
+  kind: number;
+  startTimeUnixNano: LongBits | number;
+  endTimeUnixNano: LongBits | number;
+  attributes: PbKeyValue[];
+  droppedAttributesCount: number;
+  events: PbEvent[];
+  droppedEventsCount: number;
+  links: PbLink[];
+  droppedLinksCount: number;
+  status: { code: number; message: string } | null;
 }
 interface PbLogRecord {
-  timeUnixNano: LongBits | number; observedTimeUnixNano: LongBits | number; severityNumber: number; severityText: string;
-  body: PbAnyValue | null; attributes: PbKeyValue[]; droppedAttributesCount: number; flags: number;
-  traceId: Uint8Array; spanId: Uint8Array; eventName: string;
+  timeUnixNano: LongBits | number;
+  observedTimeUnixNano: LongBits | number;
+  severityNumber: number;
+  severityText: string;
+  body: PbAnyValue | null;
+  attributes: PbKeyValue[];
+  droppedAttributesCount: number;
+  flags: number;
+  traceId: Uint8Array;
+  spanId: Uint8Array;
+  eventName: string;
 }
 interface PbTraceRequest {
   resourceSpans: { resource: PbResource | null; scopeSpans: { scope: PbScope | null; spans: PbSpan[] }[] }[];
@@ -81,12 +148,15 @@ export function decodeLogsProtobuf(body: Uint8Array): { logs: LogRecord[]; rejec
       for (const r of sl.logRecords) {
         const traceId = optionalId(idFromBytes(r.traceId, TRACE_ID_BYTES, 'traceId'));
         const spanId = optionalId(idFromBytes(r.spanId, SPAN_ID_BYTES, 'spanId'));
-        if (traceId !== null && typeof traceId === 'object') rejected.push({ index, reason: `log record: ${traceId.problem}` });
-        else if (spanId !== null && typeof spanId === 'object') rejected.push({ index, reason: `log record: ${spanId.problem}` });
+        if (traceId !== null && typeof traceId === 'object')
+          rejected.push({ index, reason: `log record: ${traceId.problem}` });
+        else if (spanId !== null && typeof spanId === 'object')
+          rejected.push({ index, reason: `log record: ${spanId.problem}` });
         else {
           const attrs = attributes(r.attributes);
           logs.push({
-            traceId, spanId,
+            traceId,
+            spanId,
             timeUnixNano: unsignedToBigInt(r.timeUnixNano),
             observedTimeUnixNano: unsignedToBigInt(r.observedTimeUnixNano),
             severityNumber: r.severityNumber,
@@ -96,7 +166,9 @@ export function decodeLogsProtobuf(body: Uint8Array): { logs: LogRecord[]; rejec
             attributes: attrs,
             droppedAttributesCount: r.droppedAttributesCount,
             flags: r.flags,
-            resource, scope, serviceName,
+            resource,
+            scope,
+            serviceName,
           });
         }
         index++;
@@ -114,13 +186,20 @@ function decodeMessage(type: protobuf.Type, body: Uint8Array): protobuf.Message 
     return type.decode(buf);
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
-    throw new OtlpDecodeError(`request body is not a valid ${type.name} protobuf: ${detail}${bodyHint(buf, 'protobuf')}`, { cause: err });
+    throw new OtlpDecodeError(
+      `request body is not a valid ${type.name} protobuf: ${detail}${bodyHint(buf, 'protobuf')}`,
+      { cause: err },
+    );
   }
 }
 
 /** A span, or why its ids make it unusable. */
 function spanRecord(
-  s: PbSpan, resource: Attributes, resourceDropped: number, scope: SpanRecord['scope'], serviceName: string | null,
+  s: PbSpan,
+  resource: Attributes,
+  resourceDropped: number,
+  scope: SpanRecord['scope'],
+  serviceName: string | null,
 ): SpanRecord | string {
   const traceId = idFromBytes(s.traceId, TRACE_ID_BYTES, 'traceId');
   const spanId = idFromBytes(s.spanId, SPAN_ID_BYTES, 'spanId');
@@ -135,16 +214,22 @@ function spanRecord(
     const linkProblem = linkIdProblem(linkTrace, linkSpan, `links[${i}]`);
     if (linkProblem !== undefined) return linkProblem;
     links.push({
-      traceId: linkTrace as string, spanId: linkSpan as string, traceState: l.traceState,
-      attributes: attributes(l.attributes), droppedAttributesCount: l.droppedAttributesCount, flags: l.flags,
+      traceId: linkTrace as string,
+      spanId: linkSpan as string,
+      traceState: l.traceState,
+      attributes: attributes(l.attributes),
+      droppedAttributesCount: l.droppedAttributesCount,
+      flags: l.flags,
     });
   }
   const events: SpanEvent[] = new Array(s.events.length);
   for (let i = 0; i < s.events.length; i++) {
     const e = s.events[i];
     events[i] = {
-      timeUnixNano: unsignedToBigInt(e.timeUnixNano), name: e.name,
-      attributes: attributes(e.attributes), droppedAttributesCount: e.droppedAttributesCount,
+      timeUnixNano: unsignedToBigInt(e.timeUnixNano),
+      name: e.name,
+      attributes: attributes(e.attributes),
+      droppedAttributesCount: e.droppedAttributesCount,
     };
   }
   return {
@@ -163,7 +248,9 @@ function spanRecord(
     droppedEventsCount: s.droppedEventsCount,
     links,
     droppedLinksCount: s.droppedLinksCount,
-    status: s.status ? { code: statusCodeName(s.status.code), message: s.status.message } : { code: 'unset', message: '' },
+    status: s.status
+      ? { code: statusCodeName(s.status.code), message: s.status.message }
+      : { code: 'unset', message: '' },
     resource,
     resourceDroppedAttributesCount: resourceDropped,
     scope,
@@ -172,7 +259,11 @@ function spanRecord(
 }
 
 function scopeOf(scope: PbScope | null): SpanRecord['scope'] {
-  return shared({ name: scope?.name ?? '', version: scope?.version ?? '', attributes: shared(attributes(scope?.attributes)) });
+  return shared({
+    name: scope?.name ?? '',
+    version: scope?.version ?? '',
+    attributes: shared(attributes(scope?.attributes)),
+  });
 }
 
 function attributes(kvs: PbKeyValue[] | undefined): Attributes {
@@ -194,20 +285,27 @@ function attributes(kvs: PbKeyValue[] | undefined): Attributes {
 function anyValue(v: PbAnyValue): AttributeValue {
   const keys = Object.keys(v);
   switch (keys[keys.length - 1]) {
-    case 'stringValue': return v.stringValue as string;
-    case 'intValue': return signedToValue(v.intValue as LongBits | number);
-    case 'boolValue': return v.boolValue as boolean;
-    case 'doubleValue': return v.doubleValue as number;
+    case 'stringValue':
+      return v.stringValue as string;
+    case 'intValue':
+      return signedToValue(v.intValue as LongBits | number);
+    case 'boolValue':
+      return v.boolValue as boolean;
+    case 'doubleValue':
+      return v.doubleValue as number;
     case 'arrayValue': {
       const values = v.arrayValue?.values ?? [];
       const out: AttributeValue[] = new Array(values.length);
       for (let i = 0; i < values.length; i++) out[i] = anyValue(values[i]);
       return out;
     }
-    case 'kvlistValue': return attributes(v.kvlistValue?.values);
+    case 'kvlistValue':
+      return attributes(v.kvlistValue?.values);
     // Copy: the decoded bytes are a view into the request body, which must not be pinned
     // in memory (or changed under us) for as long as the record lives.
-    case 'bytesValue': return new Uint8Array(v.bytesValue as Uint8Array);
-    default: return null;
+    case 'bytesValue':
+      return new Uint8Array(v.bytesValue as Uint8Array);
+    default:
+      return null;
   }
 }

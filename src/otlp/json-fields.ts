@@ -87,7 +87,8 @@ export function uint64(v: unknown, path: string): bigint {
   let big: bigint | undefined;
   if (typeof v === 'string' && UNSIGNED.test(v)) big = BigInt(v);
   else if (typeof v === 'number' && Number.isInteger(v) && v >= 0) big = BigInt(v);
-  if (big === undefined || big > MAX_U64) throw bad(`${path} must be an unsigned 64-bit integer (decimal string or number), got ${describe(v)}`);
+  if (big === undefined || big > MAX_U64)
+    throw bad(`${path} must be an unsigned 64-bit integer (decimal string or number), got ${describe(v)}`);
   return big;
 }
 
@@ -97,7 +98,8 @@ export function int64(v: unknown, path: string): number | bigint {
   let big: bigint | undefined;
   if (typeof v === 'string' && SIGNED.test(v)) big = BigInt(v);
   else if (typeof v === 'number' && Number.isInteger(v)) big = BigInt(v);
-  if (big === undefined || big < MIN_I64 || big > MAX_I64) throw bad(`${path} must be a 64-bit integer (decimal string or number), got ${describe(v)}`);
+  if (big === undefined || big < MIN_I64 || big > MAX_I64)
+    throw bad(`${path} must be a 64-bit integer (decimal string or number), got ${describe(v)}`);
   return toSafeNumber(big);
 }
 

@@ -43,7 +43,10 @@ export function otlpProtoDir(): string {
   const start = path.dirname(fileURLToPath(import.meta.url));
   for (let dir = start; ; dir = path.dirname(dir)) {
     const candidate = path.join(dir, 'proto');
-    if (existsSync(path.join(candidate, 'opentelemetry'))) return (protoDirCache = candidate);
+    if (existsSync(path.join(candidate, 'opentelemetry'))) {
+      protoDirCache = candidate;
+      return candidate;
+    }
     if (path.dirname(dir) === dir) throw new Error(`tapedeck: no proto/opentelemetry directory above ${start}`);
   }
 }
@@ -54,7 +57,8 @@ export function otlpTypes(): OtlpTypes {
   // Without Long, protobufjs decodes 64-bit fields to lossy doubles; nanosecond times and
   // int64 attributes above 2^53 would be silently rounded. protobufjs finds `long` (its
   // own dependency) at load; refuse to run rather than corrupt data if it did not.
-  if (!protobuf.util.Long) throw new Error('tapedeck: protobufjs loaded without Long support; 64-bit values would lose precision');
+  if (!protobuf.util.Long)
+    throw new Error('tapedeck: protobufjs loaded without Long support; 64-bit values would lose precision');
   const dir = otlpProtoDir();
   const root = new protobuf.Root();
   // Imports are written relative to proto/; google/protobuf/* comes bundled with protobufjs.

@@ -58,6 +58,7 @@ export function partialSuccessFor(signal: OtlpSignal, rejected: readonly Rejecti
   const shown = rejected.slice(0, 5).map((r) => `#${r.index}: ${r.reason}`);
   const more = rejected.length > shown.length ? `; and ${rejected.length - shown.length} more` : '';
   let errorMessage = `${rejected.length} ${noun}${rejected.length === 1 ? '' : 's'} rejected: ${shown.join('; ')}${more}`;
-  if (errorMessage.length > MAX_ERROR_MESSAGE_CHARS) errorMessage = `${errorMessage.slice(0, MAX_ERROR_MESSAGE_CHARS - 3)}...`;
+  if (errorMessage.length > MAX_ERROR_MESSAGE_CHARS)
+    errorMessage = `${errorMessage.slice(0, MAX_ERROR_MESSAGE_CHARS - 3)}...`;
   return { rejected: rejected.length, errorMessage };
 }

@@ -9,11 +9,17 @@ const SPAN_KINDS: readonly SpanKindName[] = ['unspecified', 'internal', 'server'
 const STATUS_CODES: readonly StatusCodeName[] = ['unset', 'ok', 'error'];
 
 export const SPAN_KIND_NUMBERS: Readonly<Record<string, number>> = {
-  SPAN_KIND_UNSPECIFIED: 0, SPAN_KIND_INTERNAL: 1, SPAN_KIND_SERVER: 2,
-  SPAN_KIND_CLIENT: 3, SPAN_KIND_PRODUCER: 4, SPAN_KIND_CONSUMER: 5,
+  SPAN_KIND_UNSPECIFIED: 0,
+  SPAN_KIND_INTERNAL: 1,
+  SPAN_KIND_SERVER: 2,
+  SPAN_KIND_CLIENT: 3,
+  SPAN_KIND_PRODUCER: 4,
+  SPAN_KIND_CONSUMER: 5,
 };
 export const STATUS_CODE_NUMBERS: Readonly<Record<string, number>> = {
-  STATUS_CODE_UNSET: 0, STATUS_CODE_OK: 1, STATUS_CODE_ERROR: 2,
+  STATUS_CODE_UNSET: 0,
+  STATUS_CODE_OK: 1,
+  STATUS_CODE_ERROR: 2,
 };
 
 /** proto3 enums are open: a value from a newer spec than ours reads as the default. */

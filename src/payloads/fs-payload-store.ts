@@ -35,10 +35,11 @@ export function createFsPayloadStore(settings: FsPayloadStoreSettings): PayloadS
   removeLeftovers(incoming);
   // Made by the first put rather than checked by every one (tried again if making it failed).
   let incomingMade: Promise<unknown> | undefined;
-  const makeIncoming = () => (incomingMade ??= mkdir(incoming, { recursive: true }).catch((error: unknown) => {
-    incomingMade = undefined;
-    throw error;
-  }));
+  const makeIncoming = () =>
+    (incomingMade ??= mkdir(incoming, { recursive: true }).catch((error: unknown) => {
+      incomingMade = undefined;
+      throw error;
+    }));
 
   // parsePayloadRef admits only [0-9a-f]{64}, so a ref can never name a path outside root.
   const locate = (ref: string) => {

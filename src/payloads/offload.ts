@@ -72,7 +72,8 @@ export async function offloadLargeValues<T extends OffloadableDraft>(
   store: PayloadStore,
   thresholdBytes: number,
 ): Promise<OffloadResult<T>> {
-  if (!(thresholdBytes >= 0)) throw new RangeError(`thresholdBytes must be a non-negative number, got ${thresholdBytes}`);
+  if (!(thresholdBytes >= 0))
+    throw new RangeError(`thresholdBytes must be a non-negative number, got ${thresholdBytes}`);
   const payloads: OffloadedPayload[] = [];
   const request = await offloadValue(draft.request, store, thresholdBytes, draft.kind === 'llm');
   const response = await offloadValue(draft.response, store, thresholdBytes, false);
@@ -93,7 +94,12 @@ interface OffloadedValue {
   payload?: { ref: string; sizeBytes: number };
 }
 
-async function offloadValue(value: JsonValue | null, store: PayloadStore, thresholdBytes: number, isLlmRequest: boolean): Promise<OffloadedValue> {
+async function offloadValue(
+  value: JsonValue | null,
+  store: PayloadStore,
+  thresholdBytes: number,
+  isLlmRequest: boolean,
+): Promise<OffloadedValue> {
   if (value === null) return { stored: null, digest: null };
   const text = canonicalJson(value);
   if (fitsInUtf8(text, thresholdBytes)) return { stored: value, digest: sha256Hex(text) };

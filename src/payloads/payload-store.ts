@@ -47,7 +47,11 @@ export class InvalidPayloadRefError extends TypeError {
 
 /** Stored bytes that do not hash to their name: corruption, or tampering, in the backend. */
 export class PayloadIntegrityError extends Error {
-  constructor(readonly ref: string, readonly actualRef: string, readonly backend: string) {
+  constructor(
+    readonly ref: string,
+    readonly actualRef: string,
+    readonly backend: string,
+  ) {
     super(`payload ${ref} in the ${backend} payload store is corrupt: its bytes hash to ${actualRef}`);
     this.name = 'PayloadIntegrityError';
   }
@@ -103,7 +107,9 @@ export function verifyPayload(ref: string, bytes: Uint8Array, backend: string): 
  * one type from every backend, so a comparison never depends on which backend answered.
  */
 export function asPlainBytes(bytes: Uint8Array): Uint8Array {
-  return Object.getPrototypeOf(bytes) === Uint8Array.prototype ? bytes : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return Object.getPrototypeOf(bytes) === Uint8Array.prototype
+    ? bytes
+    : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 function describe(ref: unknown): string {

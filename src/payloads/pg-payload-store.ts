@@ -59,10 +59,9 @@ export function createPgPayloadStore(deps: PgPayloadStoreDeps): PayloadStore {
 
     async has(ref) {
       parsePayloadRef(ref);
-      const rows = await db.query(
-        'SELECT 1 FROM tapedeck_store.payloads WHERE digest = $1 AND bytes IS NOT NULL',
-        [ref],
-      );
+      const rows = await db.query('SELECT 1 FROM tapedeck_store.payloads WHERE digest = $1 AND bytes IS NOT NULL', [
+        ref,
+      ]);
       return rows.length > 0;
     },
 

@@ -52,10 +52,19 @@ export interface PayloadResolver {
 }
 
 /** Resolves one value with its own budget. */
-export async function resolvePayloads(value: JsonValue | null, store: PayloadStore, options: ResolveOptions): Promise<ResolveResult> {
+export async function resolvePayloads(
+  value: JsonValue | null,
+  store: PayloadStore,
+  options: ResolveOptions,
+): Promise<ResolveResult> {
   const resolver = createPayloadResolver(store, options);
   const resolved = await resolver.resolve(value);
-  return { value: resolved, resolvedPartial: resolver.resolvedPartial, bytesResolved: resolver.bytesResolved, unreadable: [...resolver.unreadable] };
+  return {
+    value: resolved,
+    resolvedPartial: resolver.resolvedPartial,
+    bytesResolved: resolver.bytesResolved,
+    unreadable: [...resolver.unreadable],
+  };
 }
 
 export function createPayloadResolver(store: PayloadStore, options: ResolveOptions): PayloadResolver {
@@ -150,8 +159,14 @@ export function createPayloadResolver(store: PayloadStore, options: ResolveOptio
 
   return {
     resolve: async (value) => (value === null ? null : walk(value)),
-    get resolvedPartial() { return partial; },
-    get bytesResolved() { return bytesResolved; },
-    get unreadable() { return unreadable; },
+    get resolvedPartial() {
+      return partial;
+    },
+    get bytesResolved() {
+      return bytesResolved;
+    },
+    get unreadable() {
+      return unreadable;
+    },
   };
 }

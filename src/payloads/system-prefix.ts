@@ -20,5 +20,7 @@ export function countLeadingSystemMessages(list: readonly JsonValue[]): number {
 
 /** Whether list is [system…, {"$payload": …}] with at least one system message. */
 export function isSystemPrefixedRef(list: readonly JsonValue[]): boolean {
-  return list.length >= 2 && isPayloadRef(list[list.length - 1]) && countLeadingSystemMessages(list) === list.length - 1;
+  return (
+    list.length >= 2 && isPayloadRef(list[list.length - 1]) && countLeadingSystemMessages(list) === list.length - 1
+  );
 }

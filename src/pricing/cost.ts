@@ -43,10 +43,11 @@ export function costOfStep(step: Step, table: PricingTable | null): number | nul
   if (cacheWrite > 0 && price.cache_write === null) return null;
   let uncached = input - cacheRead - cacheWrite;
   if (uncached < 0) uncached = input; // cache counts reported beside input, not inside it
-  const usd = uncached * price.input
-    + cacheRead * (price.cache_read ?? 0)
-    + cacheWrite * (price.cache_write ?? 0)
-    + output * price.output;
+  const usd =
+    uncached * price.input +
+    cacheRead * (price.cache_read ?? 0) +
+    cacheWrite * (price.cache_write ?? 0) +
+    output * price.output;
   return usd / PER_MILLION;
 }
 

@@ -47,7 +47,11 @@ export interface PricingTable {
 }
 
 export class PricingError extends Error {
-  constructor(readonly source: string, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly source: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(`pricing table ${source}: ${message}`, options);
     this.name = 'PricingError';
   }
@@ -73,7 +77,10 @@ export function parsePricingTable(text: string, source = 'pricing table'): Prici
   }
   for (const key of Object.keys(root)) {
     if (!TOP_LEVEL_KEYS.has(key)) {
-      throw new PricingError(source, `unknown top-level key ${JSON.stringify(key)}; expected "models" (and optionally "note")`);
+      throw new PricingError(
+        source,
+        `unknown top-level key ${JSON.stringify(key)}; expected "models" (and optionally "note")`,
+      );
     }
   }
   if (root.note !== undefined && typeof root.note !== 'string') {
@@ -142,7 +149,10 @@ function parseEntry(source: string, where: string, entry: unknown): ModelPrice {
   }
   for (const key of Object.keys(entry)) {
     if (!(PRICE_KEYS as readonly string[]).includes(key)) {
-      throw new PricingError(source, `${where}: unknown key ${JSON.stringify(key)}; prices are ${PRICE_KEYS.join(', ')} (USD per million tokens)`);
+      throw new PricingError(
+        source,
+        `${where}: unknown key ${JSON.stringify(key)}; prices are ${PRICE_KEYS.join(', ')} (USD per million tokens)`,
+      );
     }
   }
   const price = (key: (typeof PRICE_KEYS)[number], required: boolean): number | null => {

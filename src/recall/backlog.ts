@@ -44,14 +44,16 @@ export async function enqueueSteps(tx: Queryable, tenant: string, keys: readonly
 export async function oldestBacklogRow(db: Queryable): Promise<{ id: bigint; ageMs: number } | null> {
   const [row] = await db.query<{ id: bigint | string | number; age_ms: number | string }>(
     `SELECT id, extract(epoch FROM clock_timestamp() - enqueued_at) * 1000 AS age_ms
-       FROM tapedeck_store.recall_backlog ORDER BY id LIMIT 1`);
+       FROM tapedeck_store.recall_backlog ORDER BY id LIMIT 1`,
+  );
   return row ? { id: BigInt(row.id), ageMs: Number(row.age_ms) } : null;
 }
 
 /** The last backlog row so far (0 when none was ever written): catching up means indexing up to it. */
 export async function lastBacklogRow(db: Queryable): Promise<bigint> {
   const [row] = await db.query<{ last: bigint | string | number | null }>(
-    `SELECT max(id) AS last FROM tapedeck_store.recall_backlog`);
+    `SELECT max(id) AS last FROM tapedeck_store.recall_backlog`,
+  );
   return BigInt(row.last ?? 0);
 }
 
@@ -59,7 +61,8 @@ export async function lastBacklogRow(db: Queryable): Promise<bigint> {
 export async function backlogSteps(db: Queryable, upTo?: bigint): Promise<number> {
   const [row] = await db.query<{ steps: bigint | string | number | null }>(
     `SELECT sum(steps) AS steps FROM tapedeck_store.recall_backlog WHERE $1::bigint IS NULL OR id <= $1::bigint`,
-    [upTo === undefined ? null : upTo.toString()]);
+    [upTo === undefined ? null : upTo.toString()],
+  );
   return Number(row.steps ?? 0);
 }
 
@@ -91,18 +94,30 @@ const FIRST_SLICE = 64;
  * recorded, or null when no row was taken: none left, or (skipLocked) all taken by others,
  * or (waiting) the one waited for was indexed by the other transaction.
  */
-export async function indexBacklogRow(db: Database, payloads: PayloadStore, options: IndexRowOptions): Promise<number | null> {
+export async function indexBacklogRow(
+  db: Database,
+  payloads: PayloadStore,
+  options: IndexRowOptions,
+): Promise<number | null> {
   return db.transaction(async (tx) => {
     const [row] = await tx.query<{ id: bigint | string | number; tenant: string; steps: number }>(
       `SELECT id, tenant, steps FROM tapedeck_store.recall_backlog
         WHERE $1::bigint IS NULL OR id <= $1::bigint
         ORDER BY id LIMIT 1 FOR UPDATE${options.skipLocked ? ' SKIP LOCKED' : ''}`,
-      [options.upTo === undefined ? null : options.upTo.toString()]);
+      [options.upTo === undefined ? null : options.upTo.toString()],
+    );
     if (!row) return null;
     const words = new TraceWords();
-    for (let from = 0, count = FIRST_SLICE; from < row.steps;) {
+    for (let from = 0, count = FIRST_SLICE; from < row.steps; ) {
       options.signal?.throwIfAborted();
-      const steps = await tx.query<{ trace_id: string; span_id: string; name: string; tool: string | null; request: string | null; response: string | null }>(
+      const steps = await tx.query<{
+        trace_id: string;
+        span_id: string;
+        name: string;
+        tool: string | null;
+        request: string | null;
+        response: string | null;
+      }>(
         `SELECT encode(st.trace_id, 'hex') AS trace_id, encode(st.span_id, 'hex') AS span_id, st.name, st.tool, st.request, st.response
            FROM tapedeck_store.recall_backlog b
            CROSS JOIN generate_series($2::int, least($3::int, b.steps) - 1) AS i
@@ -112,7 +127,8 @@ export async function indexBacklogRow(db: Database, payloads: PayloadStore, opti
             AND st.span_id = substring(b.span_ids FROM i * 8 + 1 FOR 8)
           WHERE b.id = $1
           ORDER BY i`,
-        [String(row.id), from, from + count]);
+        [String(row.id), from, from + count],
+      );
       let bytes = 0;
       for (const s of steps) {
         bytes += (s.request?.length ?? 0) + (s.response?.length ?? 0);

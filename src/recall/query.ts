@@ -52,11 +52,17 @@ export async function candidateStepBound(db: Queryable, tenant: string, words: r
 }
 
 /** Matching steps, counted up to `cap` (the scan stops there). */
-export async function countMatches(db: Queryable, tenant: string, words: readonly string[], cap: number): Promise<number> {
-  const [row] = await db.query<{ n: bigint | number }>(
-    `SELECT count(*) AS n FROM (${MATCHING_STEPS} LIMIT $3) m`,
-    [tenant, words, cap],
-  );
+export async function countMatches(
+  db: Queryable,
+  tenant: string,
+  words: readonly string[],
+  cap: number,
+): Promise<number> {
+  const [row] = await db.query<{ n: bigint | number }>(`SELECT count(*) AS n FROM (${MATCHING_STEPS} LIMIT $3) m`, [
+    tenant,
+    words,
+    cap,
+  ]);
   return Number(row.n);
 }
 
@@ -99,7 +105,14 @@ export async function readStepTexts(
   tenant: string,
   keys: readonly { trace_id: string; span_id: string }[],
 ): Promise<Map<string, RecordedStep>> {
-  const rows = await db.query<{ trace_id: string; span_id: string; name: string; tool: string | null; request: string | null; response: string | null }>(
+  const rows = await db.query<{
+    trace_id: string;
+    span_id: string;
+    name: string;
+    tool: string | null;
+    request: string | null;
+    response: string | null;
+  }>(
     `SELECT encode(st.trace_id, 'hex') AS trace_id, encode(st.span_id, 'hex') AS span_id, st.name, st.tool, st.request, st.response
        FROM tapedeck_store.steps st
        JOIN unnest($2::text[], $3::text[]) AS k(trace_id, span_id)
@@ -124,7 +137,11 @@ export async function readStepTexts(
  * rule: a span with status error that starts the run (no parent inside the run) or that
  * ended last.
  */
-export async function readRunFacts(db: Queryable, tenant: string, runs: readonly string[]): Promise<Map<string, RunFacts>> {
+export async function readRunFacts(
+  db: Queryable,
+  tenant: string,
+  runs: readonly string[],
+): Promise<Map<string, RunFacts>> {
   if (runs.length === 0) return new Map();
   const rows = await db.query<{ run: string; last_end_ns: bigint; failed: boolean }>(
     `WITH wanted AS (SELECT DISTINCT unnest($2::text[]) AS run_id),

@@ -39,7 +39,10 @@ export interface RunMatches {
 }
 
 /** The runs to read, most matches first; overflow when more runs matched than maxRuns. */
-export function groupMatches(matches: readonly MatchedSpan[], maxRuns: number): { runs: RunMatches[]; overflow: boolean } {
+export function groupMatches(
+  matches: readonly MatchedSpan[],
+  maxRuns: number,
+): { runs: RunMatches[]; overflow: boolean } {
   const byRun = new Map<string, RunMatches>();
   for (const m of matches) {
     const entry = byRun.get(m.run);
@@ -49,8 +52,9 @@ export function groupMatches(matches: readonly MatchedSpan[], maxRuns: number): 
       if (m.end_ns > entry.newestEndNs) entry.newestEndNs = m.end_ns;
     }
   }
-  const runs = [...byRun.values()].sort((a, b) =>
-    b.score - a.score || compareBigDesc(a.newestEndNs, b.newestEndNs) || compareText(a.run, b.run));
+  const runs = [...byRun.values()].sort(
+    (a, b) => b.score - a.score || compareBigDesc(a.newestEndNs, b.newestEndNs) || compareText(a.run, b.run),
+  );
   return { runs: runs.slice(0, maxRuns), overflow: runs.length > maxRuns };
 }
 
@@ -72,8 +76,14 @@ export function foldSkeleton(
   };
   for (const sig of signatures) {
     tick();
-    if (sig === current) { count++; continue; }
-    if (!flush()) { truncated = true; break; }
+    if (sig === current) {
+      count++;
+      continue;
+    }
+    if (!flush()) {
+      truncated = true;
+      break;
+    }
     current = sig;
     count = 1;
   }
@@ -85,13 +95,19 @@ export function foldSkeleton(
 export function causeOf(steps: readonly Step[]): RecallCause | null {
   let chosen: Step | null = null;
   for (let i = steps.length - 1; i >= 0; i--) {
-    if (steps[i].status === 'error') { chosen = steps[i]; break; }
+    if (steps[i].status === 'error') {
+      chosen = steps[i];
+      break;
+    }
   }
   if (chosen === null) {
     let lastEnd = -1n;
     for (const s of steps) {
       const end = s.start_ns + s.duration_ns;
-      if (end >= lastEnd) { chosen = s; lastEnd = end; }
+      if (end >= lastEnd) {
+        chosen = s;
+        lastEnd = end;
+      }
     }
   }
   if (chosen === null) return null;
@@ -122,7 +138,11 @@ export interface EntryOptions {
 export function recallEntry(tape: Tape, matches: RunMatches, facts: RunFacts, options: EntryOptions): RecalledRun {
   const tick = options.tick ?? (() => {});
   const outcome = outcomeOf(facts, tape.truncated, options.nowNs);
-  const { skeleton, truncated: skeletonTruncated } = foldSkeleton(tape.steps.map(signatureOf), options.maxSkeletonEntries, tick);
+  const { skeleton, truncated: skeletonTruncated } = foldSkeleton(
+    tape.steps.map(signatureOf),
+    options.maxSkeletonEntries,
+    tick,
+  );
   const entry: RecalledRun = {
     run: tape.run,
     tenant: tape.tenant,
@@ -146,8 +166,13 @@ export function recallEntry(tape: Tape, matches: RunMatches, facts: RunFacts, op
 /** Successes first, then more matching spans, then the most recent, then run id. */
 export function rankRuns(runs: readonly RecalledRun[]): RecalledRun[] {
   const tier = (r: RecalledRun) => (r.outcome === 'success' ? 0 : 1);
-  return [...runs].sort((a, b) =>
-    tier(a) - tier(b) || b.score - a.score || compareBigDesc(a.last_end_ns, b.last_end_ns) || compareText(a.run, b.run));
+  return [...runs].sort(
+    (a, b) =>
+      tier(a) - tier(b) ||
+      b.score - a.score ||
+      compareBigDesc(a.last_end_ns, b.last_end_ns) ||
+      compareText(a.run, b.run),
+  );
 }
 
 export function keepOutcome(runs: readonly RecalledRun[], filter: OutcomeFilter): RecalledRun[] {

@@ -41,7 +41,12 @@ export interface RecallIndexerOptions {
 }
 
 /** Indexes rows until none is left up to `upTo`, or the signal aborts; resolves with the steps left. */
-export async function indexUpTo(db: Database, payloads: PayloadStore, upTo: bigint, signal?: AbortSignal): Promise<number> {
+export async function indexUpTo(
+  db: Database,
+  payloads: PayloadStore,
+  upTo: bigint,
+  signal?: AbortSignal,
+): Promise<number> {
   for (;;) {
     if (signal?.aborted) return backlogSteps(db, upTo);
     try {
@@ -68,13 +73,16 @@ export async function drainBacklog(db: Database, payloads: PayloadStore): Promis
  * answers from the index as it is and says what it could not search, rather than fail.
  */
 export async function catchUp(db: Database, payloads: PayloadStore, deadline: Deadline): Promise<number> {
-  const upTo = await deadline.race(lastBacklogRow(db), 'reading recall\'s backlog');
+  const upTo = await deadline.race(lastBacklogRow(db), "reading recall's backlog");
   if (upTo === 0n) return 0;
-  const signal = AbortSignal.any([deadline.signal, AbortSignal.timeout(Math.max(1, Math.floor(deadline.remainingMs() / 2)))]);
+  const signal = AbortSignal.any([
+    deadline.signal,
+    AbortSignal.timeout(Math.max(1, Math.floor(deadline.remainingMs() / 2))),
+  ]);
   try {
     return await indexUpTo(db, payloads, upTo, signal);
   } catch {
-    return deadline.race(backlogSteps(db, upTo), 'reading recall\'s backlog');
+    return deadline.race(backlogSteps(db, upTo), "reading recall's backlog");
   }
 }
 
@@ -114,7 +122,8 @@ export class RecallIndexer {
           continue;
         }
         // null: every row is being indexed by another replica; look again shortly
-        if ((await indexBacklogRow(this.db, this.payloads, { skipLocked: true })) === null) await this.sleep(IDLE_POLL_MS);
+        if ((await indexBacklogRow(this.db, this.payloads, { skipLocked: true })) === null)
+          await this.sleep(IDLE_POLL_MS);
       } catch (error) {
         if (this.stopped) break;
         this.options.onError(error);

@@ -30,7 +30,15 @@ import { catchUp } from './recall-indexer.js';
 import { withFullText } from './recorded-text.js';
 import type { TapeDeps, ReadTapeOptions } from '../tapes/tape-service.js';
 import { stepHasRuns, termsToCheck } from './match.js';
-import { candidateStepBound, countMatches, newestMatches, readRunFacts, readStepTexts, queryWords, type MatchRow } from './query.js';
+import {
+  candidateStepBound,
+  countMatches,
+  newestMatches,
+  readRunFacts,
+  readStepTexts,
+  queryWords,
+  type MatchRow,
+} from './query.js';
 import { groupMatches, keepOutcome, rankRuns, recallEntry, type RunMatches } from './rank.js';
 import type { Term } from './tokenize.js';
 import type { OutcomeFilter, RecallBounds, RecallResult, RecalledRun } from './types.js';
@@ -72,7 +80,10 @@ export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallCo
   // The index bounds the matches from above; only past the limit are they counted exactly.
   const bound = await deadline.race(candidateStepBound(deps.db, query.tenant, words), 'counting candidate spans');
   if (bound > bounds.maxTotalMatches) {
-    const total = await deadline.race(countMatches(deps.db, query.tenant, words, bounds.maxTotalMatches + 1), 'counting matching spans');
+    const total = await deadline.race(
+      countMatches(deps.db, query.tenant, words, bounds.maxTotalMatches + 1),
+      'counting matching spans',
+    );
     if (total > bounds.maxTotalMatches) throw tooBroad(query.terms, bounds.maxTotalMatches);
   }
 
@@ -80,7 +91,14 @@ export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallCo
   const grouped = groupMatches(newest.matches, bounds.maxRunsRead);
   const tapes = await readTapes(deps, query.tenant, grouped.runs, ctx);
   const present = grouped.runs.filter((_, i) => tapes[i] !== undefined);
-  const facts = await deadline.race(readRunFacts(deps.db, query.tenant, present.map((r) => r.run)), 'reading how the runs ended');
+  const facts = await deadline.race(
+    readRunFacts(
+      deps.db,
+      query.tenant,
+      present.map((r) => r.run),
+    ),
+    'reading how the runs ended',
+  );
 
   const tick = deadline.checkEvery(1024, 'summarizing the runs');
   const entries: RecalledRun[] = [];
@@ -88,9 +106,14 @@ export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallCo
     const tape = tapes[i];
     const fact = facts.get(matches.run);
     if (tape === undefined || fact === undefined) return; // gone since it matched (erased)
-    entries.push(recallEntry(tape, matches, fact, {
-      pricing: deps.pricing, nowNs: ctx.nowNs, maxSkeletonEntries: bounds.maxSkeletonEntries, tick,
-    }));
+    entries.push(
+      recallEntry(tape, matches, fact, {
+        pricing: deps.pricing,
+        nowNs: ctx.nowNs,
+        maxSkeletonEntries: bounds.maxSkeletonEntries,
+        tick,
+      }),
+    );
   });
   deadline.check('ranking the runs');
   const runs = keepOutcome(rankRuns(entries), query.outcome).slice(0, query.limit);
@@ -100,9 +123,12 @@ export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallCo
 function tooBroad(terms: readonly Term[], max: number): ApiError {
   const words = terms.map((t) => JSON.stringify(t.text)).join(', ');
   const subject = terms.length === 1 ? `the word ${words} appears` : `the words ${words} appear together`;
-  return new ApiError(400, QUERY_TOO_BROAD,
-    `${subject} in more than ${max.toLocaleString('en-US')} spans: recall ranks every match to find the newest, `
-    + 'so it refuses a query this broad. Add a word to narrow it.');
+  return new ApiError(
+    400,
+    QUERY_TOO_BROAD,
+    `${subject} in more than ${max.toLocaleString('en-US')} spans: recall ranks every match to find the newest, ` +
+      'so it refuses a query this broad. Add a word to narrow it.',
+  );
 }
 
 /** The newest maxMatchingSpans matches (checked where the index cannot tell), and whether there were more. */
@@ -116,17 +142,26 @@ async function newestMatching(
   const max = bounds.maxMatchingSpans;
   const runs = termsToCheck(query.terms);
   if (runs.length === 0) {
-    const rows = await deadline.race(newestMatches(deps.db, query.tenant, words, max + 1), 'finding the newest matches');
+    const rows = await deadline.race(
+      newestMatches(deps.db, query.tenant, words, max + 1),
+      'finding the newest matches',
+    );
     return { matches: rows.slice(0, max), overflow: rows.length > max };
   }
   const passed: MatchRow[] = [];
   let after: MatchRow | null = null;
   for (;;) {
     const want = Math.max(64, max + 1 - passed.length);
-    const page: MatchRow[] = await deadline.race(newestMatches(deps.db, query.tenant, words, want, after), 'finding the newest matches');
+    const page: MatchRow[] = await deadline.race(
+      newestMatches(deps.db, query.tenant, words, want, after),
+      'finding the newest matches',
+    );
     for (let i = 0; i < page.length && passed.length <= max; i += TEXT_BATCH) {
       const batch = page.slice(i, i + TEXT_BATCH);
-      const texts = await deadline.race(readStepTexts(deps.db, query.tenant, batch), 'reading the text of matching steps');
+      const texts = await deadline.race(
+        readStepTexts(deps.db, query.tenant, batch),
+        'reading the text of matching steps',
+      );
       for (const row of batch) {
         const step = texts.get(`${row.trace_id}/${row.span_id}`);
         if (step === undefined) continue;
@@ -142,7 +177,12 @@ async function newestMatching(
 }
 
 /** Each run's tape, a few at a time; undefined where the run no longer exists. */
-async function readTapes(deps: RecallDeps, tenant: string, runs: readonly RunMatches[], ctx: RecallContext): Promise<(Tape | undefined)[]> {
+async function readTapes(
+  deps: RecallDeps,
+  tenant: string,
+  runs: readonly RunMatches[],
+  ctx: RecallContext,
+): Promise<(Tape | undefined)[]> {
   const { deadline } = ctx;
   const out = new Array<Tape | undefined>(runs.length);
   let next = 0;
@@ -150,7 +190,10 @@ async function readTapes(deps: RecallDeps, tenant: string, runs: readonly RunMat
     while (next < runs.length) {
       const i = next++;
       deadline.check('reading the runs');
-      out[i] = await deps.readTape(deps, tenant, runs[i].run, { maxSpans: ctx.bounds.maxSpansPerRun, signal: deadline.signal });
+      out[i] = await deps.readTape(deps, tenant, runs[i].run, {
+        maxSpans: ctx.bounds.maxSpansPerRun,
+        signal: deadline.signal,
+      });
     }
   };
   const workers = Array.from({ length: Math.min(TAPE_READERS, runs.length) }, worker);

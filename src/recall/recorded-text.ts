@@ -37,7 +37,11 @@ export function recordedTexts(step: RecordedStep): string[] {
  * per step, so only that step's payloads are held at once. A payload that cannot be read stays
  * a reference (no text).
  */
-export async function withFullText(step: RecordedStep, payloads: PayloadStore, signal?: AbortSignal): Promise<RecordedStep> {
+export async function withFullText(
+  step: RecordedStep,
+  payloads: PayloadStore,
+  signal?: AbortSignal,
+): Promise<RecordedStep> {
   const resolver = createPayloadResolver(payloads, { maxBytes: Number.MAX_SAFE_INTEGER, signal });
   return { ...step, request: await resolver.resolve(step.request), response: await resolver.resolve(step.response) };
 }
@@ -82,8 +86,14 @@ function collectMessage(m: { [key: string]: JsonValue }, out: string[]): void {
 /** Every string and number inside value, depth first, without object keys. */
 function values(value: JsonValue | undefined, out: string[]): void {
   if (value === null || value === undefined || typeof value === 'boolean') return;
-  if (typeof value === 'string') { out.push(value); return; }
-  if (typeof value === 'number') { out.push(String(value)); return; }
+  if (typeof value === 'string') {
+    out.push(value);
+    return;
+  }
+  if (typeof value === 'number') {
+    out.push(String(value));
+    return;
+  }
   if (Array.isArray(value)) {
     for (const v of value) values(v, out);
     return;

@@ -65,7 +65,8 @@ function boundsOf(settings: RecallRouteSettings): RecallBounds {
   for (const key of Object.keys(bounds) as (keyof RecallBounds)[]) {
     const value = settings[key];
     if (value === undefined) continue;
-    if (!Number.isInteger(value) || value < 1) throw new RangeError(`recall setting ${key} must be a whole number >= 1, got ${value}`);
+    if (!Number.isInteger(value) || value < 1)
+      throw new RangeError(`recall setting ${key} must be a whole number >= 1, got ${value}`);
     bounds[key] = value;
   }
   return bounds;
@@ -75,14 +76,18 @@ export function parseTerms(q: string | undefined, maxTerms: number): Term[] {
   if (q === undefined || q.trim() === '') {
     throw badInput('missing q: GET /v1/recall?q=<words> finds earlier runs whose recorded text holds every word');
   }
-  if (q.length > MAX_QUERY_CHARS) throw badInput(`q is ${q.length} characters long; a recall query has at most ${MAX_QUERY_CHARS}`);
+  if (q.length > MAX_QUERY_CHARS)
+    throw badInput(`q is ${q.length} characters long; a recall query has at most ${MAX_QUERY_CHARS}`);
   const terms = queryTerms(q);
   if (terms.length === 0) throw badInput(`q ${JSON.stringify(q)} holds no words (letters or digits) to look for`);
-  if (terms.length > maxTerms) throw badInput(`q holds ${terms.length} different words; a recall query has at most ${maxTerms}`);
+  if (terms.length > maxTerms)
+    throw badInput(`q holds ${terms.length} different words; a recall query has at most ${maxTerms}`);
   const long = terms.find((t) => t.kind === 'word' && t.text.length > MAX_TOKEN_CHARS);
   if (long) {
-    throw badInput(`the word ${JSON.stringify(long.text.slice(0, 40))}… is ${long.text.length} characters long; `
-      + `words longer than ${MAX_TOKEN_CHARS} are not indexed, so recall cannot find them`);
+    throw badInput(
+      `the word ${JSON.stringify(long.text.slice(0, 40))}… is ${long.text.length} characters long; ` +
+        `words longer than ${MAX_TOKEN_CHARS} are not indexed, so recall cannot find them`,
+    );
   }
   return terms;
 }

@@ -10,7 +10,8 @@
  * property regexes, astral code points (rare) as they come.
  */
 
-const SEGMENTED = '\\p{scx=Han}\\p{scx=Hira}\\p{scx=Kana}\\p{scx=Hang}\\p{scx=Thai}\\p{scx=Laoo}\\p{scx=Khmr}\\p{scx=Mymr}';
+const SEGMENTED =
+  '\\p{scx=Han}\\p{scx=Hira}\\p{scx=Kana}\\p{scx=Hang}\\p{scx=Thai}\\p{scx=Laoo}\\p{scx=Khmr}\\p{scx=Mymr}';
 const IS_SEGMENTED = new RegExp(`^[${SEGMENTED}]$`, 'u');
 const IS_LETTER = /^[\p{L}\p{N}]$/u;
 const IS_MARK = /^\p{M}$/u;
@@ -70,7 +71,11 @@ function classOf(cp: number): number {
  * of an unspaced script, `joined` when it directly follows another one. Stops when visit
  * returns false.
  */
-export function scanTokens(s: string, visit: (start: number, end: number, seg: boolean, joined: boolean) => boolean | void): void {
+export function scanTokens(
+  s: string,
+  // biome-ignore lint/suspicious/noConfusingVoidType: visitors that return nothing go on
+  visit: (start: number, end: number, seg: boolean, joined: boolean) => boolean | void,
+): void {
   const n = s.length;
   let previousSegEnd = -1;
   let i = 0;

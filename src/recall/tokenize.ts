@@ -64,6 +64,7 @@ export const MAX_STEP_WORDS = 65_536;
 const ARABIC_MARKS = /[\u0640\u064B-\u065F\u0670]/g;
 /** what "İ" lower-cases to: i with a combining dot above */
 const DOTTED_I = /i\u0307/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: an ASCII range, written as code points
 const HAS_UPPER_OR_SPECIAL = /[^\u0000-\u0040\u005b-\u007f]/;
 
 /** The normal form both sides of a match are compared in. */
@@ -77,6 +78,7 @@ export function normalizeText(text: string): string {
  * Calls fn with each token of text, in order; stops early when fn returns false. The first
  * token of each call is never joined: separate strings are separate text.
  */
+// biome-ignore lint/suspicious/noConfusingVoidType: callbacks that return nothing go on
 export function forEachToken(text: string, fn: (token: Token) => boolean | void): void {
   const s = normalizeText(text);
   scanTokens(s, (start, end, seg, joined) => fn({ text: s.slice(start, end), seg, joined }));
@@ -85,7 +87,9 @@ export function forEachToken(text: string, fn: (token: Token) => boolean | void)
 /** Every token of text, in order. */
 export function tokenize(text: string): Token[] {
   const out: Token[] = [];
-  forEachToken(text, (t) => { out.push(t); });
+  forEachToken(text, (t) => {
+    out.push(t);
+  });
   return out;
 }
 
@@ -119,7 +123,12 @@ export function indexWords(texts: Iterable<string>, maxWords = MAX_STEP_WORDS): 
         ascii = null;
       }
       const bytes = asciiBytes(text);
-      if (!(bytes !== null ? addAscii(words, text.length, bytes, maxWords) : addText(normalizeText(text), tableAdder(words, maxWords)))) break;
+      if (
+        !(bytes !== null
+          ? addAscii(words, text.length, bytes, maxWords)
+          : addText(normalizeText(text), tableAdder(words, maxWords)))
+      )
+        break;
     }
     return ascii ? ascii.lanes(maxWords) : words.lanes(maxWords);
   } finally {
@@ -151,7 +160,8 @@ function addMixed(ascii: AsciiWords, text: string, maxWords: number): Added {
     const start = general[i];
     const end = general[i + 1];
     if (start > pos && ascii.add(text.slice(pos, start), maxWords) === Added.Full) return Added.Full;
-    if (!addText(normalizeText(text.slice(start, end)), (s, a, b) => !ascii.addUnits(s, a, b, maxWords))) return Added.Full;
+    if (!addText(normalizeText(text.slice(start, end)), (s, a, b) => !ascii.addUnits(s, a, b, maxWords)))
+      return Added.Full;
     pos = end;
   }
   return pos < text.length ? ascii.add(text.slice(pos), maxWords) : Added.Done;
@@ -196,6 +206,7 @@ function nonAsciiFrom(text: string, from: number): number {
   return NON_ASCII_FROM.exec(text)?.index ?? -1;
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: an ASCII range, written as code points
 const NON_ASCII_FROM = /[^\u0000-\u007f]/g;
 
 /** Whether text may be cut before position i (addMixed): an ASCII character after an ASCII non-word character. */
@@ -250,9 +261,15 @@ function addText(s: string, add: (s: string, start: number, end: number) => bool
       prevStart = -1; // a character buried in marks is no pair's half either
       return true;
     }
-    if (!add(s, start, end)) return !(full = true);
+    if (!add(s, start, end)) {
+      full = true;
+      return false;
+    }
     if (!seg) return true;
-    if (joined && prevStart >= 0 && !add(s, prevStart, end)) return !(full = true);
+    if (joined && prevStart >= 0 && !add(s, prevStart, end)) {
+      full = true;
+      return false;
+    }
     prevStart = start;
     return true;
   });
@@ -261,6 +278,7 @@ function addText(s: string, add: (s: string, start: number, end: number) => bool
 
 /** Holds the bytes of each text up to its size; a longer one gets a buffer of its own. */
 const scratch = new Uint8Array(64 * 1024);
+// biome-ignore lint/suspicious/noControlCharactersInRegex: an ASCII range, written as code points
 const NON_ASCII = /[^\u0000-\u007f]/;
 
 /**
@@ -280,9 +298,7 @@ let spareWords: WordTable | undefined = new WordTable(true);
 let spareAscii: AsciiWords | null = createAsciiWords();
 
 /** One term of a query: a word, or a run of joined characters of a segmented script. */
-export type Term =
-  | { kind: 'word'; text: string }
-  | { kind: 'run'; text: string; units: string[] };
+export type Term = { kind: 'word'; text: string } | { kind: 'run'; text: string; units: string[] };
 
 /** The distinct terms of a query, in the order written. */
 export function queryTerms(query: string): Term[] {
@@ -303,7 +319,11 @@ export function queryTerms(query: string): Term[] {
   });
   flush();
   const seen = new Set<string>();
-  return terms.filter((t) => !seen.has(t.text) && (seen.add(t.text), true));
+  return terms.filter((t) => {
+    if (seen.has(t.text)) return false;
+    seen.add(t.text);
+    return true;
+  });
 }
 
 /** The index lexemes a term needs: the word, the character, or every adjacent pair. */

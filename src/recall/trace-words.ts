@@ -162,7 +162,9 @@ class RowBuilder {
       ({ lanes, masks } = this.whole);
       this.whole = null;
     } else {
-      ({ lanes, masks } = sorted ? this.ascending() : { lanes: this.words.lanes(), masks: this.masks.slice(0, 2 * this.words.size) });
+      ({ lanes, masks } = sorted
+        ? this.ascending()
+        : { lanes: this.words.lanes(), masks: this.masks.slice(0, 2 * this.words.size) });
       this.masks.fill(0, 0, lanes.length);
       this.words.clear();
     }
@@ -248,7 +250,8 @@ export async function lastTraceWordsRow(db: Database): Promise<bigint> {
     await tx.query('LOCK TABLE tapedeck_store.trace_words IN SHARE MODE');
     // The identity's sequence rather than max(row_id): no scan of the table under the lock.
     const [row] = await tx.query<{ last: bigint | number | string | null }>(
-      `SELECT pg_sequence_last_value(pg_get_serial_sequence('tapedeck_store.trace_words', 'row_id')) AS last`);
+      `SELECT pg_sequence_last_value(pg_get_serial_sequence('tapedeck_store.trace_words', 'row_id')) AS last`,
+    );
     return BigInt(row.last ?? 0);
   });
 }
@@ -264,23 +267,36 @@ export const DELETE_BLOCKS = 1024;
  * (VACUUM FULL, CLUSTER: a new file), when one statement over the whole table takes the rest.
  * Resolves with the rows each way deleted.
  */
-export async function deleteTraceWordsUpTo(db: Queryable, last: bigint, blocksPerStatement = DELETE_BLOCKS): Promise<{ byRange: number; afterwards: number }> {
+export async function deleteTraceWordsUpTo(
+  db: Queryable,
+  last: bigint,
+  blocksPerStatement = DELETE_BLOCKS,
+): Promise<{ byRange: number; afterwards: number }> {
   const fileOf = async (): Promise<string> => {
-    const [row] = await db.query<{ node: unknown }>(`SELECT pg_relation_filenode('tapedeck_store.trace_words')::text AS node`);
+    const [row] = await db.query<{ node: unknown }>(
+      `SELECT pg_relation_filenode('tapedeck_store.trace_words')::text AS node`,
+    );
     return String(row.node);
   };
   const file = await fileOf();
   const [{ blocks }] = await db.query<{ blocks: bigint | number | string }>(
-    `SELECT pg_relation_size('tapedeck_store.trace_words') / current_setting('block_size')::bigint AS blocks`);
+    `SELECT pg_relation_size('tapedeck_store.trace_words') / current_setting('block_size')::bigint AS blocks`,
+  );
   const deleted = async (where: string, params: unknown[]): Promise<number> => {
     const [row] = await db.query<{ n: bigint | number }>(
-      `WITH d AS (DELETE FROM tapedeck_store.trace_words WHERE ${where} RETURNING 1) SELECT count(*) AS n FROM d`, params);
+      `WITH d AS (DELETE FROM tapedeck_store.trace_words WHERE ${where} RETURNING 1) SELECT count(*) AS n FROM d`,
+      params,
+    );
     return Number(row.n);
   };
   const step = BigInt(Math.max(1, Math.floor(blocksPerStatement)));
   let byRange = 0;
   for (let from = 0n; from < BigInt(blocks); from += step) {
-    byRange += await deleted('ctid >= $1::tid AND ctid < $2::tid AND row_id <= $3', [`(${from},0)`, `(${from + step},0)`, last.toString()]);
+    byRange += await deleted('ctid >= $1::tid AND ctid < $2::tid AND row_id <= $3', [
+      `(${from},0)`,
+      `(${from + step},0)`,
+      last.toString(),
+    ]);
   }
   const afterwards = (await fileOf()) === file ? 0 : await deleted('row_id <= $1', [last.toString()]);
   return { byRange, afterwards };

@@ -215,7 +215,11 @@ export function ascendingWords(from: Int32Array, count: number): { lanes: Int32A
   }
   // Equal high halves: by the low half, unsigned (the bigint's low 32 bits), insertion sort.
   for (let i = 1; i < n; i++) {
-    for (let j = i; j > 0 && lanes[2 * j - 2] === lanes[2 * j] && lanes[2 * j - 1] >>> 0 > lanes[2 * j + 1] >>> 0; j--) {
+    for (
+      let j = i;
+      j > 0 && lanes[2 * j - 2] === lanes[2 * j] && lanes[2 * j - 1] >>> 0 > lanes[2 * j + 1] >>> 0;
+      j--
+    ) {
       const lo = lanes[2 * j + 1];
       lanes[2 * j + 1] = lanes[2 * j - 1];
       lanes[2 * j - 1] = lo;

@@ -34,9 +34,17 @@ export interface Answer {
 }
 
 const finishVocab: Record<string, string> = {
-  stop: 'stop', end_turn: 'stop', stop_sequence: 'stop', tool_calls: 'tool_calls', tool_call: 'tool_calls',
-  tool_use: 'tool_calls', length: 'length', max_tokens: 'length', content_filter: 'content_filter',
-  refusal: 'content_filter', function_call: 'tool_calls',
+  stop: 'stop',
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  tool_calls: 'tool_calls',
+  tool_call: 'tool_calls',
+  tool_use: 'tool_calls',
+  length: 'length',
+  max_tokens: 'length',
+  content_filter: 'content_filter',
+  refusal: 'content_filter',
+  function_call: 'tool_calls',
 };
 
 export function finishReasonOf(v: unknown): string | null {
@@ -52,17 +60,42 @@ type Obj = { [key: string]: unknown };
  * objects of any other `type`) is served back as that JSON, not dropped as unknown parts.
  */
 const partTypes = new Set([
-  'text', 'input_text', 'output_text', 'image', 'image_url', 'input_audio', 'file', 'document',
-  'tool_use', 'tool_result', 'tool_call', 'tool_call_response', 'thinking', 'redacted_thinking', 'reasoning', 'refusal',
+  'text',
+  'input_text',
+  'output_text',
+  'image',
+  'image_url',
+  'input_audio',
+  'file',
+  'document',
+  'tool_use',
+  'tool_result',
+  'tool_call',
+  'tool_call_response',
+  'thinking',
+  'redacted_thinking',
+  'reasoning',
+  'refusal',
 ]);
 
 function isPartList(v: unknown): v is Obj[] {
-  return Array.isArray(v) && v.length > 0 && v.every((p) => isObject(p) && typeof p.type === 'string' && partTypes.has(p.type));
+  return (
+    Array.isArray(v) &&
+    v.length > 0 &&
+    v.every((p) => isObject(p) && typeof p.type === 'string' && partTypes.has(p.type))
+  );
 }
 
 class AnswerBuilder {
   private texts: string[] = [];
-  readonly answer: Answer = { text: null, toolCalls: [], finishReason: null, responseId: null, model: null, created: null };
+  readonly answer: Answer = {
+    text: null,
+    toolCalls: [],
+    finishReason: null,
+    responseId: null,
+    model: null,
+    created: null,
+  };
 
   constructor(private readonly reader: PayloadReader) {}
 
@@ -127,7 +160,8 @@ export async function readAnswer(response: JsonValue | null, reader: PayloadRead
   if (isRef(value)) {
     const text = await reader.text(value.$payload);
     const parsed = tryParse(text);
-    if (Array.isArray(parsed) || (isObject(parsed) && (isProviderBody(parsed) || isMessageLike(parsed)))) value = parsed;
+    if (Array.isArray(parsed) || (isObject(parsed) && (isProviderBody(parsed) || isMessageLike(parsed))))
+      value = parsed;
     else {
       b.addText(textOfPayload(text)); // answer text, served as written
       return b.done();

@@ -90,7 +90,11 @@ export function isCanonicalMessage(m: Obj): boolean {
     if (Array.isArray(c) && c.length === 0) return false;
   }
   if ('tool_call_id' in m && (!nonEmptyString(m.tool_call_id) || m.role !== 'tool')) return false;
-  if ('tool_calls' in m && !(Array.isArray(m.tool_calls) && m.tool_calls.length > 0 && m.tool_calls.every(isCanonicalCall))) return false;
+  if (
+    'tool_calls' in m &&
+    !(Array.isArray(m.tool_calls) && m.tool_calls.length > 0 && m.tool_calls.every(isCanonicalCall))
+  )
+    return false;
   return !('finish_reason' in m) || nonEmptyString(m.finish_reason);
 }
 

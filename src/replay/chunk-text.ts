@@ -11,8 +11,19 @@ export const BASE_WINDOW_CHARS = 16;
 export const MAX_PIECES = 4096;
 
 function isWhitespace(code: number): boolean {
-  return code === 0x20 || code === 0x0a || code === 0x09 || code === 0x0d || code === 0x0c || code === 0x0b
-    || code === 0xa0 || code === 0x3000 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029;
+  return (
+    code === 0x20 ||
+    code === 0x0a ||
+    code === 0x09 ||
+    code === 0x0d ||
+    code === 0x0c ||
+    code === 0x0b ||
+    code === 0xa0 ||
+    code === 0x3000 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029
+  );
 }
 
 function isHighSurrogate(code: number): boolean {

@@ -43,7 +43,11 @@ export class ReplayError extends Error {
 }
 
 /** A refusal the same request can never get past: tell the SDKs not to retry it. */
-export function permanentConflict(type: ReplayErrorType, message: string, extra: Record<string, unknown> = {}): ReplayError {
+export function permanentConflict(
+  type: ReplayErrorType,
+  message: string,
+  extra: Record<string, unknown> = {},
+): ReplayError {
   return new ReplayError(409, type, message, extra, { 'x-should-retry': 'false' });
 }
 

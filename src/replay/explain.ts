@@ -43,7 +43,13 @@ function quote(chars: string[], at: number): string {
   return (start > 0 ? '…' : '') + chars.slice(start, end).join('') + (end < chars.length ? '…' : '');
 }
 
-function compareField(index: number, role: string | null, field: DifferenceField, recorded: string, got: string): Difference {
+function compareField(
+  index: number,
+  role: string | null,
+  field: DifferenceField,
+  recorded: string,
+  got: string,
+): Difference {
   const r = Array.from(recorded);
   const g = Array.from(got);
   const at = firstDifference(r, g);
@@ -75,11 +81,25 @@ export function explainDifference(recorded: readonly Message[], got: readonly Me
   }
   if (recorded.length > got.length) {
     const m = recorded[n];
-    return { message: n, role: m.role ?? null, field: 'missing', at_char: 0, recorded: quote(Array.from(summary(m)), 0), got: '' };
+    return {
+      message: n,
+      role: m.role ?? null,
+      field: 'missing',
+      at_char: 0,
+      recorded: quote(Array.from(summary(m)), 0),
+      got: '',
+    };
   }
   if (got.length > recorded.length) {
     const m = got[n];
-    return { message: n, role: m.role ?? null, field: 'extra', at_char: 0, recorded: '', got: quote(Array.from(summary(m)), 0) };
+    return {
+      message: n,
+      role: m.role ?? null,
+      field: 'extra',
+      at_char: 0,
+      recorded: '',
+      got: quote(Array.from(summary(m)), 0),
+    };
   }
   return null;
 }

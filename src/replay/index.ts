@@ -5,8 +5,14 @@
  * IMPORTANT: exports added here are public.
  */
 export { createReplayRoutes } from './routes.js';
-export { defaultReplaySettings, type Principal, type ReplayDeps, type ReplaySettings, type UnreadableReason } from './settings.js';
-export { type ReplayErrorType, type RefusalReason } from './errors.js';
+export {
+  defaultReplaySettings,
+  type Principal,
+  type ReplayDeps,
+  type ReplaySettings,
+  type UnreadableReason,
+} from './settings.js';
+export type { ReplayErrorType, RefusalReason } from './errors.js';
 export { readAnthropicRequest, readOpenAiRequest, type AgentRequest } from './request-shapes.js';
 export { normalizeMessages } from './canonical-messages.js';
 export { explainDifference, type Difference } from './explain.js';

@@ -18,15 +18,24 @@ export interface PayloadRef {
 }
 
 export function isRef(v: unknown): v is PayloadRef {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
-    && typeof (v as { $payload?: unknown }).$payload === 'string' && Object.keys(v).length === 1;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    typeof (v as { $payload?: unknown }).$payload === 'string' &&
+    Object.keys(v).length === 1
+  );
 }
 
 export type Unreadable = UnreadableReason | 'budget' | 'unknown';
 
 /** A reference that could not be read; `why` says which of the reasons it was, when known. */
 export class UnreadableValue extends Error {
-  constructor(readonly ref: string, readonly why: Unreadable, readonly limitBytes: number | null = null) {
+  constructor(
+    readonly ref: string,
+    readonly why: Unreadable,
+    readonly limitBytes: number | null = null,
+  ) {
     super(`payload ${ref} ${describeUnreadable(why, limitBytes)}`);
     this.name = 'UnreadableValue';
   }
@@ -34,10 +43,14 @@ export class UnreadableValue extends Error {
 
 export function describeUnreadable(why: Unreadable, limitBytes: number | null): string {
   switch (why) {
-    case 'erased': return 'was erased';
-    case 'retention': return 'was swept by retention';
-    case 'budget': return `is past --tape-max-bytes (${limitBytes ?? 0} bytes of offloaded answers and tool records per replay)`;
-    default: return 'could not be read (erased or swept by retention)';
+    case 'erased':
+      return 'was erased';
+    case 'retention':
+      return 'was swept by retention';
+    case 'budget':
+      return `is past --tape-max-bytes (${limitBytes ?? 0} bytes of offloaded answers and tool records per replay)`;
+    default:
+      return 'could not be read (erased or swept by retention)';
   }
 }
 
@@ -63,7 +76,10 @@ export class PayloadReader {
   private used = 0;
 
   /** budgetBytes null: unbounded (prompts, which are dropped once digested). */
-  constructor(private readonly deps: Pick<ReplayDeps, 'readPayload' | 'whyUnreadable'>, private readonly budgetBytes: number | null) {}
+  constructor(
+    private readonly deps: Pick<ReplayDeps, 'readPayload' | 'whyUnreadable'>,
+    private readonly budgetBytes: number | null,
+  ) {}
 
   /** Payload bytes read into this reader so far (each distinct reference once). */
   get bytesRead(): number {

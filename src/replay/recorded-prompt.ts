@@ -12,15 +12,14 @@ import type { JsonValue, Message } from '../normalize/step.js';
 import { normalizeMessages } from './canonical-messages.js';
 import { isRef, type PayloadReader, UnreadableValue } from './payload-refs.js';
 
-export type RecordedPrompt =
-  | { kind: 'messages'; messages: Message[] }
-  | { kind: 'not_messages'; why: string };
+export type RecordedPrompt = { kind: 'messages'; messages: Message[] } | { kind: 'not_messages'; why: string };
 
 export async function readRecordedPrompt(request: JsonValue | null, reader: PayloadReader): Promise<RecordedPrompt> {
   try {
     return await readPrompt(request, reader);
   } catch (err) {
-    if (err instanceof UnreadableValue) return { kind: 'not_messages', why: `its offloaded prompt ${err.message.replace(/^payload \S+ /, '')}` };
+    if (err instanceof UnreadableValue)
+      return { kind: 'not_messages', why: `its offloaded prompt ${err.message.replace(/^payload \S+ /, '')}` };
     throw err;
   }
 }
@@ -35,7 +34,8 @@ async function readPrompt(request: JsonValue | null, reader: PayloadReader): Pro
   }
   const where = offloaded ? ' (offloaded)' : '';
   if (typeof list === 'string') return { kind: 'not_messages', why: `its prompt was recorded as bare text${where}` };
-  if (!Array.isArray(list)) return { kind: 'not_messages', why: `its prompt was recorded as a JSON object${where}, not a message list` };
+  if (!Array.isArray(list))
+    return { kind: 'not_messages', why: `its prompt was recorded as a JSON object${where}, not a message list` };
 
   const elements: JsonValue[] = [];
   for (const item of list) {
@@ -46,12 +46,20 @@ async function readPrompt(request: JsonValue | null, reader: PayloadReader): Pro
     const v = await reader.value(item.$payload);
     // an offloaded element stands for a message list (gen_ai.input.messages beside
     // gen_ai.system_instructions); text or an object there is a bare prompt, even one that reads like a message
-    if (!Array.isArray(v)) return { kind: 'not_messages', why: `its prompt holds an offloaded ${typeof v === 'string' ? 'bare text' : 'JSON value'} where a message list belongs` };
+    if (!Array.isArray(v))
+      return {
+        kind: 'not_messages',
+        why: `its prompt holds an offloaded ${typeof v === 'string' ? 'bare text' : 'JSON value'} where a message list belongs`,
+      };
     elements.push(...v);
   }
   const resolved: JsonValue[] = [];
   for (const e of elements) resolved.push(await reader.resolveDeep(e));
   const result = normalizeMessages(resolved);
-  if (!result.ok) return { kind: 'not_messages', why: `element ${result.index} of its prompt is not a message (no role, content, tool call or tool result)` };
+  if (!result.ok)
+    return {
+      kind: 'not_messages',
+      why: `element ${result.index} of its prompt is not a message (no role, content, tool call or tool result)`,
+    };
   return { kind: 'messages', messages: result.messages };
 }

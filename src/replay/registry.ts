@@ -35,7 +35,10 @@ export class ReplayRegistry<R extends Held> {
   private bytesTotal = 0;
   private earliestExpiryNs: bigint | null = null;
 
-  constructor(private readonly settings: ReplaySettings, private readonly now: () => bigint) {}
+  constructor(
+    private readonly settings: ReplaySettings,
+    private readonly now: () => bigint,
+  ) {}
 
   get size(): number {
     return this.replays.size;
@@ -56,10 +59,24 @@ export class ReplayRegistry<R extends Held> {
     this.sweep();
     const share = this.share(shareKey);
     if (share.live.size + share.pending >= this.settings.shareMaxReplays) {
-      throw this.busy(`this share already holds ${this.settings.shareMaxReplays} live replays`, this.retryAfter([...share.live], 1, 0, share.live.size + share.pending, share.bytes, this.settings.shareMaxReplays, this.settings.shareMaxBytes));
+      throw this.busy(
+        `this share already holds ${this.settings.shareMaxReplays} live replays`,
+        this.retryAfter(
+          [...share.live],
+          1,
+          0,
+          share.live.size + share.pending,
+          share.bytes,
+          this.settings.shareMaxReplays,
+          this.settings.shareMaxBytes,
+        ),
+      );
     }
     if (this.replays.size + this.pendingTotal >= this.settings.totalMaxReplays) {
-      throw this.busy(`the replay registry already holds ${this.settings.totalMaxReplays} live replays`, this.totalRetryAfter(bound, 1, 0));
+      throw this.busy(
+        `the replay registry already holds ${this.settings.totalMaxReplays} live replays`,
+        this.totalRetryAfter(bound, 1, 0),
+      );
     }
     share.pending++;
     this.pendingTotal++;
@@ -73,16 +90,33 @@ export class ReplayRegistry<R extends Held> {
     this.bytesTotal += bytes;
     if (r.bytes > this.settings.shareMaxBytes) {
       r.release();
-      throw refusal('snapshot_too_large', `this run's replay needs more than ${this.settings.shareMaxBytes} bytes of counted memory, more than a whole share holds, so it can never be created`);
+      throw refusal(
+        'snapshot_too_large',
+        `this run's replay needs more than ${this.settings.shareMaxBytes} bytes of counted memory, more than a whole share holds, so it can never be created`,
+      );
     }
     if (share.bytes > this.settings.shareMaxBytes) {
       const others = share.bytes - r.bytes;
       r.release();
-      throw this.busy('this share has no room for the replay\'s memory', this.retryAfter([...share.live], 0, r.bytes, share.live.size + share.pending, others, Infinity, this.settings.shareMaxBytes));
+      throw this.busy(
+        "this share has no room for the replay's memory",
+        this.retryAfter(
+          [...share.live],
+          0,
+          r.bytes,
+          share.live.size + share.pending,
+          others,
+          Infinity,
+          this.settings.shareMaxBytes,
+        ),
+      );
     }
     if (this.bytesTotal > this.settings.totalMaxBytes) {
       r.release();
-      throw this.busy('the replay registry has no room for the replay\'s memory', this.totalRetryAfter(r.bound, 0, r.bytes));
+      throw this.busy(
+        "the replay registry has no room for the replay's memory",
+        this.totalRetryAfter(r.bound, 0, r.bytes),
+      );
     }
   }
 
@@ -99,7 +133,8 @@ export class ReplayRegistry<R extends Held> {
     replay.chargedBytes = r.bytes;
     share.live.add(replay);
     this.replays.set(replay.id, replay);
-    if (this.earliestExpiryNs === null || replay.expiresNs < this.earliestExpiryNs) this.earliestExpiryNs = replay.expiresNs;
+    if (this.earliestExpiryNs === null || replay.expiresNs < this.earliestExpiryNs)
+      this.earliestExpiryNs = replay.expiresNs;
   }
 
   private share(key: string): Share {
@@ -133,11 +168,27 @@ export class ReplayRegistry<R extends Held> {
   private totalRetryAfter(bound: boolean, needCount: number, needBytes: number): number {
     if (bound) return this.settings.boundRegistryRetryAfterSeconds;
     const others = this.bytesTotal - needBytes;
-    return this.retryAfter([...this.replays.values()], needCount, needBytes, this.replays.size + this.pendingTotal, others, this.settings.totalMaxReplays, this.settings.totalMaxBytes);
+    return this.retryAfter(
+      [...this.replays.values()],
+      needCount,
+      needBytes,
+      this.replays.size + this.pendingTotal,
+      others,
+      this.settings.totalMaxReplays,
+      this.settings.totalMaxBytes,
+    );
   }
 
   /** Seconds until enough of these replays expire for needCount more places and needBytes more bytes. */
-  private retryAfter(live: Held[], needCount: number, needBytes: number, count: number, bytes: number, maxCount: number, maxBytes: number): number {
+  private retryAfter(
+    live: Held[],
+    needCount: number,
+    needBytes: number,
+    count: number,
+    bytes: number,
+    maxCount: number,
+    maxBytes: number,
+  ): number {
     const now = this.now();
     const sorted = live.sort((a, b) => (a.expiresNs < b.expiresNs ? -1 : a.expiresNs > b.expiresNs ? 1 : 0));
     let at: bigint | null = null;
@@ -153,7 +204,13 @@ export class ReplayRegistry<R extends Held> {
   }
 
   private busy(message: string, retryAfterSeconds: number): ReplayError {
-    return new ReplayError(429, 'too_many_replays', `${message}; try again in ${retryAfterSeconds} s, when replays expire`, { retry_after_seconds: retryAfterSeconds }, { 'retry-after': String(retryAfterSeconds) });
+    return new ReplayError(
+      429,
+      'too_many_replays',
+      `${message}; try again in ${retryAfterSeconds} s, when replays expire`,
+      { retry_after_seconds: retryAfterSeconds },
+      { 'retry-after': String(retryAfterSeconds) },
+    );
   }
 }
 
@@ -162,7 +219,11 @@ export class Reservation<R extends Held> {
   bytes = 0;
   private settled = false;
 
-  constructor(private readonly registry: ReplayRegistry<R>, readonly shareKey: string, readonly bound: boolean) {}
+  constructor(
+    private readonly registry: ReplayRegistry<R>,
+    readonly shareKey: string,
+    readonly bound: boolean,
+  ) {}
 
   charge(bytes: number): void {
     if (this.settled) return;

@@ -11,13 +11,22 @@ import type { JsonValue } from '../normalize/step.js';
 import { chunkText } from './chunk-text.js';
 import { renderJson } from '../json/canonical.js';
 import {
-  BoundedBody, finishFor, modelFor, type RenderInput, type Rendered, responseIdFor, toolCallIdFor,
+  BoundedBody,
+  finishFor,
+  modelFor,
+  type RenderInput,
+  type Rendered,
+  responseIdFor,
+  toolCallIdFor,
 } from './render-common.js';
 
 type Obj = Record<string, unknown>;
 
 const stopReasons: Record<string, string> = {
-  stop: 'end_turn', tool_calls: 'tool_use', length: 'max_tokens', content_filter: 'refusal',
+  stop: 'end_turn',
+  tool_calls: 'tool_use',
+  length: 'max_tokens',
+  content_filter: 'refusal',
 };
 
 export function stopReasonFor(input: RenderInput): string {
@@ -50,7 +59,12 @@ function contentBlocks(input: RenderInput): Obj[] {
   const blocks: Obj[] = [];
   if (input.answer.text !== null) blocks.push({ type: 'text', text: input.answer.text });
   input.answer.toolCalls.forEach((call, i) => {
-    blocks.push({ type: 'tool_use', id: toolCallIdFor(input, i, 'toolu_'), name: call.name, input: toolInput(call.arguments) });
+    blocks.push({
+      type: 'tool_use',
+      id: toolCallIdFor(input, i, 'toolu_'),
+      name: call.name,
+      input: toolInput(call.arguments),
+    });
   });
   return blocks;
 }

@@ -9,8 +9,16 @@
 import { renderJson } from '../json/canonical.js';
 import { chunkText } from './chunk-text.js';
 import {
-  argumentsText, BoundedBody, createdFor, finishFor, hasUsage, modelFor, type RenderInput, type Rendered,
-  responseIdFor, toolCallIdFor,
+  argumentsText,
+  BoundedBody,
+  createdFor,
+  finishFor,
+  hasUsage,
+  modelFor,
+  type RenderInput,
+  type Rendered,
+  responseIdFor,
+  toolCallIdFor,
 } from './render-common.js';
 
 type Obj = Record<string, unknown>;
@@ -72,14 +80,23 @@ function renderStream(input: RenderInput): Rendered {
   // `{"choices":[<choice>],` + the fixed fields rendered once — the same bytes renderJson gives.
   const tail = renderJson(fixed).slice(1);
   const event = (delta: Obj, finish: string | null = null): void => {
-    body.push(`data: {"choices":[${renderJson({ index: 0, delta, finish_reason: finish, logprobs: null })}],${tail}\n\n`);
+    body.push(
+      `data: {"choices":[${renderJson({ index: 0, delta, finish_reason: finish, logprobs: null })}],${tail}\n\n`,
+    );
   };
 
   event({ role: 'assistant', content: '', refusal: null });
   for (const piece of chunkText(input.answer.text ?? '')) event({ content: piece });
   input.answer.toolCalls.forEach((call, index) => {
     event({
-      tool_calls: [{ index, id: toolCallIdFor(input, index, 'call_'), type: 'function', function: { name: call.name, arguments: '' } }],
+      tool_calls: [
+        {
+          index,
+          id: toolCallIdFor(input, index, 'call_'),
+          type: 'function',
+          function: { name: call.name, arguments: '' },
+        },
+      ],
     });
     for (const piece of chunkText(argumentsText(call.arguments))) {
       event({ tool_calls: [{ index, function: { arguments: piece } }] });

@@ -74,7 +74,9 @@ export class Replay implements Held {
   async takeTurn<T>(fn: () => Promise<T>): Promise<T> {
     const previous = this.turn;
     let release!: () => void;
-    this.turn = new Promise<void>((resolve) => { release = resolve; });
+    this.turn = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     await previous;
     try {
       return await fn();

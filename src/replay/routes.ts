@@ -18,8 +18,14 @@ import { ReplayRegistry } from './registry.js';
 import { Replay } from './replay.js';
 import { readAnthropicRequest, readOpenAiRequest, type Wire } from './request-shapes.js';
 import { type CallContext, serveModelCall, serveNextTool } from './serve-call.js';
-import { buildSnapshot, type ReplayMode } from './snapshot.js';
-import { defaultReplaySettings, type Principal, type ReplayDeps, type ReplaySettings, wallClockNs } from './settings.js';
+import { buildSnapshot } from './snapshot.js';
+import {
+  defaultReplaySettings,
+  type Principal,
+  type ReplayDeps,
+  type ReplaySettings,
+  wallClockNs,
+} from './settings.js';
 
 const OPERATOR: Principal = { tenant: null, bound: false };
 
@@ -31,16 +37,20 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
   const ctx: CallContext = { deps, settings: s, now };
   const app = new Hono();
 
-  const handle = (fn: (c: Context, receivedNs: bigint) => Promise<Response>) => async (c: Context): Promise<Response> => {
-    const receivedNs = now(); // a call's time runs from when its request line and headers were read
-    try {
-      return await fn(c, receivedNs);
-    } catch (err) {
-      if (err instanceof ReplayError) return errorResponse(err);
-      deps.onInternalError?.(err);
-      return errorResponse(new ReplayError(500, 'internal', 'the replay could not answer this call because of an internal error'));
-    }
-  };
+  const handle =
+    (fn: (c: Context, receivedNs: bigint) => Promise<Response>) =>
+    async (c: Context): Promise<Response> => {
+      const receivedNs = now(); // a call's time runs from when its request line and headers were read
+      try {
+        return await fn(c, receivedNs);
+      } catch (err) {
+        if (err instanceof ReplayError) return errorResponse(err);
+        deps.onInternalError?.(err);
+        return errorResponse(
+          new ReplayError(500, 'internal', 'the replay could not answer this call because of an internal error'),
+        );
+      }
+    };
 
   async function principalOf(c: Context): Promise<Principal> {
     const auth = c.req.header('authorization');
@@ -48,7 +58,12 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
     const credential = bearer || c.req.header('x-api-key')?.trim() || null;
     if (!deps.authenticate) return OPERATOR;
     const principal = await deps.authenticate(credential, c.req.raw);
-    if (!principal) throw new ReplayError(401, 'unauthorized', 'a valid credential is required (Authorization: Bearer <token> or x-api-key: <token>)');
+    if (!principal)
+      throw new ReplayError(
+        401,
+        'unauthorized',
+        'a valid credential is required (Authorization: Bearer <token> or x-api-key: <token>)',
+      );
     return principal;
   }
 
@@ -58,84 +73,111 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
     const id = c.req.param('id') ?? '';
     const replay = registry.get(id);
     if (!replay || (principal.bound && replay.tenant !== principal.tenant)) {
-      throw new ReplayError(404, 'not_found', `no live replay ${JSON.stringify(id)} (replays live one hour, in memory)`);
+      throw new ReplayError(
+        404,
+        'not_found',
+        `no live replay ${JSON.stringify(id)} (replays live one hour, in memory)`,
+      );
     }
     return replay;
   }
 
-  app.post('/', handle(async (c) => {
-    const principal = await principalOf(c);
-    const body = await readJsonBody(c, s.maxRequestBytes, false);
-    const run = body.run;
-    if (typeof run !== 'string' || run === '') throw new ReplayError(400, 'invalid_request', 'the body must name a run: {"run": "<run id>"}');
-    const mode = body.mode ?? 'strict';
-    if (mode !== 'strict' && mode !== 'loose') throw new ReplayError(400, 'invalid_request', `mode must be "strict" or "loose", not ${JSON.stringify(mode)}`);
-    const shareKey = principal.bound ? `tenant:${principal.tenant ?? ''}` : 'operator';
-    const reservation = registry.reserve(shareKey, principal.bound);
-    try {
-      const readTenant = principal.bound ? principal.tenant : null;
-      const tape = await deps.loadTape(run, readTenant);
-      if (!tape) throw new ReplayError(404, 'not_found', `no run ${JSON.stringify(run)}`);
-      const snapshot = await buildSnapshot(tape, deps, { mode, settings: s, charge: (n) => reservation.charge(n) });
-      const id = `rp_${randomBytes(16).toString('hex')}`;
-      const createdNs = now();
-      const replay = new Replay({
-        id, snapshot, shareKey, readTenant,
-        tenant: principal.bound ? principal.tenant : tape.tenant,
-        expiresNs: createdNs + s.ttlNs,
-        callLogEntries: s.callLogEntries,
+  app.post(
+    '/',
+    handle(async (c) => {
+      const principal = await principalOf(c);
+      const body = await readJsonBody(c, s.maxRequestBytes, false);
+      const run = body.run;
+      if (typeof run !== 'string' || run === '')
+        throw new ReplayError(400, 'invalid_request', 'the body must name a run: {"run": "<run id>"}');
+      const mode = body.mode ?? 'strict';
+      if (mode !== 'strict' && mode !== 'loose')
+        throw new ReplayError(400, 'invalid_request', `mode must be "strict" or "loose", not ${JSON.stringify(mode)}`);
+      const shareKey = principal.bound ? `tenant:${principal.tenant ?? ''}` : 'operator';
+      const reservation = registry.reserve(shareKey, principal.bound);
+      try {
+        const readTenant = principal.bound ? principal.tenant : null;
+        const tape = await deps.loadTape(run, readTenant);
+        if (!tape) throw new ReplayError(404, 'not_found', `no run ${JSON.stringify(run)}`);
+        const snapshot = await buildSnapshot(tape, deps, { mode, settings: s, charge: (n) => reservation.charge(n) });
+        const id = `rp_${randomBytes(16).toString('hex')}`;
+        const createdNs = now();
+        const replay = new Replay({
+          id,
+          snapshot,
+          shareKey,
+          readTenant,
+          tenant: principal.bound ? principal.tenant : tape.tenant,
+          expiresNs: createdNs + s.ttlNs,
+          callLogEntries: s.callLogEntries,
+        });
+        reservation.commit(replay);
+        const base = `${(deps.baseUrl?.(c.req.raw) ?? new URL(c.req.url).origin).replace(/\/$/, '')}${s.mountPath}/${id}`;
+        return jsonResponse(201, {
+          id,
+          run: snapshot.run,
+          mode,
+          steps: snapshot.steps,
+          llm_steps: snapshot.llm.length,
+          expires_at_ns: replay.expiresNs,
+          unreadable_tool_steps: snapshot.unreadableToolSteps,
+          base_urls: { openai: `${base}/openai/v1`, anthropic: `${base}/anthropic` },
+        });
+      } finally {
+        reservation.release(); // no-op once committed
+      }
+    }),
+  );
+
+  app.get(
+    '/:id',
+    handle(async (c) => jsonResponse(200, (await replayOf(c)).status())),
+  );
+
+  app.post(
+    '/:id/tools/next',
+    handle(async (c) => {
+      const replay = await replayOf(c);
+      const body = await readJsonBody(c, s.maxRequestBytes, true);
+      const tool = body.tool ?? null;
+      if (tool !== null && typeof tool !== 'string')
+        throw new ReplayError(400, 'invalid_request', '"tool" must be a tool name');
+      return jsonResponse(200, await serveNextTool(replay, tool, ctx));
+    }),
+  );
+
+  const modelRoute = (wire: Wire) =>
+    handle(async (c, receivedNs) => {
+      const replay = await replayOf(c);
+      if (c.req.method !== 'POST') throw unsupported(c);
+      const body = await readJsonBody(c, s.maxRequestBytes, false);
+      const req = wire === 'openai' ? readOpenAiRequest(body) : readAnthropicRequest(body);
+      const rendered = await serveModelCall(replay, req, receivedNs, ctx);
+      return new Response(rendered.body, {
+        status: 200,
+        headers: { 'content-type': rendered.contentType, 'cache-control': 'no-store' },
       });
-      reservation.commit(replay);
-      const base = `${(deps.baseUrl?.(c.req.raw) ?? new URL(c.req.url).origin).replace(/\/$/, '')}${s.mountPath}/${id}`;
-      return jsonResponse(201, {
-        id,
-        run: snapshot.run,
-        mode,
-        steps: snapshot.steps,
-        llm_steps: snapshot.llm.length,
-        expires_at_ns: replay.expiresNs,
-        unreadable_tool_steps: snapshot.unreadableToolSteps,
-        base_urls: { openai: `${base}/openai/v1`, anthropic: `${base}/anthropic` },
-      });
-    } finally {
-      reservation.release(); // no-op once committed
-    }
-  }));
-
-  app.get('/:id', handle(async (c) => jsonResponse(200, (await replayOf(c)).status())));
-
-  app.post('/:id/tools/next', handle(async (c) => {
-    const replay = await replayOf(c);
-    const body = await readJsonBody(c, s.maxRequestBytes, true);
-    const tool = body.tool ?? null;
-    if (tool !== null && typeof tool !== 'string') throw new ReplayError(400, 'invalid_request', '"tool" must be a tool name');
-    return jsonResponse(200, await serveNextTool(replay, tool, ctx));
-  }));
-
-  const modelRoute = (wire: Wire) => handle(async (c, receivedNs) => {
-    const replay = await replayOf(c);
-    if (c.req.method !== 'POST') throw unsupported(c);
-    const body = await readJsonBody(c, s.maxRequestBytes, false);
-    const req = wire === 'openai' ? readOpenAiRequest(body) : readAnthropicRequest(body);
-    const rendered = await serveModelCall(replay, req, receivedNs, ctx);
-    return new Response(rendered.body, {
-      status: 200,
-      headers: { 'content-type': rendered.contentType, 'cache-control': 'no-store' },
     });
-  });
   app.all('/:id/openai/v1/chat/completions', modelRoute('openai'));
   app.all('/:id/anthropic/v1/messages', modelRoute('anthropic'));
-  app.all('/:id/*', handle(async (c) => {
-    await replayOf(c);
-    throw unsupported(c);
-  }));
+  app.all(
+    '/:id/*',
+    handle(async (c) => {
+      await replayOf(c);
+      throw unsupported(c);
+    }),
+  );
 
   return app;
 }
 
 function unsupported(c: Context): ReplayError {
   const path = new URL(c.req.url).pathname;
-  return new ReplayError(400, 'unsupported_endpoint', `${c.req.method} ${path} is not replayed: a replay answers only POST …/openai/v1/chat/completions and POST …/anthropic/v1/messages (not the Responses API, embeddings or legacy completions)`);
+  return new ReplayError(
+    400,
+    'unsupported_endpoint',
+    `${c.req.method} ${path} is not replayed: a replay answers only POST …/openai/v1/chat/completions and POST …/anthropic/v1/messages (not the Responses API, embeddings or legacy completions)`,
+  );
 }
 
 async function readJsonBody(c: Context, maxBytes: number, emptyAllowed: boolean): Promise<Record<string, unknown>> {
@@ -150,6 +192,7 @@ async function readJsonBody(c: Context, maxBytes: number, emptyAllowed: boolean)
   } catch {
     throw new ReplayError(400, 'invalid_request', 'malformed JSON in the request body');
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ReplayError(400, 'invalid_request', 'the request body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new ReplayError(400, 'invalid_request', 'the request body must be a JSON object');
   return body as Record<string, unknown>;
 }

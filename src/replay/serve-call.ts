@@ -35,22 +35,41 @@ function expired(replay: Replay): ReplayError {
   return new ReplayError(404, 'not_found', `replay ${replay.id} has expired`);
 }
 
-export async function serveModelCall(replay: Replay, req: AgentRequest, receivedNs: bigint, ctx: CallContext): Promise<Rendered> {
+export async function serveModelCall(
+  replay: Replay,
+  req: AgentRequest,
+  receivedNs: bigint,
+  ctx: CallContext,
+): Promise<Rendered> {
   const gotDigest = digestOf(req.messages as unknown as JsonValue) as string;
   return replay.takeTurn(async () => {
     if (replay.expiredAt(ctx.now())) throw expired(replay);
     const llm = replay.snapshot.llm;
     if (replay.cursor >= llm.length) {
       replay.exhaustedCalls++;
-      throw new ReplayError(410, 'replay_exhausted', `every one of the recording's ${llm.length} model steps has been served; this call has no recorded answer`, { served: replay.served });
+      throw new ReplayError(
+        410,
+        'replay_exhausted',
+        `every one of the recording's ${llm.length} model steps has been served; this call has no recorded answer`,
+        { served: replay.served },
+      );
     }
     const entry = llm[replay.cursor];
     const matched = entry.digest !== null && entry.digest === gotDigest;
     if (!matched && replay.snapshot.mode === 'strict') {
       const difference = await explainOnce(replay, entry.step, entry.digest, req, ctx);
-      const divergence = { step: entry.step, expected_digest: entry.digest, got_digest: gotDigest, ...(difference ? { difference } : {}) };
+      const divergence = {
+        step: entry.step,
+        expected_digest: entry.digest,
+        got_digest: gotDigest,
+        ...(difference ? { difference } : {}),
+      };
       replay.diverged ??= { ...divergence, at_ns: receivedNs };
-      throw permanentConflict('replay_divergence', `this request's messages do not match recorded step ${entry.step}: the agent diverged from the recording, so replaying the recorded answer would answer a different question`, divergence);
+      throw permanentConflict(
+        'replay_divergence',
+        `this request's messages do not match recorded step ${entry.step}: the agent diverged from the recording, so replaying the recorded answer would answer a different question`,
+        divergence,
+      );
     }
     const input: RenderInput = {
       replayId: replay.id,
@@ -69,7 +88,11 @@ export async function serveModelCall(replay: Replay, req: AgentRequest, received
       rendered = req.wire === 'openai' ? renderOpenAi(input) : renderAnthropic(input);
     } catch (err) {
       if (!(err instanceof TooLarge)) throw err;
-      throw permanentConflict('response_too_large', `step ${entry.step}'s answer would render past ${err.limitBytes} bytes${req.stream ? ' as a stream (the same step unstreamed may fit)' : ''}; the step was not consumed`, { step: entry.step, limit_bytes: err.limitBytes });
+      throw permanentConflict(
+        'response_too_large',
+        `step ${entry.step}'s answer would render past ${err.limitBytes} bytes${req.stream ? ' as a stream (the same step unstreamed may fit)' : ''}; the step was not consumed`,
+        { step: entry.step, limit_bytes: err.limitBytes },
+      );
     }
     if (replay.expiredAt(ctx.now())) throw expired(replay);
     replay.consume(matched, receivedNs);
@@ -82,7 +105,13 @@ export async function serveModelCall(replay: Replay, req: AgentRequest, received
  * times per replay. Null when out of explanations, or when the recording no longer reads as
  * the prompt the replay digested.
  */
-async function explainOnce(replay: Replay, step: number, expected: string | null, req: AgentRequest, ctx: CallContext): Promise<Difference | null> {
+async function explainOnce(
+  replay: Replay,
+  step: number,
+  expected: string | null,
+  req: AgentRequest,
+  ctx: CallContext,
+): Promise<Difference | null> {
   if (expected === null || replay.explanations >= ctx.settings.maxExplanations) return null;
   replay.explanations++;
   const tape = await ctx.deps.loadTape(replay.snapshot.run, replay.readTenant);
@@ -93,17 +122,29 @@ async function explainOnce(replay: Replay, step: number, expected: string | null
   return explainDifference(prompt.messages, req.messages);
 }
 
-export async function serveNextTool(replay: Replay, tool: string | null, ctx: CallContext): Promise<Record<string, unknown>> {
+export async function serveNextTool(
+  replay: Replay,
+  tool: string | null,
+  ctx: CallContext,
+): Promise<Record<string, unknown>> {
   return replay.takeTurn(async () => {
     if (replay.expiredAt(ctx.now())) throw expired(replay);
     const entry = replay.nextTool(tool);
     if (!entry) {
       const which = tool === null ? 'tool step' : `tool step for ${JSON.stringify(tool)}`;
-      throw new ReplayError(410, 'tools_exhausted', `no recorded ${which} is left to serve`, tool === null ? {} : { tool });
+      throw new ReplayError(
+        410,
+        'tools_exhausted',
+        `no recorded ${which} is left to serve`,
+        tool === null ? {} : { tool },
+      );
     }
     if (entry.unreadable !== null) {
       // not consumed: moving past it would hand the harness the next step's result as this one's
-      throw permanentConflict('tool_unreadable', `${entry.unreadable}; it is not served as a result`, { step: entry.step, tool: entry.tool });
+      throw permanentConflict('tool_unreadable', `${entry.unreadable}; it is not served as a result`, {
+        step: entry.step,
+        tool: entry.tool,
+      });
     }
     replay.markToolServed(entry.step);
     return { step: entry.step, tool: entry.tool, arguments: entry.arguments, result: entry.result };

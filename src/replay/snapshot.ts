@@ -53,9 +53,13 @@ export interface Snapshot {
 export function estimateBytes(v: unknown): number {
   if (v === null || v === undefined) return 8;
   switch (typeof v) {
-    case 'string': return 48 + 2 * v.length;
-    case 'number': case 'boolean': return 16;
-    case 'bigint': return 32;
+    case 'string':
+      return 48 + 2 * v.length;
+    case 'number':
+    case 'boolean':
+      return 16;
+    case 'bigint':
+      return 32;
   }
   if (Array.isArray(v)) return v.reduce((n: number, item) => n + 8 + estimateBytes(item), 48);
   let n = 64;
@@ -84,12 +88,23 @@ export async function buildSnapshot(
 ): Promise<Snapshot> {
   const { settings, mode } = opts;
   if (tape.truncated || tape.spans_examined > settings.maxRunSpans) {
-    throw refusal('run_too_long', `run ${tape.run} has more than ${settings.maxRunSpans} spans; replaying its beginning would end the agent's run early as if the recording stopped there`);
+    throw refusal(
+      'run_too_long',
+      `run ${tape.run} has more than ${settings.maxRunSpans} spans; replaying its beginning would end the agent's run early as if the recording stopped there`,
+    );
   }
   opts.charge(replayBaseBytes(settings) + estimateBytes(tape.run) + estimateBytes(tape.tenant));
   const answers = new PayloadReader(deps, settings.tapeMaxBytes);
   const prompts = new PayloadReader(deps, null);
-  const snap: Snapshot = { run: tape.run, tenant: tape.tenant, mode, steps: tape.steps.length, llm: [], tools: [], unreadableToolSteps: [] };
+  const snap: Snapshot = {
+    run: tape.run,
+    tenant: tape.tenant,
+    mode,
+    steps: tape.steps.length,
+    llm: [],
+    tools: [],
+    unreadableToolSteps: [],
+  };
 
   for (const step of tape.steps) {
     if (step.kind === 'llm') {
@@ -98,14 +113,26 @@ export async function buildSnapshot(
         answer = await readAnswer(step.response, answers);
       } catch (err) {
         if (!(err instanceof UnreadableValue)) throw err;
-        throw refusal('answer_unreadable', `model step ${step.index}'s offloaded answer ${describeUnreadable(err.why, err.limitBytes)} (${err.ref}), so it cannot be served`, step.index);
+        throw refusal(
+          'answer_unreadable',
+          `model step ${step.index}'s offloaded answer ${describeUnreadable(err.why, err.limitBytes)} (${err.ref}), so it cannot be served`,
+          step.index,
+        );
       }
       if (answer === null) {
-        throw refusal('answer_not_recorded', `model step ${step.index} has no recorded answer (was content capture off?), so a replay cannot serve it`, step.index);
+        throw refusal(
+          'answer_not_recorded',
+          `model step ${step.index} has no recorded answer (was content capture off?), so a replay cannot serve it`,
+          step.index,
+        );
       }
       const prompt = await readRecordedPrompt(step.request, prompts);
       if (prompt.kind !== 'messages' && mode === 'strict') {
-        throw refusal('prompt_not_messages', `model step ${step.index} cannot be matched in strict mode: ${prompt.why}; use "mode": "loose"`, step.index);
+        throw refusal(
+          'prompt_not_messages',
+          `model step ${step.index} cannot be matched in strict mode: ${prompt.why}; use "mode": "loose"`,
+          step.index,
+        );
       }
       const entry: LlmEntry = {
         step: step.index,
@@ -115,12 +142,16 @@ export async function buildSnapshot(
         model: usableName(step.model),
         startNs: step.start_ns,
       };
-      opts.charge(ENTRY_OVERHEAD_BYTES + estimateBytes(answer) + estimateBytes(entry.model) + estimateBytes(entry.digest));
+      opts.charge(
+        ENTRY_OVERHEAD_BYTES + estimateBytes(answer) + estimateBytes(entry.model) + estimateBytes(entry.digest),
+      );
       snap.llm.push(entry);
     } else if (step.kind === 'tool') {
       const entry = await readToolStep(step.index, step.tool, step.request, step.response, answers);
       if (entry.unreadable !== null) snap.unreadableToolSteps.push(step.index);
-      opts.charge(ENTRY_OVERHEAD_BYTES + estimateBytes(entry.tool) + estimateBytes(entry.arguments) + estimateBytes(entry.result));
+      opts.charge(
+        ENTRY_OVERHEAD_BYTES + estimateBytes(entry.tool) + estimateBytes(entry.arguments) + estimateBytes(entry.result),
+      );
       snap.tools.push(entry);
     }
   }

@@ -33,7 +33,8 @@ export type ChatMessage =
 
 export type ChatResult = { messages: ChatMessage[] } | { invalid: string };
 
-const argumentsText = (args: JsonValue | undefined): string => (args === undefined || args === null ? '{}' : typeof args === 'string' ? args : JSON.stringify(args));
+const argumentsText = (args: JsonValue | undefined): string =>
+  args === undefined || args === null ? '{}' : typeof args === 'string' ? args : JSON.stringify(args);
 
 export function toChatMessages(conversation: readonly Message[]): ChatResult {
   const used = new Set<string>();
@@ -44,7 +45,8 @@ export function toChatMessages(conversation: readonly Message[]): ChatResult {
   let next = 0;
   const freshId = (): string => {
     let id: string;
-    do id = `call_${++next}`; while (used.has(id));
+    do id = `call_${++next}`;
+    while (used.has(id));
     used.add(id);
     return id;
   };
@@ -60,7 +62,11 @@ export function toChatMessages(conversation: readonly Message[]): ChatResult {
     }
     pending = [];
     if (m.role === 'assistant') {
-      const calls = (m.tool_calls ?? []).map((c) => ({ id: c.id ?? freshId(), type: 'function' as const, function: { name: c.name, arguments: argumentsText(c.arguments) } }));
+      const calls = (m.tool_calls ?? []).map((c) => ({
+        id: c.id ?? freshId(),
+        type: 'function' as const,
+        function: { name: c.name, arguments: argumentsText(c.arguments) },
+      }));
       pending = calls.map((c) => c.id);
       out.push({ role: 'assistant', content: contentText(m.content), ...(calls.length ? { tool_calls: calls } : {}) });
       continue;
@@ -96,12 +102,14 @@ export function checkChatOrder(messages: readonly ChatMessage[]): string | null 
     if (open.size !== m.tool_calls.length) return `tool call ids repeat in the assistant turn at position ${i}`;
     while (messages[i + 1]?.role === 'tool') {
       const t = messages[++i] as Extract<ChatMessage, { role: 'tool' }>;
-      if (!open.delete(t.tool_call_id)) return `the tool result at position ${i} references ${JSON.stringify(t.tool_call_id)}, not a pending call`;
+      if (!open.delete(t.tool_call_id))
+        return `the tool result at position ${i} references ${JSON.stringify(t.tool_call_id)}, not a pending call`;
     }
     if (open.size) return `tool calls ${[...open].map((id) => JSON.stringify(id)).join(', ')} have no result`;
     previous = null; // after tool results either turn may follow
   }
   const last = messages[messages.length - 1];
-  if (last.role !== 'assistant' || last.tool_calls?.length) return 'the conversation does not end with an assistant answer';
+  if (last.role !== 'assistant' || last.tool_calls?.length)
+    return 'the conversation does not end with an assistant answer';
   return null;
 }

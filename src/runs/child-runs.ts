@@ -13,7 +13,12 @@ export interface ChildRun {
   first_start_ns: bigint;
 }
 
-export async function readChildRuns(db: Queryable, tenant: string, parents: readonly string[], limit: number): Promise<ChildRun[]> {
+export async function readChildRuns(
+  db: Queryable,
+  tenant: string,
+  parents: readonly string[],
+  limit: number,
+): Promise<ChildRun[]> {
   if (parents.length === 0) return [];
   const rows = await db.query<{ parent_run: string; run: string; first_start_ns: bigint }>(
     `SELECT parent_run, run, first_start_ns FROM (
@@ -29,4 +34,3 @@ export async function readChildRuns(db: Queryable, tenant: string, parents: read
   );
   return rows.map((r) => ({ parent_run: r.parent_run, run: r.run, first_start_ns: BigInt(r.first_start_ns) }));
 }
-

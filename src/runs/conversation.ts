@@ -31,7 +31,8 @@ export function conversationOf(tape: Tape, rec: ReconstructedRun): Conversation 
   const last = answered[answered.length - 1];
   const answer = (messagesOf(last.response) ?? []).map(asTurn);
   const lastRequest = messagesOf(last.request);
-  if (lastRequest && startsWith(lastRequest, rec.input)) return { messages: [...structuredClone(lastRequest), ...answer] };
+  if (lastRequest && startsWith(lastRequest, rec.input))
+    return { messages: [...structuredClone(lastRequest), ...answer] };
 
   const messages = structuredClone(rec.input);
   const pool = [...rec.tool_calls];
@@ -41,7 +42,11 @@ export function conversationOf(tape: Tape, rec: ReconstructedRun): Conversation 
       for (const call of m.tool_calls ?? []) {
         const done = takeResult(pool, call);
         const id = call.id ?? done?.id;
-        messages.push({ role: 'tool', ...(id ? { tool_call_id: id } : {}), ...(done?.result == null ? {} : { content: done.result }) });
+        messages.push({
+          role: 'tool',
+          ...(id ? { tool_call_id: id } : {}),
+          ...(done?.result == null ? {} : { content: done.result }),
+        });
       }
     }
   }

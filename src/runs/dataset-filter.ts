@@ -17,7 +17,9 @@ export class DatasetFilterError extends Error {
 export function datasetFilterOf(raw: { since?: string; until?: string; outcome?: string }): DatasetFilter {
   const outcome = raw.outcome === undefined || raw.outcome === '' ? 'success' : raw.outcome;
   if (!OUTCOME_FILTERS.includes(outcome as OutcomeFilter)) {
-    throw new DatasetFilterError(`outcome must be one of ${OUTCOME_FILTERS.join(', ')}, got ${JSON.stringify(raw.outcome)}`);
+    throw new DatasetFilterError(
+      `outcome must be one of ${OUTCOME_FILTERS.join(', ')}, got ${JSON.stringify(raw.outcome)}`,
+    );
   }
   try {
     const since = raw.since ? parseTimeBound('since', raw.since) : null;

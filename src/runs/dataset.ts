@@ -62,14 +62,24 @@ export interface DatasetOptions {
 export const DEFAULT_DATASET_PAGE_SIZE = 200;
 
 export function emptySummary(): DatasetSummary {
-  return { considered: 0, exported: 0, skipped: Object.fromEntries(SKIP_REASONS.map((r) => [r, 0])) as Record<SkipReason, number> };
+  return {
+    considered: 0,
+    exported: 0,
+    skipped: Object.fromEntries(SKIP_REASONS.map((r) => [r, 0])) as Record<SkipReason, number>,
+  };
 }
 
 /**
  * The JSONL lines (each ending in "\n"), lazily: a consumer that stops pulling stops the
  * export. `summary` is filled in as runs are considered and is final when the iteration ends.
  */
-export async function* chatDatasetLines(deps: TapeDeps, tenant: string, filter: DatasetFilter, summary: DatasetSummary, options: DatasetOptions = {}): AsyncGenerator<string> {
+export async function* chatDatasetLines(
+  deps: TapeDeps,
+  tenant: string,
+  filter: DatasetFilter,
+  summary: DatasetSummary,
+  options: DatasetOptions = {},
+): AsyncGenerator<string> {
   const pageSize = options.pageSize ?? DEFAULT_DATASET_PAGE_SIZE;
   let after: string | null = null;
   for (;;) {
@@ -81,7 +91,9 @@ export async function* chatDatasetLines(deps: TapeDeps, tenant: string, filter: 
       for (const facts of chunk) {
         const stored = tapes.get(facts.run);
         tapes.delete(facts.run);
-        const tape = stored && (await resolveTape(deps, stored, { maxResolveBytes: options.maxResolveBytes, signal: options.signal }));
+        const tape =
+          stored &&
+          (await resolveTape(deps, stored, { maxResolveBytes: options.maxResolveBytes, signal: options.signal }));
         const fate = precheck(filter, facts) ?? exportRun(tape, facts);
         summary.considered++;
         if (typeof fate === 'string') summary.skipped[fate]++;
@@ -113,7 +125,12 @@ function* chunksOf(page: readonly RunFacts[], maxSpans: number): Generator<RunFa
 }
 
 /** Runs the whole export without writing anything: the counts `?summary=true` answers. */
-export async function summarizeChatDataset(deps: TapeDeps, tenant: string, filter: DatasetFilter, options: DatasetOptions = {}): Promise<DatasetSummary> {
+export async function summarizeChatDataset(
+  deps: TapeDeps,
+  tenant: string,
+  filter: DatasetFilter,
+  options: DatasetOptions = {},
+): Promise<DatasetSummary> {
   const summary = emptySummary();
   for await (const _line of chatDatasetLines(deps, tenant, filter, summary, options));
   return summary;

@@ -9,7 +9,9 @@ import type { JsonValue, Message, Step } from '../normalize/step.js';
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 
 function isMessage(v: unknown): v is Message {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) && ROLES.has((v as { role?: unknown }).role as string);
+  return (
+    v !== null && typeof v === 'object' && !Array.isArray(v) && ROLES.has((v as { role?: unknown }).role as string)
+  );
 }
 
 /** The value as a message list, or null when it is not one (not recorded, or a payload reference). */
@@ -60,5 +62,8 @@ export function sameJson(a: unknown, b: unknown): boolean {
   }
   const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
   const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
-  return ka.length === kb.length && ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  return (
+    ka.length === kb.length &&
+    ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+  );
 }

@@ -72,7 +72,9 @@ export function reconstructRun(tape: Tape, facts?: ReconstructContext): Reconstr
     output: answer ? answerText(answer) : null,
     tool_calls: toolCalls,
     start_ns: steps.length ? steps.reduce((m, s) => (s.start_ns < m ? s.start_ns : m), steps[0].start_ns) : null,
-    end_ns: steps.length ? steps.reduce((m, s) => (s.start_ns + s.duration_ns > m ? s.start_ns + s.duration_ns : m), 0n) : null,
+    end_ns: steps.length
+      ? steps.reduce((m, s) => (s.start_ns + s.duration_ns > m ? s.start_ns + s.duration_ns : m), 0n)
+      : null,
   };
 }
 
@@ -84,15 +86,25 @@ interface Parts {
 }
 
 function statusOf(tape: Tape, facts: ReconstructContext | undefined, p: Parts): { status: RunStatus; reason: string } {
-  if (tape.truncated) return { status: 'truncated', reason: `the tape was cut at its cap of ${tape.spans_examined} spans` };
-  const needed: (JsonValue | null)[] = [p.first?.request ?? null, p.last?.response ?? null, ...p.toolCalls.flatMap((c) => [c.arguments, c.result])];
+  if (tape.truncated)
+    return { status: 'truncated', reason: `the tape was cut at its cap of ${tape.spans_examined} spans` };
+  const needed: (JsonValue | null)[] = [
+    p.first?.request ?? null,
+    p.last?.response ?? null,
+    ...p.toolCalls.flatMap((c) => [c.arguments, c.result]),
+  ];
   if (tape.resolved_partial || needed.some(holdsPayloadRef)) {
-    return { status: 'truncated', reason: 'some offloaded content was not inlined (over the resolve budget, or unreadable)' };
+    return {
+      status: 'truncated',
+      reason: 'some offloaded content was not inlined (over the resolve budget, or unreadable)',
+    };
   }
   if (facts?.outcome === 'failure') return { status: 'error', reason: 'a span that starts or ends the run failed' };
   if (p.last?.status === 'error') return { status: 'error', reason: 'the last model call failed' };
   const enclosing = new Set(tape.steps.map((s) => s.span_id));
-  const failedAgent = tape.steps.find((s) => s.kind === 'agent' && s.status === 'error' && !(s.parent_span_id && enclosing.has(s.parent_span_id)));
+  const failedAgent = tape.steps.find(
+    (s) => s.kind === 'agent' && s.status === 'error' && !(s.parent_span_id && enclosing.has(s.parent_span_id)),
+  );
   if (failedAgent) return { status: 'error', reason: `the agent ${JSON.stringify(failedAgent.name)} failed` };
   if (p.last) {
     if (p.answer?.some((m) => m.tool_calls?.length)) {

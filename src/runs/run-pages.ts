@@ -55,11 +55,29 @@ function windowHaving(window: RunWindow, params: unknown[]): string {
   return conditions.length ? `HAVING ${conditions.join(' AND ')}` : '';
 }
 
-interface Row { run: string; parent_run: string | null; first_start_ns: bigint; spans: bigint | number; outcome: RunFacts['outcome'] }
-const toFacts = (r: Row): RunFacts => ({ run: r.run, parent_run: r.parent_run ?? null, outcome: r.outcome, first_start_ns: BigInt(r.first_start_ns), spans: Number(r.spans) });
+interface Row {
+  run: string;
+  parent_run: string | null;
+  first_start_ns: bigint;
+  spans: bigint | number;
+  outcome: RunFacts['outcome'];
+}
+const toFacts = (r: Row): RunFacts => ({
+  run: r.run,
+  parent_run: r.parent_run ?? null,
+  outcome: r.outcome,
+  first_start_ns: BigInt(r.first_start_ns),
+  spans: Number(r.spans),
+});
 
 /** The next `limit` runs after `after` (a run id; null: from the start) that started within the window, in run id order. */
-export async function pageRuns(db: Queryable, tenant: string, window: RunWindow, after: string | null, limit: number): Promise<RunFacts[]> {
+export async function pageRuns(
+  db: Queryable,
+  tenant: string,
+  window: RunWindow,
+  after: string | null,
+  limit: number,
+): Promise<RunFacts[]> {
   const params: unknown[] = [tenant, limit];
   let where = '';
   if (after !== null) {
@@ -71,7 +89,11 @@ export async function pageRuns(db: Queryable, tenant: string, window: RunWindow,
 }
 
 /** The facts of each named run that exists. */
-export async function readRunFacts(db: Queryable, tenant: string, runs: readonly string[]): Promise<Map<string, RunFacts>> {
+export async function readRunFacts(
+  db: Queryable,
+  tenant: string,
+  runs: readonly string[],
+): Promise<Map<string, RunFacts>> {
   if (runs.length === 0) return new Map();
   const rows = await db.query<Row>(query('AND run_id = ANY($2::text[])', '', ''), [tenant, runs]);
   return new Map(rows.map((r) => [r.run, toFacts(r)]));

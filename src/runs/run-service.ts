@@ -18,11 +18,22 @@ export interface ReconstructOptions {
 }
 
 /** The reconstructed run, or undefined when the tenant has no such run. */
-export async function reconstructStoredRun(deps: TapeDeps, tenant: string, run: string, options: ReconstructOptions = {}): Promise<ReconstructedRun | undefined> {
+export async function reconstructStoredRun(
+  deps: TapeDeps,
+  tenant: string,
+  run: string,
+  options: ReconstructOptions = {},
+): Promise<ReconstructedRun | undefined> {
   const facts = options.facts ?? (await readRunFacts(deps.db, tenant, [run])).get(run);
   if (!facts) return undefined;
   options.signal?.throwIfAborted();
-  const tape = (await readTapes(deps, tenant, [run], { resolve: true, maxResolveBytes: options.maxResolveBytes, signal: options.signal })).get(run);
+  const tape = (
+    await readTapes(deps, tenant, [run], {
+      resolve: true,
+      maxResolveBytes: options.maxResolveBytes,
+      signal: options.signal,
+    })
+  ).get(run);
   if (!tape) return undefined;
   return reconstructRun(tape, facts);
 }

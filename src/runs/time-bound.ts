@@ -18,7 +18,9 @@ export function parseTimeBound(name: string, text: string): bigint {
   if (/^\d+$/.test(value)) return BigInt(value);
   const m = ISO.exec(value);
   if (!m) {
-    throw new TimeBoundError(`${name} must be an ISO 8601 time (2025-11-30 or 2025-11-30T12:00:00Z) or Unix nanoseconds, got ${JSON.stringify(text)}`);
+    throw new TimeBoundError(
+      `${name} must be an ISO 8601 time (2025-11-30 or 2025-11-30T12:00:00Z) or Unix nanoseconds, got ${JSON.stringify(text)}`,
+    );
   }
   // Date.parse keeps milliseconds only: parse without the fraction, add the exact fraction back.
   const fraction = m[1] ?? '';

@@ -81,7 +81,8 @@ export function reconstructToolCalls(steps: readonly Step[]): ReconstructedToolC
   const tools = steps.filter((s) => s.kind === 'tool');
   const asked = askedCalls(llm);
   const results = sentResults(llm);
-  const resultOf = (id: string | null) => (id !== null && results.has(id) ? (results.get(id) as JsonValue | null) : null);
+  const resultOf = (id: string | null) =>
+    id !== null && results.has(id) ? (results.get(id) as JsonValue | null) : null;
 
   const keyed: { key: number; order: number; call: ReconstructedToolCall }[] = [];
   for (const step of tools) {
@@ -117,7 +118,14 @@ export function reconstructToolCalls(steps: readonly Step[]): ReconstructedToolC
     keyed.push({
       key: previousKey,
       order: keyed.length,
-      call: { id: a.id, name: a.name, arguments: a.arguments, result: resultOf(a.id), status: null, source: 'model_messages' },
+      call: {
+        id: a.id,
+        name: a.name,
+        arguments: a.arguments,
+        result: resultOf(a.id),
+        status: null,
+        source: 'model_messages',
+      },
     });
   }
   return keyed.sort((x, y) => x.key - y.key || x.order - y.order).map((k) => k.call);

@@ -32,7 +32,11 @@ export interface TreeLimits {
 
 export const DEFAULT_TREE_LIMITS: Readonly<TreeLimits> = Object.freeze({ maxDepth: 8, maxChildren: 100, maxRuns: 500 });
 /** the most a caller may ask for */
-export const TREE_LIMIT_CEILINGS: Readonly<TreeLimits> = Object.freeze({ maxDepth: 64, maxChildren: 1000, maxRuns: 2000 });
+export const TREE_LIMIT_CEILINGS: Readonly<TreeLimits> = Object.freeze({
+  maxDepth: 64,
+  maxChildren: 1000,
+  maxRuns: 2000,
+});
 export const DEFAULT_MAX_TREE_BYTES = 32 * 1024 * 1024;
 
 export type TreeLimitName = 'depth' | 'children' | 'runs' | 'content';
@@ -70,7 +74,12 @@ interface Pending {
 }
 
 /** The tree under `run`, or undefined when the tenant has no such run. */
-export async function buildRunTree(deps: TapeDeps, tenant: string, run: string, options: TreeOptions = {}): Promise<RunTree | undefined> {
+export async function buildRunTree(
+  deps: TapeDeps,
+  tenant: string,
+  run: string,
+  options: TreeOptions = {},
+): Promise<RunTree | undefined> {
   const limits = { ...DEFAULT_TREE_LIMITS, ...options.limits };
   const deadline = options.deadline;
   const race = <T>(p: Promise<T>, stage: string) => (deadline ? deadline.race(p, stage) : p);
@@ -86,7 +95,15 @@ export async function buildRunTree(deps: TapeDeps, tenant: string, run: string, 
   while (level.length) {
     const atDepthLimit = level[0].depth >= limits.maxDepth;
     // At the depth limit only ask whether children exist.
-    const rows = await race(readChildRuns(deps.db, tenant, level.map((p) => p.facts.run), atDepthLimit ? 1 : limits.maxChildren + 1), 'reading child runs');
+    const rows = await race(
+      readChildRuns(
+        deps.db,
+        tenant,
+        level.map((p) => p.facts.run),
+        atDepthLimit ? 1 : limits.maxChildren + 1,
+      ),
+      'reading child runs',
+    );
     const byParent = new Map<string, string[]>();
     for (const r of rows) byParent.set(r.parent_run, [...(byParent.get(r.parent_run) ?? []), r.run]);
     const wanted = atDepthLimit ? [] : rows.map((r) => r.run).filter((r) => !seen.has(r));
@@ -95,14 +112,24 @@ export async function buildRunTree(deps: TapeDeps, tenant: string, run: string, 
     for (const parent of level) {
       const kids = (byParent.get(parent.facts.run) ?? []).filter((r) => !seen.has(r));
       if (atDepthLimit) {
-        if (kids.length) { parent.childrenTruncated = true; hit.add('depth'); }
+        if (kids.length) {
+          parent.childrenTruncated = true;
+          hit.add('depth');
+        }
         continue;
       }
-      if (kids.length > limits.maxChildren) { parent.childrenTruncated = true; hit.add('children'); }
+      if (kids.length > limits.maxChildren) {
+        parent.childrenTruncated = true;
+        hit.add('children');
+      }
       for (const kid of kids.slice(0, limits.maxChildren)) {
         const f = facts.get(kid);
         if (!f || seen.has(kid)) continue;
-        if (order.length >= limits.maxRuns) { parent.childrenTruncated = true; hit.add('runs'); break; }
+        if (order.length >= limits.maxRuns) {
+          parent.childrenTruncated = true;
+          hit.add('runs');
+          break;
+        }
         seen.add(kid);
         const child: Pending = { facts: f, depth: parent.depth + 1, parent, childrenTruncated: false, children: [] };
         parent.children.push(child);

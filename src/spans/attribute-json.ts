@@ -52,7 +52,9 @@ export class AttributeJson implements Utf8Source {
 export function toJsonValue(value: AttributeValue | undefined): JsonValue {
   if (value === undefined || value === null) return null;
   if (typeof value === 'bigint') {
-    return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString();
+    return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER)
+      ? Number(value)
+      : value.toString();
   }
   if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
   if (Array.isArray(value)) return value.map(toJsonValue);

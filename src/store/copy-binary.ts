@@ -66,7 +66,10 @@ export class BinaryCopyWriter {
    * its trailer. Unframed: tuples only, to be sent between a COPY_HEADER and a COPY_TRAILER
    * (by copyTuples, say), so tuples encoded elsewhere (a worker thread) join one COPY.
    */
-  constructor(private readonly columns: readonly CopyColumn[], private readonly options: { framed?: boolean } = {}) {
+  constructor(
+    private readonly columns: readonly CopyColumn[],
+    private readonly options: { framed?: boolean } = {},
+  ) {
     this.encoders = columns.map((c) => this.encoderFor(c.type));
     if (options.framed === false) return;
     this.ensure(COPY_HEADER.length);
@@ -76,7 +79,8 @@ export class BinaryCopyWriter {
 
   /** One row: values in column order; null and undefined are SQL NULL. */
   row(values: readonly unknown[]): void {
-    if (values.length !== this.columns.length) throw new Error(`COPY row has ${values.length} values for ${this.columns.length} columns`);
+    if (values.length !== this.columns.length)
+      throw new Error(`COPY row has ${values.length} values for ${this.columns.length} columns`);
     this.ensure(2);
     this.buf.writeInt16BE(values.length, this.pos);
     this.pos += 2;
@@ -177,17 +181,22 @@ export class BinaryCopyWriter {
     switch (type) {
       case 'text':
         // UTF-8 already (a step's canonical request): its bytes as they are
-        return (v) => (v instanceof Uint8Array ? this.raw(v) : isUtf8Source(v) ? this.streamed(v) : this.utf8(String(v)));
+        return (v) =>
+          v instanceof Uint8Array ? this.raw(v) : isUtf8Source(v) ? this.streamed(v) : this.utf8(String(v));
       case 'jsonb':
         return (v) => (isUtf8Source(v) ? this.streamed(v, 1) : this.utf8(String(v), 1));
       case 'bytea':
         return (v) => this.raw(v as Uint8Array);
       case 'bool':
-        return (v) => this.fixed(1, (b, at) => { b[at] = v ? 1 : 0; });
+        return (v) =>
+          this.fixed(1, (b, at) => {
+            b[at] = v ? 1 : 0;
+          });
       case 'int4':
         return (v) => this.fixed(4, (b, at) => b.writeInt32BE(Number(v), at));
       case 'int8':
-        return (v) => this.fixed(8, (b, at) => b.writeBigInt64BE(typeof v === 'bigint' ? v : BigInt(v as string | number), at));
+        return (v) =>
+          this.fixed(8, (b, at) => b.writeBigInt64BE(typeof v === 'bigint' ? v : BigInt(v as string | number), at));
       case 'float8':
         return (v) => this.fixed(8, (b, at) => b.writeDoubleBE(Number(v), at));
       case 'int8[]':

@@ -19,7 +19,10 @@ import path from 'node:path';
 import { isProcessRunning } from './process-running.js';
 
 export class DataDirInUseError extends Error {
-  constructor(readonly dir: string, readonly owner: string) {
+  constructor(
+    readonly dir: string,
+    readonly owner: string,
+  ) {
     super(
       `the embedded database in ${dir} is in use by ${owner}: stop that tapedeck first, or use another ` +
         '--data-dir (TAPEDECK_DATA_DIR), or a PostgreSQL server (TAPEDECK_DATABASE_URL) that several processes can share',
@@ -132,7 +135,8 @@ function isAlive(owner: Owner): boolean {
   return isProcessRunning(owner.pid); // this process too: it opened the directory already
 }
 
-const describe = (owner: Owner) => (owner.host === os.hostname() ? `process ${owner.pid}` : `process ${owner.pid} on ${owner.host}`);
+const describe = (owner: Owner) =>
+  owner.host === os.hostname() ? `process ${owner.pid}` : `process ${owner.pid} on ${owner.host}`;
 
 function unlinkIfOwned(file: string): void {
   const owner = readOwner(file);

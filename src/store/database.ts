@@ -62,11 +62,16 @@ export class DatabaseUnavailableError extends Error {
  */
 export function isTransientSqlState(code: unknown): boolean {
   if (typeof code !== 'string') return false;
-  return code.startsWith('08') || code === '40001' || code === '40P01' || code.startsWith('53') || code.startsWith('57P');
+  return (
+    code.startsWith('08') || code === '40001' || code === '40P01' || code.startsWith('53') || code.startsWith('57P')
+  );
 }
 
 /** Node socket errors that mean the server is not there (yet). */
 export function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN'].includes(code);
+  return (
+    typeof code === 'string' &&
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN'].includes(code)
+  );
 }

@@ -20,7 +20,10 @@ export interface Migration {
 const MIGRATION_LOCK_KEY = 7_467_100_001;
 
 export class SchemaTooNewError extends Error {
-  constructor(readonly databaseVersion: number, readonly codeVersion: number) {
+  constructor(
+    readonly databaseVersion: number,
+    readonly codeVersion: number,
+  ) {
     super(
       `the database schema is at migration ${databaseVersion}, but this tapedeck knows migrations up to ${codeVersion}: ` +
         'it was written by a newer tapedeck. Upgrade tapedeck, or point it at another database.',
@@ -30,7 +33,9 @@ export class SchemaTooNewError extends Error {
 }
 
 export function loadMigrations(dir = path.join(packageRoot(), 'src', 'tapes', 'migrations')): Migration[] {
-  const files = readdirSync(dir).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
+  const files = readdirSync(dir)
+    .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
+    .sort();
   return files.map((file, i) => {
     const version = Number(file.slice(0, 4));
     if (version !== i + 1) throw new Error(`migration ${file} is out of sequence: expected number ${i + 1}`);
@@ -50,7 +55,9 @@ export async function migrate(db: Database, migrations: Migration[] = loadMigrat
         name text NOT NULL,
         applied_at timestamptz NOT NULL DEFAULT now()
       );`);
-    const rows = await tx.query<{ version: number }>('SELECT version FROM tapedeck_store.schema_migrations ORDER BY version');
+    const rows = await tx.query<{ version: number }>(
+      'SELECT version FROM tapedeck_store.schema_migrations ORDER BY version',
+    );
     const applied = new Set(rows.map((r) => Number(r.version)));
     const newest = Math.max(0, ...applied);
     if (newest > latest) throw new SchemaTooNewError(newest, latest);
@@ -58,7 +65,10 @@ export async function migrate(db: Database, migrations: Migration[] = loadMigrat
     for (const m of migrations) {
       if (applied.has(m.version)) continue;
       await tx.exec(m.sql);
-      await tx.query('INSERT INTO tapedeck_store.schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      await tx.query('INSERT INTO tapedeck_store.schema_migrations (version, name) VALUES ($1, $2)', [
+        m.version,
+        m.name,
+      ]);
       done.push(m.version);
     }
     return done;

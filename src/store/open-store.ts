@@ -32,7 +32,9 @@ export interface Store {
 }
 
 export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Database> {
-  return config.databaseUrl ? createPgDatabase(config.databaseUrl) : createPgliteDatabase(path.join(config.dataDir, 'pglite'));
+  return config.databaseUrl
+    ? createPgDatabase(config.databaseUrl)
+    : createPgliteDatabase(path.join(config.dataDir, 'pglite'));
 }
 
 export interface OpenStoreOptions {
@@ -53,20 +55,35 @@ export async function openStore(config: Config, logger: Logger, options: OpenSto
     throw error;
   }
   const payloads = options.payloads ?? createFsPayloadStore({ dir: path.join(config.dataDir, 'payloads') });
-  const onDialectError = (span: SpanRecord, error: unknown, layout: string): void => logger.warn(
-    { traceId: span.traceId, spanId: span.spanId, layout, err: error },
-    'could not read this span as a step; it is stored with no step (tapedeck reindex re-derives it after a normalizer fix)',
+  const onDialectError = (span: SpanRecord, error: unknown, layout: string): void =>
+    logger.warn(
+      { traceId: span.traceId, spanId: span.spanId, layout, err: error },
+      'could not read this span as a step; it is stored with no step (tapedeck reindex re-derives it after a normalizer fix)',
+    );
+  const derive = createDeriveSpans(
+    { payloads, onDialectError },
+    { payloadThresholdBytes: config.payloadThresholdBytes },
   );
-  const derive = createDeriveSpans({ payloads, onDialectError }, { payloadThresholdBytes: config.payloadThresholdBytes });
   // Where the database takes COPY (a PostgreSQL server), ingest derives on a worker thread,
   // started with the first request (commands that ingest nothing never start it).
-  const chunked = config.derive && db.kind === 'postgres'
-    ? createChunkedDerive({
-      payloadThresholdBytes: config.payloadThresholdBytes, onDialectError, worker: options.deriveWorker,
-      onWorkerUnusable: (error) => logger.warn({ err: error }, 'the derive worker script could not load (is dist/ built?); ingest derives on the main thread from now on'),
-      onWorkerLost: (error) => logger.warn({ err: error }, 'the derive worker stopped; the requests it was deriving were answered 503 (their senders retry)'),
-    })
-    : null;
+  const chunked =
+    config.derive && db.kind === 'postgres'
+      ? createChunkedDerive({
+          payloadThresholdBytes: config.payloadThresholdBytes,
+          onDialectError,
+          worker: options.deriveWorker,
+          onWorkerUnusable: (error) =>
+            logger.warn(
+              { err: error },
+              'the derive worker script could not load (is dist/ built?); ingest derives on the main thread from now on',
+            ),
+          onWorkerLost: (error) =>
+            logger.warn(
+              { err: error },
+              'the derive worker stopped; the requests it was deriving were answered 503 (their senders retry)',
+            ),
+        })
+      : null;
   return {
     db,
     payloads,

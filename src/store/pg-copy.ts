@@ -16,7 +16,12 @@ import type { RowSource, TupleSource } from './database.js';
 /** Chunks are handed to the socket once this much is buffered. */
 const FLUSH_BYTES = 256 * 1024;
 
-export async function copyRowsWith(client: pg.PoolClient, table: string, columns: readonly CopyColumn[], rows: RowSource): Promise<number> {
+export async function copyRowsWith(
+  client: pg.PoolClient,
+  table: string,
+  columns: readonly CopyColumn[],
+  rows: RowSource,
+): Promise<number> {
   const writer = new BinaryCopyWriter(columns, { framed: false });
   async function* tuples(): AsyncGenerator<Buffer> {
     for await (const row of rows) {
@@ -29,13 +34,20 @@ export async function copyRowsWith(client: pg.PoolClient, table: string, columns
 }
 
 /** COPY of tuples already encoded (BinaryCopyWriter, unframed, for these columns). */
-export async function copyTuplesWith(client: pg.PoolClient, table: string, columns: readonly CopyColumn[], tuples: TupleSource): Promise<number> {
+export async function copyTuplesWith(
+  client: pg.PoolClient,
+  table: string,
+  columns: readonly CopyColumn[],
+  tuples: TupleSource,
+): Promise<number> {
   async function* chunks(): AsyncGenerator<Uint8Array> {
     yield COPY_HEADER;
     for await (const t of tuples) if (t.length > 0) yield t;
     yield COPY_TRAILER;
   }
-  const copy = client.query(copyFrom(`COPY ${table} (${columns.map((c) => c.name).join(', ')}) FROM STDIN (FORMAT binary)`));
+  const copy = client.query(
+    copyFrom(`COPY ${table} (${columns.map((c) => c.name).join(', ')}) FROM STDIN (FORMAT binary)`),
+  );
   await pipeline(Readable.from(chunks(), { objectMode: false }), copy);
   return copy.rowCount;
 }

@@ -3,7 +3,13 @@
  * Database port over a PostgreSQL server through a `pg` Pool.
  */
 import pg from 'pg';
-import { type Database, type Queryable, DatabaseUnavailableError, isConnectionError, isTransientSqlState } from './database.js';
+import {
+  type Database,
+  type Queryable,
+  DatabaseUnavailableError,
+  isConnectionError,
+  isTransientSqlState,
+} from './database.js';
 import { redact } from '../config.js';
 import { copyRowsWith, copyTuplesWith } from './pg-copy.js';
 
@@ -51,11 +57,17 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
   const translate = (error: unknown): unknown => {
     const code = (error as { code?: unknown }).code;
     if (isConnectionError(error) || isTransientSqlState(code) || isPoolTimeout(error)) {
-      return new DatabaseUnavailableError(`PostgreSQL at ${where} is unavailable: ${(error as Error).message}`, { cause: error });
+      return new DatabaseUnavailableError(`PostgreSQL at ${where} is unavailable: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     return error;
   };
-  const run = async <Row>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]): Promise<Row[]> => {
+  const run = async <Row>(
+    client: pg.Pool | pg.PoolClient,
+    sql: string,
+    params?: readonly unknown[],
+  ): Promise<Row[]> => {
     try {
       const result = await client.query(sql, params as unknown[] | undefined);
       return result.rows as Row[];
@@ -67,7 +79,9 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
   return {
     kind: 'postgres',
     query: (sql, params) => run(pool, sql, params),
-    exec: async (sql) => { await run(pool, sql); },
+    exec: async (sql) => {
+      await run(pool, sql);
+    },
     async transaction(fn) {
       let client: pg.PoolClient;
       try {
@@ -77,7 +91,9 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
       }
       const tx: Queryable = {
         query: (sql, params) => run(client, sql, params),
-        exec: async (sql) => { await run(client, sql); },
+        exec: async (sql) => {
+          await run(client, sql);
+        },
         async copyRows(table, columns, rows) {
           try {
             return await copyRowsWith(client, table, columns, rows);
@@ -107,7 +123,10 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
           throw error;
         }
         // A failed ROLLBACK means the connection is broken: destroy it rather than reuse it.
-        await client.query('ROLLBACK').then(() => client.release(), (e: Error) => client.release(e));
+        await client.query('ROLLBACK').then(
+          () => client.release(),
+          (e: Error) => client.release(e),
+        );
         throw error;
       }
     },
@@ -121,5 +140,8 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
 }
 
 function isPoolTimeout(error: unknown): boolean {
-  return error instanceof Error && /timeout exceeded when trying to connect|Connection terminated|Query read timeout/i.test(error.message);
+  return (
+    error instanceof Error &&
+    /timeout exceeded when trying to connect|Connection terminated|Query read timeout/i.test(error.message)
+  );
 }

@@ -23,17 +23,28 @@ export async function createPgliteDatabase(dataDir?: string): Promise<Database> 
     lock?.release();
     throw error;
   }
-  const query = async <Row>(runner: Pick<PGlite, 'query'>, sql: string, params?: readonly unknown[]): Promise<Row[]> => {
+  const query = async <Row>(
+    runner: Pick<PGlite, 'query'>,
+    sql: string,
+    params?: readonly unknown[],
+  ): Promise<Row[]> => {
     const result = await runner.query<Row>(sql, params as unknown[] | undefined);
     return result.rows;
   };
   return {
     kind: 'pglite',
     query: (sql, params) => query(db, sql, params),
-    exec: async (sql) => { await db.exec(sql); },
+    exec: async (sql) => {
+      await db.exec(sql);
+    },
     transaction: (fn) =>
       db.transaction((tx) =>
-        fn({ query: (sql, params) => query(tx, sql, params), exec: async (sql) => { await tx.exec(sql); } }),
+        fn({
+          query: (sql, params) => query(tx, sql, params),
+          exec: async (sql) => {
+            await tx.exec(sql);
+          },
+        }),
       ),
     async ping() {
       await db.query('SELECT 1');

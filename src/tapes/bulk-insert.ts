@@ -18,7 +18,12 @@ export interface Column {
 }
 
 const copyTypeOfCast: Record<string, CopyType> = {
-  bytea: 'bytea', boolean: 'bool', bigint: 'int8', integer: 'int4', 'double precision': 'float8', jsonb: 'jsonb',
+  bytea: 'bytea',
+  boolean: 'bool',
+  bigint: 'int8',
+  integer: 'int4',
+  'double precision': 'float8',
+  jsonb: 'jsonb',
   // json's binary form is its text
   json: 'text',
 };
@@ -57,7 +62,10 @@ export async function insertRows<Row = unknown>(
       });
       return `(${cells.join(', ')})`;
     });
-    const result = await tx.query<Row>(`INSERT INTO ${table} (${columnList}) VALUES ${tuples.join(', ')} ${tail}`, params);
+    const result = await tx.query<Row>(
+      `INSERT INTO ${table} (${columnList}) VALUES ${tuples.join(', ')} ${tail}`,
+      params,
+    );
     out.push(...result);
   }
   return out;

@@ -25,8 +25,11 @@ function completeness(s: StepRow): number {
 }
 
 function sameCall(inner: StepRow, outer: StepRow): boolean {
-  return inner.kind === 'llm' && outer.kind === 'llm'
-    && (inner.request_digest === null || outer.request_digest === null || inner.request_digest === outer.request_digest);
+  return (
+    inner.kind === 'llm' &&
+    outer.kind === 'llm' &&
+    (inner.request_digest === null || outer.request_digest === null || inner.request_digest === outer.request_digest)
+  );
 }
 
 const STATUS_RANK: Record<StepStatus, number> = { error: 2, ok: 1, unset: 0 };
@@ -68,11 +71,15 @@ export function collapseDuplicateCalls(steps: readonly StepRow[], tree: SpanTree
   for (const s of steps) {
     const head = findHead(spanKey(s.trace_id, s.span_id));
     const g = groups.get(head);
-    if (g) g.push(s); else groups.set(head, [s]);
+    if (g) g.push(s);
+    else groups.set(head, [s]);
   }
   const out: StepRow[] = [];
   for (const [head, members] of groups) {
-    if (members.length === 1) { out.push(members[0]); continue; }
+    if (members.length === 1) {
+      out.push(members[0]);
+      continue;
+    }
     // Most complete wins; on a tie the outer (instrumentation) span, which is the head.
     const outer = byKey.get(head) as StepRow;
     let kept = outer;

@@ -12,14 +12,7 @@ import type { LogRecord } from '../spans/span-record.js';
 export function logRecordKeys(logs: readonly LogRecord[]): Buffer[] {
   const seen = new Map<string, number>();
   return logs.map((log) => {
-    const identity = renderJson([
-      log.traceId,
-      log.spanId,
-      log.timeUnixNano,
-      log.eventName,
-      log.attributes,
-      log.body,
-    ]);
+    const identity = renderJson([log.traceId, log.spanId, log.timeUnixNano, log.eventName, log.attributes, log.body]);
     const ordinal = seen.get(identity) ?? 0;
     seen.set(identity, ordinal + 1);
     return createHash('sha256').update(identity).update(`#${ordinal}`).digest();

@@ -21,7 +21,9 @@ import { lockTraces, readLogsFor, spanKey, upsertSteps } from './trace-store.js'
 /** Whether any stored step was derived by a normalizer older than `version` (reindex would redo it). */
 export async function hasStepsOlderThan(db: Queryable, version: number): Promise<boolean> {
   const [row] = await db.query<{ older: boolean }>(
-    'SELECT EXISTS (SELECT 1 FROM tapedeck_store.steps WHERE normalizer_version < $1) AS older', [version]);
+    'SELECT EXISTS (SELECT 1 FROM tapedeck_store.steps WHERE normalizer_version < $1) AS older',
+    [version],
+  );
   return row.older === true;
 }
 
@@ -44,12 +46,19 @@ export interface ReindexOptions {
   onProgress?: (progress: ReindexProgress) => void;
 }
 
-export async function reindex(db: Database, derive: DeriveSpans, payloads: PayloadStore, options: ReindexOptions = {}): Promise<ReindexProgress> {
+export async function reindex(
+  db: Database,
+  derive: DeriveSpans,
+  payloads: PayloadStore,
+  options: ReindexOptions = {},
+): Promise<ReindexProgress> {
   const batchTraces = options.batchTraces ?? 200;
   // Recall's rows hold steps of several traces, so they are not replaced trace by trace: the
   // batches write every trace's words anew, and the rows written before the start go at the end.
   const oldWords = await lastTraceWordsRow(db);
-  const [{ n }] = await db.query<{ n: bigint }>('SELECT count(*) AS n FROM (SELECT DISTINCT tenant, trace_id FROM tapedeck_store.spans) t');
+  const [{ n }] = await db.query<{ n: bigint }>(
+    'SELECT count(*) AS n FROM (SELECT DISTINCT tenant, trace_id FROM tapedeck_store.spans) t',
+  );
   const progress: ReindexProgress = { tracesDone: 0, tracesTotal: Number(n), spansDone: 0, steps: 0 };
   options.onProgress?.({ ...progress });
   let after: { tenant: string; traceId: Buffer } | null = null;
@@ -69,9 +78,15 @@ export async function reindex(db: Database, derive: DeriveSpans, payloads: Paylo
     }
     await db.transaction(async (tx) => {
       for (const [tenant, traceIds] of byTenant) {
-        await lockTraces(tx, traceIds.map((b) => b.toString('hex')));
+        await lockTraces(
+          tx,
+          traceIds.map((b) => b.toString('hex')),
+        );
         const spans = (
-          await tx.query(`SELECT ${spanSelectList} FROM tapedeck_store.spans WHERE tenant = $1 AND trace_id = ANY($2::bytea[])`, [tenant, traceIds])
+          await tx.query(
+            `SELECT ${spanSelectList} FROM tapedeck_store.spans WHERE tenant = $1 AND trace_id = ANY($2::bytea[])`,
+            [tenant, traceIds],
+          )
         ).map(rowToSpanRecord);
         const logs = await readLogsFor(tx, tenant, spans);
         const derived = await derive(spans, (s) => logs.get(spanKey(s.traceId, s.spanId)) ?? []);
@@ -92,7 +107,11 @@ export async function reindex(db: Database, derive: DeriveSpans, payloads: Paylo
           await tx.query(
             `DELETE FROM tapedeck_store.steps st USING unnest($2::bytea[], $3::bytea[]) AS u(trace_id, span_id)
               WHERE st.tenant = $1 AND st.trace_id = u.trace_id AND st.span_id = u.span_id`,
-            [tenant, notSteps.map((s) => Buffer.from(s.traceId, 'hex')), notSteps.map((s) => Buffer.from(s.spanId, 'hex'))],
+            [
+              tenant,
+              notSteps.map((s) => Buffer.from(s.traceId, 'hex')),
+              notSteps.map((s) => Buffer.from(s.spanId, 'hex')),
+            ],
           );
         }
         // The traces' words anew: upsertSteps writes those of all their steps as they are now.

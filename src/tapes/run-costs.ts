@@ -23,7 +23,12 @@ interface CostRow {
 
 const n = (v: bigint | null) => (v === null ? null : Number(v));
 
-export async function runCosts(db: Queryable, tenant: string, runs: readonly string[], pricing: PricingTable | null): Promise<Map<string, number | null>> {
+export async function runCosts(
+  db: Queryable,
+  tenant: string,
+  runs: readonly string[],
+  pricing: PricingTable | null,
+): Promise<Map<string, number | null>> {
   const out = new Map<string, number | null>();
   if (runs.length === 0) return out;
   const rows = await db.query<CostRow>(
@@ -39,7 +44,13 @@ export async function runCosts(db: Queryable, tenant: string, runs: readonly str
       kind: r.kind,
       model: r.model,
       cost_usd: r.cost_usd === null ? null : Number(r.cost_usd),
-      tokens: { input: n(r.tokens_input), output: n(r.tokens_output), cache_read: n(r.tokens_cache_read), cache_write: n(r.tokens_cache_write), context: null },
+      tokens: {
+        input: n(r.tokens_input),
+        output: n(r.tokens_output),
+        cache_read: n(r.tokens_cache_read),
+        cache_write: n(r.tokens_cache_write),
+        context: null,
+      },
     } as Step);
   }
   for (const [run, steps] of stepsByRun) out.set(run, costOfSteps(steps, pricing));
@@ -47,7 +58,17 @@ export async function runCosts(db: Queryable, tenant: string, runs: readonly str
 }
 
 /** A page of run summaries with cost_usd added to each. */
-export async function withCosts<R extends { run: string }>(db: Queryable, tenant: string, runs: readonly R[], pricing: PricingTable | null): Promise<(R & { cost_usd: number | null })[]> {
-  const costs = await runCosts(db, tenant, runs.map((r) => r.run), pricing);
+export async function withCosts<R extends { run: string }>(
+  db: Queryable,
+  tenant: string,
+  runs: readonly R[],
+  pricing: PricingTable | null,
+): Promise<(R & { cost_usd: number | null })[]> {
+  const costs = await runCosts(
+    db,
+    tenant,
+    runs.map((r) => r.run),
+    pricing,
+  );
   return runs.map((r) => ({ ...r, cost_usd: costs.get(r.run) ?? null }));
 }

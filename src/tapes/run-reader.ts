@@ -37,7 +37,11 @@ const runColumns = `tenant, run, parent_run, spans, steps, llm_steps, tool_steps
 
 const SUMMARIES_AT_ONCE = 4;
 
-export async function listRuns(db: Queryable, tenant: string, options: { limit: number; cursor?: string }): Promise<RunPage> {
+export async function listRuns(
+  db: Queryable,
+  tenant: string,
+  options: { limit: number; cursor?: string },
+): Promise<RunPage> {
   const params: unknown[] = [tenant, options.limit + 1];
   let after = '';
   if (options.cursor) {
@@ -71,7 +75,10 @@ export async function listRuns(db: Queryable, tenant: string, options: { limit: 
   // undefined: gone since the walk (a concurrent reindex moved its spans)
   const page = summaries.filter((s): s is RunSummary => s !== undefined);
   const last = page[page.length - 1];
-  return { runs: page, next_cursor: newest.length > options.limit && last ? encodeCursor(last.last_end_ns, last.run) : null };
+  return {
+    runs: page,
+    next_cursor: newest.length > options.limit && last ? encodeCursor(last.last_end_ns, last.run) : null,
+  };
 }
 
 export async function getRun(db: Queryable, tenant: string, run: string): Promise<RunSummary | undefined> {
@@ -94,7 +101,12 @@ function toSummary(r: Record<string, unknown>): RunSummary {
     tool_steps: Number(r.tool_steps),
     agent_steps: Number(r.agent_steps),
     errors: Number(r.errors),
-    tokens: { input: n(r.tokens_input), output: n(r.tokens_output), cache_read: n(r.tokens_cache_read), cache_write: n(r.tokens_cache_write) },
+    tokens: {
+      input: n(r.tokens_input),
+      output: n(r.tokens_output),
+      cache_read: n(r.tokens_cache_read),
+      cache_write: n(r.tokens_cache_write),
+    },
     metered_cost_usd: n(r.metered_cost_usd),
     first_start_ns: BigInt(r.first_start_ns as bigint),
     last_end_ns: BigInt(r.last_end_ns as bigint),

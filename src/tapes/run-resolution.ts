@@ -59,7 +59,8 @@ export function resolveRunsInMemory(nodes: readonly RunNode[]): Map<string, RunO
     const parent = tree[i];
     for (const c of children.get(keyOf(parent.node.traceId, parent.node.spanId)) ?? []) {
       const runId = c.ownRun ?? parent.runId;
-      const parentRun = c.ownParentRun !== null ? c.ownParentRun : c.ownRun !== null && c.ownRun !== parent.runId ? parent.runId : null;
+      const parentRun =
+        c.ownParentRun !== null ? c.ownParentRun : c.ownRun !== null && c.ownRun !== parent.runId ? parent.runId : null;
       tree.push({ node: c, runId, parentRun });
     }
   }
@@ -75,7 +76,8 @@ export function resolveRunsInMemory(nodes: readonly RunNode[]): Map<string, RunO
     }
   }
   const out = new Map<string, RunOf>();
-  for (const t of tree) out.set(keyOf(t.node.traceId, t.node.spanId), { runId: t.runId, parentRun: parentOfRun.get(t.runId) ?? null });
+  for (const t of tree)
+    out.set(keyOf(t.node.traceId, t.node.spanId), { runId: t.runId, parentRun: parentOfRun.get(t.runId) ?? null });
   for (const n of nodes) {
     const key = keyOf(n.traceId, n.spanId);
     if (!out.has(key)) out.set(key, { runId: n.runId ?? n.ownRun ?? `trace:${n.traceId}`, parentRun: n.parentRun });

@@ -115,9 +115,19 @@ export const spanSelectList = `encode(trace_id, 'hex') AS trace_id, encode(span_
   scope_attributes, service_name, dropped_attributes_count, dropped_events_count, dropped_links_count,
   resource_dropped_attributes_count`;
 
-interface StoredEvent { time_unix_nano: string; name: string; attributes: Attributes; dropped_attributes_count: number }
+interface StoredEvent {
+  time_unix_nano: string;
+  name: string;
+  attributes: Attributes;
+  dropped_attributes_count: number;
+}
 interface StoredLink {
-  trace_id: string; span_id: string; trace_state: string; attributes: Attributes; dropped_attributes_count: number; flags: number;
+  trace_id: string;
+  span_id: string;
+  trace_state: string;
+  attributes: Attributes;
+  dropped_attributes_count: number;
+  flags: number;
 }
 
 export function rowToSpanRecord(r: Record<string, unknown>): SpanRecord {
@@ -152,7 +162,11 @@ export function rowToSpanRecord(r: Record<string, unknown>): SpanRecord {
     status: { code: r.status_code as SpanRecord['status']['code'], message: r.status_message as string },
     resource: r.resource as Attributes,
     resourceDroppedAttributesCount: Number(r.resource_dropped_attributes_count),
-    scope: { name: r.scope_name as string, version: r.scope_version as string, attributes: r.scope_attributes as Attributes },
+    scope: {
+      name: r.scope_name as string,
+      version: r.scope_version as string,
+      attributes: r.scope_attributes as Attributes,
+    },
     serviceName: (r.service_name as string | null) ?? null,
   };
 }

@@ -20,15 +20,27 @@ import type { JsonValue } from '../normalize/step.js';
 import { canonicalJson } from '../json/canonical.js';
 import { spanKey, type SpanTree } from './span-tree.js';
 
-interface AskedCall { llm: number; position: number; id: string | null; name: string; args: string | null }
+interface AskedCall {
+  llm: number;
+  position: number;
+  id: string | null;
+  name: string;
+  args: string | null;
+}
 
 function messagesOf(v: JsonValue | null): { [k: string]: JsonValue }[] {
-  return Array.isArray(v) ? (v.filter((m) => m !== null && typeof m === 'object' && !Array.isArray(m)) as { [k: string]: JsonValue }[]) : [];
+  return Array.isArray(v)
+    ? (v.filter((m) => m !== null && typeof m === 'object' && !Array.isArray(m)) as { [k: string]: JsonValue }[])
+    : [];
 }
 
 function argsKey(v: JsonValue | undefined | null): string | null {
   if (v === undefined || v === null) return null;
-  try { return canonicalJson(v); } catch { return null; }
+  try {
+    return canonicalJson(v);
+  } catch {
+    return null;
+  }
 }
 
 /** Tool calls each model step's answer asked for (an offloaded answer asks for nothing we can see). */
@@ -42,7 +54,13 @@ function askedCalls(steps: readonly StepRow[]): AskedCall[] {
       for (const raw of m.tool_calls) {
         const c = raw as { id?: string; name?: string; arguments?: JsonValue };
         if (typeof c?.name !== 'string') continue;
-        calls.push({ llm, position: position++, id: typeof c.id === 'string' ? c.id : null, name: c.name, args: argsKey(c.arguments) });
+        calls.push({
+          llm,
+          position: position++,
+          id: typeof c.id === 'string' ? c.id : null,
+          name: c.name,
+          args: argsKey(c.arguments),
+        });
       }
     }
   });
@@ -68,7 +86,10 @@ function matchTools(steps: readonly StepRow[], calls: AskedCall[]): Map<number, 
         if (!best || steps[c.llm].start_ns >= steps[best.llm].start_ns) best = c;
       }
     }
-    if (best) { matched.set(i, best); taken.add(best); }
+    if (best) {
+      matched.set(i, best);
+      taken.add(best);
+    }
   });
   return matched;
 }
@@ -81,7 +102,9 @@ function consumersById(steps: readonly StepRow[]): Map<string, number[]> {
     for (const m of messagesOf(s.request)) {
       if (m.role !== 'tool' || typeof m.tool_call_id !== 'string') continue;
       const list = byId.get(m.tool_call_id);
-      if (list) { if (!list.includes(i)) list.push(i); } else byId.set(m.tool_call_id, [i]);
+      if (list) {
+        if (!list.includes(i)) list.push(i);
+      } else byId.set(m.tool_call_id, [i]);
     }
   });
   return byId;
@@ -92,7 +115,8 @@ function endOf(s: StepRow): bigint {
 }
 
 function compareFallback(a: StepRow, b: StepRow): number {
-  const ea = endOf(a), eb = endOf(b);
+  const ea = endOf(a),
+    eb = endOf(b);
   if (ea !== eb) return ea < eb ? -1 : 1;
   return a.span_id < b.span_id ? -1 : a.span_id > b.span_id ? 1 : 0;
 }
@@ -103,14 +127,21 @@ function compareFallback(a: StepRow, b: StepRow): number {
  * size times tree depth, not quadratic: a run of thousands of same-millisecond steps (a
  * coarse-clock exporter) stays cheap.
  */
-function groupEdges(group: number[], steps: readonly StepRow[], tree: SpanTree, matched: Map<number, AskedCall>, consumers: Map<string, number[]>): Map<number, number[]> {
+function groupEdges(
+  group: number[],
+  steps: readonly StepRow[],
+  tree: SpanTree,
+  matched: Map<number, AskedCall>,
+  consumers: Map<string, number[]>,
+): Map<number, number[]> {
   const members = new Set(group);
   const keyToIndex = new Map(group.map((i) => [spanKey(steps[i].trace_id, steps[i].span_id), i]));
   const edges = new Map<number, number[]>();
   const add = (a: number, b: number) => {
     if (a === b || !members.has(a) || !members.has(b)) return;
     const list = edges.get(a);
-    if (list) list.push(b); else edges.set(a, [b]);
+    if (list) list.push(b);
+    else edges.set(a, [b]);
   };
   const byLlm = new Map<number, { position: number; tool: number }[]>();
   for (const b of group) {
@@ -119,13 +150,17 @@ function groupEdges(group: number[], steps: readonly StepRow[], tree: SpanTree, 
     // further one is an ancestor of that one, so the chain of nearest edges orders them all.
     for (const anc of tree.ancestors(spanKey(s.trace_id, s.span_id))) {
       const a = keyToIndex.get(anc);
-      if (a !== undefined) { add(a, b); break; }
+      if (a !== undefined) {
+        add(a, b);
+        break;
+      }
     }
     const m = matched.get(b);
     if (!m) continue;
     add(m.llm, b); // the answer before the tools it asked for
     const list = byLlm.get(m.llm);
-    if (list) list.push({ position: m.position, tool: b }); else byLlm.set(m.llm, [{ position: m.position, tool: b }]);
+    if (list) list.push({ position: m.position, tool: b });
+    else byLlm.set(m.llm, [{ position: m.position, tool: b }]);
     if (m.id) for (const c of consumers.get(m.id) ?? []) add(b, c); // a tool before the call reading its result
   }
   for (const tools of byLlm.values()) {
@@ -139,12 +174,15 @@ function groupEdges(group: number[], steps: readonly StepRow[], tree: SpanTree, 
 export function orderSteps(steps: readonly StepRow[], tree: SpanTree): StepRow[] {
   const matched = matchTools(steps, askedCalls(steps));
   const consumers = consumersById(steps);
-  const byStart = steps.map((_, i) => i).sort((a, b) => {
-    const sa = steps[a].start_ns, sb = steps[b].start_ns;
-    return sa !== sb ? (sa < sb ? -1 : 1) : compareFallback(steps[a], steps[b]);
-  });
+  const byStart = steps
+    .map((_, i) => i)
+    .sort((a, b) => {
+      const sa = steps[a].start_ns,
+        sb = steps[b].start_ns;
+      return sa !== sb ? (sa < sb ? -1 : 1) : compareFallback(steps[a], steps[b]);
+    });
   const out: StepRow[] = [];
-  for (let i = 0; i < byStart.length;) {
+  for (let i = 0; i < byStart.length; ) {
     let j = i + 1;
     while (j < byStart.length && steps[byStart[j]].start_ns === steps[byStart[i]].start_ns) j++;
     const group = byStart.slice(i, j);
@@ -193,7 +231,7 @@ class RankHeap {
   push(v: number): void {
     const a = this.a;
     a.push(v);
-    for (let i = a.length - 1; i > 0;) {
+    for (let i = a.length - 1; i > 0; ) {
       const p = (i - 1) >> 1;
       if (a[p] <= a[i]) break;
       [a[p], a[i]] = [a[i], a[p]];
@@ -207,8 +245,9 @@ class RankHeap {
     const last = a.pop() as number;
     if (a.length) {
       a[0] = last;
-      for (let i = 0; ;) {
-        const l = 2 * i + 1, r = l + 1;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1,
+          r = l + 1;
         let m = i;
         if (l < a.length && a[l] < a[m]) m = l;
         if (r < a.length && a[r] < a[m]) m = r;

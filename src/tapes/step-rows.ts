@@ -21,7 +21,9 @@ export interface StoredStep {
 }
 
 function textOf(value: unknown): unknown {
-  return value instanceof Uint8Array ? Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8') : value;
+  return value instanceof Uint8Array
+    ? Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8')
+    : value;
 }
 
 export const stepColumns: readonly Column[] = [
@@ -59,7 +61,10 @@ export function storedJson(text: string | null): JsonValue | null {
 
 /** Re-deriving a step (late log records, a normalizer fix) replaces it. */
 export const stepUpsertTail = `ON CONFLICT (tenant, trace_id, span_id) DO UPDATE SET
-  ${stepColumns.slice(3).map((c) => `${c.name} = EXCLUDED.${c.name}`).join(', ')}`;
+  ${stepColumns
+    .slice(3)
+    .map((c) => `${c.name} = EXCLUDED.${c.name}`)
+    .join(', ')}`;
 
 const json = (v: JsonValue | null): string | null => (v === null ? null : JSON.stringify(v));
 const int = (v: number | null): string | null => (v === null ? null : String(Math.trunc(v)));

@@ -57,12 +57,21 @@ export async function readRunsRows(
   options.signal?.throwIfAborted();
   for (const r of spanRows) {
     let rows = byRun.get(r.run);
-    if (!rows) byRun.set(r.run, (rows = { tenant: tenant || null, spansExamined: 0, truncated: false, spans: [], steps: [] }));
+    if (!rows) {
+      rows = { tenant: tenant || null, spansExamined: 0, truncated: false, spans: [], steps: [] };
+      byRun.set(r.run, rows);
+    }
     if (rows.spans.length === options.maxSpans) {
       rows.truncated = true;
       continue;
     }
-    rows.spans.push({ trace_id: r.trace_id, span_id: r.span_id, parent_span_id: r.parent_span_id, start_ns: BigInt(r.start_ns), end_ns: BigInt(r.end_ns) });
+    rows.spans.push({
+      trace_id: r.trace_id,
+      span_id: r.span_id,
+      parent_span_id: r.parent_span_id,
+      start_ns: BigInt(r.start_ns),
+      end_ns: BigInt(r.end_ns),
+    });
     rows.spansExamined = rows.spans.length;
   }
   if (byRun.size === 0) return byRun;

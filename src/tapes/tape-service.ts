@@ -27,26 +27,52 @@ export interface ReadTapeOptions {
 const DEFAULT_MAX_RESOLVE_BYTES = 8 * 1024 * 1024;
 
 /** Tapes of the runs that exist, by run id (two queries however many runs). */
-export async function readTapes(deps: TapeDeps, tenant: string, runs: readonly string[], options: ReadTapeOptions = {}): Promise<Map<string, Tape>> {
-  const rowsByRun = await readRunsRows(deps.db, tenant, runs, { maxSpans: options.maxSpans ?? DEFAULT_MAX_TAPE_SPANS, signal: options.signal });
+export async function readTapes(
+  deps: TapeDeps,
+  tenant: string,
+  runs: readonly string[],
+  options: ReadTapeOptions = {},
+): Promise<Map<string, Tape>> {
+  const rowsByRun = await readRunsRows(deps.db, tenant, runs, {
+    maxSpans: options.maxSpans ?? DEFAULT_MAX_TAPE_SPANS,
+    signal: options.signal,
+  });
   const out = new Map<string, Tape>();
   for (const run of runs) {
     const rows = rowsByRun.get(run);
     if (!rows || out.has(run)) continue;
-    const tape: Tape = { run, tenant: rows.tenant, spans_examined: rows.spansExamined, truncated: rows.truncated, steps: assembleTape(rows) };
+    const tape: Tape = {
+      run,
+      tenant: rows.tenant,
+      spans_examined: rows.spansExamined,
+      truncated: rows.truncated,
+      steps: assembleTape(rows),
+    };
     out.set(run, options.resolve ? await resolveTape(deps, tape, options) : tape);
   }
   return out;
 }
 
-export async function readTape(deps: TapeDeps, tenant: string, run: string, options: ReadTapeOptions = {}): Promise<Tape | undefined> {
+export async function readTape(
+  deps: TapeDeps,
+  tenant: string,
+  run: string,
+  options: ReadTapeOptions = {},
+): Promise<Tape | undefined> {
   return (await readTapes(deps, tenant, [run], options)).get(run);
 }
 
 /** The tape with payload references inlined within maxResolveBytes, one budget per tape. */
-export async function resolveTape(deps: TapeDeps, tape: Tape, options: Pick<ReadTapeOptions, 'maxResolveBytes' | 'signal'> = {}): Promise<Tape> {
+export async function resolveTape(
+  deps: TapeDeps,
+  tape: Tape,
+  options: Pick<ReadTapeOptions, 'maxResolveBytes' | 'signal'> = {},
+): Promise<Tape> {
   options.signal?.throwIfAborted();
-  const resolver = createPayloadResolver(deps.payloads, { maxBytes: options.maxResolveBytes ?? DEFAULT_MAX_RESOLVE_BYTES, signal: options.signal });
+  const resolver = createPayloadResolver(deps.payloads, {
+    maxBytes: options.maxResolveBytes ?? DEFAULT_MAX_RESOLVE_BYTES,
+    signal: options.signal,
+  });
   for (const step of tape.steps) {
     step.request = await resolver.resolve(step.request);
     step.response = await resolver.resolve(step.response);

@@ -27,7 +27,11 @@ const COMMANDS = ['serve', 'runs', 'tape', 'reindex', 'diff', 'recall', 'reconst
 let weatherTape: Tape;
 
 const cli = useCli('read', async (store) => {
-  await ingestCaptures(store, ['openinference-openai/weather', 'openinference-openai/lyon', 'openinference-anthropic/error']);
+  await ingestCaptures(store, [
+    'openinference-openai/weather',
+    'openinference-openai/lyon',
+    'openinference-anthropic/error',
+  ]);
   const tape = await readTape(store, '', WEATHER);
   if (!tape) throw new Error(`${WEATHER} was not stored`);
   weatherTape = tape;
@@ -42,16 +46,25 @@ function expectFailure(r: CliResult, code: number, stderr: RegExp | string): voi
   else expect(r.stderr).toMatch(stderr);
 }
 
-const firstWords = (text: string) => text.trimEnd().split('\n').map((line) => line.split(/\s+/)[0]);
+const firstWords = (text: string) =>
+  text
+    .trimEnd()
+    .split('\n')
+    .map((line) => line.split(/\s+/)[0]);
 
 describe('tapedeck runs', () => {
   it('lists the runs newest first, one line each', async () => {
     const r = await tapedeck('runs');
     expect(r.code, r.stderr).toBe(0);
     expect(firstWords(r.stdout)).toEqual(NEWEST_FIRST);
-    const ends = r.stdout.trimEnd().split('\n').map((line) => line.split(/\s+/)[1]);
+    const ends = r.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => line.split(/\s+/)[1]);
     expect([...ends].sort().reverse()).toEqual(ends);
-    expect(r.stdout).toMatch(new RegExp(`^${WEATHER}  \\S+Z  success  4 steps \\(2 llm, 1 tool\\)  tokens \\d+/\\d+  weather-agent$`, 'm'));
+    expect(r.stdout).toMatch(
+      new RegExp(`^${WEATHER}  \\S+Z  success  4 steps \\(2 llm, 1 tool\\)  tokens \\d+/\\d+  weather-agent$`, 'm'),
+    );
     expect(r.stdout).toMatch(new RegExp(`^${FAILED}  \\S+Z  failure  `, 'm'));
     expect(r.stderr).toBe('');
   });
@@ -63,7 +76,14 @@ describe('tapedeck runs', () => {
     expect(Object.keys(page)).toEqual(['next_cursor', 'runs']);
     expect(page.next_cursor).toBeNull();
     expect(page.runs.map((run: { run: string }) => run.run)).toEqual(NEWEST_FIRST);
-    expect(page.runs[2]).toMatchObject({ run: WEATHER, steps: 4, llm_steps: 2, tool_steps: 1, errors: 0, outcome: 'success' });
+    expect(page.runs[2]).toMatchObject({
+      run: WEATHER,
+      steps: 4,
+      llm_steps: 2,
+      tool_steps: 1,
+      errors: 0,
+      outcome: 'success',
+    });
     // Nanosecond times are exact integers in the text, past what a double holds.
     expect(all.stdout).toMatch(/"last_end_ns": \d{19},/);
 
@@ -76,7 +96,11 @@ describe('tapedeck runs', () => {
   });
 
   it('exits 2 naming the flag on a bad --limit or a cursor it did not issue', async () => {
-    expectFailure(await tapedeck('runs', '--limit', '0'), 2, /^tapedeck: --limit must be a whole number from 1 to 1000\n$/);
+    expectFailure(
+      await tapedeck('runs', '--limit', '0'),
+      2,
+      /^tapedeck: --limit must be a whole number from 1 to 1000\n$/,
+    );
     expectFailure(await tapedeck('runs', '--cursor', 'garbage'), 2, /^tapedeck: --cursor: cursor "garbage" is not one/);
   });
 });
@@ -90,7 +114,11 @@ describe('tapedeck tape', () => {
     expect(steps.length).toBe(weatherTape.steps.length);
     steps.forEach((line, i) => {
       const step = weatherTape.steps[i];
-      expect(line).toMatch(new RegExp(`^ +${i}  ${step.kind} +\\S+  ${step.status}  \\d+ ms  ${step.fingerprint.replace(/[#.]/g, '\\$&')}$`));
+      expect(line).toMatch(
+        new RegExp(
+          `^ +${i}  ${step.kind} +\\S+  ${step.status}  \\d+ ms  ${step.fingerprint.replace(/[#.]/g, '\\$&')}$`,
+        ),
+      );
     });
     expect(steps.map((line) => line.split(/\s+/)[2])).toEqual(['agent', 'llm', 'tool', 'llm']);
   });
@@ -116,9 +144,15 @@ describe('tapedeck diff', () => {
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(new RegExp(`^a ${WEATHER}: 4 steps, 0 errors, `));
     expect(lines[1]).toMatch(new RegExp(`^b ${LYON}: 4 steps, 0 errors, `));
-    expect(r.stdout).toMatch(/^first divergence \(input\): step 0 of a and step 0 of b \(agent:weather-agent\) received different input/m);
+    expect(r.stdout).toMatch(
+      /^first divergence \(input\): step 0 of a and step 0 of b \(agent:weather-agent\) received different input/m,
+    );
     const rows = lines.slice(lines.indexOf('', 3) + 1);
-    expect(rows).toEqual(weatherTape.steps.map((s, i) => `${String(i).padStart(4)} ${String(i).padStart(4)}  changed/input     ${s.fingerprint}`));
+    expect(rows).toEqual(
+      weatherTape.steps.map(
+        (s, i) => `${String(i).padStart(4)} ${String(i).padStart(4)}  changed/input     ${s.fingerprint}`,
+      ),
+    );
     expect(r.stderr).toBe('');
   });
 
@@ -129,7 +163,9 @@ describe('tapedeck diff', () => {
     expect(Object.keys(diff)).toEqual(['a', 'aligned', 'b', 'delta', 'first_divergence', 'truncated']);
     expect(diff.first_divergence).toMatchObject({ a: 0, b: 0, kind: 'input' });
     expect([diff.a.run, diff.b.run, diff.truncated]).toEqual([WEATHER, LYON, false]);
-    expect(diff.aligned.map((s: { op: string; why: string }) => `${s.op}/${s.why}`)).toEqual(Array(4).fill('changed/input'));
+    expect(diff.aligned.map((s: { op: string; why: string }) => `${s.op}/${s.why}`)).toEqual(
+      Array(4).fill('changed/input'),
+    );
     expect(diff.delta).toMatchObject({ steps: 0, errors: 0 });
   });
 
@@ -139,7 +175,11 @@ describe('tapedeck diff', () => {
   });
 
   it('exits 2 with the message when it cannot finish within --query-deadline-ms', async () => {
-    expectFailure(await tapedeck('diff', WEATHER, LYON, '--query-deadline-ms', '1'), 2, /^tapedeck: the request could not be answered within its 1 ms budget \(--query-deadline-ms\)[^\n]*\n$/);
+    expectFailure(
+      await tapedeck('diff', WEATHER, LYON, '--query-deadline-ms', '1'),
+      2,
+      /^tapedeck: the request could not be answered within its 1 ms budget \(--query-deadline-ms\)[^\n]*\n$/,
+    );
   });
 });
 
@@ -148,8 +188,14 @@ describe('tapedeck recall', () => {
     const r = await tapedeck('recall', 'weather');
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
-    expect(lines.filter((l) => !l.startsWith(' ')).map((l) => l.split(/\s+/).slice(0, 2))).toEqual([[LYON, 'success'], [WEATHER, 'success'], [FAILED, 'failure']]);
-    expect(lines[1]).toBe('    agent:weather-agent → llm:gpt-4o-mini-2024-07-18 → tool:get_weather → llm:gpt-4o-mini-2024-07-18');
+    expect(lines.filter((l) => !l.startsWith(' ')).map((l) => l.split(/\s+/).slice(0, 2))).toEqual([
+      [LYON, 'success'],
+      [WEATHER, 'success'],
+      [FAILED, 'failure'],
+    ]);
+    expect(lines[1]).toBe(
+      '    agent:weather-agent → llm:gpt-4o-mini-2024-07-18 → tool:get_weather → llm:gpt-4o-mini-2024-07-18',
+    );
     expect(r.stderr).toBe('');
   });
 
@@ -160,7 +206,12 @@ describe('tapedeck recall', () => {
     expect(Object.keys(result)).toEqual(['runs', 'truncated', 'unindexed_steps']);
     expect(result.truncated).toBe(false);
     expect(result.runs.map((run: { run: string }) => run.run)).toEqual([WEATHER]);
-    expect(result.runs[0]).toMatchObject({ outcome: 'success', steps: 4, skeleton: expect.arrayContaining(['tool:get_weather']), skeleton_truncated: false });
+    expect(result.runs[0]).toMatchObject({
+      outcome: 'success',
+      steps: 4,
+      skeleton: expect.arrayContaining(['tool:get_weather']),
+      skeleton_truncated: false,
+    });
     expect(result.runs[0].score).toBeGreaterThan(0);
     expect(r.stdout).toMatch(/"last_end_ns": \d{19},/);
   });
@@ -171,7 +222,11 @@ describe('tapedeck recall', () => {
   });
 
   it('exits 2 on an outcome it does not know or a query with no words', async () => {
-    expectFailure(await tapedeck('recall', 'weather', '--outcome', 'bogus'), 2, 'tapedeck: --outcome must be success, failure or any\n');
+    expectFailure(
+      await tapedeck('recall', 'weather', '--outcome', 'bogus'),
+      2,
+      'tapedeck: --outcome must be success, failure or any\n',
+    );
     expectFailure(await tapedeck('recall', '!!!'), 2, /^tapedeck: q "!!!" holds no words/);
   });
 });
@@ -192,10 +247,22 @@ describe('configuration and usage errors', () => {
   it('exits 2 naming the setting when the configuration is invalid, before doing anything', async () => {
     const port = await cli.runWith({ TAPEDECK_HTTP_PORT: 'abc' }, 'serve');
     expectFailure(port, 2, 'tapedeck: invalid configuration: TAPEDECK_HTTP_PORT: expected a whole number, got "abc"\n');
-    expectFailure(await cli.runWith({ TAPEDECK_DERIVE: 'maybe' }, 'serve'), 2, 'tapedeck: invalid configuration: TAPEDECK_DERIVE: expected on or off, got "maybe"\n');
-    expectFailure(await tapedeck('serve', '--derive', 'later'), 2, 'tapedeck: invalid configuration: --derive: expected on or off, got "later"\n');
+    expectFailure(
+      await cli.runWith({ TAPEDECK_DERIVE: 'maybe' }, 'serve'),
+      2,
+      'tapedeck: invalid configuration: TAPEDECK_DERIVE: expected on or off, got "maybe"\n',
+    );
+    expectFailure(
+      await tapedeck('serve', '--derive', 'later'),
+      2,
+      'tapedeck: invalid configuration: --derive: expected on or off, got "later"\n',
+    );
     for (const command of ['runs', 'serve']) {
-      expectFailure(await tapedeck(command, '--database-url', 'mysql://x'), 2, /^tapedeck: invalid configuration: --database-url: expected a postgres:\/\/ or postgresql:\/\/ URL/);
+      expectFailure(
+        await tapedeck(command, '--database-url', 'mysql://x'),
+        2,
+        /^tapedeck: invalid configuration: --database-url: expected a postgres:\/\/ or postgresql:\/\/ URL/,
+      );
     }
   });
 
@@ -215,7 +282,10 @@ describe('configuration and usage errors', () => {
   it('exits 0 on --help, listing every command', async () => {
     const r = await tapedeck('--help');
     expect([r.code, r.stderr]).toEqual([0, '']);
-    const listed = r.stdout.split('\n').map((line) => /^ {2}([a-z]+) /.exec(line)?.[1]).filter(Boolean);
+    const listed = r.stdout
+      .split('\n')
+      .map((line) => /^ {2}([a-z]+) /.exec(line)?.[1])
+      .filter(Boolean);
     expect(listed).toEqual([...COMMANDS, 'help']);
     const runsHelp = await tapedeck('help', 'runs');
     expect(runsHelp.code).toBe(0);

@@ -15,7 +15,11 @@ import { FINAL_ANSWER, RUNS } from '../fixtures/multi-agent/coordinator-capture.
 import { loadCoordinatorFixture } from '../fixtures/multi-agent/coordinator-fixture.js';
 import { validChatLine } from '../unit/runs/chat-validator.js';
 
-const CAPTURES = ['openinference-openai/weather', 'otel-genai-openai-nocontent/weather', 'openinference-anthropic/error'];
+const CAPTURES = [
+  'openinference-openai/weather',
+  'otel-genai-openai-nocontent/weather',
+  'openinference-anthropic/error',
+];
 const WEATHER = 'sess-openinference-openai-weather';
 
 const cli = useCli('runs', async (store) => {
@@ -28,7 +32,9 @@ describe('tapedeck reconstruct', () => {
   it('prints the prompt, the tool calls and the answer', async () => {
     const r = await tapedeck('reconstruct', WEATHER);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`^run ${WEATHER}: complete \\(the last model call answered\\), outcome success\\n`));
+    expect(r.stdout).toMatch(
+      new RegExp(`^run ${WEATHER}: complete \\(the last model call answered\\), outcome success\\n`),
+    );
     expect(r.stdout).toContain('[system] You are a concise weather assistant.');
     expect(r.stdout).toContain("[user] What's the weather in Paris right now?");
     expect(r.stdout).toMatch(/tool calls\n {2}1\. get_weather \{"city":"Paris"\} → \{"city":"Paris",.*\(call_\w+\)/);
@@ -40,7 +46,12 @@ describe('tapedeck reconstruct', () => {
     const r = await tapedeck('reconstruct', WEATHER, '--json');
     expect(r.code, r.stderr).toBe(0);
     const rec = JSON.parse(r.stdout);
-    expect(rec).toMatchObject({ run: WEATHER, status: 'complete', model_calls: 2, tool_calls: [{ name: 'get_weather', arguments: { city: 'Paris' } }] });
+    expect(rec).toMatchObject({
+      run: WEATHER,
+      status: 'complete',
+      model_calls: 2,
+      tool_calls: [{ name: 'get_weather', arguments: { city: 'Paris' } }],
+    });
     expect(rec.input.map((m: { role: string }) => m.role)).toEqual(['system', 'user']);
     expect(typeof rec.start_ns).toBe('number'); // an exact integer in the text; JSON.parse reads it as a number
   });
@@ -59,7 +70,11 @@ describe('tapedeck tree', () => {
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines.map((l) => /^[│├└─ ]*\S+/.exec(l)?.[0])).toEqual([
-      RUNS.coordinator, `├── ${RUNS.paris}`, `│   └── ${RUNS.units}`, `└── ${RUNS.lyon}`, '4',
+      RUNS.coordinator,
+      `├── ${RUNS.paris}`,
+      `│   └── ${RUNS.units}`,
+      `└── ${RUNS.lyon}`,
+      '4',
     ]);
     expect(lines[0]).toContain(FINAL_ANSWER.slice(0, 40));
   });
@@ -76,7 +91,10 @@ describe('tapedeck tree', () => {
 
   it('exits 2 on a bad limit and 3 on an unknown run', async () => {
     const bad = await tapedeck('tree', RUNS.coordinator, '--max-depth', 'deep');
-    expect([bad.code, bad.stderr]).toEqual([2, 'tapedeck: --max-depth must be a whole number from 0 to 64, got "deep"\n']);
+    expect([bad.code, bad.stderr]).toEqual([
+      2,
+      'tapedeck: --max-depth must be a whole number from 0 to 64, got "deep"\n',
+    ]);
     expect((await tapedeck('tree', 'no-such-run')).code).toBe(3);
   });
 });
@@ -99,10 +117,19 @@ describe('tapedeck dataset', () => {
     const r = await tapedeck('dataset', 'failures.jsonl', '--outcome', 'failure', '--json');
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({
-      considered: 7, exported: 0,
+      considered: 7,
+      exported: 0,
       skipped: { invalid_turns: 0, no_input: 0, no_output: 1, no_terminal: 0, outcome: 6, truncated: 0 },
     });
-    const window = await tapedeck('dataset', 'window.jsonl', '--since', '2025-11-30T09:00:00Z', '--until', '2025-11-30T10:00:00Z', '--json');
+    const window = await tapedeck(
+      'dataset',
+      'window.jsonl',
+      '--since',
+      '2025-11-30T09:00:00Z',
+      '--until',
+      '2025-11-30T10:00:00Z',
+      '--json',
+    );
     expect(JSON.parse(window.stdout)).toMatchObject({ considered: 4, exported: 4 }); // the coordination only
   });
 
@@ -121,6 +148,9 @@ describe('tapedeck dataset', () => {
     expect(r.stderr).toMatch(/^tapedeck: --since must be an ISO 8601 time/);
     expect(existsSync(path.join(cli.dir, 'bad.jsonl'))).toBe(false);
     const outcome = await tapedeck('dataset', 'bad.jsonl', '--outcome', 'maybe');
-    expect([outcome.code, outcome.stderr]).toEqual([2, 'tapedeck: --outcome must be one of success, failure, any, got "maybe"\n']);
+    expect([outcome.code, outcome.stderr]).toEqual([
+      2,
+      'tapedeck: --outcome must be one of success, failure, any, got "maybe"\n',
+    ]);
   });
 });

@@ -54,7 +54,25 @@ import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage }
 import * as CallbackManagerModule from '@langchain/core/callbacks/manager';
 import { LangChainInstrumentation } from '@arizeai/openinference-instrumentation-langchain';
 import { databaseKinds } from '../helpers/databases.js';
-import { SYSTEM, QUESTION, TOOL_ARGUMENTS, TOOL_RESULT, ANSWER, REQUEST_MODEL, RESPONSE_MODEL, USAGE, CANONICAL, GET_WEATHER_TOOL, type StubApi, startStubApi, expectBothTurnsAnswered, type TapeStep, type Tape, readTape, describeSpans } from '../helpers/weather-conversation.js';
+import {
+  SYSTEM,
+  QUESTION,
+  TOOL_ARGUMENTS,
+  TOOL_RESULT,
+  ANSWER,
+  REQUEST_MODEL,
+  RESPONSE_MODEL,
+  USAGE,
+  CANONICAL,
+  GET_WEATHER_TOOL,
+  type StubApi,
+  startStubApi,
+  expectBothTurnsAnswered,
+  type TapeStep,
+  type Tape,
+  readTape,
+  describeSpans,
+} from '../helpers/weather-conversation.js';
 import { readSpanRows, startTestTapedeck, START_TIMEOUT_MS, type TestTapedeck } from '../helpers/tapedeck-server.js';
 
 // ---------------------------------------------------------------------------------------
@@ -100,7 +118,6 @@ async function runConversation(api: StubApi, provider: BasicTracerProvider, run:
   });
 }
 
-
 // ---------------------------------------------------------------------------------------
 // The LangChain app: ChatOpenAI with a bound tool, invoked, the tool run by hand, invoked again
 
@@ -131,7 +148,6 @@ async function runLangChainConversation(api: StubApi, provider: BasicTracerProvi
     }
   });
 }
-
 
 // ---------------------------------------------------------------------------------------
 // The Vercel AI SDK, end to end
@@ -180,12 +196,19 @@ describe.each(databaseKinds)('live Vercel AI SDK telemetry, generateText with a 
     expect(toolInputs).toEqual([TOOL_ARGUMENTS]);
   });
 
-  it('puts model call, tool call, model call on the run\'s tape, in order, read from the ai.* layout', async () => {
+  it("puts model call, tool call, model call on the run's tape, in order, read from the ai.* layout", async () => {
     expect(tape.run).toBe(run);
     expect(tape.truncated).toBe(false);
     // the app's span and the SDK's ai.generateText span around the steps are context, not steps
-    expect(tape.steps.map((s) => s.kind), await describeSpans(t, traceId)).toEqual(['llm', 'tool', 'llm']);
-    expect(tape.steps.map((s) => s.name)).toEqual(['ai.generateText.doGenerate', 'ai.toolCall', 'ai.generateText.doGenerate']);
+    expect(
+      tape.steps.map((s) => s.kind),
+      await describeSpans(t, traceId),
+    ).toEqual(['llm', 'tool', 'llm']);
+    expect(tape.steps.map((s) => s.name)).toEqual([
+      'ai.generateText.doGenerate',
+      'ai.toolCall',
+      'ai.generateText.doGenerate',
+    ]);
     expect(tape.steps.map((s) => s.layout)).toEqual(['vercel-ai', 'vercel-ai', 'vercel-ai']);
     expect(llm.map((s) => s.model)).toEqual([RESPONSE_MODEL, RESPONSE_MODEL]);
     expect(tape.steps.map((s) => s.status)).not.toContain('error');
@@ -230,18 +253,26 @@ describe.each(databaseKinds)('live Vercel AI SDK telemetry, generateText with a 
   it('second call: the assistant tool call and the tool result (with its call id) in, the final answer out', async () => {
     const [, second] = llm;
     expect(second.request, await describeSpans(t, traceId)).toEqual([
-      ...CANONICAL.firstRequest, CANONICAL.assistantToolCall, CANONICAL.toolResult,
+      ...CANONICAL.firstRequest,
+      CANONICAL.assistantToolCall,
+      CANONICAL.toolResult,
     ]);
     expect(second.response).toEqual(CANONICAL.finalAnswer);
   });
 
-  it('token counts are the usage the API reported, on the model calls only (the outer span\'s totals are not counted again)', async () => {
+  it("token counts are the usage the API reported, on the model calls only (the outer span's totals are not counted again)", async () => {
     // @ai-sdk/openai 3.0.141 reports cached_tokens as 0 when the API sent no
     // prompt_tokens_details (`?? 0`), so the spans carry ai.usage.cachedInputTokens: 0 and the
     // tape keeps that 0: reported, not missing. context is the input the call saw.
-    expect(llm.map((s) => s.tokens)).toEqual(USAGE.map((u) => ({
-      input: u.prompt_tokens, output: u.completion_tokens, cache_read: 0, cache_write: null, context: u.prompt_tokens,
-    })));
+    expect(llm.map((s) => s.tokens)).toEqual(
+      USAGE.map((u) => ({
+        input: u.prompt_tokens,
+        output: u.completion_tokens,
+        cache_read: 0,
+        cache_write: null,
+        context: u.prompt_tokens,
+      })),
+    );
     expect(tools[0].tokens).toEqual({ input: null, output: null, cache_read: null, cache_write: null, context: null });
     // the ai.generateText span carries the sum over both calls; no step takes it
     const rows = await readSpanRows(t.db, [traceId]);
@@ -251,129 +282,157 @@ describe.each(databaseKinds)('live Vercel AI SDK telemetry, generateText with a 
       'ai.usage.outputTokens': USAGE[0].completion_tokens + USAGE[1].completion_tokens,
     });
     for (const step of llm) {
-      expect(rows.find((r) => r.span_id === step.span_id)!.attributes).toMatchObject({ 'ai.usage.cachedInputTokens': 0 });
+      expect(rows.find((r) => r.span_id === step.span_id)!.attributes).toMatchObject({
+        'ai.usage.cachedInputTokens': 0,
+      });
     }
   });
 
   it('fingerprints name the response model and the tool', () => {
     expect(tape.steps.map((s) => s.fingerprint.split('#')[0])).toEqual([
-      `llm:${RESPONSE_MODEL}`, 'tool:get_weather', `llm:${RESPONSE_MODEL}`,
+      `llm:${RESPONSE_MODEL}`,
+      'tool:get_weather',
+      `llm:${RESPONSE_MODEL}`,
     ]);
     expect(tape.steps.every((s) => s.request_digest && s.response_digest)).toBe(true);
   });
 });
 
-
 // ---------------------------------------------------------------------------------------
 // LangChain JS traced by OpenInference, end to end
 
-describe.each(databaseKinds)('live LangChain JS traced by @arizeai/openinference-instrumentation-langchain, ChatOpenAI with a bound tool (%s)', (kind) => {
-  let t: TestTapedeck;
-  const contextManager = new AsyncLocalStorageContextManager();
-  const run = `live-langchain-${randomBytes(4).toString('hex')}`;
-  let api: StubApi;
-  let tape: Tape;
-  let traceId: string;
-  let llm: TapeStep[];
+describe.each(databaseKinds)(
+  'live LangChain JS traced by @arizeai/openinference-instrumentation-langchain, ChatOpenAI with a bound tool (%s)',
+  (kind) => {
+    let t: TestTapedeck;
+    const contextManager = new AsyncLocalStorageContextManager();
+    const run = `live-langchain-${randomBytes(4).toString('hex')}`;
+    let api: StubApi;
+    let tape: Tape;
+    let traceId: string;
+    let llm: TapeStep[];
 
-  beforeAll(async () => {
-    context.setGlobalContextManager(contextManager.enable());
-    t = await startTestTapedeck(kind);
-    api = await startStubApi();
-    toolInputs.length = 0;
-    const provider = new BasicTracerProvider({
-      resource: resourceFromAttributes({ 'service.name': 'live-weather-agent' }),
-      spanProcessors: [new SimpleSpanProcessor(new OTLPTraceExporter({ url: `${t.url}/v1/traces` }))],
+    beforeAll(async () => {
+      context.setGlobalContextManager(contextManager.enable());
+      t = await startTestTapedeck(kind);
+      api = await startStubApi();
+      toolInputs.length = 0;
+      const provider = new BasicTracerProvider({
+        resource: resourceFromAttributes({ 'service.name': 'live-weather-agent' }),
+        spanProcessors: [new SimpleSpanProcessor(new OTLPTraceExporter({ url: `${t.url}/v1/traces` }))],
+      });
+      const instrumentation = new LangChainInstrumentation({
+        instrumentationConfig: { enabled: false },
+        tracerProvider: provider,
+      });
+      instrumentation.manuallyInstrument(CallbackManagerModule);
+      try {
+        await runLangChainConversation(api, provider, run);
+      } finally {
+        // unwrap CallbackManager._configureSync again (manuallyInstrument has no public inverse;
+        // disable() only undoes the require hook, not enabled here)
+        (instrumentation as unknown as { unpatch(module: typeof CallbackManagerModule): void }).unpatch(
+          CallbackManagerModule,
+        );
+        await provider.forceFlush();
+        await provider.shutdown();
+      }
+      tape = await readTape(t, run);
+      traceId = tape.steps[0]?.trace_id ?? '';
+      llm = tape.steps.filter((s) => s.kind === 'llm');
+    }, START_TIMEOUT_MS);
+    afterAll(async () => {
+      context.disable();
+      await api?.close();
+      await t?.close();
     });
-    const instrumentation = new LangChainInstrumentation({ instrumentationConfig: { enabled: false }, tracerProvider: provider });
-    instrumentation.manuallyInstrument(CallbackManagerModule);
-    try {
-      await runLangChainConversation(api, provider, run);
-    } finally {
-      // unwrap CallbackManager._configureSync again (manuallyInstrument has no public inverse;
-      // disable() only undoes the require hook, not enabled here)
-      (instrumentation as unknown as { unpatch(module: typeof CallbackManagerModule): void }).unpatch(CallbackManagerModule);
-      await provider.forceFlush();
-      await provider.shutdown();
-    }
-    tape = await readTape(t, run);
-    traceId = tape.steps[0]?.trace_id ?? '';
-    llm = tape.steps.filter((s) => s.kind === 'llm');
-  }, START_TIMEOUT_MS);
-  afterAll(async () => {
-    context.disable();
-    await api?.close();
-    await t?.close();
-  });
 
-  it('the stub answered both turns, the second with the tool result the app appended', () => {
-    expectBothTurnsAnswered(api);
-    expect(toolInputs).toEqual([TOOL_ARGUMENTS]);
-  });
+    it('the stub answered both turns, the second with the tool result the app appended', () => {
+      expectBothTurnsAnswered(api);
+      expect(toolInputs).toEqual([TOOL_ARGUMENTS]);
+    });
 
-  it('puts both model calls on the run\'s tape, in order, read from the openinference layout', async () => {
-    expect(tape.run).toBe(run);
-    expect(tape.truncated).toBe(false);
-    // the app's span names the run and is context, not a step; no tool step: the app ran the tool
-    // itself, outside LangChain, so no tool run (and no TOOL span) exists
-    expect(tape.steps.map((s) => s.kind), await describeSpans(t, traceId)).toEqual(['llm', 'llm']);
-    expect(tape.steps.map((s) => s.name)).toEqual(['ChatOpenAI', 'ChatOpenAI']);
-    expect(llm.map((s) => s.layout)).toEqual(['openinference', 'openinference']);
-    expect(llm.map((s) => s.status)).not.toContain('error');
-    expect(llm[0].index).toBeLessThan(llm[1].index);
-    // the chat-model runs' spans, children of the app's span: the model bound with bindTools is
-    // a RunnableBinding, which starts no run of its own, so no chain span wraps them
-    const rows = await readSpanRows(t.db, [traceId]);
-    const root = rows.find((r) => r.name === 'weather-agent')!;
-    expect(rows.map((r) => r.name).sort()).toEqual(['ChatOpenAI', 'ChatOpenAI', 'weather-agent']);
-    for (const step of llm) {
-      const row = rows.find((r) => r.span_id === step.span_id)!;
-      expect(row).toMatchObject({ scope_name: '@arizeai/openinference-instrumentation-langchain', parent_span_id: root.span_id });
-      expect(row.attributes).toMatchObject({ 'openinference.span.kind': 'LLM', 'llm.model_name': REQUEST_MODEL });
-    }
-  });
+    it("puts both model calls on the run's tape, in order, read from the openinference layout", async () => {
+      expect(tape.run).toBe(run);
+      expect(tape.truncated).toBe(false);
+      // the app's span names the run and is context, not a step; no tool step: the app ran the tool
+      // itself, outside LangChain, so no tool run (and no TOOL span) exists
+      expect(
+        tape.steps.map((s) => s.kind),
+        await describeSpans(t, traceId),
+      ).toEqual(['llm', 'llm']);
+      expect(tape.steps.map((s) => s.name)).toEqual(['ChatOpenAI', 'ChatOpenAI']);
+      expect(llm.map((s) => s.layout)).toEqual(['openinference', 'openinference']);
+      expect(llm.map((s) => s.status)).not.toContain('error');
+      expect(llm[0].index).toBeLessThan(llm[1].index);
+      // the chat-model runs' spans, children of the app's span: the model bound with bindTools is
+      // a RunnableBinding, which starts no run of its own, so no chain span wraps them
+      const rows = await readSpanRows(t.db, [traceId]);
+      const root = rows.find((r) => r.name === 'weather-agent')!;
+      expect(rows.map((r) => r.name).sort()).toEqual(['ChatOpenAI', 'ChatOpenAI', 'weather-agent']);
+      for (const step of llm) {
+        const row = rows.find((r) => r.span_id === step.span_id)!;
+        expect(row).toMatchObject({
+          scope_name: '@arizeai/openinference-instrumentation-langchain',
+          parent_span_id: root.span_id,
+        });
+        expect(row.attributes).toMatchObject({ 'openinference.span.kind': 'LLM', 'llm.model_name': REQUEST_MODEL });
+      }
+    });
 
-  it('names the model that answered, as the other layouts do', async () => {
-    // llm.model_name on the LangChain JS spans is the request model (ChatOpenAI's `model`, from
-    // the invocation params); the model that answered is in output.value, the AIMessage's
-    // response_metadata.model_name, which tapedeck reads first (openinference.ts)
-    expect(llm.map((s) => s.model), await describeSpans(t, traceId)).toEqual([RESPONSE_MODEL, RESPONSE_MODEL]);
-  });
+    it('names the model that answered, as the other layouts do', async () => {
+      // llm.model_name on the LangChain JS spans is the request model (ChatOpenAI's `model`, from
+      // the invocation params); the model that answered is in output.value, the AIMessage's
+      // response_metadata.model_name, which tapedeck reads first (openinference.ts)
+      expect(
+        llm.map((s) => s.model),
+        await describeSpans(t, traceId),
+      ).toEqual([RESPONSE_MODEL, RESPONSE_MODEL]);
+    });
 
-  it('keeps the request configuration the instrumentation recorded', () => {
-    // llm.invocation_parameters is ChatOpenAI's request minus the messages: it says stream: false
-    // (sent to the API too, see the stub's requests) besides model and temperature
-    expect(api.requests.map((r) => r.stream)).toEqual([false, false]);
-    expect(llm.map((s) => s.params)).toEqual([
-      { model: REQUEST_MODEL, temperature: 0, stream: false },
-      { model: REQUEST_MODEL, temperature: 0, stream: false },
-    ]);
-  });
+    it('keeps the request configuration the instrumentation recorded', () => {
+      // llm.invocation_parameters is ChatOpenAI's request minus the messages: it says stream: false
+      // (sent to the API too, see the stub's requests) besides model and temperature
+      expect(api.requests.map((r) => r.stream)).toEqual([false, false]);
+      expect(llm.map((s) => s.params)).toEqual([
+        { model: REQUEST_MODEL, temperature: 0, stream: false },
+        { model: REQUEST_MODEL, temperature: 0, stream: false },
+      ]);
+    });
 
-  it('first call: the system prompt and the user question in, the tool call (name, parsed arguments, id) out', async () => {
-    const [first] = llm;
-    expect(first.request, await describeSpans(t, traceId)).toEqual(CANONICAL.firstRequest);
-    expect(first.response).toEqual(CANONICAL.toolCallAnswer);
-  });
+    it('first call: the system prompt and the user question in, the tool call (name, parsed arguments, id) out', async () => {
+      const [first] = llm;
+      expect(first.request, await describeSpans(t, traceId)).toEqual(CANONICAL.firstRequest);
+      expect(first.response).toEqual(CANONICAL.toolCallAnswer);
+    });
 
-  it('second call: the assistant tool call and the tool result (with its call id) in, the final answer out', async () => {
-    const [, second] = llm;
-    expect(second.request, await describeSpans(t, traceId)).toEqual([
-      ...CANONICAL.firstRequest, CANONICAL.assistantToolCall, CANONICAL.toolResult,
-    ]);
-    expect(second.response).toEqual(CANONICAL.finalAnswer);
-  });
+    it('second call: the assistant tool call and the tool result (with its call id) in, the final answer out', async () => {
+      const [, second] = llm;
+      expect(second.request, await describeSpans(t, traceId)).toEqual([
+        ...CANONICAL.firstRequest,
+        CANONICAL.assistantToolCall,
+        CANONICAL.toolResult,
+      ]);
+      expect(second.response).toEqual(CANONICAL.finalAnswer);
+    });
 
-  it('token counts are the usage the API reported', () => {
-    // no prompt_tokens_details from the API, so LangChain's usage_metadata.input_token_details is
-    // {} and the spans carry no llm.token_count.prompt_details.*: cache counts are missing (null)
-    expect(llm.map((s) => s.tokens)).toEqual(USAGE.map((u) => ({
-      input: u.prompt_tokens, output: u.completion_tokens, cache_read: null, cache_write: null, context: u.prompt_tokens,
-    })));
-  });
+    it('token counts are the usage the API reported', () => {
+      // no prompt_tokens_details from the API, so LangChain's usage_metadata.input_token_details is
+      // {} and the spans carry no llm.token_count.prompt_details.*: cache counts are missing (null)
+      expect(llm.map((s) => s.tokens)).toEqual(
+        USAGE.map((u) => ({
+          input: u.prompt_tokens,
+          output: u.completion_tokens,
+          cache_read: null,
+          cache_write: null,
+          context: u.prompt_tokens,
+        })),
+      );
+    });
 
-  it('fingerprints name the model that answered', () => {
-    expect(llm.map((s) => s.fingerprint.split('#')[0])).toEqual([`llm:${RESPONSE_MODEL}`, `llm:${RESPONSE_MODEL}`]);
-    expect(llm.every((s) => s.request_digest && s.response_digest)).toBe(true);
-  });
-});
+    it('fingerprints name the model that answered', () => {
+      expect(llm.map((s) => s.fingerprint.split('#')[0])).toEqual([`llm:${RESPONSE_MODEL}`, `llm:${RESPONSE_MODEL}`]);
+      expect(llm.every((s) => s.request_digest && s.response_digest)).toBe(true);
+    });
+  },
+);

@@ -42,7 +42,25 @@ import { OpenAIInstrumentation as OpenInferenceOpenAIInstrumentation } from '@ar
 import type OpenAIType from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { databaseKinds } from '../helpers/databases.js';
-import { SYSTEM, QUESTION, TOOL_ARGUMENTS, TOOL_RESULT, ANSWER, REQUEST_MODEL, RESPONSE_MODEL, USAGE, CANONICAL, GET_WEATHER_TOOL, type StubApi, startStubApi, expectBothTurnsAnswered, type TapeStep, type Tape, readTape, describeSpans } from '../helpers/weather-conversation.js';
+import {
+  SYSTEM,
+  QUESTION,
+  TOOL_ARGUMENTS,
+  TOOL_RESULT,
+  ANSWER,
+  REQUEST_MODEL,
+  RESPONSE_MODEL,
+  USAGE,
+  CANONICAL,
+  GET_WEATHER_TOOL,
+  type StubApi,
+  startStubApi,
+  expectBothTurnsAnswered,
+  type TapeStep,
+  type Tape,
+  readTape,
+  describeSpans,
+} from '../helpers/weather-conversation.js';
 import { readSpanRows, startTestTapedeck, START_TIMEOUT_MS, type TestTapedeck } from '../helpers/tapedeck-server.js';
 
 const requireCjs = createRequire(import.meta.url);
@@ -52,11 +70,15 @@ const requireCjs = createRequire(import.meta.url);
 
 const TOOLS: ChatCompletionTool[] = [GET_WEATHER_TOOL];
 
-
 // ---------------------------------------------------------------------------------------
 // The app: two model calls and a tool, under one parent span that names the run
 
-async function runConversation(OpenAI: typeof OpenAIType, api: StubApi, provider: BasicTracerProvider, run: string): Promise<void> {
+async function runConversation(
+  OpenAI: typeof OpenAIType,
+  api: StubApi,
+  provider: BasicTracerProvider,
+  run: string,
+): Promise<void> {
   const client = new OpenAI({ apiKey: 'sk-live-instrumentation-test', baseURL: api.baseURL, maxRetries: 0 });
   const tracer = provider.getTracer('live-weather-agent');
   await tracer.startActiveSpan('weather-agent', { attributes: { 'session.id': run } }, async (span) => {
@@ -65,7 +87,12 @@ async function runConversation(OpenAI: typeof OpenAIType, api: StubApi, provider
         { role: 'system', content: SYSTEM },
         { role: 'user', content: QUESTION },
       ];
-      const first = await client.chat.completions.create({ model: REQUEST_MODEL, messages, tools: TOOLS, temperature: 0 });
+      const first = await client.chat.completions.create({
+        model: REQUEST_MODEL,
+        messages,
+        tools: TOOLS,
+        temperature: 0,
+      });
       const asked = first.choices[0].message;
       messages.push(asked);
       for (const call of asked.tool_calls ?? []) {
@@ -74,14 +101,18 @@ async function runConversation(OpenAI: typeof OpenAIType, api: StubApi, provider
         expect(JSON.parse(call.function.arguments)).toEqual(TOOL_ARGUMENTS);
         messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(TOOL_RESULT) });
       }
-      const second = await client.chat.completions.create({ model: REQUEST_MODEL, messages, tools: TOOLS, temperature: 0 });
+      const second = await client.chat.completions.create({
+        model: REQUEST_MODEL,
+        messages,
+        tools: TOOLS,
+        temperature: 0,
+      });
       expect(second.choices[0].message.content).toBe(ANSWER);
     } finally {
       span.end();
     }
   });
 }
-
 
 // ---------------------------------------------------------------------------------------
 // One instrumentation, end to end
@@ -114,7 +145,8 @@ const subjects: Subject[] = [
     // captureMessageContent is what OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true sets
     create: () => new OtelOpenAIInstrumentation({ enabled: false, captureMessageContent: true }),
     params: { model: REQUEST_MODEL, temperature: 0 },
-    logs: (instrumentation, loggerProvider) => (instrumentation as OtelOpenAIInstrumentation).setLoggerProvider(loggerProvider),
+    logs: (instrumentation, loggerProvider) =>
+      (instrumentation as OtelOpenAIInstrumentation).setLoggerProvider(loggerProvider),
   },
   {
     title: '@traceloop/instrumentation-openai',
@@ -190,7 +222,7 @@ function conversationThrough(subject: Subject, server: () => TestTapedeck): void
     expectBothTurnsAnswered(api);
   });
 
-  it('puts both model calls on the run\'s tape, in order, read from the instrumentation\'s layout', async () => {
+  it("puts both model calls on the run's tape, in order, read from the instrumentation's layout", async () => {
     expect(tape.run).toBe(run);
     expect(tape.truncated).toBe(false);
     expect(llm, await describeSpans(server(), traceId)).toHaveLength(2);
@@ -222,7 +254,9 @@ function conversationThrough(subject: Subject, server: () => TestTapedeck): void
   it('second call: the assistant tool call and the tool result (with its call id) in, the final answer out', async () => {
     const [, second] = llm;
     expect(second.request, await describeSpans(server(), traceId)).toEqual([
-      ...CANONICAL.firstRequest, CANONICAL.assistantToolCall, CANONICAL.toolResult,
+      ...CANONICAL.firstRequest,
+      CANONICAL.assistantToolCall,
+      CANONICAL.toolResult,
     ]);
     expect(second.response).toEqual(CANONICAL.finalAnswer);
   });
@@ -254,9 +288,12 @@ describe.each(databaseKinds)('live GenAI instrumentations of the openai client (
   it('gives each call the same digests and fingerprint whichever instrumentation recorded it', () => {
     // Needs every instrumentation's describe above to have run (vitest runs a file's tests in order).
     expect([...recorded.keys()]).toEqual(subjects.map((s) => s.title));
-    const identity = (steps: TapeStep[]) => steps.map((s) => ({
-      request_digest: s.request_digest, response_digest: s.response_digest, fingerprint: s.fingerprint,
-    }));
+    const identity = (steps: TapeStep[]) =>
+      steps.map((s) => ({
+        request_digest: s.request_digest,
+        response_digest: s.response_digest,
+        fingerprint: s.fingerprint,
+      }));
     const [first, ...others] = subjects.map((s) => identity(recorded.get(s.title)!));
     expect(first.every((s) => s.request_digest && s.response_digest)).toBe(true);
     for (const [i, steps] of others.entries()) expect(steps, subjects[i + 1].title).toEqual(first);

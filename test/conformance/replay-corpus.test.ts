@@ -28,8 +28,22 @@ import OpenAI, { APIError as OpenAIAPIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digestOf } from '../../src/json/canonical.js';
 import { normalizeMessages } from '../../src/replay/index.js';
-import { listCaptures, recordsFromRaw, readGroundTruth, type CaptureRef, type GroundTruth, type GroundTruthStep } from '../helpers/corpus.js';
-import { grpcExport, postOtlp, readExportResponse, START_TIMEOUT_MS, startTestTapedeck, type TestTapedeck } from '../helpers/tapedeck-server.js';
+import {
+  listCaptures,
+  recordsFromRaw,
+  readGroundTruth,
+  type CaptureRef,
+  type GroundTruth,
+  type GroundTruthStep,
+} from '../helpers/corpus.js';
+import {
+  grpcExport,
+  postOtlp,
+  readExportResponse,
+  START_TIMEOUT_MS,
+  startTestTapedeck,
+  type TestTapedeck,
+} from '../helpers/tapedeck-server.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
@@ -102,17 +116,30 @@ function sendable(ref: CaptureRef): boolean {
 
 /** What the replay can serve for this capture as a whole run. */
 function replayable(ref: CaptureRef, g: GroundTruth): boolean {
-  return !EXCEPTIONS.contentOff(g) && !EXCEPTIONS.rawBodiesNotKept.has(key(ref)) && !EXCEPTIONS.runPerCall.has(ref.layout)
-    && !EXCEPTIONS.failedCallRecorded(ref, g);
+  return (
+    !EXCEPTIONS.contentOff(g) &&
+    !EXCEPTIONS.rawBodiesNotKept.has(key(ref)) &&
+    !EXCEPTIONS.runPerCall.has(ref.layout) &&
+    !EXCEPTIONS.failedCallRecorded(ref, g)
+  );
 }
 
 // ---------------------------------------------------------------------------------------
 // Sending a capture as it was captured
 
-interface Entry { file: string; transport: 'http' | 'grpc'; signal: 'traces' | 'logs'; contentType: string; contentEncoding: string | null }
+interface Entry {
+  file: string;
+  transport: 'http' | 'grpc';
+  signal: 'traces' | 'logs';
+  contentType: string;
+  contentEncoding: string | null;
+}
 
 function entriesOf(ref: CaptureRef): Entry[] {
-  return readFileSync(path.join(ref.dir, 'requests.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Entry);
+  return readFileSync(path.join(ref.dir, 'requests.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Entry);
 }
 
 async function sendCapture(t: TestTapedeck, ref: CaptureRef): Promise<void> {
@@ -137,7 +164,11 @@ async function sendCapture(t: TestTapedeck, ref: CaptureRef): Promise<void> {
 let t: TestTapedeck;
 
 async function createReplay(run: string, mode: 'strict' | 'loose' = 'strict'): Promise<{ status: number; body: Any }> {
-  const res = await fetch(`${t.url}/v1/replays`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ run, mode }) });
+  const res = await fetch(`${t.url}/v1/replays`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ run, mode }),
+  });
   return { status: res.status, body: await res.json() };
 }
 
@@ -162,15 +193,31 @@ const absolute = (u: string) => (u.startsWith('/') ? `${t.url}${u}` : u);
 /** A fetch that counts the requests an SDK makes (retries included). */
 function countingFetch(): { fetch: typeof fetch; count: () => number } {
   let n = 0;
-  return { fetch: (input, init) => { n++; return fetch(input, init); }, count: () => n };
+  return {
+    fetch: (input, init) => {
+      n++;
+      return fetch(input, init);
+    },
+    count: () => n,
+  };
 }
 
 function openAiClient(replay: Any, options: { retries?: number; fetch?: typeof fetch } = {}): OpenAI {
-  return new OpenAI({ baseURL: absolute(replay.base_urls.openai), apiKey: 'tapedeck-test-key', maxRetries: options.retries ?? 0, ...(options.fetch ? { fetch: options.fetch } : {}) });
+  return new OpenAI({
+    baseURL: absolute(replay.base_urls.openai),
+    apiKey: 'tapedeck-test-key',
+    maxRetries: options.retries ?? 0,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
 }
 
 function anthropicClient(replay: Any, options: { retries?: number; fetch?: typeof fetch } = {}): Anthropic {
-  return new Anthropic({ baseURL: absolute(replay.base_urls.anthropic), apiKey: 'tapedeck-test-key', maxRetries: options.retries ?? 0, ...(options.fetch ? { fetch: options.fetch } : {}) });
+  return new Anthropic({
+    baseURL: absolute(replay.base_urls.anthropic),
+    apiKey: 'tapedeck-test-key',
+    maxRetries: options.retries ?? 0,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -184,13 +231,21 @@ interface Outcome {
   model: string;
 }
 
-const ANTHROPIC_STOP: Record<string, string> = { end_turn: 'stop', stop_sequence: 'stop', tool_use: 'tool_calls', max_tokens: 'length' };
+const ANTHROPIC_STOP: Record<string, string> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  tool_use: 'tool_calls',
+  max_tokens: 'length',
+};
 
 /** Anthropic usage: input_tokens excludes the prompt-cache reads and writes reported beside it. */
 function anthropicUsage(u: Any): Record<string, number> {
   return {
-    input: u.input_tokens, output: u.output_tokens, total: u.input_tokens + u.output_tokens,
-    cache_read: u.cache_read_input_tokens, cache_write: u.cache_creation_input_tokens,
+    input: u.input_tokens,
+    output: u.output_tokens,
+    total: u.input_tokens + u.output_tokens,
+    cache_read: u.cache_read_input_tokens,
+    cache_write: u.cache_creation_input_tokens,
   };
 }
 
@@ -202,15 +257,25 @@ function withoutStream(request: Any): Any {
 async function callOpenAi(client: OpenAI, request: Any, stream: boolean): Promise<Outcome> {
   const params = withoutStream(request);
   const completion: Any = stream
-    ? await client.chat.completions.stream({ ...params, stream: true, stream_options: { include_usage: true } }).finalChatCompletion()
+    ? await client.chat.completions
+        .stream({ ...params, stream: true, stream_options: { include_usage: true } })
+        .finalChatCompletion()
     : await client.chat.completions.create(params);
   const message = completion.choices[0].message;
   return {
     text: message.content ?? null,
-    toolCalls: (message.tool_calls ?? []).map((c: Any) => ({ id: c.id, name: c.function.name, arguments: JSON.parse(c.function.arguments) })),
+    toolCalls: (message.tool_calls ?? []).map((c: Any) => ({
+      id: c.id,
+      name: c.function.name,
+      arguments: JSON.parse(c.function.arguments),
+    })),
     finish: completion.choices[0].finish_reason,
     usage: completion.usage
-      ? { input: completion.usage.prompt_tokens, output: completion.usage.completion_tokens, total: completion.usage.total_tokens }
+      ? {
+          input: completion.usage.prompt_tokens,
+          output: completion.usage.completion_tokens,
+          total: completion.usage.total_tokens,
+        }
       : null,
     model: completion.model,
   };
@@ -218,11 +283,15 @@ async function callOpenAi(client: OpenAI, request: Any, stream: boolean): Promis
 
 async function callAnthropic(client: Anthropic, request: Any, stream: boolean): Promise<Outcome> {
   const params = withoutStream(request);
-  const message: Any = stream ? await client.messages.stream(params).finalMessage() : await client.messages.create(params);
+  const message: Any = stream
+    ? await client.messages.stream(params).finalMessage()
+    : await client.messages.create(params);
   const texts = message.content.filter((b: Any) => b.type === 'text').map((b: Any) => b.text);
   return {
     text: texts.length ? texts.join('') : null,
-    toolCalls: message.content.filter((b: Any) => b.type === 'tool_use').map((b: Any) => ({ id: b.id, name: b.name, arguments: b.input })),
+    toolCalls: message.content
+      .filter((b: Any) => b.type === 'tool_use')
+      .map((b: Any) => ({ id: b.id, name: b.name, arguments: b.input })),
     finish: ANTHROPIC_STOP[message.stop_reason] ?? message.stop_reason,
     usage: anthropicUsage(message.usage),
     model: message.model,
@@ -236,7 +305,9 @@ function recordedOutcome(step: GroundTruthStep): Outcome {
     const texts = r.content.filter((b: Any) => b.type === 'text').map((b: Any) => b.text);
     return {
       text: texts.length ? texts.join('') : null,
-      toolCalls: r.content.filter((b: Any) => b.type === 'tool_use').map((b: Any) => ({ id: b.id, name: b.name, arguments: b.input })),
+      toolCalls: r.content
+        .filter((b: Any) => b.type === 'tool_use')
+        .map((b: Any) => ({ id: b.id, name: b.name, arguments: b.input })),
       finish: ANTHROPIC_STOP[r.stop_reason] ?? r.stop_reason,
       usage: anthropicUsage(r.usage),
       model: r.model,
@@ -245,7 +316,11 @@ function recordedOutcome(step: GroundTruthStep): Outcome {
   const message = r.choices ? r.choices[0].message : r.message;
   return {
     text: message.content ?? null,
-    toolCalls: (message.tool_calls ?? []).map((c: Any) => ({ id: c.id, name: c.function.name, arguments: JSON.parse(c.function.arguments) })),
+    toolCalls: (message.tool_calls ?? []).map((c: Any) => ({
+      id: c.id,
+      name: c.function.name,
+      arguments: JSON.parse(c.function.arguments),
+    })),
     finish: r.choices ? r.choices[0].finish_reason : r.finish_reason,
     usage: { input: r.usage.prompt_tokens, output: r.usage.completion_tokens, total: r.usage.total_tokens },
     model: r.model,
@@ -262,9 +337,10 @@ function expectedOutcome(ref: CaptureRef, step: GroundTruthStep, tapeStep: Any, 
   if (step.stream && EXCEPTIONS.streamedUsageNotRecorded.has(ref.layout)) {
     const { input, output } = tapeStep.tokens;
     // the tape's own tokens; OpenAI leaves usage out when none was recorded, Anthropic's shape always has it
-    out.usage = input === null && output === null && wire === 'openai'
-      ? null
-      : { input: input ?? 0, output: output ?? 0, total: (input ?? 0) + (output ?? 0) };
+    out.usage =
+      input === null && output === null && wire === 'openai'
+        ? null
+        : { input: input ?? 0, output: output ?? 0, total: (input ?? 0) + (output ?? 0) };
   }
   return out;
 }
@@ -274,19 +350,28 @@ function expectedOutcome(ref: CaptureRef, step: GroundTruthStep, tapeStep: Any, 
 
 /** An OpenAI chat request as the Anthropic SDK would send the same conversation. */
 function openAiToAnthropic(request: Any): Any {
-  const system = request.messages.filter((m: Any) => m.role === 'system' || m.role === 'developer').map((m: Any) => m.content).join('');
+  const system = request.messages
+    .filter((m: Any) => m.role === 'system' || m.role === 'developer')
+    .map((m: Any) => m.content)
+    .join('');
   const messages: Any[] = [];
   for (const m of request.messages) {
     if (m.role === 'system' || m.role === 'developer') continue;
     if (m.role === 'tool') {
       const block = { type: 'tool_result', tool_use_id: m.tool_call_id, content: m.content };
       const last = messages[messages.length - 1];
-      if (last?.role === 'user' && Array.isArray(last.content) && last.content.every((b: Any) => b.type === 'tool_result')) last.content.push(block);
+      if (
+        last?.role === 'user' &&
+        Array.isArray(last.content) &&
+        last.content.every((b: Any) => b.type === 'tool_result')
+      )
+        last.content.push(block);
       else messages.push({ role: 'user', content: [block] });
     } else if (m.role === 'assistant') {
       const blocks: Any[] = [];
       if (m.content) blocks.push({ type: 'text', text: m.content });
-      for (const c of m.tool_calls ?? []) blocks.push({ type: 'tool_use', id: c.id, name: c.function.name, input: JSON.parse(c.function.arguments) });
+      for (const c of m.tool_calls ?? [])
+        blocks.push({ type: 'tool_use', id: c.id, name: c.function.name, input: JSON.parse(c.function.arguments) });
       messages.push({ role: 'assistant', content: blocks });
     } else {
       messages.push({ role: m.role, content: m.content });
@@ -294,7 +379,12 @@ function openAiToAnthropic(request: Any): Any {
   }
   // the system prompt as an Anthropic agent with prompt caching sends it: two text blocks, the
   // first ending at a cache breakpoint (their text concatenated is the prompt)
-  return { model: request.model, max_tokens: 1024, ...(system ? { system: inTwoTextParts(system, true) } : {}), messages };
+  return {
+    model: request.model,
+    max_tokens: 1024,
+    ...(system ? { system: inTwoTextParts(system, true) } : {}),
+    messages,
+  };
 }
 
 /** Text split at its middle space into two text parts (one text, as DESIGN.md folds text-only parts). */
@@ -309,18 +399,31 @@ function inTwoTextParts(text: string, cacheBreakpoint = false): Any[] {
 
 /** An Anthropic messages request as the OpenAI SDK would send the same conversation. */
 function anthropicToOpenAi(request: Any): Any {
-  const text = (c: Any) => (typeof c === 'string' ? c : c.filter((b: Any) => b.type === 'text').map((b: Any) => b.text).join(''));
+  const text = (c: Any) =>
+    typeof c === 'string'
+      ? c
+      : c
+          .filter((b: Any) => b.type === 'text')
+          .map((b: Any) => b.text)
+          .join('');
   const messages: Any[] = request.system ? [{ role: 'system', content: text(request.system) }] : [];
   for (const m of request.messages) {
     if (typeof m.content === 'string') {
       messages.push({ role: m.role, content: m.content });
       continue;
     }
-    for (const b of m.content.filter((x: Any) => x.type === 'tool_result')) messages.push({ role: 'tool', tool_call_id: b.tool_use_id, content: text(b.content) });
+    for (const b of m.content.filter((x: Any) => x.type === 'tool_result'))
+      messages.push({ role: 'tool', tool_call_id: b.tool_use_id, content: text(b.content) });
     const texts = text(m.content);
-    const calls = m.content.filter((b: Any) => b.type === 'tool_use')
-      .map((b: Any) => ({ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input) } }));
-    if (m.role === 'assistant') messages.push({ role: 'assistant', content: texts || null, ...(calls.length ? { tool_calls: calls } : {}) });
+    const calls = m.content
+      .filter((b: Any) => b.type === 'tool_use')
+      .map((b: Any) => ({
+        id: b.id,
+        type: 'function',
+        function: { name: b.name, arguments: JSON.stringify(b.input) },
+      }));
+    if (m.role === 'assistant')
+      messages.push({ role: 'assistant', content: texts || null, ...(calls.length ? { tool_calls: calls } : {}) });
     else if (texts) messages.push({ role: m.role, content: texts });
   }
   // the first user turn as text parts, as an agent building multi-part content sends it
@@ -348,7 +451,9 @@ const layouts = [...new Set(captures.map((c) => c.layout))];
 it('finds the captures, and the named exceptions are exactly the captures they name', () => {
   expect(captures.length).toBeGreaterThan(30);
   expect(new Set(captures.filter((c) => !sendable(c)).map(key))).toEqual(EXCEPTIONS.rawBodiesNotKept);
-  expect(captures.filter((c) => EXCEPTIONS.contentOff(readGroundTruth(c.dir))).map(key)).toEqual(['otel-genai-openai-nocontent/weather']);
+  expect(captures.filter((c) => EXCEPTIONS.contentOff(readGroundTruth(c.dir))).map(key)).toEqual([
+    'otel-genai-openai-nocontent/weather',
+  ]);
 });
 
 describe.each(layouts)('replaying %s captures through a running tapedeck', (layout) => {
@@ -359,7 +464,9 @@ describe.each(layouts)('replaying %s captures through a running tapedeck', (layo
     const g = readGroundTruth(ref.dir);
     const sdk = modelCalls(g)[0]?.provider as 'openai' | 'anthropic';
     const call = (wire: 'openai' | 'anthropic', replay: Any, request: Any, stream: boolean) =>
-      wire === 'openai' ? callOpenAi(openAiClient(replay), request, stream) : callAnthropic(anthropicClient(replay), request, stream);
+      wire === 'openai'
+        ? callOpenAi(openAiClient(replay), request, stream)
+        : callAnthropic(anthropicClient(replay), request, stream);
 
     if (EXCEPTIONS.rawBodiesNotKept.has(name)) {
       it.todo('replay once its raw bodies are kept in the fixture (EXCEPTIONS.rawBodiesNotKept)');
@@ -372,7 +479,11 @@ describe.each(layouts)('replaying %s captures through a running tapedeck', (layo
         const { status, body } = await createReplay(g.session_id);
         expect(status).toBe(409);
         // step indices are the tape's: the agent step is step 0, the first model call step 1
-        expect(body.error).toMatchObject({ type: 'replay_refused', reason: 'answer_not_recorded', step: tape.steps.find((s: Any) => s.kind === 'llm').index });
+        expect(body.error).toMatchObject({
+          type: 'replay_refused',
+          reason: 'answer_not_recorded',
+          step: tape.steps.find((s: Any) => s.kind === 'llm').index,
+        });
       });
       return;
     }
@@ -384,7 +495,11 @@ describe.each(layouts)('replaying %s captures through a running tapedeck', (layo
         expect(failed.length).toBe(1);
         const { status, body } = await createReplay(g.session_id);
         expect(status).toBe(409);
-        expect(body.error).toMatchObject({ type: 'replay_refused', reason: 'answer_not_recorded', step: failed[0].index });
+        expect(body.error).toMatchObject({
+          type: 'replay_refused',
+          reason: 'answer_not_recorded',
+          step: failed[0].index,
+        });
       });
       return;
     }
@@ -406,7 +521,14 @@ describe.each(layouts)('replaying %s captures through a running tapedeck', (layo
             expect(replay.llm_steps).toBe(1);
             const tape = await tapeOf(runs[i]);
             const got = await call(sdk, replay, step.request, stream);
-            expect(got, `call ${i}`).toEqual(expectedOutcome(ref, step, tape.steps.find((s: Any) => s.kind === 'llm'), sdk));
+            expect(got, `call ${i}`).toEqual(
+              expectedOutcome(
+                ref,
+                step,
+                tape.steps.find((s: Any) => s.kind === 'llm'),
+                sdk,
+              ),
+            );
             const st = await replayStatus(replay.id);
             expect(st).toMatchObject({ served: 1, remaining: 0, diverged: null });
             expect(st.calls.map((c: Any) => c.matched)).toEqual([true]);
@@ -430,7 +552,12 @@ describe.each(layouts)('replaying %s captures through a running tapedeck', (layo
           expect(read.ok && digestOf(read.messages as Any), `step ${s.index}`).toBe(s.request_digest);
         }
         const replay = await replayOf(g.session_id);
-        expect(replay).toMatchObject({ run: g.session_id, mode: 'strict', llm_steps: calls.length, unreadable_tool_steps: [] });
+        expect(replay).toMatchObject({
+          run: g.session_id,
+          mode: 'strict',
+          llm_steps: calls.length,
+          unreadable_tool_steps: [],
+        });
         for (const [i, step] of calls.entries()) {
           const got = await call(sdk, replay, step.request, stream);
           expect(got, `model call ${i}`).toEqual(expectedOutcome(ref, step, llmSteps[i], sdk));
@@ -452,11 +579,13 @@ describe.each(layouts)('replaying %s captures through a running tapedeck', (layo
       });
     }
 
-    it('hands out every recorded tool call\'s arguments and result from tools/next, in order', async () => {
+    it("hands out every recorded tool call's arguments and result from tools/next, in order", async () => {
       const replay = await replayOf(g.session_id);
       for (const tool of toolCalls(g)) {
         const res = await fetch(`${t.url}/v1/replays/${replay.id}/tools/next`, {
-          method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tool: tool.name }),
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ tool: tool.name }),
         });
         expect(res.status).toBe(200);
         expect(await res.json()).toMatchObject({ tool: tool.name, arguments: tool.arguments, result: tool.result });
@@ -472,8 +601,11 @@ describe.each(layouts)('replaying %s captures through a running tapedeck', (layo
         const request = sdk === 'openai' ? openAiToAnthropic(step.request) : anthropicToOpenAi(step.request);
         const got = await call(other, replay, request, false);
         const want = expectedOutcome(ref, step, llmSteps[i], other);
-        expect({ text: got.text, toolCalls: got.toolCalls, finish: got.finish }, `model call ${i}`)
-          .toEqual({ text: want.text, toolCalls: want.toolCalls, finish: want.finish });
+        expect({ text: got.text, toolCalls: got.toolCalls, finish: got.finish }, `model call ${i}`).toEqual({
+          text: want.text,
+          toolCalls: want.toolCalls,
+          finish: want.finish,
+        });
       }
       const st = await replayStatus(replay.id);
       expect(st).toMatchObject({ served: calls.length, remaining: 0, diverged: null });
@@ -483,10 +615,11 @@ describe.each(layouts)('replaying %s captures through a running tapedeck', (layo
 });
 
 describe('strict matching on stored tapes (acceptance 2)', () => {
-  const replayableOf = (provider: 'openai' | 'anthropic') => captures.find((ref) => {
-    const g = readGroundTruth(ref.dir);
-    return replayable(ref, g) && modelCalls(g)[0]?.provider === provider && answered(g).length >= 2;
-  })!;
+  const replayableOf = (provider: 'openai' | 'anthropic') =>
+    captures.find((ref) => {
+      const g = readGroundTruth(ref.dir);
+      return replayable(ref, g) && modelCalls(g)[0]?.provider === provider && answered(g).length >= 2;
+    })!;
   /** A run with no agent step, so its first model step is step 0 (bare Traceloop: one call per run). */
   const bare = captures.find((ref) => EXCEPTIONS.runPerCall.has(ref.layout) && sendable(ref))!;
   withTapedeck([replayableOf('openai'), replayableOf('anthropic'), bare]);
@@ -539,9 +672,18 @@ describe('strict matching on stored tapes (acceptance 2)', () => {
       expect(apiErr.status).toBe(409);
       expect(apiErr.headers?.get('x-should-retry')).toBe('false');
       const body = provider === 'openai' ? apiErr.error : apiErr.error.error;
-      expect(body).toMatchObject({ type: 'replay_divergence', step: firstLlm.index, expected_digest: firstLlm.request_digest });
+      expect(body).toMatchObject({
+        type: 'replay_divergence',
+        step: firstLlm.index,
+        expected_digest: firstLlm.request_digest,
+      });
       expect(body.difference).toEqual({
-        message: 0, role: 'system', field: 'content', at_char: atChar, recorded: recordedSystem, got: changed,
+        message: 0,
+        role: 'system',
+        field: 'content',
+        at_char: atChar,
+        recorded: recordedSystem,
+        got: changed,
       });
       expect(counter.count()).toBe(1);
       const st = await replayStatus(replay.id);

@@ -42,7 +42,9 @@ describe('a changed system prompt', () => {
     const replay = await h.createReplay(openaiRun.tape.run);
     const client = openAiClient(replay.base_urls.openai, 'default'); // the SDK's own retry policy: 409 is retried unless told not to
     const before = h.seen.length;
-    const err = await client.chat.completions.create(changedSystemPrompt(openaiRun.calls[0].request)).catch((e: unknown) => e);
+    const err = await client.chat.completions
+      .create(changedSystemPrompt(openaiRun.calls[0].request))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAIAPIError);
     const apiErr = err as InstanceType<typeof OpenAIAPIError>;
     expect(apiErr.status).toBe(409);
@@ -53,15 +55,22 @@ describe('a changed system prompt', () => {
     expect(body.expected_digest).toBe(openaiRun.tape.steps[0].request_digest);
     expect(body.got_digest).toMatch(/^[0-9a-f]{64}$/);
     expect(body.difference).toEqual({
-      message: 0, role: 'system', field: 'content', at_char: 10,
-      recorded: 'You are a concise weather assistant. Use the get_weather tool for current conditions, then answer in one sentence.',
+      message: 0,
+      role: 'system',
+      field: 'content',
+      at_char: 10,
+      recorded:
+        'You are a concise weather assistant. Use the get_weather tool for current conditions, then answer in one sentence.',
       got: 'You are a verbose weather assistant.',
     });
     expect(h.seen.length - before).toBe(1); // one request: no retry
     const status = await h.status(replay.id);
     expect(status.served).toBe(0);
     expect(status.remaining).toBe(2);
-    expect(status.diverged).toMatchObject({ step: 0, difference: { message: 0, role: 'system', field: 'content', at_char: 10 } });
+    expect(status.diverged).toMatchObject({
+      step: 0,
+      difference: { message: 0, role: 'system', field: 'content', at_char: 10 },
+    });
   });
 
   it('is refused the same way to the Anthropic SDK, which does not retry it either', async () => {
@@ -87,10 +96,14 @@ describe('a changed system prompt', () => {
       calls++;
       return c.json({ error: { type: 'conflict', message: 'busy' } }, 409, { 'retry-after-ms': '1' });
     });
-    const server = await new Promise<ReturnType<typeof serve>>((resolve) => { const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s)); });
+    const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+      const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+    });
     try {
       const port = (server.address() as { port: number }).port;
-      await expect(openAiClient(`http://127.0.0.1:${port}/v1`, 'default').chat.completions.create(openaiRun.calls[0].request)).rejects.toThrow();
+      await expect(
+        openAiClient(`http://127.0.0.1:${port}/v1`, 'default').chat.completions.create(openaiRun.calls[0].request),
+      ).rejects.toThrow();
       expect(calls).toBe(3);
     } finally {
       server.close();
@@ -116,13 +129,20 @@ describe('concurrent calls', () => {
     const tape = concurrentPair();
     let loads = 0;
     let release!: () => void;
-    const held = new Promise<void>((r) => { release = r; });
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
     let rereadStarted!: () => void;
-    const rereading = new Promise<void>((r) => { rereadStarted = r; });
+    const rereading = new Promise<void>((r) => {
+      rereadStarted = r;
+    });
     const pair = await startReplayServer({
       deps: {
         loadTape: async () => {
-          if (++loads === 2) { rereadStarted(); await held; }
+          if (++loads === 2) {
+            rereadStarted();
+            await held;
+          }
           return tape;
         },
       },
@@ -134,10 +154,20 @@ describe('concurrent calls', () => {
       const askLyon = { ...askParis, messages: structuredClone(tape.steps[1].request) };
       const order: string[] = [];
       // Lyon, recorded second, arrives first
-      const lyon = client.chat.completions.create(askLyon).then(() => undefined, (e: unknown) => { order.push('lyon'); return e; });
+      const lyon = client.chat.completions.create(askLyon).then(
+        () => undefined,
+        (e: unknown) => {
+          order.push('lyon');
+          return e;
+        },
+      );
       await rereading;
-      const paris = client.chat.completions.create(askParis).then((r) => { order.push('paris'); return r; });
-      while (pair.seen.filter((r) => r.path.endsWith('/chat/completions')).length < 2) await new Promise((r) => setTimeout(r, 5));
+      const paris = client.chat.completions.create(askParis).then((r) => {
+        order.push('paris');
+        return r;
+      });
+      while (pair.seen.filter((r) => r.path.endsWith('/chat/completions')).length < 2)
+        await new Promise((r) => setTimeout(r, 5));
       release();
       const [lyonErr, parisRes] = await Promise.all([lyon, paris]);
       expect(lyonErr).toBeInstanceOf(OpenAIAPIError);
@@ -150,7 +180,10 @@ describe('concurrent calls', () => {
       const status = await pair.status(replay.id);
       expect(status.calls).toHaveLength(1);
       expect(status.calls[0]).toMatchObject({ step: 0, matched: true });
-      expect(status.diverged).toMatchObject({ step: 0, difference: { message: 1, role: 'user', field: 'content', at_char: 22 } });
+      expect(status.diverged).toMatchObject({
+        step: 0,
+        difference: { message: 1, role: 'user', field: 'content', at_char: 22 },
+      });
     } finally {
       release();
       await pair.close();
@@ -159,7 +192,7 @@ describe('concurrent calls', () => {
 });
 
 describe('a run recorded through one provider shape', () => {
-  it('replays in strict mode for an agent speaking the other provider\'s wire when the messages are the same', async () => {
+  it("replays in strict mode for an agent speaking the other provider's wire when the messages are the same", async () => {
     // recorded through the Anthropic SDK; the agent now speaks OpenAI chat completions
     const replay = await h.createReplay(anthropicRun.tape.run);
     const client = openAiClient(replay.base_urls.openai);
@@ -172,7 +205,10 @@ describe('a run recorded through one provider shape', () => {
       ],
     });
     expect(first.choices[0].message.content).toBe(recorded.text);
-    const call = first.choices[0].message.tool_calls![0] as { id: string; function: { name: string; arguments: string } };
+    const call = first.choices[0].message.tool_calls![0] as {
+      id: string;
+      function: { name: string; arguments: string };
+    };
     expect(call.id).toBe(recorded.toolCalls[0].id);
     expect(JSON.parse(call.function.arguments)).toEqual({ city: 'Paris' });
     const second = await client.chat.completions.create({
@@ -181,7 +217,11 @@ describe('a run recorded through one provider shape', () => {
         { role: 'system', content: anthropicRun.calls[0].request.system },
         { role: 'user', content: "What's the weather in Paris right now?" },
         first.choices[0].message as never,
-        { role: 'tool', tool_call_id: call.id, content: '{"city":"Paris","temperature_c":18,"condition":"partly cloudy","humidity_pct":62}' },
+        {
+          role: 'tool',
+          tool_call_id: call.id,
+          content: '{"city":"Paris","temperature_c":18,"condition":"partly cloudy","humidity_pct":62}',
+        },
       ],
     });
     expect(second.choices[0].message.content).toBe(recordedAnthropic(anthropicRun.calls[1]).text);
@@ -193,15 +233,37 @@ describe('a run recorded through one provider shape', () => {
     const replay = await h.createReplay(openaiRun.tape.run);
     const client = anthropicClient(replay.base_urls.anthropic);
     const [system, user] = openaiRun.calls[0].request.messages;
-    const first = await client.messages.create({ model: 'gpt-4o-mini', max_tokens: 512, system: system.content, messages: [user] });
+    const first = await client.messages.create({
+      model: 'gpt-4o-mini',
+      max_tokens: 512,
+      system: system.content,
+      messages: [user],
+    });
     const toolUse = first.content.find((b) => b.type === 'tool_use') as { id: string; name: string; input: unknown };
-    expect(toolUse).toMatchObject({ id: 'call_7w50k7Zc7pEwJE9VM3wenGVq', name: 'get_weather', input: { city: 'Paris' } });
+    expect(toolUse).toMatchObject({
+      id: 'call_7w50k7Zc7pEwJE9VM3wenGVq',
+      name: 'get_weather',
+      input: { city: 'Paris' },
+    });
     expect(first.stop_reason).toBe('tool_use');
     const second = await client.messages.create({
-      model: 'gpt-4o-mini', max_tokens: 512, system: system.content,
-      messages: [user, { role: 'assistant', content: first.content as never }, {
-        role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUse.id, content: '{"city":"Paris","temperature_c":18,"condition":"partly cloudy","humidity_pct":62}' }],
-      }],
+      model: 'gpt-4o-mini',
+      max_tokens: 512,
+      system: system.content,
+      messages: [
+        user,
+        { role: 'assistant', content: first.content as never },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: toolUse.id,
+              content: '{"city":"Paris","temperature_c":18,"condition":"partly cloudy","humidity_pct":62}',
+            },
+          ],
+        },
+      ],
     });
     expect(second.content).toEqual([{ type: 'text', text: openaiRun.calls[1].response.choices[0].message.content }]);
     expect((await h.status(replay.id)).calls.map((c: { matched: boolean }) => c.matched)).toEqual([true, true]);

@@ -15,7 +15,11 @@ beforeAll(async () => {
 });
 afterAll(async () => h.close());
 
-function send(path: string, chunks: string[], headers: Record<string, string>): Promise<{ status: number; body: string }> {
+function send(
+  path: string,
+  chunks: string[],
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port: h.port, path, method: 'POST', headers }, (res) => {
       const parts: Buffer[] = [];
@@ -33,14 +37,25 @@ describe('request bodies on a real socket', () => {
     const { id } = await h.createReplay(weather.tape.run);
     const path = `/v1/replays/${id}/openai/v1/chat/completions`;
     const big = JSON.stringify({ ...weather.calls[0].request, padding: 'x'.repeat(8000) });
-    const declared = await send(path, [big], { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(big)) });
+    const declared = await send(path, [big], {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(big)),
+    });
     expect(declared.status).toBe(413);
-    expect(JSON.parse(declared.body)).toEqual({ error: { type: 'request_too_large', message: 'the request body is larger than 4096 bytes' } });
-    const chunked = await send(path, [big.slice(0, 3000), big.slice(3000)], { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+    expect(JSON.parse(declared.body)).toEqual({
+      error: { type: 'request_too_large', message: 'the request body is larger than 4096 bytes' },
+    });
+    const chunked = await send(path, [big.slice(0, 3000), big.slice(3000)], {
+      'content-type': 'application/json',
+      'transfer-encoding': 'chunked',
+    });
     expect(chunked.status).toBe(413);
     // nothing was consumed; a chunked body within the bound is served
     const body = JSON.stringify(weather.calls[0].request);
-    const ok = await send(path, [body.slice(0, 100), body.slice(100)], { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+    const ok = await send(path, [body.slice(0, 100), body.slice(100)], {
+      'content-type': 'application/json',
+      'transfer-encoding': 'chunked',
+    });
     expect(ok.status).toBe(200);
     expect(JSON.parse(ok.body).choices[0].finish_reason).toBe('tool_calls');
   });

@@ -19,7 +19,7 @@ beforeAll(async () => {
 });
 afterAll(async () => h.close());
 
-it('opens no socket and resolves no name other than the test client\'s own connections to the replay server', async () => {
+it("opens no socket and resolves no name other than the test client's own connections to the replay server", async () => {
   const targets: string[] = [];
   const lookups: string[] = [];
   const originalConnect = net.Socket.prototype.connect;
@@ -27,8 +27,12 @@ it('opens no socket and resolves no name other than the test client\'s own conne
   const originalPromiseLookup = dns.promises.lookup;
   net.Socket.prototype.connect = function patched(this: net.Socket, ...args: unknown[]) {
     // net.connect passes its normalized [options, callback] pair as one argument
-    const first = (Array.isArray(args[0]) ? args[0][0] : args[0]) as { port?: number; host?: string; path?: string } | number | string;
-    if (typeof first === 'object' && first !== null) targets.push(first.path ?? `${first.host ?? 'localhost'}:${first.port}`);
+    const first = (Array.isArray(args[0]) ? args[0][0] : args[0]) as
+      | { port?: number; host?: string; path?: string }
+      | number
+      | string;
+    if (typeof first === 'object' && first !== null)
+      targets.push(first.path ?? `${first.host ?? 'localhost'}:${first.port}`);
     else targets.push(typeof first === 'number' ? `${(args[1] as string) ?? 'localhost'}:${first}` : String(first));
     return (originalConnect as (...a: unknown[]) => net.Socket).apply(this, args);
   } as typeof originalConnect;

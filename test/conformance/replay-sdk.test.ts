@@ -9,7 +9,12 @@ import type OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtureNames, loadFixture, type ReplayHarness, startReplayServer } from '../fixtures/replay/harness.js';
 import {
-  anthropicClient, callAnthropic, callOpenAi, openAiClient, recordedAnthropic, recordedOpenAi,
+  anthropicClient,
+  callAnthropic,
+  callOpenAi,
+  openAiClient,
+  recordedAnthropic,
+  recordedOpenAi,
 } from '../fixtures/replay/sdk-runs.js';
 
 const fixtures = fixtureNames.map(loadFixture);
@@ -66,7 +71,9 @@ describe('credentials and versions', () => {
       body: JSON.stringify(fixture.calls[0].request),
     });
     expect(res.status).toBe(200);
-    expect(((await res.json()) as { content: { id: string }[] }).content[1].id).toBe(fixture.calls[0].response.content[1].id);
+    expect(((await res.json()) as { content: { id: string }[] }).content[1].id).toBe(
+      fixture.calls[0].response.content[1].id,
+    );
   });
 });
 
@@ -77,17 +84,23 @@ describe('raw stream iteration, as agents that do not use the stream helpers rea
     const client = openAiClient(replay.base_urls.openai);
     const { stream: _s, stream_options: _o, ...params } = fixture.calls[0].request;
     const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
-    const stream = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } });
-    for await (const chunk of stream as unknown as AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>) chunks.push(chunk);
+    const stream = await client.chat.completions.create({
+      ...params,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    for await (const chunk of stream as unknown as AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>)
+      chunks.push(chunk);
     expect(chunks[0].choices[0].delta.role).toBe('assistant');
     const calls = new Map<number, { id?: string; name?: string; args: string }>();
-    for (const c of chunks) for (const t of c.choices[0]?.delta.tool_calls ?? []) {
-      const acc = calls.get(t.index) ?? { args: '' };
-      acc.id ??= t.id;
-      acc.name ??= t.function?.name;
-      acc.args += t.function?.arguments ?? '';
-      calls.set(t.index, acc);
-    }
+    for (const c of chunks)
+      for (const t of c.choices[0]?.delta.tool_calls ?? []) {
+        const acc = calls.get(t.index) ?? { args: '' };
+        acc.id ??= t.id;
+        acc.name ??= t.function?.name;
+        acc.args += t.function?.arguments ?? '';
+        calls.set(t.index, acc);
+      }
     const recorded = recordedOpenAi(fixture.calls[0]);
     expect([...calls.values()]).toEqual(recorded.toolCalls.map((t) => ({ id: t.id, name: t.name, args: t.arguments })));
     expect(chunks.at(-1)!.choices).toEqual([]);
@@ -105,7 +118,8 @@ describe('raw stream iteration, as agents that do not use the stream helpers rea
     const events = await client.messages.create({ ...params, stream: true });
     for await (const event of events as unknown as AsyncIterable<Anthropic.RawMessageStreamEvent>) {
       types.push(event.type);
-      if (event.type === 'content_block_delta' && event.delta.type === 'input_json_delta') json.set(event.index, (json.get(event.index) ?? '') + event.delta.partial_json);
+      if (event.type === 'content_block_delta' && event.delta.type === 'input_json_delta')
+        json.set(event.index, (json.get(event.index) ?? '') + event.delta.partial_json);
     }
     expect(types[0]).toBe('message_start');
     expect(types.slice(-2)).toEqual(['message_delta', 'message_stop']);

@@ -60,7 +60,7 @@ export function describePayloadStoreContract(name: string, make: () => Promise<P
       expect(await store.get(ref)).toEqual(text('payload'));
     });
 
-    it('keeps its own copy: changing the caller\'s buffer after put changes nothing stored', async () => {
+    it("keeps its own copy: changing the caller's buffer after put changes nothing stored", async () => {
       const { store } = await open();
       const bytes = text('original');
       const ref = await store.put(bytes);

@@ -26,7 +26,11 @@ import { listCaptures } from './corpus.js';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
 
-export interface CliResult { code: number; stdout: string; stderr: string }
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 export interface Cli {
   /** the temporary working directory (the data directory is `data` inside it) */
@@ -42,10 +46,15 @@ const BUILD_TIMEOUT_MILLIS = 240_000;
 
 export function useCli(name: string, fill: (store: Store) => Promise<void>): Cli {
   let dir = '';
-  const runWith = (env: Record<string, string>, ...args: string[]) => runBinary(args, { cwd: dir, env: { TAPEDECK_DATA_DIR: path.join(dir, 'data'), ...env } });
+  const runWith = (env: Record<string, string>, ...args: string[]) =>
+    runBinary(args, { cwd: dir, env: { TAPEDECK_DATA_DIR: path.join(dir, 'data'), ...env } });
   const cli: Cli = {
-    get dir() { return dir; },
-    get dataDir() { return path.join(dir, 'data'); },
+    get dir() {
+      return dir;
+    },
+    get dataDir() {
+      return path.join(dir, 'data');
+    },
     run: (...args) => runWith({}, ...args),
     runWith,
   };
@@ -77,13 +86,21 @@ export async function ingestCaptures(store: Store, names: readonly string[]): Pr
 }
 
 /** Runs the binary with only `env` as TAPEDECK_* settings; stdin is closed, stdout and stderr are pipes. */
-export function runBinary(args: readonly string[], options: { cwd: string; env?: Record<string, string> }): Promise<CliResult> {
+export function runBinary(
+  args: readonly string[],
+  options: { cwd: string; env?: Record<string, string> },
+): Promise<CliResult> {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TAPEDECK_')));
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [BIN, ...args], { cwd: options.cwd, env: { ...inherited, ...options.env }, timeout: 120_000 }, (error, stdout, stderr) => {
-      const code = error ? (error as { code?: unknown }).code : 0;
-      resolve({ code: typeof code === 'number' ? code : -1, stdout, stderr });
-    });
+    const child = execFile(
+      process.execPath,
+      [BIN, ...args],
+      { cwd: options.cwd, env: { ...inherited, ...options.env }, timeout: 120_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (error as { code?: unknown }).code : 0;
+        resolve({ code: typeof code === 'number' ? code : -1, stdout, stderr });
+      },
+    );
     child.stdin?.end();
   });
 }
@@ -125,7 +142,9 @@ async function acquireLock(): Promise<void> {
     // A lock older than any build is left over from a killed run.
     try {
       if (Date.now() - statSync(LOCK).mtimeMs > BUILD_TIMEOUT_MILLIS) rmSync(LOCK, { recursive: true, force: true });
-    } catch { /* removed meanwhile */ }
+    } catch {
+      /* removed meanwhile */
+    }
     if (Date.now() > giveUpAt) throw new Error(`another test file has been building dist for too long (lock ${LOCK})`);
     await sleep(250);
   }

@@ -34,8 +34,11 @@ export function capturedTapes(c: Capture): RunTape[] {
 
 /** The tape's model and tool steps next to the ground-truth steps they record (same count, same order). */
 export function alignedSteps(c: Capture): { truth: GroundTruthStep; step: Step }[] {
-  const steps = capturedTapes(c).flatMap((t) => t.steps).filter((s) => s.kind !== 'agent');
+  const steps = capturedTapes(c)
+    .flatMap((t) => t.steps)
+    .filter((s) => s.kind !== 'agent');
   const truth = expectedSteps(c);
-  if (steps.length !== truth.length) throw new Error(`${c.layout}/${c.scenario}: ${steps.length} steps, ground truth ${truth.length}`);
+  if (steps.length !== truth.length)
+    throw new Error(`${c.layout}/${c.scenario}: ${steps.length} steps, ground truth ${truth.length}`);
   return truth.map((t, i) => ({ truth: t, step: steps[i] }));
 }

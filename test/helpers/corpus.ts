@@ -14,12 +14,23 @@ import { gunzipSync } from 'node:zlib';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeLogsRequest, decodeTraceRequest } from '../../src/otlp/decode.js';
-import type { AttributeValue, Attributes, LogRecord, SpanKindName, SpanRecord, StatusCodeName } from '../../src/spans/span-record.js';
+import type {
+  AttributeValue,
+  Attributes,
+  LogRecord,
+  SpanKindName,
+  SpanRecord,
+  StatusCodeName,
+} from '../../src/spans/span-record.js';
 
 export const FIXTURE_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'corpus');
 const SHORTENED_MARK = '…[shortened for display:';
 
-export interface CaptureRef { layout: string; scenario: string; dir: string }
+export interface CaptureRef {
+  layout: string;
+  scenario: string;
+  dir: string;
+}
 
 export interface GroundTruthStep {
   type: 'model_call' | 'tool_call' | 'agent_error' | string;
@@ -68,14 +79,19 @@ export function listCaptures(root = FIXTURE_ROOT): CaptureRef[] {
       }
     }
   }
-  return out.sort((a, b) => (a.layout + '/' + a.scenario).localeCompare(b.layout + '/' + b.scenario));
+  return out.sort((a, b) => `${a.layout}/${a.scenario}`.localeCompare(`${b.layout}/${b.scenario}`));
 }
 
 type Json = any; // decoded.json is test data of a known shape; read it loosely
 
 const KINDS: Record<string, SpanKindName> = {
-  SPAN_KIND_UNSPECIFIED: 'unspecified', UNSPECIFIED: 'unspecified', INTERNAL: 'internal', SERVER: 'server',
-  CLIENT: 'client', PRODUCER: 'producer', CONSUMER: 'consumer',
+  SPAN_KIND_UNSPECIFIED: 'unspecified',
+  UNSPECIFIED: 'unspecified',
+  INTERNAL: 'internal',
+  SERVER: 'server',
+  CLIENT: 'client',
+  PRODUCER: 'producer',
+  CONSUMER: 'consumer',
 };
 const CODES: Record<string, StatusCodeName> = { UNSET: 'unset', OK: 'ok', ERROR: 'error' };
 
@@ -97,38 +113,68 @@ export function recordsFromDecoded(decoded: Json): { spans: SpanRecord[]; logs: 
     for (const rs of req.resources) {
       const resource = attrs(rs.resource);
       for (const ss of rs.scopes) {
-        const scope = { name: ss.scope?.name ?? '', version: ss.scope?.version ?? '', attributes: attrs(ss.scope?.attributes) };
+        const scope = {
+          name: ss.scope?.name ?? '',
+          version: ss.scope?.version ?? '',
+          attributes: attrs(ss.scope?.attributes),
+        };
         for (const s of ss.spans ?? []) {
           const key = `${s.traceId}/${s.spanId}`;
           if (seen.has(key)) continue;
           seen.add(key);
           spans.push({
-            traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId || null,
-            traceState: s.traceState ?? '', flags: s.flags ?? 0, name: s.name,
+            traceId: s.traceId,
+            spanId: s.spanId,
+            parentSpanId: s.parentSpanId || null,
+            traceState: s.traceState ?? '',
+            flags: s.flags ?? 0,
+            name: s.name,
             kind: KINDS[s.kind] ?? 'unspecified',
-            startTimeUnixNano: BigInt(s.startTimeUnixNano), endTimeUnixNano: BigInt(s.endTimeUnixNano),
-            attributes: attrs(s.attributes), droppedAttributesCount: s.droppedAttributesCount ?? 0,
+            startTimeUnixNano: BigInt(s.startTimeUnixNano),
+            endTimeUnixNano: BigInt(s.endTimeUnixNano),
+            attributes: attrs(s.attributes),
+            droppedAttributesCount: s.droppedAttributesCount ?? 0,
             events: (s.events ?? []).map((e: Json) => ({
-              timeUnixNano: BigInt(e.timeUnixNano), name: e.name, attributes: attrs(e.attributes), droppedAttributesCount: 0,
+              timeUnixNano: BigInt(e.timeUnixNano),
+              name: e.name,
+              attributes: attrs(e.attributes),
+              droppedAttributesCount: 0,
             })),
             droppedEventsCount: 0,
             links: (s.links ?? []).map((l: Json) => ({
-              traceId: l.traceId, spanId: l.spanId, traceState: l.traceState ?? '', attributes: attrs(l.attributes),
-              droppedAttributesCount: 0, flags: l.flags ?? 0,
+              traceId: l.traceId,
+              spanId: l.spanId,
+              traceState: l.traceState ?? '',
+              attributes: attrs(l.attributes),
+              droppedAttributesCount: 0,
+              flags: l.flags ?? 0,
             })),
             droppedLinksCount: 0,
             status: { code: CODES[s.status?.code] ?? 'unset', message: s.status?.message ?? '' },
-            resource, resourceDroppedAttributesCount: 0, scope, serviceName: serviceName(resource),
+            resource,
+            resourceDroppedAttributesCount: 0,
+            scope,
+            serviceName: serviceName(resource),
           });
         }
         for (const l of ss.logRecords ?? []) {
-          const eventName = l.eventName || (typeof l.attributes?.['event.name'] === 'string' ? l.attributes['event.name'] : null);
+          const eventName =
+            l.eventName || (typeof l.attributes?.['event.name'] === 'string' ? l.attributes['event.name'] : null);
           logs.push({
-            traceId: l.traceId || null, spanId: l.spanId || null,
-            timeUnixNano: BigInt(l.timeUnixNano ?? 0), observedTimeUnixNano: BigInt(l.observedTimeUnixNano ?? 0),
-            severityNumber: l.severityNumber ?? 0, severityText: l.severityText ?? '',
-            eventName, body: (l.body ?? null) as AttributeValue, attributes: attrs(l.attributes),
-            droppedAttributesCount: 0, flags: l.flags ?? 0, resource, scope, serviceName: serviceName(resource),
+            traceId: l.traceId || null,
+            spanId: l.spanId || null,
+            timeUnixNano: BigInt(l.timeUnixNano ?? 0),
+            observedTimeUnixNano: BigInt(l.observedTimeUnixNano ?? 0),
+            severityNumber: l.severityNumber ?? 0,
+            severityText: l.severityText ?? '',
+            eventName,
+            body: (l.body ?? null) as AttributeValue,
+            attributes: attrs(l.attributes),
+            droppedAttributesCount: 0,
+            flags: l.flags ?? 0,
+            resource,
+            scope,
+            serviceName: serviceName(resource),
           });
         }
       }
@@ -148,14 +194,21 @@ export function readGroundTruth(dir: string): GroundTruth {
   return JSON.parse(readFileSync(path.join(dir, 'ground-truth.json'), 'utf8')) as GroundTruth;
 }
 
-interface RequestEntry { file: string; signal: 'traces' | 'logs'; contentType: string; contentEncoding: string | null }
+interface RequestEntry {
+  file: string;
+  signal: 'traces' | 'logs';
+  contentType: string;
+  contentEncoding: string | null;
+}
 
 /**
  * The raw request bodies decoded by src/otlp/decode.ts, or undefined when the capture does
  * not keep them all (big-prompt keeps its bodies for one layout only).
  */
 export function recordsFromRaw(dir: string): { spans: SpanRecord[]; logs: LogRecord[] } | undefined {
-  const entries = readFileSync(path.join(dir, 'requests.jsonl'), 'utf8').split('\n').filter(Boolean)
+  const entries = readFileSync(path.join(dir, 'requests.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
     .map((line) => JSON.parse(line) as RequestEntry);
   if (!entries.length || !entries.every((e) => existsSync(path.join(dir, e.file)))) return undefined;
   const spans: SpanRecord[] = [];
@@ -171,7 +224,10 @@ export function recordsFromRaw(dir: string): { spans: SpanRecord[]; logs: LogRec
     }
     for (const s of decodeTraceRequest(body, encoding).spans) {
       const key = `${s.traceId}/${s.spanId}`;
-      if (!seen.has(key)) { seen.add(key); spans.push(s); }
+      if (!seen.has(key)) {
+        seen.add(key);
+        spans.push(s);
+      }
     }
   }
   return { spans, logs };

@@ -16,7 +16,9 @@ export type DatabaseKind = 'pglite' | 'postgres';
 const defaultServerUrl = process.env.TAPEDECK_TEST_DATABASE_URL || undefined;
 
 if (process.env.CI === 'true' && !defaultServerUrl) {
-  throw new Error('CI=true but TAPEDECK_TEST_DATABASE_URL is not set: the store tests must run against PostgreSQL in CI');
+  throw new Error(
+    'CI=true but TAPEDECK_TEST_DATABASE_URL is not set: the store tests must run against PostgreSQL in CI',
+  );
 }
 
 /** The adapters this run tests: always PGlite, PostgreSQL when a server is configured. */
@@ -31,7 +33,10 @@ export interface TestDatabase {
 }
 
 /** A fresh, migrated database of the given kind. */
-export async function createTestDatabase(kind: DatabaseKind, options: { migrated?: boolean } = {}): Promise<TestDatabase> {
+export async function createTestDatabase(
+  kind: DatabaseKind,
+  options: { migrated?: boolean } = {},
+): Promise<TestDatabase> {
   const migrated = options.migrated ?? true;
   if (kind === 'pglite') {
     const db = await createPgliteDatabase();
@@ -56,7 +61,9 @@ export async function createTestDatabase(kind: DatabaseKind, options: { migrated
  * Creates an empty database on the test server; drop() removes it. `serverUrl` defaults to
  * TAPEDECK_TEST_DATABASE_URL (tests of this helper pass an unreachable one).
  */
-export async function createServerDatabase(options: { serverUrl?: string } = {}): Promise<{ url: string; drop(): Promise<void> }> {
+export async function createServerDatabase(
+  options: { serverUrl?: string } = {},
+): Promise<{ url: string; drop(): Promise<void> }> {
   const serverUrl = options.serverUrl ?? defaultServerUrl;
   if (!serverUrl) throw new Error('TAPEDECK_TEST_DATABASE_URL is not set');
   const name = `tapedeck_test_${randomBytes(6).toString('hex')}`;

@@ -7,7 +7,12 @@ import type { GroundTruthStep } from './corpus.js';
 
 type J = any; // ground-truth.json is test data of a known shape
 
-const FINISH: Record<string, string> = { end_turn: 'stop', stop_sequence: 'stop', tool_use: 'tool_calls', max_tokens: 'length' };
+const FINISH: Record<string, string> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  tool_use: 'tool_calls',
+  max_tokens: 'length',
+};
 
 /** DESIGN.md: text that parses as a JSON object or array is read as JSON. */
 function jsonShaped(text: string): J {
@@ -26,7 +31,10 @@ function content(v: J): J {
   return v;
 }
 
-function msg(role: string, fields: { content?: J; tool_calls?: J[]; tool_call_id?: string; finish_reason?: string }): J {
+function msg(
+  role: string,
+  fields: { content?: J; tool_calls?: J[]; tool_call_id?: string; finish_reason?: string },
+): J {
   const m: J = { role };
   const c = content(fields.content);
   if (c !== undefined) m.content = c;
@@ -42,7 +50,12 @@ function openAiCalls(calls: J[] | undefined): J[] {
 
 function openAiMessage(m: J, finish?: string): J {
   const role = m.role === 'developer' ? 'system' : m.role;
-  return msg(role, { content: m.content, tool_calls: openAiCalls(m.tool_calls), tool_call_id: m.tool_call_id, finish_reason: finish });
+  return msg(role, {
+    content: m.content,
+    tool_calls: openAiCalls(m.tool_calls),
+    tool_call_id: m.tool_call_id,
+    finish_reason: finish,
+  });
 }
 
 /** Anthropic blocks: text joined, tool_use → tool_calls, each tool_result → its own tool message. */
@@ -50,8 +63,13 @@ function anthropicMessages(role: string, blocks: J, finish?: string): J[] {
   if (typeof blocks === 'string') return [msg(role, { content: blocks, finish_reason: finish })];
   const results = blocks.filter((b: J) => b.type === 'tool_result');
   if (results.length) return results.map((b: J) => msg('tool', { content: b.content, tool_call_id: b.tool_use_id }));
-  const text = blocks.filter((b: J) => b.type === 'text').map((b: J) => b.text).join('');
-  const calls = blocks.filter((b: J) => b.type === 'tool_use').map((b: J) => ({ id: b.id, name: b.name, arguments: b.input }));
+  const text = blocks
+    .filter((b: J) => b.type === 'text')
+    .map((b: J) => b.text)
+    .join('');
+  const calls = blocks
+    .filter((b: J) => b.type === 'tool_use')
+    .map((b: J) => ({ id: b.id, name: b.name, arguments: b.input }));
   return [msg(role, { content: text, tool_calls: calls, finish_reason: finish })];
 }
 

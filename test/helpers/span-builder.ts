@@ -48,7 +48,12 @@ export function span(init: SpanInit): SpanRecord {
     endTimeUnixNano: ms(init.end ?? start + 10),
     attributes: init.attributes ?? {},
     droppedAttributesCount: 0,
-    events: (init.events ?? []).map((e) => ({ timeUnixNano: ms(start), name: e.name, attributes: e.attributes, droppedAttributesCount: 0 })),
+    events: (init.events ?? []).map((e) => ({
+      timeUnixNano: ms(start),
+      name: e.name,
+      attributes: e.attributes,
+      droppedAttributesCount: 0,
+    })),
     droppedEventsCount: 0,
     links: [],
     droppedLinksCount: 0,
@@ -62,9 +67,20 @@ export function span(init: SpanInit): SpanRecord {
 
 export function log(forSpan: string, eventName: string, body: LogRecord['body'], traceId = TRACE): LogRecord {
   return {
-    traceId, spanId: sid(forSpan), timeUnixNano: T0, observedTimeUnixNano: T0, severityNumber: 9, severityText: '',
-    eventName: null, body, attributes: { 'event.name': eventName, 'gen_ai.system': 'openai' }, droppedAttributesCount: 0,
-    flags: 1, resource: {}, scope: { name: '@opentelemetry/instrumentation-openai', version: '0.21.0', attributes: {} }, serviceName: null,
+    traceId,
+    spanId: sid(forSpan),
+    timeUnixNano: T0,
+    observedTimeUnixNano: T0,
+    severityNumber: 9,
+    severityText: '',
+    eventName: null,
+    body,
+    attributes: { 'event.name': eventName, 'gen_ai.system': 'openai' },
+    droppedAttributesCount: 0,
+    flags: 1,
+    resource: {},
+    scope: { name: '@opentelemetry/instrumentation-openai', version: '0.21.0', attributes: {} },
+    serviceName: null,
   };
 }
 

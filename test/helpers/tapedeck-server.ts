@@ -67,14 +67,29 @@ export async function startTestTapedeck(
     databaseUrl = created.url;
     dropServerDatabase = created.drop;
     db = createPgDatabase(options.connectVia ? options.connectVia(created.url) : created.url, {
-      maxConnections: 4, connectionTimeoutMillis: 2_000, ...options.pgSettings,
+      maxConnections: 4,
+      connectionTimeoutMillis: 2_000,
+      ...options.pgSettings,
     });
   }
   if (options.wrapDb) db = options.wrapDb(db);
-  const config: Config = { ...defaultConfig, host: '127.0.0.1', httpPort: 0, grpcPort: 0, dataDir, shutdownGraceMs: 5_000, ...overrides };
+  const config: Config = {
+    ...defaultConfig,
+    host: '127.0.0.1',
+    httpPort: 0,
+    grpcPort: 0,
+    dataDir,
+    shutdownGraceMs: 5_000,
+    ...overrides,
+  };
   let running: RunningTapedeck;
   try {
-    running = await startTapedeck(config, silentLogger(), { db, payloads: createMemoryPayloadStore(), deriveWorker: options.deriveWorker, recallIndexer: options.recallIndexer });
+    running = await startTapedeck(config, silentLogger(), {
+      db,
+      payloads: createMemoryPayloadStore(),
+      deriveWorker: options.deriveWorker,
+      recallIndexer: options.recallIndexer,
+    });
   } catch (error) {
     await dropServerDatabase?.().catch(() => {});
     rmSync(dataDir, { recursive: true, force: true });
@@ -114,15 +129,26 @@ export interface HttpAnswer {
  * refuse some Content-Encodings). `agent: false`: one connection per request, so a test's
  * leftover keep-alive socket never delays a server's close.
  */
-export function postRaw(url: string, body: Uint8Array | string, headers: Record<string, string> = {}): Promise<HttpAnswer> {
+export function postRaw(
+  url: string,
+  body: Uint8Array | string,
+  headers: Record<string, string> = {},
+): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
-    const bytes = typeof body === 'string' ? Buffer.from(body) : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-    const req = http.request(url, { method: 'POST', agent: false, headers: { 'content-length': String(bytes.length), ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
+    const bytes =
+      typeof body === 'string' ? Buffer.from(body) : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    const req = http.request(
+      url,
+      { method: 'POST', agent: false, headers: { 'content-length': String(bytes.length), ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(bytes);
   });
@@ -158,8 +184,15 @@ const passThrough = (b: Buffer) => b;
  * One unary Export call with a raw protobuf request body (no framing: grpc-js adds it).
  * `gzip` compresses the message (grpc-encoding: gzip).
  */
-export async function grpcExport(address: string, signal: OtlpSignal, body: Uint8Array, options: { gzip?: boolean } = {}): Promise<GrpcAnswer> {
-  const channelOptions: grpc.ChannelOptions = options.gzip ? { 'grpc.default_compression_algorithm': grpc.compressionAlgorithms.gzip } : {};
+export async function grpcExport(
+  address: string,
+  signal: OtlpSignal,
+  body: Uint8Array,
+  options: { gzip?: boolean } = {},
+): Promise<GrpcAnswer> {
+  const channelOptions: grpc.ChannelOptions = options.gzip
+    ? { 'grpc.default_compression_algorithm': grpc.compressionAlgorithms.gzip }
+    : {};
   const client = new grpc.Client(address, grpc.credentials.createInsecure(), channelOptions);
   try {
     return await new Promise<GrpcAnswer>((resolve) => {
@@ -190,11 +223,16 @@ export interface PartialSuccessRead {
 }
 
 /** An Export*ServiceResponse body → its partial_success (rejected 0, '' when absent). */
-export function readExportResponse(signal: OtlpSignal, body: Uint8Array, encoding: 'protobuf' | 'json'): PartialSuccessRead {
+export function readExportResponse(
+  signal: OtlpSignal,
+  body: Uint8Array,
+  encoding: 'protobuf' | 'json',
+): PartialSuccessRead {
   const countKey = signal === 'traces' ? 'rejectedSpans' : 'rejectedLogRecords';
   let partial: Record<string, unknown> | undefined;
   if (encoding === 'json') {
-    partial = (JSON.parse(Buffer.from(body).toString('utf8')) as { partialSuccess?: Record<string, unknown> }).partialSuccess;
+    partial = (JSON.parse(Buffer.from(body).toString('utf8')) as { partialSuccess?: Record<string, unknown> })
+      .partialSuccess;
   } else {
     const types = otlpTypes();
     const type = signal === 'traces' ? types.ExportTraceServiceResponse : types.ExportLogsServiceResponse;
@@ -220,12 +258,17 @@ export type SpanRow = Record<string, unknown>;
 /** Rows of the public view tapedeck.spans, optionally only these traces, in a stable order. */
 export async function readSpanRows(db: Database, traceIds?: readonly string[]): Promise<SpanRow[]> {
   const where = traceIds ? 'WHERE trace_id = ANY($1::text[])' : '';
-  return db.query(`SELECT * FROM tapedeck.spans ${where} ORDER BY trace_id, start_ns, name, span_id`, traceIds ? [traceIds] : []);
+  return db.query(
+    `SELECT * FROM tapedeck.spans ${where} ORDER BY trace_id, start_ns, name, span_id`,
+    traceIds ? [traceIds] : [],
+  );
 }
 
 /** Rows of tapedeck.logs for these traces, in a stable order. */
 export async function readLogRows(db: Database, traceIds: readonly string[]): Promise<SpanRow[]> {
-  return db.query('SELECT * FROM tapedeck.logs WHERE trace_id = ANY($1::text[]) ORDER BY trace_id, span_id, time_ns', [traceIds]);
+  return db.query('SELECT * FROM tapedeck.logs WHERE trace_id = ANY($1::text[]) ORDER BY trace_id, span_id, time_ns', [
+    traceIds,
+  ]);
 }
 
 export interface RowCounts {
@@ -261,11 +304,14 @@ export interface TestSpan {
  * times as decimal strings). Ids are passed through as given, so a test can send bad ones.
  */
 export function traceBody(spans: readonly TestSpan[], encoding: 'protobuf' | 'json'): Uint8Array {
-  const attrs = (a: Record<string, string> = {}) => Object.entries(a).map(([key, v]) => ({ key, value: { stringValue: v } }));
+  const attrs = (a: Record<string, string> = {}) =>
+    Object.entries(a).map(([key, v]) => ({ key, value: { stringValue: v } }));
   const span = (s: TestSpan, i: number) => ({
     traceId: encoding === 'json' ? s.traceId : Buffer.from(s.traceId, 'hex'),
     spanId: encoding === 'json' ? s.spanId : Buffer.from(s.spanId, 'hex'),
-    ...(s.parentSpanId ? { parentSpanId: encoding === 'json' ? s.parentSpanId : Buffer.from(s.parentSpanId, 'hex') } : {}),
+    ...(s.parentSpanId
+      ? { parentSpanId: encoding === 'json' ? s.parentSpanId : Buffer.from(s.parentSpanId, 'hex') }
+      : {}),
     name: s.name ?? `span-${i}`,
     kind: 1,
     startTimeUnixNano: String(1_700_000_000_000_000_000n + BigInt(i) * 1_000n),
@@ -273,10 +319,12 @@ export function traceBody(spans: readonly TestSpan[], encoding: 'protobuf' | 'js
     attributes: attrs(s.attributes),
   });
   const request = {
-    resourceSpans: [{
-      resource: { attributes: attrs({ 'service.name': 'ingest-test' }) },
-      scopeSpans: [{ scope: { name: 'ingest-test', version: '1' }, spans: spans.map(span) }],
-    }],
+    resourceSpans: [
+      {
+        resource: { attributes: attrs({ 'service.name': 'ingest-test' }) },
+        scopeSpans: [{ scope: { name: 'ingest-test', version: '1' }, spans: spans.map(span) }],
+      },
+    ],
   };
   if (encoding === 'json') return Buffer.from(JSON.stringify(request));
   const { ExportTraceServiceRequest: R } = otlpTypes();

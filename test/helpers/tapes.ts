@@ -17,23 +17,40 @@ export function logsBySpan(logs: readonly LogRecord[]): Map<string, LogRecord[]>
     if (!l.traceId || !l.spanId) continue;
     const k = spanKey(l.traceId, l.spanId);
     const list = out.get(k);
-    if (list) list.push(l); else out.set(k, [l]);
+    if (list) list.push(l);
+    else out.set(k, [l]);
   }
   return out;
 }
 
-export interface RunTape { run: string; parentRun: string | null; steps: Step[]; firstStart: bigint }
+export interface RunTape {
+  run: string;
+  parentRun: string | null;
+  steps: Step[];
+  firstStart: bigint;
+}
 
 /** Every run's tape, ordered by the run's first step start. Spans may come in any order. */
 export function tapesOf(spans: readonly SpanRecord[], logs: readonly LogRecord[] = []): RunTape[] {
   const logsOf = logsBySpan(logs);
-  const facts = spans.map((s) => ({ span: s, facts: normalizeSpan(s, logsOf.get(spanKey(s.traceId, s.spanId)) ?? []) }));
+  const facts = spans.map((s) => ({
+    span: s,
+    facts: normalizeSpan(s, logsOf.get(spanKey(s.traceId, s.spanId)) ?? []),
+  }));
   // The rule ingest applies (and SQL, where this answers 'ambiguous')
-  const runsOf = resolveRunsInMemory(facts.map(({ span, facts: f }) => ({
-    traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId,
-    ownRun: f.ownRun, ownParentRun: f.parentRun, runId: null, parentRun: null,
-  })));
-  if (runsOf === 'ambiguous') throw new Error('tapesOf: a run with two different parent runs; store the spans and read the tapes instead');
+  const runsOf = resolveRunsInMemory(
+    facts.map(({ span, facts: f }) => ({
+      traceId: span.traceId,
+      spanId: span.spanId,
+      parentSpanId: span.parentSpanId,
+      ownRun: f.ownRun,
+      ownParentRun: f.parentRun,
+      runId: null,
+      parentRun: null,
+    })),
+  );
+  if (runsOf === 'ambiguous')
+    throw new Error('tapesOf: a run with two different parent runs; store the spans and read the tapes instead');
   const byRun = new Map<string, { steps: StepRow[]; spans: SpanLinkRow[]; parentRun: string | null }>();
   for (const { span, facts: f } of facts) {
     const { runId, parentRun } = runsOf.get(spanKey(span.traceId, span.spanId))!;
@@ -49,5 +66,7 @@ export function tapesOf(spans: readonly SpanRecord[], logs: readonly LogRecord[]
     if (!steps.length) continue;
     tapes.push({ run, parentRun: entry.parentRun, steps, firstStart: steps[0].start_ns });
   }
-  return tapes.sort((a, b) => (a.firstStart < b.firstStart ? -1 : a.firstStart > b.firstStart ? 1 : a.run.localeCompare(b.run)));
+  return tapes.sort((a, b) =>
+    a.firstStart < b.firstStart ? -1 : a.firstStart > b.firstStart ? 1 : a.run.localeCompare(b.run),
+  );
 }

@@ -40,27 +40,49 @@ export const GET_WEATHER_TOOL: ChatCompletionTool = {
 
 /** The two chat.completions answers the stub gives, in order. */
 export function scriptedAnswer(turn: number): ChatCompletion {
-  const base = { object: 'chat.completion' as const, created: 1_700_000_000, model: RESPONSE_MODEL, system_fingerprint: 'fp_live' };
+  const base = {
+    object: 'chat.completion' as const,
+    created: 1_700_000_000,
+    model: RESPONSE_MODEL,
+    system_fingerprint: 'fp_live',
+  };
   if (turn === 0) {
     return {
       ...base,
       id: 'chatcmpl-live-1',
-      choices: [{
-        index: 0,
-        logprobs: null,
-        finish_reason: 'tool_calls',
-        message: {
-          role: 'assistant', content: null, refusal: null,
-          tool_calls: [{ id: TOOL_CALL_ID, type: 'function', function: { name: 'get_weather', arguments: JSON.stringify(TOOL_ARGUMENTS) } }],
+      choices: [
+        {
+          index: 0,
+          logprobs: null,
+          finish_reason: 'tool_calls',
+          message: {
+            role: 'assistant',
+            content: null,
+            refusal: null,
+            tool_calls: [
+              {
+                id: TOOL_CALL_ID,
+                type: 'function',
+                function: { name: 'get_weather', arguments: JSON.stringify(TOOL_ARGUMENTS) },
+              },
+            ],
+          },
         },
-      }],
+      ],
       usage: { ...USAGE[0] },
     };
   }
   return {
     ...base,
     id: 'chatcmpl-live-2',
-    choices: [{ index: 0, logprobs: null, finish_reason: 'stop', message: { role: 'assistant', content: ANSWER, refusal: null } }],
+    choices: [
+      {
+        index: 0,
+        logprobs: null,
+        finish_reason: 'stop',
+        message: { role: 'assistant', content: ANSWER, refusal: null },
+      },
+    ],
     usage: { ...USAGE[1] },
   };
 }
@@ -71,12 +93,17 @@ export const CANONICAL = {
     { role: 'system', content: SYSTEM },
     { role: 'user', content: QUESTION },
   ],
-  toolCallAnswer: [{
+  toolCallAnswer: [
+    {
+      role: 'assistant',
+      finish_reason: 'tool_calls',
+      tool_calls: [{ id: TOOL_CALL_ID, name: 'get_weather', arguments: TOOL_ARGUMENTS }],
+    },
+  ],
+  assistantToolCall: {
     role: 'assistant',
-    finish_reason: 'tool_calls',
     tool_calls: [{ id: TOOL_CALL_ID, name: 'get_weather', arguments: TOOL_ARGUMENTS }],
-  }],
-  assistantToolCall: { role: 'assistant', tool_calls: [{ id: TOOL_CALL_ID, name: 'get_weather', arguments: TOOL_ARGUMENTS }] },
+  },
   toolResult: { role: 'tool', tool_call_id: TOOL_CALL_ID, content: TOOL_RESULT },
   finalAnswer: [{ role: 'assistant', content: ANSWER, finish_reason: 'stop' }],
 };
@@ -94,7 +121,11 @@ export interface StubApi {
 /** The stub answered both turns, and the second request ends with the tool result the app (or SDK) appended. */
 export function expectBothTurnsAnswered(api: StubApi): void {
   expect(api.requests).toHaveLength(2);
-  expect(api.requests[1].messages.at(-1)).toEqual({ role: 'tool', tool_call_id: TOOL_CALL_ID, content: JSON.stringify(TOOL_RESULT) });
+  expect(api.requests[1].messages.at(-1)).toEqual({
+    role: 'tool',
+    tool_call_id: TOOL_CALL_ID,
+    content: JSON.stringify(TOOL_RESULT),
+  });
 }
 
 export async function startStubApi(): Promise<StubApi> {
@@ -104,7 +135,9 @@ export async function startStubApi(): Promise<StubApi> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
         return;
       }
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as StubApi['requests'][number];
@@ -119,13 +152,13 @@ export async function startStubApi(): Promise<StubApi> {
   return {
     baseURL: `http://127.0.0.1:${port}/v1`,
     requests,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
-
 
 export interface TapeStep {
   index: number;
@@ -139,14 +172,24 @@ export interface TapeStep {
   status: string;
   request: unknown;
   response: unknown;
-  tokens: { input: number | null; output: number | null; cache_read: number | null; cache_write: number | null; context: number | null };
+  tokens: {
+    input: number | null;
+    output: number | null;
+    cache_read: number | null;
+    cache_write: number | null;
+    context: number | null;
+  };
   params: Record<string, unknown>;
   layout: string;
   request_digest: string | null;
   response_digest: string | null;
   fingerprint: string;
 }
-export interface Tape { run: string; truncated: boolean; steps: TapeStep[] }
+export interface Tape {
+  run: string;
+  truncated: boolean;
+  steps: TapeStep[];
+}
 
 export async function readTape(t: TestTapedeck, run: string): Promise<Tape> {
   const res = await fetch(`${t.url}/v1/tapes/${encodeURIComponent(run)}`);
@@ -157,5 +200,9 @@ export async function readTape(t: TestTapedeck, run: string): Promise<Tape> {
 /** On failure, what the library actually sent: span names and attributes. */
 export async function describeSpans(t: TestTapedeck, traceId: string): Promise<string> {
   const rows = await readSpanRows(t.db, [traceId]);
-  return JSON.stringify(rows.map((r) => ({ name: r.name, span_id: r.span_id, attributes: r.attributes })), null, 1);
+  return JSON.stringify(
+    rows.map((r) => ({ name: r.name, span_id: r.span_id, attributes: r.attributes })),
+    null,
+    1,
+  );
 }

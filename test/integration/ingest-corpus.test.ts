@@ -22,7 +22,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { otlpTypes } from '../../src/otlp/proto.js';
 import { databaseKinds } from '../helpers/databases.js';
 import {
-  grpcExport, postOtlp, readExportResponse, readLogRows, readSpanRows, startTestTapedeck, type TestTapedeck, START_TIMEOUT_MS,
+  grpcExport,
+  postOtlp,
+  readExportResponse,
+  readLogRows,
+  readSpanRows,
+  startTestTapedeck,
+  type TestTapedeck,
+  START_TIMEOUT_MS,
 } from '../helpers/tapedeck-server.js';
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
@@ -49,7 +56,9 @@ function listCaptures(): Capture[] {
   for (const root of ROOTS) {
     const rootDir = path.join(FIXTURES, root);
     for (const layout of readdirSync(rootDir, { withFileTypes: true }).filter((d) => d.isDirectory())) {
-      for (const scenario of readdirSync(path.join(rootDir, layout.name), { withFileTypes: true }).filter((d) => d.isDirectory())) {
+      for (const scenario of readdirSync(path.join(rootDir, layout.name), { withFileTypes: true }).filter((d) =>
+        d.isDirectory(),
+      )) {
         const dir = path.join(rootDir, layout.name, scenario.name);
         if (!existsSync(path.join(dir, 'requests.jsonl'))) continue;
         const requests: CapturedRequest[] = [];
@@ -58,7 +67,10 @@ function listCaptures(): Capture[] {
           const file = path.join(dir, entry.file);
           if (!existsSync(file)) continue;
           const raw = readFileSync(file);
-          const digest = createHash('sha256').update(`${entry.transport} ${entry.contentType} ${entry.contentEncoding}\n`).update(raw).digest('hex');
+          const digest = createHash('sha256')
+            .update(`${entry.transport} ${entry.contentType} ${entry.contentEncoding}\n`)
+            .update(raw)
+            .digest('hex');
           if (sent.has(digest)) continue;
           sent.add(digest);
           requests.push({ ...entry, raw });
@@ -78,7 +90,8 @@ interface Held {
   logs: { traceId: string; spanId: string }[];
 }
 
-const hexOf = (v: unknown): string => (typeof v === 'string' ? v.toLowerCase() : Buffer.from(v as Uint8Array).toString('hex'));
+const hexOf = (v: unknown): string =>
+  typeof v === 'string' ? v.toLowerCase() : Buffer.from(v as Uint8Array).toString('hex');
 
 type Loose = any; // the wire shape, read loosely: both the protobufjs message and OTLP/JSON
 
@@ -97,7 +110,8 @@ function countHeld(request: CapturedRequest, into: Held): void {
   } else {
     for (const rl of message.resourceLogs ?? []) {
       for (const sl of rl.scopeLogs ?? []) {
-        for (const l of sl.logRecords ?? []) into.logs.push({ traceId: hexOf(l.traceId ?? ''), spanId: hexOf(l.spanId ?? '') });
+        for (const l of sl.logRecords ?? [])
+          into.logs.push({ traceId: hexOf(l.traceId ?? ''), spanId: hexOf(l.spanId ?? '') });
       }
     }
   }
@@ -105,16 +119,26 @@ function countHeld(request: CapturedRequest, into: Held): void {
 
 // ---------------------------------------------------------------------------------------
 
-async function replay(t: TestTapedeck, request: CapturedRequest): Promise<{ ok: boolean; detail: string; rejected: number }> {
+async function replay(
+  t: TestTapedeck,
+  request: CapturedRequest,
+): Promise<{ ok: boolean; detail: string; rejected: number }> {
   if (request.transport === 'grpc') {
     const answer = await grpcExport(t.grpcAddress, request.signal, request.raw);
     if (answer.code !== 0) return { ok: false, detail: `gRPC ${answer.code} ${answer.details}`, rejected: 0 };
-    return { ok: true, detail: '', rejected: readExportResponse(request.signal, answer.response!, 'protobuf').rejected };
+    return {
+      ok: true,
+      detail: '',
+      rejected: readExportResponse(request.signal, answer.response!, 'protobuf').rejected,
+    };
   }
-  const headers: Record<string, string> = request.contentEncoding ? { 'content-encoding': request.contentEncoding } : {};
+  const headers: Record<string, string> = request.contentEncoding
+    ? { 'content-encoding': request.contentEncoding }
+    : {};
   const answer = await postOtlp(t, request.signal, request.raw, request.contentType, headers);
   const encoding = request.contentType === 'application/json' ? 'json' : 'protobuf';
-  if (answer.status !== 200) return { ok: false, detail: `HTTP ${answer.status} ${answer.body.toString('utf8')}`, rejected: 0 };
+  if (answer.status !== 200)
+    return { ok: false, detail: `HTTP ${answer.status} ${answer.body.toString('utf8')}`, rejected: 0 };
   expect(answer.headers['content-type']).toBe(request.contentType);
   return { ok: true, detail: '', rejected: readExportResponse(request.signal, answer.body, encoding).rejected };
 }
@@ -128,7 +152,12 @@ describe('the fixture corpus', () => {
     expect(all.some((r) => r.signal === 'logs')).toBe(true);
     expect(all.some((r) => r.transport === 'grpc')).toBe(true);
     expect(all.some((r) => r.contentType === 'application/json')).toBe(true);
-    expect(all.filter((r) => r.contentEncoding === 'gzip').map((r) => r.contentType).sort()).toEqual(['application/json', 'application/x-protobuf']);
+    expect(
+      all
+        .filter((r) => r.contentEncoding === 'gzip')
+        .map((r) => r.contentType)
+        .sort(),
+    ).toEqual(['application/json', 'application/x-protobuf']);
   });
 });
 
@@ -139,34 +168,37 @@ describe.each(databaseKinds)('real captures replayed to tapedeck (%s)', (kind) =
   }, START_TIMEOUT_MS);
   afterAll(async () => t?.close());
 
-  it.each(captures.map((c) => [c.name, c] as const))('%s: every request is accepted and every span stored once, logs linked to their span', async (_name, capture) => {
-    // arrange
-    const held: Held = { spans: new Set(), logs: [] };
-    for (const r of capture.requests) countHeld(r, held);
-    const traceIds = [...new Set([...held.spans].map((k) => k.split('/')[0]))];
-    // act
-    for (const r of capture.requests) {
-      const outcome = await replay(t, r);
-      expect(outcome, `${r.file} over ${r.transport}`).toEqual({ ok: true, detail: '', rejected: 0 });
-    }
-    // assert: spans, each exactly once
-    const rows = await readSpanRows(t.db, traceIds);
-    expect(held.spans.size).toBeGreaterThan(0);
-    expect(rows.map((r) => `${r.trace_id}/${r.span_id}`).sort()).toEqual([...held.spans].sort());
-    // assert: log records, each kept, each joined to the span it names
-    if (held.logs.length > 0) {
-      const logTraceIds = [...new Set(held.logs.map((l) => l.traceId))];
-      const logs = await readLogRows(t.db, logTraceIds);
-      expect(logs).toHaveLength(held.logs.length);
-      const correlated = held.logs.filter((l) => l.spanId !== '' && !/^0+$/.test(l.spanId));
-      expect(correlated.length).toBeGreaterThan(0);
-      const [joined] = await t.db.query<{ linked: bigint; unlinked: bigint }>(
-        `SELECT count(s.span_id) AS linked, count(*) FILTER (WHERE s.span_id IS NULL) AS unlinked
+  it.each(captures.map((c) => [c.name, c] as const))(
+    '%s: every request is accepted and every span stored once, logs linked to their span',
+    async (_name, capture) => {
+      // arrange
+      const held: Held = { spans: new Set(), logs: [] };
+      for (const r of capture.requests) countHeld(r, held);
+      const traceIds = [...new Set([...held.spans].map((k) => k.split('/')[0]))];
+      // act
+      for (const r of capture.requests) {
+        const outcome = await replay(t, r);
+        expect(outcome, `${r.file} over ${r.transport}`).toEqual({ ok: true, detail: '', rejected: 0 });
+      }
+      // assert: spans, each exactly once
+      const rows = await readSpanRows(t.db, traceIds);
+      expect(held.spans.size).toBeGreaterThan(0);
+      expect(rows.map((r) => `${r.trace_id}/${r.span_id}`).sort()).toEqual([...held.spans].sort());
+      // assert: log records, each kept, each joined to the span it names
+      if (held.logs.length > 0) {
+        const logTraceIds = [...new Set(held.logs.map((l) => l.traceId))];
+        const logs = await readLogRows(t.db, logTraceIds);
+        expect(logs).toHaveLength(held.logs.length);
+        const correlated = held.logs.filter((l) => l.spanId !== '' && !/^0+$/.test(l.spanId));
+        expect(correlated.length).toBeGreaterThan(0);
+        const [joined] = await t.db.query<{ linked: bigint; unlinked: bigint }>(
+          `SELECT count(s.span_id) AS linked, count(*) FILTER (WHERE s.span_id IS NULL) AS unlinked
            FROM tapedeck.logs l LEFT JOIN tapedeck.spans s ON s.trace_id = l.trace_id AND s.span_id = l.span_id
           WHERE l.trace_id = ANY($1::text[]) AND l.span_id IS NOT NULL`,
-        [logTraceIds],
-      );
-      expect(joined).toEqual({ linked: BigInt(correlated.length), unlinked: 0n });
-    }
-  });
+          [logTraceIds],
+        );
+        expect(joined).toEqual({ linked: BigInt(correlated.length), unlinked: 0n });
+      }
+    },
+  );
 });

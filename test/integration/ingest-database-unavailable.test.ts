@@ -15,8 +15,18 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseKinds } from '../helpers/databases.js';
 import {
-  grpcExport, postOtlp, PROTOBUF, JSON_TYPE, randomSpanId, randomTraceId, readExportResponse, readStatus,
-  startTestTapedeck, traceBody, type TestTapedeck, START_TIMEOUT_MS,
+  grpcExport,
+  postOtlp,
+  PROTOBUF,
+  JSON_TYPE,
+  randomSpanId,
+  randomTraceId,
+  readExportResponse,
+  readStatus,
+  startTestTapedeck,
+  traceBody,
+  type TestTapedeck,
+  START_TIMEOUT_MS,
 } from '../helpers/tapedeck-server.js';
 
 /** A TCP proxy to the test PostgreSQL server that a test can cut. */
@@ -107,15 +117,19 @@ describe.runIf(hasServer)('an unreachable database (postgres)', () => {
     const server = new URL(process.env.TAPEDECK_TEST_DATABASE_URL!);
     proxy = new CuttableProxy({ host: server.hostname, port: Number(server.port || 5432) });
     await proxy.start();
-    t = await startTestTapedeck('postgres', {}, {
-      pgSettings: { queryTimeoutMillis: QUERY_TIMEOUT_MS },
-      connectVia: (url) => {
-        const via = new URL(url);
-        via.hostname = '127.0.0.1';
-        via.port = String(proxy.port);
-        return via.toString();
+    t = await startTestTapedeck(
+      'postgres',
+      {},
+      {
+        pgSettings: { queryTimeoutMillis: QUERY_TIMEOUT_MS },
+        connectVia: (url) => {
+          const via = new URL(url);
+          via.hostname = '127.0.0.1';
+          via.port = String(proxy.port);
+          return via.toString();
+        },
       },
-    });
+    );
     direct = new pg.Client({ connectionString: t.databaseUrl });
     await direct.connect();
   }, START_TIMEOUT_MS);
@@ -127,8 +141,14 @@ describe.runIf(hasServer)('an unreachable database (postgres)', () => {
   });
 
   const stored = async (traceId: string): Promise<string[]> =>
-    (await direct.query<{ span_id: string }>('SELECT span_id FROM tapedeck.spans WHERE trace_id = $1 ORDER BY span_id', [traceId])).rows.map((r) => r.span_id);
-  const spansOf = (traceId: string, n: number) => Array.from({ length: n }, () => ({ traceId, spanId: randomSpanId() }));
+    (
+      await direct.query<{ span_id: string }>(
+        'SELECT span_id FROM tapedeck.spans WHERE trace_id = $1 ORDER BY span_id',
+        [traceId],
+      )
+    ).rows.map((r) => r.span_id);
+  const spansOf = (traceId: string, n: number) =>
+    Array.from({ length: n }, () => ({ traceId, spanId: randomSpanId() }));
 
   it('answers 503 with Retry-After over HTTP and UNAVAILABLE over gRPC, stores nothing, then stores the retried requests in full once it is back', async () => {
     // arrange
@@ -143,14 +163,21 @@ describe.runIf(hasServer)('an unreachable database (postgres)', () => {
     // act: while it is away
     const [pb, json, grpc, ready] = await Promise.all([send.pb(), send.json(), send.grpc(), fetch(`${t.url}/readyz`)]);
     // assert: retryable, said plainly, nothing stored
-    for (const [answer, encoding] of [[pb, 'protobuf'], [json, 'json']] as const) {
+    for (const [answer, encoding] of [
+      [pb, 'protobuf'],
+      [json, 'json'],
+    ] as const) {
       expect(answer.status).toBe(503);
       expect(Number(answer.headers['retry-after'])).toBeGreaterThan(0);
       expect(readStatus(answer.body, encoding)).toEqual({
-        code: 14, message: 'the database is unavailable; nothing from this request was stored, retry later',
+        code: 14,
+        message: 'the database is unavailable; nothing from this request was stored, retry later',
       });
     }
-    expect(grpc).toMatchObject({ code: 14, details: 'the database is unavailable; nothing from this request was stored, retry later' });
+    expect(grpc).toMatchObject({
+      code: 14,
+      details: 'the database is unavailable; nothing from this request was stored, retry later',
+    });
     expect(grpc.metadata?.get('retry-after')).toEqual(['5']);
     expect(ready.status).toBe(503);
     for (const traceId of Object.values(traces)) expect(await stored(traceId)).toEqual([]);
@@ -203,7 +230,10 @@ describe.runIf(hasServer)('an unreachable database (postgres)', () => {
     try {
       // act
       const started = Date.now();
-      const [http, grpc] = await Promise.all([postOtlp(t, 'traces', body, PROTOBUF), grpcExport(t.grpcAddress, 'traces', body)]);
+      const [http, grpc] = await Promise.all([
+        postOtlp(t, 'traces', body, PROTOBUF),
+        grpcExport(t.grpcAddress, 'traces', body),
+      ]);
       // assert: refused as retryable once the query timeout ran out, not left hanging
       expect(http.status).toBe(503);
       expect(Number(http.headers['retry-after'])).toBeGreaterThan(0);

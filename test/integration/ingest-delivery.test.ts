@@ -15,8 +15,18 @@ import { type Database, DatabaseUnavailableError } from '../../src/store/databas
 import { otlpTypes } from '../../src/otlp/proto.js';
 import { databaseKinds } from '../helpers/databases.js';
 import {
-  grpcExport, JSON_TYPE, postOtlp, PROTOBUF, randomSpanId, randomTraceId, readExportResponse, readSpanRows,
-  startTestTapedeck, traceBody, type TestTapedeck, START_TIMEOUT_MS,
+  grpcExport,
+  JSON_TYPE,
+  postOtlp,
+  PROTOBUF,
+  randomSpanId,
+  randomTraceId,
+  readExportResponse,
+  readSpanRows,
+  startTestTapedeck,
+  traceBody,
+  type TestTapedeck,
+  START_TIMEOUT_MS,
 } from '../helpers/tapedeck-server.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -59,24 +69,36 @@ function controlledDb(): ControlledDb {
 }
 
 async function spanCount(db: Database, traceId: string): Promise<number> {
-  const [row] = await db.query<{ n: bigint }>('SELECT count(*) AS n FROM tapedeck.spans WHERE trace_id = $1', [traceId]);
+  const [row] = await db.query<{ n: bigint }>('SELECT count(*) AS n FROM tapedeck.spans WHERE trace_id = $1', [
+    traceId,
+  ]);
   return Number(row.n);
 }
 
 function logsBody(traceId: string, spanId: string): Uint8Array {
   const { ExportLogsServiceRequest: R } = otlpTypes();
   const record = (body: string) => ({
-    timeUnixNano: '1700000000000000100', observedTimeUnixNano: '1700000000000000200', severityNumber: 9,
-    eventName: 'gen_ai.user.message', body: { stringValue: body },
-    traceId: Buffer.from(traceId, 'hex'), spanId: Buffer.from(spanId, 'hex'),
+    timeUnixNano: '1700000000000000100',
+    observedTimeUnixNano: '1700000000000000200',
+    severityNumber: 9,
+    eventName: 'gen_ai.user.message',
+    body: { stringValue: body },
+    traceId: Buffer.from(traceId, 'hex'),
+    spanId: Buffer.from(spanId, 'hex'),
   });
-  return R.encode(R.fromObject({
-    resourceLogs: [{
-      resource: { attributes: [{ key: 'service.name', value: { stringValue: 'ingest-test' } }] },
-      // two identical records in one request are two records; the resent request adds none
-      scopeLogs: [{ scope: { name: 'ingest-test' }, logRecords: [record('hello'), record('hello'), record('bye')] }],
-    }],
-  })).finish();
+  return R.encode(
+    R.fromObject({
+      resourceLogs: [
+        {
+          resource: { attributes: [{ key: 'service.name', value: { stringValue: 'ingest-test' } }] },
+          // two identical records in one request are two records; the resent request adds none
+          scopeLogs: [
+            { scope: { name: 'ingest-test' }, logRecords: [record('hello'), record('hello'), record('bye')] },
+          ],
+        },
+      ],
+    }),
+  ).finish();
 }
 
 describe.each(databaseKinds)('delivery (%s)', (kind) => {
@@ -92,7 +114,8 @@ describe.each(databaseKinds)('delivery (%s)', (kind) => {
   });
 
   describe('of the same data more than once', () => {
-    const spansOf = (traceId: string, n: number) => Array.from({ length: n }, () => ({ traceId, spanId: randomSpanId() }));
+    const spansOf = (traceId: string, n: number) =>
+      Array.from({ length: n }, () => ({ traceId, spanId: randomSpanId() }));
 
     it.each([
       ['OTLP/HTTP protobuf', 'protobuf'],
@@ -140,7 +163,9 @@ describe.each(databaseKinds)('delivery (%s)', (kind) => {
       const answer = await postOtlp(t, 'traces', Buffer.concat([once, once]), PROTOBUF);
       expect(answer.status).toBe(200);
       expect(readExportResponse('traces', answer.body, 'protobuf')).toEqual({ rejected: 0, errorMessage: '' });
-      expect((await readSpanRows(t.db, [traceId])).map((r) => r.span_id).sort()).toEqual(spans.map((s) => s.spanId).sort());
+      expect((await readSpanRows(t.db, [traceId])).map((r) => r.span_id).sort()).toEqual(
+        spans.map((s) => s.spanId).sort(),
+      );
     });
 
     it('stores each log record once when the same logs request arrives twice, and keeps identical records of one request', async () => {
@@ -153,7 +178,10 @@ describe.each(databaseKinds)('delivery (%s)', (kind) => {
       const answers = [await postOtlp(t, 'logs', body, PROTOBUF), await postOtlp(t, 'logs', body, PROTOBUF)];
       // assert
       expect(answers.map((a) => a.status)).toEqual([200, 200]);
-      const rows = await t.db.query<{ body: string }>('SELECT body FROM tapedeck.logs WHERE trace_id = $1 AND span_id = $2 ORDER BY body', [traceId, spanId]);
+      const rows = await t.db.query<{ body: string }>(
+        'SELECT body FROM tapedeck.logs WHERE trace_id = $1 AND span_id = $2 ORDER BY body',
+        [traceId, spanId],
+      );
       expect(rows.map((r) => r.body)).toEqual(['bye', 'hello', 'hello']);
     });
   });
@@ -161,92 +189,113 @@ describe.each(databaseKinds)('delivery (%s)', (kind) => {
   describe('the acknowledgement', () => {
     const COMMIT_DELAY_MS = 400;
 
-    it.each(['OTLP/HTTP', 'OTLP/gRPC'] as const)('over %s is not sent before the rows are committed and visible', async (door) => {
-      // arrange
-      const traceId = randomTraceId();
-      const body = traceBody(Array.from({ length: 3 }, () => ({ traceId, spanId: randomSpanId() })), 'protobuf');
-      control.events = [];
-      control.commitDelayMs = COMMIT_DELAY_MS;
-      // A second connection, independent of tapedeck's pool: what any other reader would see.
-      // PGlite is one connection inside this process: there is no other connection to look
-      // from, and its queue makes every other query wait until the transaction has ended, so
-      // there the check is the order of events and the rows being there once acknowledged.
-      const observer = t.databaseUrl ? new pg.Client({ connectionString: t.databaseUrl }) : undefined;
-      await observer?.connect();
-      const visible = async () =>
-        observer ? Number((await observer.query('SELECT count(*) AS n FROM tapedeck.spans WHERE trace_id = $1', [traceId])).rows[0].n) : spanCount(t.db, traceId);
-      try {
-        // act
-        const started = Date.now();
-        const answered = (door === 'OTLP/HTTP'
-          ? postOtlp(t, 'traces', body, PROTOBUF).then((a) => a.status === 200)
-          : grpcExport(t.grpcAddress, 'traces', body).then((a) => a.code === 0)
-        ).then(async (ok) => {
-          control.events.push('acknowledged');
-          // checked the moment the acknowledgement arrives, before anything else runs
-          return { ok, visibleAtAck: await visible(), elapsed: Date.now() - started };
-        });
-        let visibleBeforeCommit: number | undefined;
-        if (observer) {
-          while (!control.events.includes('written')) await sleep(5);
-          visibleBeforeCommit = await visible();
+    it.each(['OTLP/HTTP', 'OTLP/gRPC'] as const)(
+      'over %s is not sent before the rows are committed and visible',
+      async (door) => {
+        // arrange
+        const traceId = randomTraceId();
+        const body = traceBody(
+          Array.from({ length: 3 }, () => ({ traceId, spanId: randomSpanId() })),
+          'protobuf',
+        );
+        control.events = [];
+        control.commitDelayMs = COMMIT_DELAY_MS;
+        // A second connection, independent of tapedeck's pool: what any other reader would see.
+        // PGlite is one connection inside this process: there is no other connection to look
+        // from, and its queue makes every other query wait until the transaction has ended, so
+        // there the check is the order of events and the rows being there once acknowledged.
+        const observer = t.databaseUrl ? new pg.Client({ connectionString: t.databaseUrl }) : undefined;
+        await observer?.connect();
+        const visible = async () =>
+          observer
+            ? Number(
+                (await observer.query('SELECT count(*) AS n FROM tapedeck.spans WHERE trace_id = $1', [traceId]))
+                  .rows[0].n,
+              )
+            : spanCount(t.db, traceId);
+        try {
+          // act
+          const started = Date.now();
+          const answered = (
+            door === 'OTLP/HTTP'
+              ? postOtlp(t, 'traces', body, PROTOBUF).then((a) => a.status === 200)
+              : grpcExport(t.grpcAddress, 'traces', body).then((a) => a.code === 0)
+          ).then(async (ok) => {
+            control.events.push('acknowledged');
+            // checked the moment the acknowledgement arrives, before anything else runs
+            return { ok, visibleAtAck: await visible(), elapsed: Date.now() - started };
+          });
+          let visibleBeforeCommit: number | undefined;
+          if (observer) {
+            while (!control.events.includes('written')) await sleep(5);
+            visibleBeforeCommit = await visible();
+          }
+          const outcome = await answered;
+          // assert
+          expect(outcome.ok).toBe(true);
+          expect(control.events).toEqual(['written', 'committed', 'acknowledged']);
+          expect(outcome.elapsed).toBeGreaterThanOrEqual(COMMIT_DELAY_MS);
+          expect(outcome.visibleAtAck).toBe(3);
+          if (observer) expect(visibleBeforeCommit).toBe(0); // written, not committed, not acknowledged
+        } finally {
+          control.commitDelayMs = 0;
+          await observer?.end();
         }
-        const outcome = await answered;
-        // assert
-        expect(outcome.ok).toBe(true);
-        expect(control.events).toEqual(['written', 'committed', 'acknowledged']);
-        expect(outcome.elapsed).toBeGreaterThanOrEqual(COMMIT_DELAY_MS);
-        expect(outcome.visibleAtAck).toBe(3);
-        if (observer) expect(visibleBeforeCommit).toBe(0); // written, not committed, not acknowledged
-      } finally {
-        control.commitDelayMs = 0;
-        await observer?.end();
-      }
-    });
+      },
+    );
   });
 
   describe('under injected database failures, after the Collector contract checker', () => {
     it('ends with every span stored exactly once: each request was either acknowledged after storing or refused as retryable and resent', async () => {
       // arrange: a seeded generator, so a failure is reproducible
       let seed = 20_240_601;
-      const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+      const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
       control.fail = () => {
         const r = random();
         return r < 0.2 ? 'before' : r < 0.4 ? 'after-writes' : null;
       };
       const traceId = randomTraceId();
-      const requests = Array.from({ length: 24 }, () => Array.from({ length: 5 }, () => ({ traceId, spanId: randomSpanId() })));
+      const requests = Array.from({ length: 24 }, () =>
+        Array.from({ length: 5 }, () => ({ traceId, spanId: randomSpanId() })),
+      );
       let refused = 0;
       // act: senders that retry a retryable refusal, as OTLP exporters do
-      await Promise.all(requests.map(async (spans, i) => {
-        const body = traceBody(spans, 'protobuf');
-        for (let attempt = 0; ; attempt++) {
-          expect(attempt, 'a request is retried at most 30 times').toBeLessThan(30);
-          if (i % 2 === 0) {
-            const a = await postOtlp(t, 'traces', body, PROTOBUF);
-            if (a.status === 200) {
-              expect(readExportResponse('traces', a.body, 'protobuf').rejected).toBe(0);
-              break;
+      await Promise.all(
+        requests.map(async (spans, i) => {
+          const body = traceBody(spans, 'protobuf');
+          for (let attempt = 0; ; attempt++) {
+            expect(attempt, 'a request is retried at most 30 times').toBeLessThan(30);
+            if (i % 2 === 0) {
+              const a = await postOtlp(t, 'traces', body, PROTOBUF);
+              if (a.status === 200) {
+                expect(readExportResponse('traces', a.body, 'protobuf').rejected).toBe(0);
+                break;
+              }
+              expect(a.status).toBe(503);
+              expect(Number(a.headers['retry-after'])).toBeGreaterThan(0);
+            } else {
+              const a = await grpcExport(t.grpcAddress, 'traces', body);
+              if (a.code === 0) break;
+              expect(a.code).toBe(14); // UNAVAILABLE
             }
-            expect(a.status).toBe(503);
-            expect(Number(a.headers['retry-after'])).toBeGreaterThan(0);
-          } else {
-            const a = await grpcExport(t.grpcAddress, 'traces', body);
-            if (a.code === 0) break;
-            expect(a.code).toBe(14); // UNAVAILABLE
+            refused++;
           }
-          refused++;
-        }
-        // acknowledged: from now on these spans must be there
-        const stored = await readSpanRows(t.db, [traceId]);
-        const ids = new Set(stored.map((r) => r.span_id));
-        for (const s of spans) expect(ids.has(s.spanId), `acknowledged span ${s.spanId}`).toBe(true);
-      }));
+          // acknowledged: from now on these spans must be there
+          const stored = await readSpanRows(t.db, [traceId]);
+          const ids = new Set(stored.map((r) => r.span_id));
+          for (const s of spans) expect(ids.has(s.spanId), `acknowledged span ${s.spanId}`).toBe(true);
+        }),
+      );
       control.fail = null;
       // assert
       expect(refused).toBeGreaterThan(0);
       const rows = await readSpanRows(t.db, [traceId]);
-      expect(rows.map((r) => r.span_id).sort()).toEqual(requests.flat().map((s) => s.spanId).sort());
+      expect(rows.map((r) => r.span_id).sort()).toEqual(
+        requests
+          .flat()
+          .map((s) => s.spanId)
+          .sort(),
+      );
     });
   });
 });

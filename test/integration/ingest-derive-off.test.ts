@@ -16,7 +16,8 @@ const STEPS = `SELECT * FROM tapedeck.tape_steps ORDER BY trace_id, span_id`;
 const SPANS = `SELECT trace_id, span_id, name, attributes, own_run, own_parent_run, run_id, parent_run
   FROM tapedeck_store.spans ORDER BY trace_id, span_id`;
 type RunsPage = { runs: { run: string }[] };
-const runsOf = async (t: TestTapedeck): Promise<RunsPage> => (await fetch(`${t.url}/v1/runs?limit=1000`)).json() as Promise<RunsPage>;
+const runsOf = async (t: TestTapedeck): Promise<RunsPage> =>
+  (await fetch(`${t.url}/v1/runs?limit=1000`)).json() as Promise<RunsPage>;
 
 const COUNTS = `SELECT (SELECT count(*) FROM tapedeck_store.spans)::int AS spans, (SELECT count(*) FROM tapedeck_store.logs)::int AS logs,
   (SELECT count(*) FROM tapedeck_store.steps)::int AS steps, (SELECT count(*) FROM tapedeck.runs)::int AS runs`;
@@ -31,9 +32,11 @@ describe.each(databaseKinds)('--derive off on %s', (kind) => {
       const capture = await loadCapture(ref);
       for (const t of [deriving, spansOnly]) {
         // Logs first for half the captures: content that arrives before its span, too.
-        if (capture.logs.length > 0 && ref.scenario.length % 2 === 0) await ingestLogs(capture.logs, { tenant: '' }, t.running.store.ingest);
+        if (capture.logs.length > 0 && ref.scenario.length % 2 === 0)
+          await ingestLogs(capture.logs, { tenant: '' }, t.running.store.ingest);
         await ingestSpans(capture.spans, { tenant: '' }, t.running.store.ingest);
-        if (capture.logs.length > 0 && ref.scenario.length % 2 === 1) await ingestLogs(capture.logs, { tenant: '' }, t.running.store.ingest);
+        if (capture.logs.length > 0 && ref.scenario.length % 2 === 1)
+          await ingestLogs(capture.logs, { tenant: '' }, t.running.store.ingest);
       }
     }
   }, 120_000);
@@ -47,8 +50,11 @@ describe.each(databaseKinds)('--derive off on %s', (kind) => {
     const [only] = await spansOnly.db.query<{ spans: number; logs: number; steps: number; runs: number }>(COUNTS);
     expect(derived.steps).toBeGreaterThan(0);
     expect(only).toEqual({ spans: derived.spans, logs: derived.logs, steps: 0, runs: 0 });
-    expect(await spansOnly.db.query('SELECT count(*)::int AS n FROM tapedeck_store.spans WHERE run_id IS NOT NULL OR own_run IS NOT NULL'))
-      .toEqual([{ n: 0 }]);
+    expect(
+      await spansOnly.db.query(
+        'SELECT count(*)::int AS n FROM tapedeck_store.spans WHERE run_id IS NOT NULL OR own_run IS NOT NULL',
+      ),
+    ).toEqual([{ n: 0 }]);
     expect(await reindexReasons(spansOnly.db)).toEqual([UNDERIVED_REASON]);
     expect(await reindexReasons(deriving.db)).toEqual([]);
     expect((await runsOf(spansOnly)).runs).toEqual([]);
@@ -69,7 +75,9 @@ describe.each(databaseKinds)('--derive off on %s', (kind) => {
       if (i > 100) throw new Error('the deriving receiver left its recall backlog unindexed');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    expect((await deriving.db.query<{ n: number }>('SELECT count(*)::int AS n FROM tapedeck_store.trace_words'))[0].n).toBeGreaterThan(0);
+    expect(
+      (await deriving.db.query<{ n: number }>('SELECT count(*)::int AS n FROM tapedeck_store.trace_words'))[0].n,
+    ).toBeGreaterThan(0);
     await spansOnly.db.transaction((tx) => enqueueSteps(tx, '', [{ traceId: 'f'.repeat(32), spanId: 'e'.repeat(16) }]));
     await new Promise((resolve) => setTimeout(resolve, 1_000)); // five of an idle indexer's looks
     expect(await backlog(spansOnly)).toBe(1);

@@ -28,14 +28,22 @@ function retraced(spans: readonly SpanRecord[], salt: string): SpanRecord[] {
 function largeRequest(): SpanRecord[] {
   const prompt = (i: number) => `${'lorem ipsum dolor sit amet '.repeat(7000)} number ${i}`; // ~190 KB, under the offload threshold
   const count = Math.ceil(WORKER_MAX_CHARS / prompt(0).length) + 2;
-  return Array.from({ length: count }, (_, i) => span({
-    name: 'chat gpt-4o', id: `large-${i}`, traceId: `${(i % 3).toString().repeat(2)}${'ab'.repeat(15)}`,
-    attributes: {
-      'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.conversation.id': 'large-session',
-      'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: prompt(i) }] }]),
-      'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: `answer ${i}` }], finish_reason: 'stop' }]),
-    },
-  }));
+  return Array.from({ length: count }, (_, i) =>
+    span({
+      name: 'chat gpt-4o',
+      id: `large-${i}`,
+      traceId: `${(i % 3).toString().repeat(2)}${'ab'.repeat(15)}`,
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.request.model': 'gpt-4o',
+        'gen_ai.conversation.id': 'large-session',
+        'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: prompt(i) }] }]),
+        'gen_ai.output.messages': JSON.stringify([
+          { role: 'assistant', parts: [{ type: 'text', content: `answer ${i}` }], finish_reason: 'stop' },
+        ]),
+      },
+    }),
+  );
 }
 
 const postgres = databaseKinds.filter((k) => k === 'postgres');
@@ -79,7 +87,9 @@ describe.skipIf(postgres.length === 0)('derivation on the worker thread and on t
 
   it('recall finds the large request by words of its prompts', async () => {
     for (const t of [onWorker, onMain]) {
-      const found = await (await fetch(`${t.url}/v1/recall?q=${encodeURIComponent('lorem dolor 7')}`)).json() as { runs: { run: string; score: number }[] };
+      const found = (await (await fetch(`${t.url}/v1/recall?q=${encodeURIComponent('lorem dolor 7')}`)).json()) as {
+        runs: { run: string; score: number }[];
+      };
       expect(found.runs).toEqual([expect.objectContaining({ run: 'large-session', score: 1 })]);
     }
   });

@@ -34,7 +34,10 @@ const contextManager = new AsyncLocalStorageContextManager();
 
 beforeAll(async () => {
   context.setGlobalContextManager(contextManager.enable());
-  store = await openStore({ ...defaultConfig }, silentLogger(), { db: watched(await createPgliteDatabase()), payloads: createMemoryPayloadStore() });
+  store = await openStore({ ...defaultConfig }, silentLogger(), {
+    db: watched(await createPgliteDatabase()),
+    payloads: createMemoryPayloadStore(),
+  });
   seen.length = 0;
 }, 120_000);
 
@@ -48,7 +51,9 @@ it('runs every database call of an export with tracing suppressed', async () => 
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
   provider.getTracer('app').startSpan('work').end();
   const exporter = new TapedeckSpanExporter({ store });
-  const result = await new Promise<{ code: ExportResultCode }>((resolve) => exporter.export(spans.getFinishedSpans(), resolve));
+  const result = await new Promise<{ code: ExportResultCode }>((resolve) =>
+    exporter.export(spans.getFinishedSpans(), resolve),
+  );
   expect(result.code).toBe(ExportResultCode.SUCCESS);
   expect(seen.length).toBeGreaterThan(0);
   expect(seen.every(Boolean)).toBe(true);

@@ -17,7 +17,14 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgliteDatabase } from '../../src/store/pglite-database.js';
-import { PROTOBUF, postOtlp, randomSpanId, randomTraceId, traceBody, type HttpAnswer } from '../helpers/tapedeck-server.js';
+import {
+  PROTOBUF,
+  postOtlp,
+  randomSpanId,
+  randomTraceId,
+  traceBody,
+  type HttpAnswer,
+} from '../helpers/tapedeck-server.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -83,11 +90,17 @@ function heldPost(url: string, body: Uint8Array, agent: http.Agent): { answer: P
   const bytes = Buffer.from(body);
   let release!: () => void;
   const answer = new Promise<HttpAnswer>((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': PROTOBUF, 'content-length': String(bytes.length) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-    });
+    const req = http.request(
+      url,
+      { method: 'POST', agent, headers: { 'content-type': PROTOBUF, 'content-length': String(bytes.length) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+      },
+    );
     req.on('error', reject);
     req.write(bytes.subarray(0, 16));
     release = () => req.end(bytes.subarray(16));
@@ -115,15 +128,22 @@ describe('tapedeck serve (the built CLI)', () => {
     // arrange: a running server
     served = serve(dataDir);
     // Generous: a first PGlite start compiles its WASM and runs initdb, slow on a busy machine.
-    await until(() => /\n  data .*\n/.test(served!.stdout()) || served!.child.exitCode !== null, 'the start-up banner', 150_000)
-      .catch((error: Error) => { throw new Error(`${error.message}; stderr: ${served!.stderr()}`); });
+    await until(
+      () => /\n {2}data .*\n/.test(served!.stdout()) || served!.child.exitCode !== null,
+      'the start-up banner',
+      150_000,
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; stderr: ${served!.stderr()}`);
+    });
     const banner = served.stdout();
     expect(banner, served.stderr()).toContain('tapedeck is running');
     const grpcPort = Number(/OTLP\/gRPC\s+127\.0\.0\.1:(\d+)/.exec(banner)?.[1]);
     const httpPort = Number(/OTLP\/HTTP\s+http:\/\/127\.0\.0\.1:(\d+)\/v1\/traces/.exec(banner)?.[1]);
     expect(grpcPort).toBeGreaterThan(0);
     expect(httpPort).toBeGreaterThan(0);
-    expect(banner).toMatch(new RegExp(`data\\s+${path.join(dataDir, 'pglite').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n`));
+    expect(banner).toMatch(
+      new RegExp(`data\\s+${path.join(dataDir, 'pglite').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n`),
+    );
     const url = `http://127.0.0.1:${httpPort}`;
     expect((await fetch(`${url}/readyz`)).status).toBe(200);
 
@@ -158,7 +178,10 @@ describe('tapedeck serve (the built CLI)', () => {
     // assert: what was acknowledged is on disk
     const db = await createPgliteDatabase(path.join(dataDir, 'pglite'));
     try {
-      const rows = await db.query<{ span_id: string }>('SELECT span_id FROM tapedeck.spans WHERE trace_id = $1 ORDER BY span_id', [traceId]);
+      const rows = await db.query<{ span_id: string }>(
+        'SELECT span_id FROM tapedeck.spans WHERE trace_id = $1 ORDER BY span_id',
+        [traceId],
+      );
       expect(rows.map((r) => r.span_id)).toEqual(spans.map((s) => s.spanId).sort());
     } finally {
       await db.close();

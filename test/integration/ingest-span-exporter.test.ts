@@ -10,7 +10,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TapedeckSpanExporter } from '../../src/exporter/tapedeck-span-exporter.js';
 import type { Database } from '../../src/store/database.js';
@@ -27,10 +32,18 @@ function finishedSpans(n: number): ReadableSpan[] {
 }
 
 /** Calls export and counts the callbacks: the result, and whether it came more than once. */
-async function exportCounted(exporter: TapedeckSpanExporter, spans: ReadableSpan[]): Promise<{ result: ExportResult; calls: () => number }> {
+async function exportCounted(
+  exporter: TapedeckSpanExporter,
+  spans: ReadableSpan[],
+): Promise<{ result: ExportResult; calls: () => number }> {
   let calls = 0;
   const result = await new Promise<ExportResult>((resolve) => {
-    expect(() => exporter.export(spans, (r) => { calls++; resolve(r); })).not.toThrow();
+    expect(() =>
+      exporter.export(spans, (r) => {
+        calls++;
+        resolve(r);
+      }),
+    ).not.toThrow();
   });
   await new Promise((r) => setTimeout(r, 20));
   return { result, calls: () => calls };
@@ -42,16 +55,21 @@ describe.each(databaseKinds)('TapedeckSpanExporter (%s)', (kind) => {
   let t: TestTapedeck;
   let commitDelayMs = 0;
   beforeAll(async () => {
-    t = await startTestTapedeck(kind, {}, {
-      wrapDb: (db): Database => ({
-        ...db,
-        transaction: (fn) => db.transaction(async (tx) => {
-          const value = await fn(tx);
-          if (commitDelayMs > 0) await new Promise((r) => setTimeout(r, commitDelayMs));
-          return value;
+    t = await startTestTapedeck(
+      kind,
+      {},
+      {
+        wrapDb: (db): Database => ({
+          ...db,
+          transaction: (fn) =>
+            db.transaction(async (tx) => {
+              const value = await fn(tx);
+              if (commitDelayMs > 0) await new Promise((r) => setTimeout(r, commitDelayMs));
+              return value;
+            }),
         }),
-      }),
-    });
+      },
+    );
   }, START_TIMEOUT_MS);
   afterAll(async () => t?.close());
 
@@ -98,32 +116,36 @@ describe.each(databaseKinds)('TapedeckSpanExporter (%s)', (kind) => {
   // On the server only: the config path is the same for both kinds, and an on-disk PGlite
   // (initdb, then a second open to look) costs several seconds more (in-memory PGlite has no
   // config setting). The built CLI test (ingest-sigterm) covers an on-disk PGlite.
-  it.runIf(kind === 'postgres')('opens its own store from the config option, writes to it, and closes it on shutdown', async () => {
-    // arrange: a database that only the exporter opens
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-exporter-'));
-    const server = await createServerDatabase();
-    const spans = finishedSpans(2);
-    try {
-      const exporter = new TapedeckSpanExporter({ config: { databaseUrl: server.url, dataDir } });
-      // act
-      const { result } = await exportCounted(exporter, spans);
-      await exporter.shutdown();
-      // assert
-      expect(result).toEqual({ code: ExportResultCode.SUCCESS });
-      const db = createPgDatabase(server.url);
+  it.runIf(kind === 'postgres')(
+    'opens its own store from the config option, writes to it, and closes it on shutdown',
+    async () => {
+      // arrange: a database that only the exporter opens
+      const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-exporter-'));
+      const server = await createServerDatabase();
+      const spans = finishedSpans(2);
       try {
-        expect(await readSpanRows(db, traceIdsOf(spans))).toHaveLength(2);
-        const [others] = await db.query<{ n: bigint }>(
-          'SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
-        expect(others.n).toBe(0n); // the exporter closed what it opened
+        const exporter = new TapedeckSpanExporter({ config: { databaseUrl: server.url, dataDir } });
+        // act
+        const { result } = await exportCounted(exporter, spans);
+        await exporter.shutdown();
+        // assert
+        expect(result).toEqual({ code: ExportResultCode.SUCCESS });
+        const db = createPgDatabase(server.url);
+        try {
+          expect(await readSpanRows(db, traceIdsOf(spans))).toHaveLength(2);
+          const [others] = await db.query<{ n: bigint }>(
+            'SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+          );
+          expect(others.n).toBe(0n); // the exporter closed what it opened
+        } finally {
+          await db.close();
+        }
       } finally {
-        await db.close();
+        await server.drop();
+        rmSync(dataDir, { recursive: true, force: true });
       }
-    } finally {
-      await server.drop();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 });
 
 describe('TapedeckSpanExporter with an unreachable database', () => {

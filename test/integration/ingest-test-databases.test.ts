@@ -43,6 +43,8 @@ describe('the test databases', () => {
     vi.resetModules();
     const fresh = await import('../helpers/databases.js');
     expect(fresh.databaseKinds).toEqual(['pglite', 'postgres']);
-    await expect(fresh.createTestDatabase('postgres')).rejects.toThrow(/cannot reach the test PostgreSQL server at TAPEDECK_TEST_DATABASE_URL/);
+    await expect(fresh.createTestDatabase('postgres')).rejects.toThrow(
+      /cannot reach the test PostgreSQL server at TAPEDECK_TEST_DATABASE_URL/,
+    );
   });
 });

@@ -26,13 +26,18 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
     const views = await t.db.query<{ table_name: string }>(
       "SELECT table_name FROM information_schema.views WHERE table_schema = 'tapedeck' ORDER BY table_name",
     );
-    expect(views.map((v) => v.table_name)).toEqual(expect.arrayContaining(['logs', 'runs', 'spans', 'step_messages', 'tape_steps']));
+    expect(views.map((v) => v.table_name)).toEqual(
+      expect.arrayContaining(['logs', 'runs', 'spans', 'step_messages', 'tape_steps']),
+    );
   });
 
   it('refuses a database written by a newer tapedeck, naming both versions', async () => {
     t = await createTestDatabase(kind);
     const known = loadMigrations().length;
-    await t.db.query('INSERT INTO tapedeck_store.schema_migrations (version, name) VALUES ($1, $2)', [known + 1, 'from_the_future']);
+    await t.db.query('INSERT INTO tapedeck_store.schema_migrations (version, name) VALUES ($1, $2)', [
+      known + 1,
+      'from_the_future',
+    ]);
     const error = await migrate(t.db).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SchemaTooNewError);
     expect((error as Error).message).toContain(`migration ${known + 1}`);
@@ -41,53 +46,83 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
 
   it('keeps the words of steps stored before recall was indexed by trace (0004)', async () => {
     t = await createTestDatabase(kind, { migrated: false });
-    await migrate(t.db, loadMigrations().filter((m) => m.version <= 3));
+    await migrate(
+      t.db,
+      loadMigrations().filter((m) => m.version <= 3),
+    );
     await t.db.query(
       `INSERT INTO tapedeck_store.steps (trace_id, span_id, kind, name, status, fingerprint, layout, normalizer_version, search)
-       VALUES ('\\x0102'::bytea, '\\x03'::bytea, 'llm', 'chat', 'ok', 'llm:chat#0', 'otel-genai', 1, array_to_tsvector('{weather,paris}'::text[]))`);
-    await migrate(t.db, loadMigrations().filter((m) => m.version <= 5));
+       VALUES ('\\x0102'::bytea, '\\x03'::bytea, 'llm', 'chat', 'ok', 'llm:chat#0', 'otel-genai', 1, array_to_tsvector('{weather,paris}'::text[]))`,
+    );
+    await migrate(
+      t.db,
+      loadMigrations().filter((m) => m.version <= 5),
+    );
     const rows = await t.db.query<{ trace_id: Uint8Array; words: string }>(
-      "SELECT trace_id, words::text AS words FROM tapedeck_store.trace_words WHERE words @@ 'paris'::tsquery");
-    expect(rows.map((r) => [Buffer.from(r.trace_id).toString('hex'), r.words])).toEqual([['0102', "'paris' 'weather'"]]);
+      "SELECT trace_id, words::text AS words FROM tapedeck_store.trace_words WHERE words @@ 'paris'::tsquery",
+    );
+    expect(rows.map((r) => [Buffer.from(r.trace_id).toString('hex'), r.words])).toEqual([
+      ['0102', "'paris' 'weather'"],
+    ]);
   });
 
   it('keeps steps when words become hashes (0006), and records that they need reindex', async () => {
     t = await createTestDatabase(kind, { migrated: false });
-    await migrate(t.db, loadMigrations().filter((m) => m.version <= 5));
+    await migrate(
+      t.db,
+      loadMigrations().filter((m) => m.version <= 5),
+    );
     expect(await reindexReasons(t.db).catch(() => 'no table')).toBe('no table');
     await t.db.query(
       `INSERT INTO tapedeck_store.steps (trace_id, span_id, kind, name, status, fingerprint, layout, normalizer_version, search)
-       VALUES ('\\x0102'::bytea, '\\x03'::bytea, 'llm', 'chat', 'ok', 'llm:chat#0', 'otel-genai', 1, array_to_tsvector('{weather,paris}'::text[]))`);
+       VALUES ('\\x0102'::bytea, '\\x03'::bytea, 'llm', 'chat', 'ok', 'llm:chat#0', 'otel-genai', 1, array_to_tsvector('{weather,paris}'::text[]))`,
+    );
     await migrate(t.db);
     const [counts] = await t.db.query<{ steps: bigint; words: bigint }>(
-      'SELECT (SELECT count(*) FROM tapedeck_store.steps) AS steps, (SELECT count(*) FROM tapedeck_store.trace_words) AS words');
+      'SELECT (SELECT count(*) FROM tapedeck_store.steps) AS steps, (SELECT count(*) FROM tapedeck_store.trace_words) AS words',
+    );
     expect([Number(counts.steps), Number(counts.words)]).toEqual([1, 0]);
     expect(await reindexReasons(t.db)).toEqual([expect.stringContaining('migration 6')]);
   });
 
-  it('names each step\'s trace in the rows of words written by trace (0008), and numbers the rows', async () => {
+  it("names each step's trace in the rows of words written by trace (0008), and numbers the rows", async () => {
     t = await createTestDatabase(kind, { migrated: false });
-    await migrate(t.db, loadMigrations().filter((m) => m.version <= 7));
+    await migrate(
+      t.db,
+      loadMigrations().filter((m) => m.version <= 7),
+    );
     await t.db.query(
       `INSERT INTO tapedeck_store.trace_words (trace_id, words, masks, span_ids, steps)
-       VALUES ('\\x0102'::bytea, '{7,8}', '{1,3}', '\\x00000000000000030000000000000004'::bytea, 2)`);
+       VALUES ('\\x0102'::bytea, '{7,8}', '{1,3}', '\\x00000000000000030000000000000004'::bytea, 2)`,
+    );
     await migrate(t.db);
     const rows = await t.db.query<{ trace_ids: Uint8Array; span_ids: Uint8Array; row_id: bigint }>(
-      'SELECT trace_ids, span_ids, row_id FROM tapedeck_store.trace_words');
-    expect(rows.map((r) => [Buffer.from(r.trace_ids).toString('hex'), Buffer.from(r.span_ids).toString('hex'), Number(r.row_id)]))
-      .toEqual([['01020102', '00000000000000030000000000000004', 1]]);
+      'SELECT trace_ids, span_ids, row_id FROM tapedeck_store.trace_words',
+    );
+    expect(
+      rows.map((r) => [
+        Buffer.from(r.trace_ids).toString('hex'),
+        Buffer.from(r.span_ids).toString('hex'),
+        Number(r.row_id),
+      ]),
+    ).toEqual([['01020102', '00000000000000030000000000000004', 1]]);
   });
 
-  it('keeps the steps\' request and response text when they become text (0009), and the views read them as jsonb', async () => {
+  it("keeps the steps' request and response text when they become text (0009), and the views read them as jsonb", async () => {
     t = await createTestDatabase(kind, { migrated: false });
-    await migrate(t.db, loadMigrations().filter((m) => m.version <= 8));
+    await migrate(
+      t.db,
+      loadMigrations().filter((m) => m.version <= 8),
+    );
     await t.db.query(
       `INSERT INTO tapedeck_store.steps (trace_id, span_id, kind, name, status, fingerprint, layout, normalizer_version, request, response)
        VALUES ('\\x0102'::bytea, '\\x03'::bytea, 'llm', 'chat', 'ok', 'llm:chat#0', 'otel-genai', 1,
-               '[{"content":"a\\u0000b","role":"user"}]'::json, NULL)`);
+               '[{"content":"a\\u0000b","role":"user"}]'::json, NULL)`,
+    );
     await migrate(t.db);
     const [row] = await t.db.query<{ type: string; request: string; response: string | null }>(
-      `SELECT pg_typeof(request)::text AS type, request, response FROM tapedeck_store.steps`);
+      `SELECT pg_typeof(request)::text AS type, request, response FROM tapedeck_store.steps`,
+    );
     expect(row).toEqual({ type: 'text', request: '[{"content":"a\\u0000b","role":"user"}]', response: null });
     await t.db.query(`INSERT INTO tapedeck_store.spans (trace_id, span_id, name, kind, start_ns, end_ns, status_code, attributes, events, links, resource, run_id)
                       VALUES ('\\x0102'::bytea, '\\x03'::bytea, 'chat', 'client', 1, 2, 'unset', '{}', '[]', '[]', '{}', 'r1')`);
@@ -97,20 +132,36 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
 
   it('finds the words of rows written before they were sorted (0010) as before, and those written after by binary search', async () => {
     t = await createTestDatabase(kind, { migrated: false });
-    await migrate(t.db, loadMigrations().filter((m) => m.version <= 9));
+    await migrate(
+      t.db,
+      loadMigrations().filter((m) => m.version <= 9),
+    );
     // three steps of one trace: word 5 in the first, 1 in the second, 3 in the third, unsorted
-    const ids = (n: number, bytes: number) => Buffer.concat(Array.from({ length: n }, (_, i) => Buffer.alloc(bytes, i + 1)));
+    const ids = (n: number, bytes: number) =>
+      Buffer.concat(Array.from({ length: n }, (_, i) => Buffer.alloc(bytes, i + 1)));
     await t.db.query(
       `INSERT INTO tapedeck_store.trace_words (words, masks, trace_ids, span_ids, steps) VALUES ('{5,1,3}', '{1,2,4}', $1, $2, 3)`,
-      [Buffer.alloc(48, 9), ids(3, 8)]);
+      [Buffer.alloc(48, 9), ids(3, 8)],
+    );
     await migrate(t.db);
     const words = new TraceWords();
     words.add({ traceId: 'ab'.repeat(16), spanId: 'cd'.repeat(8), words: Int32Array.from([0, 5, 0, 1, -1, 7, 0, 3]) });
     await t.db.transaction((tx) => writeTraceWords(tx, '', words));
-    const rows = await t.db.query<{ words: string; sorted: boolean }>('SELECT words::text AS words, sorted FROM tapedeck_store.trace_words ORDER BY row_id');
-    expect(rows).toEqual([{ words: '{5,1,3}', sorted: false }, { words: '{-4294967289,1,3,5}', sorted: true }]);
+    const rows = await t.db.query<{ words: string; sorted: boolean }>(
+      'SELECT words::text AS words, sorted FROM tapedeck_store.trace_words ORDER BY row_id',
+    );
+    expect(rows).toEqual([
+      { words: '{5,1,3}', sorted: false },
+      { words: '{-4294967289,1,3,5}', sorted: true },
+    ]);
     const counts = async (q: string[]) => countMatches(t!.db, '', q, 100);
-    expect([await counts(['1']), await counts(['3']), await counts(['5']), await counts(['-4294967289']), await counts(['5', '3'])]).toEqual([2, 2, 2, 1, 1]);
+    expect([
+      await counts(['1']),
+      await counts(['3']),
+      await counts(['5']),
+      await counts(['-4294967289']),
+      await counts(['5', '3']),
+    ]).toEqual([2, 2, 2, 1, 1]);
   });
 
   it('records no reason to reindex when 0006 meets no steps', async () => {
@@ -120,7 +171,9 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
 
   it('returns int8 as bigint and bytea as bytes', async () => {
     t = await createTestDatabase(kind, { migrated: false });
-    const [row] = await t.db.query<{ x: bigint; y: Uint8Array }>("SELECT 1791964800010000001::int8 AS x, '\\x6162'::bytea AS y");
+    const [row] = await t.db.query<{ x: bigint; y: Uint8Array }>(
+      "SELECT 1791964800010000001::int8 AS x, '\\x6162'::bytea AS y",
+    );
     expect(row.x).toBe(1791964800010000001n);
     expect(Buffer.from(row.y).toString()).toBe('ab');
   });

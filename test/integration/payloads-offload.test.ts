@@ -22,25 +22,36 @@ const KiB = 1024;
 const THRESHOLD = 256 * KiB;
 const system = { role: 'system', content: 'You are a terse travel assistant.' };
 // Varied text (not one repeated character) so nothing about the payload is accidental.
-const prompt = Array.from({ length: 300 * KiB / 32 }, (_, i) => `line ${String(i).padStart(5, '0')}: où est la gare?\n`).join('');
+const prompt = Array.from(
+  { length: (300 * KiB) / 32 },
+  (_, i) => `line ${String(i).padStart(5, '0')}: où est la gare?\n`,
+).join('');
 const request = [system, { role: 'user', content: prompt }];
 const response = [{ role: 'assistant', content: 'Tout droit.', finish_reason: 'stop' }];
 
 const cleanups: (() => Promise<void>)[] = [];
-afterAll(async () => { for (const cleanup of cleanups) await cleanup(); });
+afterAll(async () => {
+  for (const cleanup of cleanups) await cleanup();
+});
 
 const backends: [string, () => Promise<PayloadStore>][] = [
-  ['filesystem', async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'tapedeck-offload-'));
-    cleanups.push(() => rm(dir, { recursive: true, force: true }));
-    return createFsPayloadStore({ dir });
-  }],
+  [
+    'filesystem',
+    async () => {
+      const dir = await mkdtemp(path.join(tmpdir(), 'tapedeck-offload-'));
+      cleanups.push(() => rm(dir, { recursive: true, force: true }));
+      return createFsPayloadStore({ dir });
+    },
+  ],
   ['memory', async () => createMemoryPayloadStore()],
-  ...databaseKinds.map((kind): [string, () => Promise<PayloadStore>] => [`postgresql table on ${kind}`, async () => {
-    const t = await createTestDatabase(kind);
-    cleanups.push(() => t.drop());
-    return createPgPayloadStore({ db: t.db });
-  }]),
+  ...databaseKinds.map((kind): [string, () => Promise<PayloadStore>] => [
+    `postgresql table on ${kind}`,
+    async () => {
+      const t = await createTestDatabase(kind);
+      cleanups.push(() => t.drop());
+      return createPgPayloadStore({ db: t.db });
+    },
+  ]),
 ];
 
 describe.each(backends)('offload and resolve on %s', (_name, open) => {
@@ -63,7 +74,11 @@ describe.each(backends)('offload and resolve on %s', (_name, open) => {
     const steps = [];
     for (const tag of ['a', 'b', 'c']) {
       const stepRequest = [{ role: 'user', content: `${tag}: ${prompt}` }];
-      steps.push({ original: stepRequest, stored: (await offloadLargeValues({ kind: 'llm', request: stepRequest, response: null }, store, THRESHOLD)).draft.request });
+      steps.push({
+        original: stepRequest,
+        stored: (await offloadLargeValues({ kind: 'llm', request: stepRequest, response: null }, store, THRESHOLD))
+          .draft.request,
+      });
     }
     const resolver = createPayloadResolver(store, { maxBytes: 700 * KiB });
     const resolved = [];
@@ -74,9 +89,18 @@ describe.each(backends)('offload and resolve on %s', (_name, open) => {
 });
 
 it('stores the same form with the same digests on every backend', async () => {
-  const seen: { name: string; stored: JsonValue | null; requestDigest: string | null; responseDigest: string | null }[] = [];
+  const seen: {
+    name: string;
+    stored: JsonValue | null;
+    requestDigest: string | null;
+    responseDigest: string | null;
+  }[] = [];
   for (const [name, open] of backends) {
-    const { draft, requestDigest, responseDigest } = await offloadLargeValues({ kind: 'llm', request, response }, await open(), THRESHOLD);
+    const { draft, requestDigest, responseDigest } = await offloadLargeValues(
+      { kind: 'llm', request, response },
+      await open(),
+      THRESHOLD,
+    );
     seen.push({ name, stored: draft.request, requestDigest, responseDigest });
   }
   const [first, ...rest] = seen;

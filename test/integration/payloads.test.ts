@@ -50,7 +50,10 @@ for (const kind of databaseKinds) {
       return {
         store: createPgPayloadStore({ db: t.db }),
         async corrupt(ref, bytes) {
-          await t.db.query('UPDATE tapedeck_store.payloads SET bytes = $2 WHERE digest = $1', [ref, Buffer.from(bytes)]);
+          await t.db.query('UPDATE tapedeck_store.payloads SET bytes = $2 WHERE digest = $1', [
+            ref,
+            Buffer.from(bytes),
+          ]);
         },
         cleanup: async () => {},
       };
@@ -77,7 +80,10 @@ describe.each(databaseKinds)('postgresql payload table on %s', (kind) => {
   it('treats a metadata-only row (bytes NULL) as absent, fills it on put, and never deletes it', async () => {
     t = await createTestDatabase(kind);
     const store = createPgPayloadStore({ db: t.db });
-    await t.db.query('INSERT INTO tapedeck_store.payloads (digest, size_bytes, bytes) VALUES ($1, $2, NULL)', [ref, bytes.byteLength]);
+    await t.db.query('INSERT INTO tapedeck_store.payloads (digest, size_bytes, bytes) VALUES ($1, $2, NULL)', [
+      ref,
+      bytes.byteLength,
+    ]);
     expect(await store.has(ref)).toBe(false);
     expect(await store.get(ref)).toBeUndefined();
     expect(await store.delete(ref)).toBe(false);
@@ -95,13 +101,15 @@ describe.each(databaseKinds)('postgresql payload table on %s', (kind) => {
     expect(await store.get(ref)).toEqual(bytes);
   });
 
-  it('writes inside the caller\'s transaction: a rollback takes the payload with it', async () => {
+  it("writes inside the caller's transaction: a rollback takes the payload with it", async () => {
     t = await createTestDatabase(kind);
     const failure = new Error('roll back');
-    await expect(t.db.transaction(async (tx) => {
-      await createPgPayloadStore({ db: tx }).put(bytes);
-      throw failure;
-    })).rejects.toBe(failure);
+    await expect(
+      t.db.transaction(async (tx) => {
+        await createPgPayloadStore({ db: tx }).put(bytes);
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
     expect(await createPgPayloadStore({ db: t.db }).has(ref)).toBe(false);
   });
 });

@@ -15,7 +15,12 @@ import { databaseKinds } from '../helpers/databases.js';
 import { openRecallFixture, spansOf, type RecallFixture, type RunSpec } from '../unit/recall/recall-fixtures.js';
 
 const run = (name: string, word: string, start: number): RunSpec => ({
-  run: name, start, steps: [{ llm: `what is the ${word} forecast`, answer: `rain in ${word}` }, { tool: 'get_weather', args: { city: word } }],
+  run: name,
+  start,
+  steps: [
+    { llm: `what is the ${word} forecast`, answer: `rain in ${word}` },
+    { tool: 'get_weather', args: { city: word } },
+  ],
 });
 // three steps each: the agent span and the two above
 const STEPS_PER_RUN = 3;
@@ -24,7 +29,8 @@ async function counts(db: Queryable): Promise<{ backlogRows: number; backlogStep
   const [row] = await db.query<{ r: number; b: number; i: number }>(
     `SELECT (SELECT count(*) FROM tapedeck_store.recall_backlog)::int AS r,
             (SELECT coalesce(sum(steps), 0) FROM tapedeck_store.recall_backlog)::int AS b,
-            (SELECT coalesce(sum(steps), 0) FROM tapedeck_store.trace_words)::int AS i`);
+            (SELECT coalesce(sum(steps), 0) FROM tapedeck_store.trace_words)::int AS i`,
+  );
   return { backlogRows: row.r, backlogSteps: row.b, indexedSteps: row.i };
 }
 
@@ -39,10 +45,16 @@ async function until(check: () => Promise<boolean>, ms = 5_000): Promise<void> {
 describe.each(databaseKinds)('recall backlog on %s', (kind) => {
   let fx: RecallFixture;
   const ingest = (spec: RunSpec) => ingestSpans(spansOf(spec), { tenant: '' }, fx.store.ingest);
-  beforeAll(async () => { fx = await openRecallFixture(kind, []); });
-  afterAll(async () => { await fx?.drop(); });
+  beforeAll(async () => {
+    fx = await openRecallFixture(kind, []);
+  });
+  afterAll(async () => {
+    await fx?.drop();
+  });
   beforeEach(async () => {
-    await fx.store.db.query('TRUNCATE tapedeck_store.spans, tapedeck_store.steps, tapedeck_store.trace_words, tapedeck_store.recall_backlog');
+    await fx.store.db.query(
+      'TRUNCATE tapedeck_store.spans, tapedeck_store.steps, tapedeck_store.trace_words, tapedeck_store.recall_backlog',
+    );
   });
 
   it('records the steps a transaction wrote, without their words; indexing writes the words and empties the backlog', async () => {
@@ -67,7 +79,9 @@ describe.each(databaseKinds)('recall backlog on %s', (kind) => {
   it('indexes each step once when several indexers take rows at once', async () => {
     for (let i = 0; i < 4; i++) await ingest(run(`r${i}`, `city${i}`, i * 1000));
     const { db, payloads } = fx.store;
-    const taken = await Promise.all(Array.from({ length: 3 }, () => indexBacklogRow(db, payloads, { skipLocked: true })));
+    const taken = await Promise.all(
+      Array.from({ length: 3 }, () => indexBacklogRow(db, payloads, { skipLocked: true })),
+    );
     expect(taken.filter((n) => n !== null).length).toBeGreaterThan(0);
     await drainBacklog(db, payloads);
     expect(await counts(db)).toEqual({ backlogRows: 0, backlogSteps: 0, indexedSteps: 4 * STEPS_PER_RUN });
@@ -75,13 +89,25 @@ describe.each(databaseKinds)('recall backlog on %s', (kind) => {
 
   it('leaves a row whose indexing failed for the next attempt, and loses none of its steps', async () => {
     await ingest(run('offloaded', `${'verylongword '.repeat(400)}marseille`, 0)); // over the fixture's 2 KiB threshold
-    const [{ n }] = await fx.store.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM tapedeck_store.steps WHERE request::text LIKE '%$payload%'`);
+    const [{ n }] = await fx.store.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM tapedeck_store.steps WHERE request::text LIKE '%$payload%'`,
+    );
     expect(n).toBeGreaterThan(0);
-    const failing: PayloadStore = { ...fx.store.payloads, get: async () => { throw new Error('payload disk unreachable'); } };
-    await expect(indexBacklogRow(fx.store.db, failing, { skipLocked: true })).rejects.toThrow('payload disk unreachable');
+    const failing: PayloadStore = {
+      ...fx.store.payloads,
+      get: async () => {
+        throw new Error('payload disk unreachable');
+      },
+    };
+    await expect(indexBacklogRow(fx.store.db, failing, { skipLocked: true })).rejects.toThrow(
+      'payload disk unreachable',
+    );
     expect(await counts(fx.store.db)).toEqual({ backlogRows: 1, backlogSteps: STEPS_PER_RUN, indexedSteps: 0 });
     // recall answers from the index as it is, and says what it could not search
-    const app = createRecallRoutes({ db: fx.store.db, payloads: failing, readTape, pricing: null }, { queryDeadlineMs: 10_000 });
+    const app = createRecallRoutes(
+      { db: fx.store.db, payloads: failing, readTape, pricing: null },
+      { queryDeadlineMs: 10_000 },
+    );
     const res = await app.request('/v1/recall?q=marseille');
     expect(res.status).toBe(200);
     expect(JSON.parse(await res.text())).toEqual({ runs: [], truncated: false, unindexed_steps: STEPS_PER_RUN });
@@ -108,7 +134,10 @@ describe.each(databaseKinds)('recall backlog on %s', (kind) => {
 
   describe('in the background', () => {
     let indexer: RecallIndexer | undefined;
-    afterEach(async () => { await indexer?.stop(); indexer = undefined; });
+    afterEach(async () => {
+      await indexer?.stop();
+      indexer = undefined;
+    });
     const start = (busy: () => boolean, maxLagMs: number) => {
       const errors: unknown[] = [];
       indexer = new RecallIndexer(fx.store.db, fx.store.payloads, { busy, maxLagMs, onError: (e) => errors.push(e) });

@@ -15,23 +15,34 @@ import { openRecallFixture, recallRuns, runIds, spansOf, type RecallFixture } fr
 
 describe.each(databaseKinds)('recall bounds on %s', (kind) => {
   let fx: RecallFixture;
-  beforeAll(async () => { fx = await openRecallFixture(kind, recallRuns); });
-  afterAll(async () => { await fx?.drop(); });
+  beforeAll(async () => {
+    fx = await openRecallFixture(kind, recallRuns);
+  });
+  afterAll(async () => {
+    await fx?.drop();
+  });
 
   it('refuses words matching more spans than maxTotalMatches with 400, naming them', async () => {
     const { status, body } = await fx.get('?q=weather+Paris', { maxTotalMatches: 8 });
     expect(status).toBe(400);
     expect(body.error.type).toBe('query_too_broad');
-    expect(body.error.message).toBe('the words "weather", "paris" appear together in more than 8 spans: recall ranks every match '
-      + 'to find the newest, so it refuses a query this broad. Add a word to narrow it.');
+    expect(body.error.message).toBe(
+      'the words "weather", "paris" appear together in more than 8 spans: recall ranks every match ' +
+        'to find the newest, so it refuses a query this broad. Add a word to narrow it.',
+    );
     expect((await fx.get('?q=weather+Paris', { maxTotalMatches: 9 })).status).toBe(200);
-    expect((await fx.get('?q=umbrella', { maxTotalMatches: 3 })).body.error.message).toMatch(/^the word "umbrella" appears in more than 3 spans/);
+    expect((await fx.get('?q=umbrella', { maxTotalMatches: 3 })).body.error.message).toMatch(
+      /^the word "umbrella" appears in more than 3 spans/,
+    );
   });
 
   it('groups only the newest maxMatchingSpans matches and says truncated', async () => {
     const { body } = await fx.get('?q=weather+Paris', { maxMatchingSpans: 2 });
     expect(body.truncated).toBe(true);
-    expect(body.runs.map((r: { run: string; score: number }) => [r.run, r.score])).toEqual([['active', 1], ['weather-failed', 1]]);
+    expect(body.runs.map((r: { run: string; score: number }) => [r.run, r.score])).toEqual([
+      ['active', 1],
+      ['weather-failed', 1],
+    ]);
     expect((await fx.get('?q=weather+Paris', { maxMatchingSpans: 9 })).body.truncated).toBe(false);
   });
 
@@ -48,7 +59,13 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
     const [failed, ok, active] = body.runs;
     expect(failed).toMatchObject({ outcome: 'unknown', truncated: true, score: 5, steps: 3 });
     expect('cause' in failed).toBe(false);
-    expect(ok).toMatchObject({ outcome: 'unknown', truncated: true, score: 3, steps: 3, skeleton: ['agent:planner', 'llm:gpt-4o', 'tool:get_weather'] });
+    expect(ok).toMatchObject({
+      outcome: 'unknown',
+      truncated: true,
+      score: 3,
+      steps: 3,
+      skeleton: ['agent:planner', 'llm:gpt-4o', 'tool:get_weather'],
+    });
     const whole = (await fx.get('?q=weather+Paris')).body.runs.find((r: { run: string }) => r.run === 'weather-ok');
     expect(ok.last_end_ns).toBe(whole.last_end_ns); // still the run's real end
     expect(active.truncated).toBe(false);
@@ -76,8 +93,13 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
       onProgress: (p) => {
         if (meanwhile || p.tracesDone === 0) return;
         // a new run, written (with its words) after the reindex took its mark, before it ends
-        meanwhile = ingestSpans(spansOf({ run: 'meanwhile', start: 300_000, steps: [{ llm: 'a quokka in Lyon' }] }), { tenant: '' }, fx.store.ingest)
-          .then(() => { storedBeforeTheEnd = true; });
+        meanwhile = ingestSpans(
+          spansOf({ run: 'meanwhile', start: 300_000, steps: [{ llm: 'a quokka in Lyon' }] }),
+          { tenant: '' },
+          fx.store.ingest,
+        ).then(() => {
+          storedBeforeTheEnd = true;
+        });
       },
     });
     expect(storedBeforeTheEnd).toBe(true);
@@ -86,7 +108,11 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
 
   it('stores a step with more words than the cap, findable by its first words', async () => {
     const words = Array.from({ length: 150_000 }, (_, i) => `w${i}`).join(' ');
-    await ingestSpans(spansOf({ run: 'huge', start: 200_000, steps: [{ tool: 'dump', args: { words } }] }), { tenant: '' }, fx.store.ingest);
+    await ingestSpans(
+      spansOf({ run: 'huge', start: 200_000, steps: [{ tool: 'dump', args: { words } }] }),
+      { tenant: '' },
+      fx.store.ingest,
+    );
     expect(runIds((await fx.get('?q=w10+w20000')).body)).toEqual(['huge']);
     expect((await fx.get('?q=w149999')).body.runs).toEqual([]); // past the per-step cap
   });
@@ -106,7 +132,8 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
               (SELECT count(*) FROM entries e WHERE NOT EXISTS (
                  SELECT 1 FROM tapedeck_store.steps st WHERE st.tenant = e.tenant AND st.trace_id = e.trace_id AND st.span_id = e.span_id)) AS stale,
               (SELECT count(*) FROM tapedeck_store.steps st WHERE NOT EXISTS (
-                 SELECT 1 FROM entries e WHERE e.tenant = st.tenant AND e.trace_id = st.trace_id AND e.span_id = st.span_id)) AS missing`);
+                 SELECT 1 FROM entries e WHERE e.tenant = st.tenant AND e.trace_id = st.trace_id AND e.span_id = st.span_id)) AS missing`,
+    );
     expect(Number(rows.twice)).toBe(0);
     expect(Number(rows.stale)).toBe(0);
     expect(Number(rows.missing)).toBe(0);
@@ -132,7 +159,8 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
   it('drops the rows up to a mark block range by block range, and none after it', async () => {
     const mark = await seedBoundsRows(fx);
     const [{ blocks }] = await fx.store.db.query<{ blocks: number }>(
-      `SELECT (pg_relation_size('tapedeck_store.trace_words') / current_setting('block_size')::bigint)::int AS blocks`);
+      `SELECT (pg_relation_size('tapedeck_store.trace_words') / current_setting('block_size')::bigint)::int AS blocks`,
+    );
     expect(blocks).toBeGreaterThan(5); // so one block per statement takes several
     expect(await deleteTraceWordsUpTo(fx.store.db, BigInt(mark), 1)).toEqual({ byRange: 40, afterwards: 0 });
     await expectRowsAfterThenRestore(fx, mark);
@@ -167,20 +195,27 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
  * table, a few per 8 KiB block), then 12 more; resolves with the last row_id of the 40.
  */
 async function seedBoundsRows(fx: RecallFixture): Promise<string> {
-  const insert = (n: number) => fx.store.db.query(
-    `INSERT INTO tapedeck_store.trace_words (tenant, words, masks, trace_ids, span_ids, steps)
+  const insert = (n: number) =>
+    fx.store.db.query(
+      `INSERT INTO tapedeck_store.trace_words (tenant, words, masks, trace_ids, span_ids, steps)
      SELECT 'bounds', '{1}', '{1}', '\\x00'::bytea, decode(string_agg(md5(i::text || '.' || j::text), ''), 'hex'), 1
-       FROM generate_series(1, $1) i, generate_series(1, 100) j GROUP BY i`, [n]);
+       FROM generate_series(1, $1) i, generate_series(1, 100) j GROUP BY i`,
+      [n],
+    );
   await fx.store.db.query('DELETE FROM tapedeck_store.trace_words');
   await insert(40);
-  const [{ mark }] = await fx.store.db.query<{ mark: string }>('SELECT max(row_id)::text AS mark FROM tapedeck_store.trace_words');
+  const [{ mark }] = await fx.store.db.query<{ mark: string }>(
+    'SELECT max(row_id)::text AS mark FROM tapedeck_store.trace_words',
+  );
   await insert(12);
   return mark;
 }
 
 /** Only the 12 rows after the mark are left; then the fixture's words as they were, for any test after. */
 async function expectRowsAfterThenRestore(fx: RecallFixture, mark: string): Promise<void> {
-  const left = await fx.store.db.query<{ row_id: string }>('SELECT row_id::text FROM tapedeck_store.trace_words ORDER BY row_id');
+  const left = await fx.store.db.query<{ row_id: string }>(
+    'SELECT row_id::text FROM tapedeck_store.trace_words ORDER BY row_id',
+  );
   expect(left).toHaveLength(12);
   expect(left.every((r) => BigInt(r.row_id) > BigInt(mark))).toBe(true);
   await fx.store.db.query("DELETE FROM tapedeck_store.trace_words WHERE tenant = 'bounds'");

@@ -12,8 +12,12 @@ import { openRecallFixture, recallRuns, runIds, type RecallFixture } from '../un
 
 describe.each(databaseKinds)('GET /v1/recall on %s', (kind) => {
   let fx: RecallFixture;
-  beforeAll(async () => { fx = await openRecallFixture(kind, recallRuns); });
-  afterAll(async () => { await fx?.drop(); });
+  beforeAll(async () => {
+    fx = await openRecallFixture(kind, recallRuns);
+  });
+  afterAll(async () => {
+    await fx?.drop();
+  });
 
   it('ranks the successful run above the failed run with more matches, and answers the seed shape', async () => {
     const { status, body } = await fx.get('?q=weather+Paris');
@@ -21,10 +25,29 @@ describe.each(databaseKinds)('GET /v1/recall on %s', (kind) => {
     expect(runIds(body)).toEqual(['weather-ok', 'weather-failed', 'active']);
     expect(body.truncated).toBe(false);
     const ok = body.runs[0];
-    expect(Object.keys(ok)).toEqual(['cost_usd', 'last_end_ns', 'outcome', 'outcome_source', 'run', 'score', 'skeleton', 'skeleton_truncated', 'steps', 'tenant', 'truncated']);
+    expect(Object.keys(ok)).toEqual([
+      'cost_usd',
+      'last_end_ns',
+      'outcome',
+      'outcome_source',
+      'run',
+      'score',
+      'skeleton',
+      'skeleton_truncated',
+      'steps',
+      'tenant',
+      'truncated',
+    ]);
     expect(ok).toMatchObject({
-      run: 'weather-ok', tenant: null, outcome: 'success', outcome_source: 'derived', score: 3, steps: 7,
-      cost_usd: 0.0009, skeleton_truncated: false, truncated: false,
+      run: 'weather-ok',
+      tenant: null,
+      outcome: 'success',
+      outcome_source: 'derived',
+      score: 3,
+      steps: 7,
+      cost_usd: 0.0009,
+      skeleton_truncated: false,
+      truncated: false,
     });
     expect(ok.skeleton).toEqual(['agent:planner', 'llm:gpt-4o', 'tool:get_weather', 'tool:search x3', 'llm:gpt-4o']);
     expect(typeof ok.last_end_ns).toBe('number');
@@ -63,7 +86,11 @@ describe.each(databaseKinds)('GET /v1/recall on %s', (kind) => {
   });
 
   it('finds a Chinese term inside a longer run of characters, in order', async () => {
-    expect(runIds((await fx.get(`?q=${encodeURIComponent('天气预报')}`)).body)).toEqual(['chinese-apart', 'chinese-offloaded', 'chinese']);
+    expect(runIds((await fx.get(`?q=${encodeURIComponent('天气预报')}`)).body)).toEqual([
+      'chinese-apart',
+      'chinese-offloaded',
+      'chinese',
+    ]);
     expect(runIds((await fx.get(`?q=${encodeURIComponent('北京天气')}`)).body)).toEqual(['chinese']);
     expect(runIds((await fx.get(`?q=${encodeURIComponent('小雨')}`)).body)).toEqual(['chinese']); // in the answer
     expect((await fx.get(`?q=${encodeURIComponent('北京下雨')}`)).body.runs).toEqual([]);
@@ -73,7 +100,8 @@ describe.each(databaseKinds)('GET /v1/recall on %s', (kind) => {
     const { body } = await fx.get(`?q=${encodeURIComponent('上海天气预报')}`);
     expect(runIds(body)).toEqual(['chinese-offloaded']); // chinese-apart holds 上海天 and 天气预报, not 上海天气预报
     const [{ n }] = await fx.store.db.query<{ n: bigint }>(
-      `SELECT count(*) AS n FROM tapedeck_store.steps WHERE request::text LIKE '%$payload%'`);
+      `SELECT count(*) AS n FROM tapedeck_store.steps WHERE request::text LIKE '%$payload%'`,
+    );
     expect(Number(n)).toBeGreaterThan(0);
   });
 
@@ -93,10 +121,21 @@ describe.each(databaseKinds)('GET /v1/recall on %s', (kind) => {
   });
 
   it('answers 400 bad_input for a missing or wordless query, a bad outcome or a bad limit', async () => {
-    for (const q of ['', '?q=', '?q=+', '?q=%3F%21', '?q=a&outcome=maybe', '?q=a&limit=0', '?q=a&limit=101', `?q=${'x'.repeat(101)}`]) {
+    for (const q of [
+      '',
+      '?q=',
+      '?q=+',
+      '?q=%3F%21',
+      '?q=a&outcome=maybe',
+      '?q=a&limit=0',
+      '?q=a&limit=101',
+      `?q=${'x'.repeat(101)}`,
+    ]) {
       const { status, body } = await fx.get(q);
       expect([q, status, body.error.type]).toEqual([q, 400, 'bad_input']);
     }
-    expect((await fx.get('?q=a&outcome=maybe')).body.error.message).toBe('outcome must be success, failure or any, got "maybe"');
+    expect((await fx.get('?q=a&outcome=maybe')).body.error.message).toBe(
+      'outcome must be success, failure or any, got "maybe"',
+    );
   });
 });

@@ -18,7 +18,13 @@ import { reconstructStoredRun } from '../../src/runs/run-service.js';
 import { listCaptures, type CaptureRef, type GroundTruth, type GroundTruthStep } from '../helpers/corpus.js';
 import { expectedRequest } from '../helpers/ground-truth.js';
 import { databaseKinds } from '../helpers/databases.js';
-import { ingestRecords, loadCaptureRecords, openTestStore, type LoadedCapture, type TestStore } from '../unit/runs/store-fixtures.js';
+import {
+  ingestRecords,
+  loadCaptureRecords,
+  openTestStore,
+  type LoadedCapture,
+  type TestStore,
+} from '../unit/runs/store-fixtures.js';
 
 const EXCEPTIONS = {
   /** REPORT.md §3 (OTel GenAI): content capture off by default; no prompt, answer, arguments or results recorded. */
@@ -31,7 +37,6 @@ const EXCEPTIONS = {
    */
   failureUnrecorded: new Set(['openllmetry-openai']),
 } as const;
-
 
 const captures = listCaptures();
 const toolTruth = (g: GroundTruth) => g.steps.filter((s) => s.type === 'tool_call');
@@ -76,8 +81,9 @@ describe.each(databaseKinds)('reconstruct on %s: every corpus capture', (kind) =
         expect(r.input).toBeNull();
         expect(r.output).toBeNull();
         // Names and ids survive (gen_ai.tool.name, gen_ai.tool.call.id); arguments and results do not.
-        expect(r.tool_calls.map((x) => ({ id: x.id, name: x.name, arguments: x.arguments, result: x.result })))
-          .toEqual(truthCalls.map((s) => ({ id: s.tool_call_id, name: s.name, arguments: null, result: null })));
+        expect(r.tool_calls.map((x) => ({ id: x.id, name: x.name, arguments: x.arguments, result: x.result }))).toEqual(
+          truthCalls.map((s) => ({ id: s.tool_call_id, name: s.name, arguments: null, result: null })),
+        );
         return;
       }
       if (c.shortened) {
@@ -89,8 +95,9 @@ describe.each(databaseKinds)('reconstruct on %s: every corpus capture', (kind) =
         expect(r.input).toEqual(expectedRequest(firstCall(g)));
       }
       expect(r.output).toBe(g.final_answer ?? null);
-      expect(r.tool_calls.map((x) => ({ name: x.name, arguments: x.arguments, result: x.result })))
-        .toEqual(truthCalls.map((s) => ({ name: s.name, arguments: s.arguments, result: s.result })));
+      expect(r.tool_calls.map((x) => ({ name: x.name, arguments: x.arguments, result: x.result }))).toEqual(
+        truthCalls.map((s) => ({ name: s.name, arguments: s.arguments, result: s.result })),
+      );
       expect(r.tool_calls.map((x) => x.id)).toEqual(truthCalls.map((s) => s.tool_call_id));
     });
   });
@@ -103,7 +110,9 @@ describe.each(databaseKinds)('reconstruct on %s: every corpus capture', (kind) =
   async function checkRunPerCall(store: TestStore, ref: CaptureRef, g: GroundTruth): Promise<void> {
     const tenant = tenantOf(ref);
     const runs = await store.store.db.query<{ run: string }>(
-      `SELECT run FROM tapedeck.runs WHERE tenant = $1 ORDER BY first_start_ns`, [tenant]);
+      `SELECT run FROM tapedeck.runs WHERE tenant = $1 ORDER BY first_start_ns`,
+      [tenant],
+    );
     expect(runs.length).toBe(g.steps.filter((s) => s.type === 'model_call').length);
     const recs: ReconstructedRun[] = [];
     for (const { run } of runs) {
@@ -111,8 +120,9 @@ describe.each(databaseKinds)('reconstruct on %s: every corpus capture', (kind) =
       recs.push(reconstructRun(tape!));
     }
     expect(recs[0].input).toEqual(expectedRequest(firstCall(g)));
-    expect(recs[0].tool_calls.map((x) => ({ id: x.id, name: x.name, arguments: x.arguments, result: x.result })))
-      .toEqual(toolTruth(g).map((s) => ({ id: s.tool_call_id, name: s.name, arguments: s.arguments, result: null })));
+    expect(
+      recs[0].tool_calls.map((x) => ({ id: x.id, name: x.name, arguments: x.arguments, result: x.result })),
+    ).toEqual(toolTruth(g).map((s) => ({ id: s.tool_call_id, name: s.name, arguments: s.arguments, result: null })));
     expect(recs[0].status).toBe('cancelled');
     expect(recs[recs.length - 1].output).toBe(g.final_answer);
     expect(recs[recs.length - 1].status).toBe('complete');

@@ -17,14 +17,25 @@ import { loadConfig } from '../../src/config.js';
 import { createApp } from '../../src/api/app.js';
 import { createRunRoutes } from '../../src/api/run-routes.js';
 import { silentLogger } from '../../src/logger.js';
-import { chatDatasetLines, emptySummary, summarizeChatDataset, type DatasetFilter, type DatasetSummary } from '../../src/runs/dataset.js';
+import {
+  chatDatasetLines,
+  emptySummary,
+  summarizeChatDataset,
+  type DatasetFilter,
+  type DatasetSummary,
+} from '../../src/runs/dataset.js';
 import { listCaptures } from '../helpers/corpus.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { ingestRecords, loadCaptureRecords, openTestStore, type TestStore } from '../unit/runs/store-fixtures.js';
 import { expectedFate, insertSyntheticRuns, SHAPES, startOf } from '../unit/runs/synthetic-runs.js';
 import { validChatLine } from '../unit/runs/chat-validator.js';
 
-async function exportAll(t: TestStore, tenant: string, filter: DatasetFilter, pageSize?: number): Promise<{ lines: string[]; summary: DatasetSummary }> {
+async function exportAll(
+  t: TestStore,
+  tenant: string,
+  filter: DatasetFilter,
+  pageSize?: number,
+): Promise<{ lines: string[]; summary: DatasetSummary }> {
   const summary = emptySummary();
   const lines: string[] = [];
   for await (const line of chatDatasetLines(t.store, tenant, filter, summary, { pageSize })) lines.push(line);
@@ -49,7 +60,8 @@ describe.each(databaseKinds)('dataset export on %s', (kind) => {
     const expected = emptySummary();
     for (let i = 0; i < N; i++) {
       const fate = expectedFate(SHAPES[i % 12]);
-      if (fate === 'exported') expected.exported++; else expected.skipped[fate]++;
+      if (fate === 'exported') expected.exported++;
+      else expected.skipped[fate]++;
       expected.considered++;
     }
     expect(summary).toEqual(expected);
@@ -61,11 +73,22 @@ describe.each(databaseKinds)('dataset export on %s', (kind) => {
 
   it('writes the OpenAI chat shape, with deterministic ids for id-less tool calls', async () => {
     const { lines } = await exportAll(t, '', { since: startOf(0), until: startOf(12), outcome: 'success' });
-    const byUser = new Map(lines.map((l) => { const m = JSON.parse(l).messages; return [m[1].content, m]; }));
+    const byUser = new Map(
+      lines.map((l) => {
+        const m = JSON.parse(l).messages;
+        return [m[1].content, m];
+      }),
+    );
     expect(byUser.get('Weather in Paris? #0')).toEqual([
       { role: 'system', content: 'Be brief.' },
       { role: 'user', content: 'Weather in Paris? #0' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'call_0', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+        ],
+      },
       { role: 'tool', tool_call_id: 'call_0', content: '{"city":"Paris","temperature_c":0}' },
       { role: 'assistant', content: 'Paris is 0°C.' },
     ]);
@@ -79,11 +102,19 @@ describe.each(databaseKinds)('dataset export on %s', (kind) => {
     expect(window.considered).toBe(24 - 2); // the two recent runs (#32, #44) started now, outside the window
     const failures = await summarizeChatDataset(t.store, '', { since: null, until: null, outcome: 'failure' });
     // The failed runs (root span in error) still answered: with --outcome failure they are exported.
-    expect([failures.exported, failures.skipped.no_terminal, failures.skipped.outcome]).toEqual([N / 12, N / 12, N - 2 * (N / 12)]);
+    expect([failures.exported, failures.skipped.no_terminal, failures.skipped.outcome]).toEqual([
+      N / 12,
+      N / 12,
+      N - 2 * (N / 12),
+    ]);
   });
 
   it('answers GET /v1/datasets/chat.jsonl as a stream, and ?summary=true with the same counts', async () => {
-    const app = createApp({ logger: silentLogger(), routes: [createRunRoutes(t.store, loadConfig({}))], ready: async () => ({ ok: true }) });
+    const app = createApp({
+      logger: silentLogger(),
+      routes: [createRunRoutes(t.store, loadConfig({}))],
+      ready: async () => ({ ok: true }),
+    });
     const res = await app.request('/v1/datasets/chat.jsonl');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
@@ -97,7 +128,11 @@ describe.each(databaseKinds)('dataset export on %s', (kind) => {
   });
 
   it('streams every line over a real socket', async () => {
-    const app = createApp({ logger: silentLogger(), routes: [createRunRoutes(t.store, loadConfig({}))], ready: async () => ({ ok: true }) });
+    const app = createApp({
+      logger: silentLogger(),
+      routes: [createRunRoutes(t.store, loadConfig({}))],
+      ready: async () => ({ ok: true }),
+    });
     const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 });
     await new Promise((resolve) => server.once('listening', resolve));
     try {
@@ -117,7 +152,9 @@ describe.each(databaseKinds)('dataset export on %s', (kind) => {
     const { lines, summary } = await exportAll(t, 'corpus', { since: null, until: null, outcome: 'any' });
     expect(total(summary)).toBe(summary.considered);
     for (const line of lines) expect(validChatLine(line), line).toBeNull();
-    const weather = lines.map((l) => JSON.parse(l).messages).find((m) => m.some((x: any) => x.content === "What's the weather in Paris right now?") && m.length === 5);
+    const weather = lines
+      .map((l) => JSON.parse(l).messages)
+      .find((m) => m.some((x: any) => x.content === "What's the weather in Paris right now?") && m.length === 5);
     expect(weather?.map((m: any) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant']);
     expect(summary).toMatchObject({ skipped: { no_input: 1 } }); // content capture off
   });

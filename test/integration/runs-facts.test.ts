@@ -28,17 +28,26 @@ describe.each(databaseKinds)('run facts and tapes on %s', (kind) => {
   afterAll(async () => t?.drop());
 
   it('agree with the tapedeck.runs view on outcome, first start and parent run', async () => {
-    const view = await t.store.db.query<{ run: string; outcome: string; first_start_ns: bigint; parent_run: string | null }>(
-      'SELECT run, outcome, first_start_ns, parent_run FROM tapedeck.runs WHERE tenant IS NULL ORDER BY run');
+    const view = await t.store.db.query<{
+      run: string;
+      outcome: string;
+      first_start_ns: bigint;
+      parent_run: string | null;
+    }>('SELECT run, outcome, first_start_ns, parent_run FROM tapedeck.runs WHERE tenant IS NULL ORDER BY run');
     const facts = await readRunFacts(t.store.db, '', runs);
-    expect(runs.map((r) => facts.get(r)).map((f) => f && { run: f.run, outcome: f.outcome, first_start_ns: f.first_start_ns, parent_run: f.parent_run }))
-      .toEqual(view.map((v) => ({ ...v, first_start_ns: BigInt(v.first_start_ns) })));
+    expect(
+      runs
+        .map((r) => facts.get(r))
+        .map(
+          (f) => f && { run: f.run, outcome: f.outcome, first_start_ns: f.first_start_ns, parent_run: f.parent_run },
+        ),
+    ).toEqual(view.map((v) => ({ ...v, first_start_ns: BigInt(v.first_start_ns) })));
     expect(new Set(view.map((v) => v.outcome))).toEqual(new Set(['success', 'failure', 'unknown']));
   });
 
   it('page through every run once, in run id order, within a time window', async () => {
     const seen: string[] = [];
-    for (let after: string | null = null; ;) {
+    for (let after: string | null = null; ; ) {
       const page = await pageRuns(t.store.db, '', { since: null, until: null }, after, 7);
       seen.push(...page.map((p) => p.run));
       if (page.length < 7) break;
@@ -47,13 +56,16 @@ describe.each(databaseKinds)('run facts and tapes on %s', (kind) => {
     expect(seen).toEqual(runs);
     expect(await countRuns(t.store.db, '', { since: null, until: null })).toBe(runs.length);
     const window = await pageRuns(t.store.db, '', { since: startOf(10), until: startOf(20) }, null, 100);
-    expect(window.map((f) => f.run)).toEqual(Array.from({ length: 10 }, (_, i) => `synth-${String(10 + i).padStart(7, '0')}`));
+    expect(window.map((f) => f.run)).toEqual(
+      Array.from({ length: 10 }, (_, i) => `synth-${String(10 + i).padStart(7, '0')}`),
+    );
   });
 
   it('read the same tapes as readTape, resolved or not, capped or not', async () => {
     for (const options of [{}, { resolve: true }, { resolve: true, maxResolveBytes: 300 }, { maxSpans: 2 }]) {
       const batch = await readTapes(t.store, '', runs, options);
-      for (const run of runs) expect(batch.get(run), `${run} ${JSON.stringify(options)}`).toEqual(await readTape(t.store, '', run, options));
+      for (const run of runs)
+        expect(batch.get(run), `${run} ${JSON.stringify(options)}`).toEqual(await readTape(t.store, '', run, options));
     }
     expect((await readTapes(t.store, '', ['no-such-run'])).size).toBe(0);
   });

@@ -19,7 +19,11 @@ import { span } from '../helpers/span-builder.js';
 function random(seed: number): () => number {
   let x = seed;
   return () => {
-    x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
     return x / 0x1_0000_0000;
   };
 }
@@ -35,15 +39,35 @@ function storeShapes(): SpanRecord[] {
     traces.forEach((traceId, t) => {
       const root = `r${r}t${t}`;
       const rootEnd = 1_000 + pick(12) * 100;
-      spans.push(span({ traceId, id: root, name: 'invoke_agent a', start: 0, end: rootEnd, attributes: { 'session.id': run } }));
+      spans.push(
+        span({ traceId, id: root, name: 'invoke_agent a', start: 0, end: rootEnd, attributes: { 'session.id': run } }),
+      );
       for (let c = 0; c < pick(5); c++) {
         // a child may end after its root (clock skew, async work): the run's last end is the max
-        spans.push(span({ traceId, id: `c${r}t${t}s${c}`, parent: root, name: 'chat gpt-4o', start: 10, end: 1_000 + pick(12) * 100 }));
+        spans.push(
+          span({
+            traceId,
+            id: `c${r}t${t}s${c}`,
+            parent: root,
+            name: 'chat gpt-4o',
+            start: 10,
+            end: 1_000 + pick(12) * 100,
+          }),
+        );
       }
       if (pick(4) === 0) {
         // a run inside the run: its own session, parent run from trace parentage
-        spans.push(span({ traceId, id: `n${r}t${t}`, parent: root, name: 'invoke_agent b', start: 20, end: 1_000 + pick(12) * 100,
-          attributes: { 'session.id': `${run}-inner` } }));
+        spans.push(
+          span({
+            traceId,
+            id: `n${r}t${t}`,
+            parent: root,
+            name: 'invoke_agent b',
+            start: 20,
+            end: 1_000 + pick(12) * 100,
+            attributes: { 'session.id': `${run}-inner` },
+          }),
+        );
       }
     });
   }
@@ -64,12 +88,15 @@ describe.each(databaseKinds)('runs paging on %s', (kind) => {
     await ingestSpans(spans.slice(spans.length >> 1), { tenant: '' }, store.ingest);
     await ingestSpans(spans.slice(0, spans.length >> 1), { tenant: '' }, store.ingest);
     const rows = await t.db.query<{ run: string }>(
-      "SELECT run FROM tapedeck.runs WHERE tenant_key = '' ORDER BY last_end_ns DESC, run DESC");
+      "SELECT run FROM tapedeck.runs WHERE tenant_key = '' ORDER BY last_end_ns DESC, run DESC",
+    );
     expected = rows.map((r) => r.run);
   }, 60_000);
-  afterAll(async () => { await t?.drop(); });
+  afterAll(async () => {
+    await t?.drop();
+  });
 
-  it.each([1, 3, 7, 100])('gives the view\'s order and summaries, %i runs a page', async (limit) => {
+  it.each([1, 3, 7, 100])("gives the view's order and summaries, %i runs a page", async (limit) => {
     expect(expected.length).toBeGreaterThan(45);
     const seen: RunSummary[] = [];
     let cursor: string | undefined;
@@ -86,7 +113,8 @@ describe.each(databaseKinds)('runs paging on %s', (kind) => {
 
   it('has ties in last end times (the test would not show the order of ties otherwise)', async () => {
     const rows = await t.db.query<{ n: bigint }>(
-      "SELECT count(*) AS n FROM (SELECT last_end_ns FROM tapedeck.runs GROUP BY last_end_ns HAVING count(*) > 1) x");
+      'SELECT count(*) AS n FROM (SELECT last_end_ns FROM tapedeck.runs GROUP BY last_end_ns HAVING count(*) > 1) x',
+    );
     expect(Number(rows[0].n)).toBeGreaterThan(3);
   });
 });

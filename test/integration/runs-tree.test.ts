@@ -15,7 +15,11 @@ import { silentLogger } from '../../src/logger.js';
 import { buildRunTree, type RunTree, type RunTreeNode } from '../../src/runs/tree.js';
 import { databaseKinds } from '../helpers/databases.js';
 import {
-  COORDINATOR_QUESTION, COORDINATOR_SYSTEM, FINAL_ANSWER, RUNS, recordCoordinatorRun,
+  COORDINATOR_QUESTION,
+  COORDINATOR_SYSTEM,
+  FINAL_ANSWER,
+  RUNS,
+  recordCoordinatorRun,
 } from '../fixtures/multi-agent/coordinator-capture.js';
 import { loadCoordinatorFixture, recordCoordinatorSpans } from '../fixtures/multi-agent/coordinator-fixture.js';
 import { openTestStore, type TestStore } from '../unit/runs/store-fixtures.js';
@@ -61,24 +65,53 @@ describe.each(databaseKinds)('run tree on %s', (kind) => {
     const root = tree.root;
     expect(root.status).toBe('complete');
     expect(root.depth).toBe(0);
-    expect(root.input).toEqual([{ role: 'system', content: COORDINATOR_SYSTEM }, { role: 'user', content: COORDINATOR_QUESTION }]);
+    expect(root.input).toEqual([
+      { role: 'system', content: COORDINATOR_SYSTEM },
+      { role: 'user', content: COORDINATOR_QUESTION },
+    ]);
     expect(root.output).toBe(FINAL_ANSWER);
     expect(root.model_calls).toBe(2);
     expect(root.tool_calls).toEqual([
-      { id: 'call_ask_paris', name: 'ask_agent', arguments: { agent: 'weather-agent', task: 'Paris' }, result: { agent: 'weather-agent', answer: 'Paris: 18°C, partly cloudy.' }, status: 'unset', source: 'tool_step' },
-      { id: 'call_ask_lyon', name: 'ask_agent', arguments: { agent: 'weather-agent', task: 'Lyon' }, result: { agent: 'weather-agent', answer: 'Lyon: 21°C, sunny.' }, status: 'unset', source: 'tool_step' },
+      {
+        id: 'call_ask_paris',
+        name: 'ask_agent',
+        arguments: { agent: 'weather-agent', task: 'Paris' },
+        result: { agent: 'weather-agent', answer: 'Paris: 18°C, partly cloudy.' },
+        status: 'unset',
+        source: 'tool_step',
+      },
+      {
+        id: 'call_ask_lyon',
+        name: 'ask_agent',
+        arguments: { agent: 'weather-agent', task: 'Lyon' },
+        result: { agent: 'weather-agent', answer: 'Lyon: 21°C, sunny.' },
+        status: 'unset',
+        source: 'tool_step',
+      },
     ]);
     const [paris, lyon] = root.children;
     expect([paris.output, lyon.output]).toEqual(['Paris: 18°C, partly cloudy.', 'Lyon: 21°C, sunny.']);
     expect(paris.tool_calls.map((c) => [c.name, c.arguments, c.result])).toEqual([
       ['get_weather', { city: 'Paris' }, { city: 'Paris', temperature_c: 18, condition: 'partly cloudy' }],
     ]);
-    expect(paris.children[0]).toMatchObject({ run: RUNS.units, depth: 2, output: '18°C is 64.4°F.', status: 'complete', parent_run: RUNS.paris });
+    expect(paris.children[0]).toMatchObject({
+      run: RUNS.units,
+      depth: 2,
+      output: '18°C is 64.4°F.',
+      status: 'complete',
+      parent_run: RUNS.paris,
+    });
   });
 
   it('bounds depth, children per run and runs per tree, saying truncated', async () => {
     const shallow = (await buildRunTree(t.store, '', RUNS.coordinator, { limits: { maxDepth: 1 } })) as RunTree;
-    expect(shape(shallow.root)).toEqual({ ...EXPECTED_SHAPE, children: [{ run: RUNS.paris, children: [] }, { run: RUNS.lyon, children: [] }] });
+    expect(shape(shallow.root)).toEqual({
+      ...EXPECTED_SHAPE,
+      children: [
+        { run: RUNS.paris, children: [] },
+        { run: RUNS.lyon, children: [] },
+      ],
+    });
     expect(shallow.root.children[0].children_truncated).toBe(true);
     expect([shallow.truncated, shallow.truncated_by, shallow.run_count]).toEqual([true, ['depth'], 3]);
 
@@ -97,16 +130,29 @@ describe.each(databaseKinds)('run tree on %s', (kind) => {
   });
 
   it('serves GET /v1/runs/{run}/tree and /reconstruct', async () => {
-    const app = createApp({ logger: silentLogger(), routes: [createRunRoutes(t.store, loadConfig({}))], ready: async () => ({ ok: true }) });
+    const app = createApp({
+      logger: silentLogger(),
+      routes: [createRunRoutes(t.store, loadConfig({}))],
+      ready: async () => ({ ok: true }),
+    });
     const res = await app.request(`/v1/runs/${RUNS.coordinator}/tree?max_children=1`);
     expect(res.status).toBe(200);
     const body = (await res.json()) as any;
-    expect([body.run_count, body.truncated, body.limits]).toEqual([3, true, { max_children: 1, max_depth: 8, max_runs: 500 }]);
+    expect([body.run_count, body.truncated, body.limits]).toEqual([
+      3,
+      true,
+      { max_children: 1, max_depth: 8, max_runs: 500 },
+    ]);
     expect(body.root.children[0].children[0].run).toBe(RUNS.units);
 
     const rec = await app.request(`/v1/runs/${RUNS.lyon}/reconstruct`);
     expect(rec.status).toBe(200);
-    expect(await rec.json()).toMatchObject({ run: RUNS.lyon, parent_run: RUNS.coordinator, status: 'complete', output: 'Lyon: 21°C, sunny.' });
+    expect(await rec.json()).toMatchObject({
+      run: RUNS.lyon,
+      parent_run: RUNS.coordinator,
+      status: 'complete',
+      output: 'Lyon: 21°C, sunny.',
+    });
 
     const missing = await app.request('/v1/runs/nope/tree');
     expect([missing.status, ((await missing.json()) as any).error.type]).toEqual([404, 'not_found']);

@@ -15,7 +15,12 @@ import { createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 
 function recordingLogger() {
   const lines: { level: number; msg: string }[] = [];
-  const sink = new Writable({ write(chunk, _enc, done) { lines.push(JSON.parse(String(chunk))); done(); } });
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(JSON.parse(String(chunk)));
+      done();
+    },
+  });
   return { logger: pino({ level: 'info' }, sink), lines };
 }
 
@@ -29,14 +34,19 @@ async function serveOnce(t: TestDatabase): Promise<string[]> {
   return lines.filter((l) => l.level === 40).map((l) => l.msg);
 }
 
-const insertStep = (t: TestDatabase, version: number) => t.db.query(
-  `INSERT INTO tapedeck_store.steps (trace_id, span_id, kind, name, status, fingerprint, layout, normalizer_version)
+const insertStep = (t: TestDatabase, version: number) =>
+  t.db.query(
+    `INSERT INTO tapedeck_store.steps (trace_id, span_id, kind, name, status, fingerprint, layout, normalizer_version)
    VALUES ('\\x0102'::bytea, $1::bytea, 'llm', 'chat', 'ok', 'llm:chat#0', 'otel-genai', $2)`,
-  [Buffer.from([version]), version]);
+    [Buffer.from([version]), version],
+  );
 
 describe('serve and steps of an older normalizer', () => {
   let t: TestDatabase | undefined;
-  afterEach(async () => { await t?.drop(); t = undefined; });
+  afterEach(async () => {
+    await t?.drop();
+    t = undefined;
+  });
 
   it('warns at start, naming reindex, when a stored step is older than this normalizer', async () => {
     t = await createTestDatabase('pglite');
@@ -54,7 +64,11 @@ describe('serve and steps of an older normalizer', () => {
     await t.db.query("INSERT INTO tapedeck_store.reindex_needed (reason) VALUES ('words are hashes now')");
     const warnings = await serveOnce(t);
     expect(warnings).toEqual(['stored steps need `tapedeck reindex`: words are hashes now']);
-    await reindex(t.db, async (spans) => spans.map(() => ({ ownRun: null, ownParentRun: null, step: null })), createMemoryPayloadStore());
+    await reindex(
+      t.db,
+      async (spans) => spans.map(() => ({ ownRun: null, ownParentRun: null, step: null })),
+      createMemoryPayloadStore(),
+    );
     expect(await serveOnce(t)).toEqual([]);
   }, 60_000);
 });

@@ -16,28 +16,43 @@ describe.each(databaseKinds)('steps as json on %s', (kind) => {
   let t: TestTapedeck;
   beforeAll(async () => {
     t = await startTestTapedeck(kind);
-    await ingestSpans([span({
-      name: 'chat gpt-4o', id: 'odd',
-      attributes: {
-        'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o', 'gen_ai.conversation.id': 'odd-session',
-        'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: PROMPT }] }]),
-      },
-    })], { tenant: '' }, t.running.store.ingest);
+    await ingestSpans(
+      [
+        span({
+          name: 'chat gpt-4o',
+          id: 'odd',
+          attributes: {
+            'gen_ai.operation.name': 'chat',
+            'gen_ai.request.model': 'gpt-4o',
+            'gen_ai.conversation.id': 'odd-session',
+            'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: PROMPT }] }]),
+          },
+        }),
+      ],
+      { tenant: '' },
+      t.running.store.ingest,
+    );
   });
   afterAll(async () => {
     await t?.close();
   });
 
   it('stores the prompt as it was, and the tape API reads it back so', async () => {
-    const tape = await (await fetch(`${t.url}/v1/tapes/odd-session`)).json() as { steps: { request: { content: string }[] }[] };
+    const tape = (await (await fetch(`${t.url}/v1/tapes/odd-session`)).json()) as {
+      steps: { request: { content: string }[] }[];
+    };
     expect(tape.steps).toHaveLength(1);
     expect(tape.steps[0].request[0].content).toBe(PROMPT);
   });
 
   it('the views answer over it, with U+FFFD for what jsonb cannot hold', async () => {
-    const [step] = await t.db.query<{ request: { content: string }[] }>(`SELECT request FROM tapedeck.tape_steps WHERE run = 'odd-session'`);
+    const [step] = await t.db.query<{ request: { content: string }[] }>(
+      `SELECT request FROM tapedeck.tape_steps WHERE run = 'odd-session'`,
+    );
     expect(step.request[0].content).toBe('before\ufffdafter \ufffd lone, pair \ud83d\ude00 end');
-    const messages = await t.db.query<{ role: string }>(`SELECT role FROM tapedeck.step_messages WHERE run = 'odd-session'`);
+    const messages = await t.db.query<{ role: string }>(
+      `SELECT role FROM tapedeck.step_messages WHERE run = 'odd-session'`,
+    );
     expect(messages).toEqual([{ role: 'user' }]);
   });
 });

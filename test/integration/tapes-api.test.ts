@@ -23,7 +23,14 @@ async function getJson(url: string): Promise<{ status: number; body: any }> {
   return { status: res.status, body: await res.json() };
 }
 
-function chat(id: string, parent: string | null, start: number, session: string | null, prompt: string, extra: Record<string, string> = {}) {
+function chat(
+  id: string,
+  parent: string | null,
+  start: number,
+  session: string | null,
+  prompt: string,
+  extra: Record<string, string> = {},
+) {
   return span({
     id,
     parent,
@@ -35,7 +42,9 @@ function chat(id: string, parent: string | null, start: number, session: string 
       'gen_ai.operation.name': 'chat',
       'gen_ai.request.model': 'gpt-4o',
       'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: prompt }] }]),
-      'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: `re: ${prompt}` }], finish_reason: 'stop' }]),
+      'gen_ai.output.messages': JSON.stringify([
+        { role: 'assistant', parts: [{ type: 'text', content: `re: ${prompt}` }], finish_reason: 'stop' },
+      ]),
       ...extra,
     },
   });
@@ -72,7 +81,9 @@ describe.each(databaseKinds)('read API on %s', (kind) => {
       await ingestSpans(capture.spans, { tenant: '' }, big.running.store.ingest);
       const resolved = await getJson(`${big.url}/v1/tapes/${capture.groundTruth.session_id}?resolve=true`);
       expect(resolved.body.resolved_partial).toBe(false);
-      const sent = capture.groundTruth.steps.find((s) => s.type === 'model_call')!.request as { messages: { role: string; content: string }[] };
+      const sent = capture.groundTruth.steps.find((s) => s.type === 'model_call')!.request as {
+        messages: { role: string; content: string }[];
+      };
       const userText = sent.messages.find((m) => m.role === 'user')!.content;
       expect(userText.length).toBeGreaterThan(300 * 1024);
       const llm = resolved.body.steps.find((s: any) => s.kind === 'llm');
@@ -92,11 +103,27 @@ describe.each(databaseKinds)('read API on %s', (kind) => {
     // coordinator (session coord) → sub-agent span carrying session sub, child first.
     const spans = [
       chat('sub-llm', 'sub-agent', 20, null, 'sub question'),
-      span({ id: 'sub-agent', parent: 'coord', start: 15, end: 40, name: 'invoke_agent researcher',
-        attributes: { 'session.id': 'sub', 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'researcher' } }),
+      span({
+        id: 'sub-agent',
+        parent: 'coord',
+        start: 15,
+        end: 40,
+        name: 'invoke_agent researcher',
+        attributes: { 'session.id': 'sub', 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'researcher' },
+      }),
       chat('coord-llm', 'coord', 10, null, 'plan'),
-      span({ id: 'coord', parent: null, start: 0, end: 50, name: 'invoke_agent coordinator',
-        attributes: { 'session.id': 'coord', 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'coordinator' } }),
+      span({
+        id: 'coord',
+        parent: null,
+        start: 0,
+        end: 50,
+        name: 'invoke_agent coordinator',
+        attributes: {
+          'session.id': 'coord',
+          'gen_ai.operation.name': 'invoke_agent',
+          'gen_ai.agent.name': 'coordinator',
+        },
+      }),
     ].map((s) => ({ ...s, traceId: 'aa'.repeat(16) }));
     for (const s of spans) await ingestSpans([s], { tenant: '' }, t.running.store.ingest);
     const runs = (await getJson(`${t.url}/v1/runs?limit=100`)).body.runs;
@@ -136,7 +163,10 @@ describe.each(databaseKinds)('read API on %s', (kind) => {
     await t.db.query('DELETE FROM tapedeck_store.steps');
     await t.db.query('UPDATE tapedeck_store.spans SET run_id = NULL, parent_run = NULL');
     const seen: number[] = [];
-    const totals = await reindex(t.db, t.running.store.derive, t.running.store.payloads, { batchTraces: 1, onProgress: (p) => seen.push(p.tracesDone) });
+    const totals = await reindex(t.db, t.running.store.derive, t.running.store.payloads, {
+      batchTraces: 1,
+      onProgress: (p) => seen.push(p.tracesDone),
+    });
     expect(totals.tracesDone).toBe(totals.tracesTotal);
     expect(seen[seen.length - 1]).toBe(totals.tracesTotal);
     await reindex(t.db, t.running.store.derive, t.running.store.payloads);

@@ -15,26 +15,42 @@ import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers
 /** xorshift32: the same cases on every run. */
 function random(seed: number) {
   let x = seed || 1;
-  const next = () => { x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0; return x / 4294967296; };
+  const next = () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x / 4294967296;
+  };
   return { next, pick: <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)], chance: (p: number) => next() < p };
 }
 
-interface Case { nodes: Omit<RunNode, 'runId' | 'parentRun'>[]; storedFirst: number }
+interface Case {
+  nodes: Omit<RunNode, 'runId' | 'parentRun'>[];
+  storedFirst: number;
+}
 
 function randomCase(seed: number): Case {
   const r = random(seed);
-  const traces = Array.from({ length: 1 + Math.floor(r.next() * 3) }, (_, i) => (seed * 16 + i).toString(16).padStart(32, '0'));
+  const traces = Array.from({ length: 1 + Math.floor(r.next() * 3) }, (_, i) =>
+    (seed * 16 + i).toString(16).padStart(32, '0'),
+  );
   const nodes: Case['nodes'] = [];
   for (const traceId of traces) {
     const count = 1 + Math.floor(r.next() * 9);
     const ids = Array.from({ length: count }, (_, i) => (i + 1).toString(16).padStart(16, '0'));
     ids.forEach((spanId, i) => {
-      const parentSpanId = i === 0 || r.chance(0.1)
-        ? r.pick([null, null, 'ffffffffffffffff']) // a root, or a parent that was never stored
-        : r.chance(0.05) ? ids[Math.floor(r.next() * count)] // anywhere: may loop
-        : ids[Math.floor(r.next() * i)]; // an earlier span
+      const parentSpanId =
+        i === 0 || r.chance(0.1)
+          ? r.pick([null, null, 'ffffffffffffffff']) // a root, or a parent that was never stored
+          : r.chance(0.05)
+            ? ids[Math.floor(r.next() * count)] // anywhere: may loop
+            : ids[Math.floor(r.next() * i)]; // an earlier span
       nodes.push({
-        traceId, spanId, parentSpanId,
+        traceId,
+        spanId,
+        parentSpanId,
         ownRun: r.chance(0.5) ? r.pick(['sess-a', 'sess-b', 'sess-c']) : null,
         ownParentRun: r.chance(0.15) ? r.pick(['parent-x', 'parent-y']) : null,
       });
@@ -55,11 +71,21 @@ async function insertNodes(db: Database, tenant: string, nodes: Case['nodes']): 
        attributes, events, links, resource, own_run, own_parent_run)
      SELECT $1, decode(t, 'hex'), decode(s, 'hex'), decode(p, 'hex'), 'span', 'internal', 0, 1, 'unset', '{}', '[]', '[]', '{}', o, op
        FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS u(t, s, p, o, op)`,
-    [tenant, nodes.map((n) => n.traceId), nodes.map((n) => n.spanId), nodes.map((n) => n.parentSpanId), nodes.map((n) => n.ownRun), nodes.map((n) => n.ownParentRun)],
+    [
+      tenant,
+      nodes.map((n) => n.traceId),
+      nodes.map((n) => n.spanId),
+      nodes.map((n) => n.parentSpanId),
+      nodes.map((n) => n.ownRun),
+      nodes.map((n) => n.ownParentRun),
+    ],
   );
 }
 
-async function readRuns(db: Database, tenant: string): Promise<Map<string, { runId: string | null; parentRun: string | null }>> {
+async function readRuns(
+  db: Database,
+  tenant: string,
+): Promise<Map<string, { runId: string | null; parentRun: string | null }>> {
   const rows = await db.query<{ t: string; s: string; run_id: string | null; parent_run: string | null }>(
     `SELECT encode(trace_id, 'hex') AS t, encode(span_id, 'hex') AS s, run_id, parent_run FROM tapedeck_store.spans WHERE tenant = $1`,
     [tenant],
@@ -69,15 +95,21 @@ async function readRuns(db: Database, tenant: string): Promise<Map<string, { run
 
 describe.each(databaseKinds)('in-memory run resolution on %s', (kind) => {
   let t: TestDatabase;
-  beforeAll(async () => { t = await createTestDatabase(kind); }, 60_000);
-  afterAll(async () => { await t?.drop(); });
+  beforeAll(async () => {
+    t = await createTestDatabase(kind);
+  }, 60_000);
+  afterAll(async () => {
+    await t?.drop();
+  });
 
   it('gives every span the run and parent run resolve-runs.ts stores, over 300 random cases', async () => {
     let compared = 0;
     for (let seed = 1; seed <= 300; seed++) {
       const c = randomCase(seed);
       const tenant = `case-${seed}`;
-      const traceIds = [...new Set(c.nodes.map((n) => Buffer.from(n.traceId, 'hex')).map((b) => b.toString('hex')))].map((h) => Buffer.from(h, 'hex'));
+      const traceIds = [
+        ...new Set(c.nodes.map((n) => Buffer.from(n.traceId, 'hex')).map((b) => b.toString('hex'))),
+      ].map((h) => Buffer.from(h, 'hex'));
       // earlier requests: stored, then resolved by the SQL as ingest did before
       await insertNodes(t.db, tenant, c.nodes.slice(0, c.storedFirst));
       await resolveRuns(t.db, tenant, traceIds);
@@ -99,11 +131,19 @@ describe.each(databaseKinds)('in-memory run resolution on %s', (kind) => {
   }, 120_000);
 
   it("answers 'ambiguous' when one run would get two different parent runs", () => {
-    const trace = '0'.repeat(31) + '1';
+    const trace = `${'0'.repeat(31)}1`;
     const node = (spanId: string, ownParentRun: string): RunNode => ({
-      traceId: trace, spanId, parentSpanId: null, ownRun: 'sess', ownParentRun, runId: null, parentRun: null,
+      traceId: trace,
+      spanId,
+      parentSpanId: null,
+      ownRun: 'sess',
+      ownParentRun,
+      runId: null,
+      parentRun: null,
     });
     expect(resolveRunsInMemory([node('01'.repeat(8), 'parent-x'), node('02'.repeat(8), 'parent-y')])).toBe('ambiguous');
-    expect(resolveRunsInMemory([node('01'.repeat(8), 'parent-x'), node('02'.repeat(8), 'parent-x')])).not.toBe('ambiguous');
+    expect(resolveRunsInMemory([node('01'.repeat(8), 'parent-x'), node('02'.repeat(8), 'parent-x')])).not.toBe(
+      'ambiguous',
+    );
   });
 });

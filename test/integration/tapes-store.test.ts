@@ -26,7 +26,9 @@ async function getJson(url: string): Promise<{ status: number; text: string; bod
 /** A tape as the in-memory pipeline builds it, rendered like the route renders steps. */
 function expectedSteps(capture: Capture, run: string): unknown {
   const tape = tapesOf(capture.spans, capture.logs).find((t) => t.run === run);
-  return JSON.parse(renderJson(tape?.steps.map(({ tool_call_id, ...s }) => (tool_call_id ? { tool_call_id, ...s } : s))));
+  return JSON.parse(
+    renderJson(tape?.steps.map(({ tool_call_id, ...s }) => (tool_call_id ? { tool_call_id, ...s } : s))),
+  );
 }
 
 describe.each(databaseKinds)('tapes from the store on %s', (kind) => {
@@ -61,14 +63,23 @@ describe.each(databaseKinds)('tapes from the store on %s', (kind) => {
           for (const step of body.steps) expect(step.request_digest).toBe(digestOf(step.request));
           const resolved = await getJson(`${t.url}/v1/tapes/${encodeURIComponent(expected.run)}?resolve=true`);
           expect(resolved.body.resolved_partial).toBe(false);
-          expect(withoutIdentity(resolved.body.steps)).toEqual(withoutIdentity(expectedSteps(capture, expected.run) as any[]));
+          expect(withoutIdentity(resolved.body.steps)).toEqual(
+            withoutIdentity(expectedSteps(capture, expected.run) as any[]),
+          );
         }
         // The run's totals count what the tape shows: one step per model call.
-        const listed = (await getJson(`${t.url}/v1/runs?limit=1000`)).body.runs.find((r: any) => r.run === expected.run);
+        const listed = (await getJson(`${t.url}/v1/runs?limit=1000`)).body.runs.find(
+          (r: any) => r.run === expected.run,
+        );
         const count = (kind: string) => body.steps.filter((s: any) => s.kind === kind).length;
-        expect([listed.steps, listed.llm_steps, listed.tool_steps]).toEqual([body.steps.length, count('llm'), count('tool')]);
+        expect([listed.steps, listed.llm_steps, listed.tool_steps]).toEqual([
+          body.steps.length,
+          count('llm'),
+          count('tool'),
+        ]);
         const inputs = body.steps.filter((s: any) => s.kind === 'llm').map((s: any) => s.tokens.input);
-        if (inputs.every((n: number | null) => n !== null)) expect(listed.tokens.input).toBe(inputs.reduce((a: number, b: number) => a + b, 0));
+        if (inputs.every((n: number | null) => n !== null))
+          expect(listed.tokens.input).toBe(inputs.reduce((a: number, b: number) => a + b, 0));
         // Nanosecond times are exact JSON integers, never strings or rounded doubles.
         expect(text).toContain(`"start_ns":${expected.steps[0].start_ns}`);
       }

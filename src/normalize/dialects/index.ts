@@ -23,4 +23,11 @@ import { langfuse } from './langfuse.js';
 
 export type { Dialect } from './types.js';
 
-export const DIALECTS: readonly Dialect[] = Object.freeze([openinference, openllmetry, vercelAi, mastraLegacy, otelGenAi, langfuse]);
+export const DIALECTS: readonly Dialect[] = Object.freeze([
+  openinference,
+  openllmetry,
+  vercelAi,
+  mastraLegacy,
+  otelGenAi,
+  langfuse,
+]);

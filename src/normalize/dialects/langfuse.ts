@@ -12,7 +12,12 @@ import type { Attributes, SpanRecord } from '../../spans/span-record.js';
 import type { JsonValue, Message, StepDraft, StepKind } from '../step.js';
 import { asObject, jsonAttr, str } from '../attrs.js';
 import { canonicalValue } from '../messages.js';
-import { fromProviderMessage, fromProviderMessages, messagesFromRequestBody, messagesFromResponseBody } from '../provider-messages.js';
+import {
+  fromProviderMessage,
+  fromProviderMessages,
+  messagesFromRequestBody,
+  messagesFromResponseBody,
+} from '../provider-messages.js';
 import { makeTokens } from '../usage.js';
 import { recorded } from './otel-genai.js';
 import { emptyDraft, orNull, type Dialect } from './types.js';
@@ -23,7 +28,10 @@ const KINDS: Record<string, StepKind> = { generation: 'llm', tool: 'tool', agent
 function requestOf(v: JsonValue | undefined): Message[] | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v === 'string') return fromProviderMessage({ role: 'user', content: v });
-  return messagesFromRequestBody(v) ?? (asObject(v) && Array.isArray(asObject(v)!.messages) ? fromProviderMessages(asObject(v)!.messages) : undefined);
+  return (
+    messagesFromRequestBody(v) ??
+    (asObject(v) && Array.isArray(asObject(v)!.messages) ? fromProviderMessages(asObject(v)!.messages) : undefined)
+  );
 }
 
 /** A generation's output: a provider response, the answer message(s), or its text. */
@@ -42,8 +50,12 @@ function usageOf(attrs: Attributes): StepDraft['tokens'] {
     for (const k of keys) if (typeof u[k] === 'number') return u[k] as number;
     return null;
   };
-  return makeTokens(n('input', 'prompt_tokens', 'input_tokens'), n('output', 'completion_tokens', 'output_tokens'),
-    n('input_cache_read', 'cache_read'), n('input_cache_creation', 'cache_write'));
+  return makeTokens(
+    n('input', 'prompt_tokens', 'input_tokens'),
+    n('output', 'completion_tokens', 'output_tokens'),
+    n('input_cache_read', 'cache_read'),
+    n('input_cache_creation', 'cache_write'),
+  );
 }
 
 export const langfuse: Dialect = {

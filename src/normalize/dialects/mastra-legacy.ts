@@ -44,7 +44,8 @@ function isMastraLegacySpan(span: SpanRecord): boolean {
 /** The agent's input: a string is the user's text, strings several user texts, else messages. */
 function asked(v: AttributeValue | undefined): Message[] {
   const input = jsonAttr(v);
-  const user = (text: unknown) => (typeof text === 'string' ? fromProviderMessage({ role: 'user', content: text }) : []);
+  const user = (text: unknown) =>
+    typeof text === 'string' ? fromProviderMessage({ role: 'user', content: text }) : [];
   if (typeof input === 'string') return user(input);
   if (!Array.isArray(input)) return [];
   return input.every((m) => typeof m === 'string') ? input.flatMap(user) : fromProviderMessages(input);
@@ -53,8 +54,12 @@ function asked(v: AttributeValue | undefined): Message[] {
 /** The run's output text ({text, ...}); a structured output's object as its JSON text. */
 function answered(v: AttributeValue | undefined): Message[] {
   const out = asObject(jsonAttr(v));
-  const text = typeof out?.text === 'string' && out.text !== '' ? out.text
-    : out?.object !== undefined && out.object !== null ? JSON.stringify(out.object) : null;
+  const text =
+    typeof out?.text === 'string' && out.text !== ''
+      ? out.text
+      : out?.object !== undefined && out.object !== null
+        ? JSON.stringify(out.object)
+        : null;
   return text === null ? [] : fromProviderMessage({ role: 'assistant', content: text });
 }
 

@@ -16,9 +16,14 @@ import type { Attributes, SpanRecord } from '../../spans/span-record.js';
 import type { JsonValue, Message, StepDraft } from '../step.js';
 import { asObject, firstNum, firstStr, indexedGroups, parseJson, str } from '../attrs.js';
 import { readPythonLiteral } from '../python-literal.js';
-import { langChainResponseModel, langChainToolResult, messagesFromLangChainInputs, messagesFromLangChainResult } from '../langchain-messages.js';
+import {
+  langChainResponseModel,
+  langChainToolResult,
+  messagesFromLangChainInputs,
+  messagesFromLangChainResult,
+} from '../langchain-messages.js';
 import { canonicalFinishReason, canonicalValue } from '../messages.js';
-import { fromProviderMessage, fromProviderMessages, messagesFromRequestBody, messagesFromResponseBody } from '../provider-messages.js';
+import { fromProviderMessage, messagesFromRequestBody, messagesFromResponseBody } from '../provider-messages.js';
 import { makeTokens, providerParams, reportedCost } from '../usage.js';
 import { isResponse, isResponsesInput, messagesFromResponse, messagesFromResponsesInput } from '../responses-items.js';
 import { recorded } from './otel-genai.js';
@@ -29,7 +34,9 @@ import { emptyDraft, orNull, type Dialect } from './types.js';
 /** One flattened message group → canonical messages (contents and tool calls deduplicated). */
 function flatMessage(g: Attributes, finishReason?: unknown): Message[] {
   const toolCalls = indexedGroups(g, 'message.tool_calls.').map((tc) => ({
-    id: tc['tool_call.id'], name: tc['tool_call.function.name'], arguments: tc['tool_call.function.arguments'],
+    id: tc['tool_call.id'],
+    name: tc['tool_call.function.name'],
+    arguments: tc['tool_call.function.arguments'],
   }));
   const seen = new Set(toolCalls.map((tc) => tc.id).filter((id) => id !== undefined));
   const parts: { [k: string]: unknown }[] = [];
@@ -38,31 +45,41 @@ function flatMessage(g: Attributes, finishReason?: unknown): Message[] {
     const type = str(c['message_content.type']) ?? (c['tool_call.id'] !== undefined ? 'tool_use' : 'text');
     if (c['tool_call.function.name'] !== undefined) {
       // The Anthropic instrumentation writes each tool_use block here and under tool_calls.
-      if (!seen.has(c['tool_call.id'])) toolCalls.push({ id: c['tool_call.id'], name: c['tool_call.function.name'], arguments: c['tool_call.function.arguments'] });
+      if (!seen.has(c['tool_call.id']))
+        toolCalls.push({
+          id: c['tool_call.id'],
+          name: c['tool_call.function.name'],
+          arguments: c['tool_call.function.arguments'],
+        });
     } else if (type === 'image') {
       parts.push({ type: 'image_url', image_url: { url: c['message_content.image.image.url'] } });
     } else {
       parts.push({ type, text: c['message_content.text'] });
     }
     // BeeAI writes a tool result's id beside its content part
-    if (toolCallId === undefined && typeof c['message.tool_call_id'] === 'string') toolCallId = c['message.tool_call_id'];
+    if (toolCallId === undefined && typeof c['message.tool_call_id'] === 'string')
+      toolCallId = c['message.tool_call_id'];
   }
   // OpenAI's legacy function calling: message.function_call_name / function_call_arguments_json
   // (OpenInference semantic conventions), the same call as a tool call without an id.
-  const functionCall = g['message.function_call_name'] !== undefined
-    ? { name: g['message.function_call_name'], arguments: g['message.function_call_arguments_json'] }
-    : undefined;
+  const functionCall =
+    g['message.function_call_name'] !== undefined
+      ? { name: g['message.function_call_name'], arguments: g['message.function_call_arguments_json'] }
+      : undefined;
   const content = g['message.content'] ?? (parts.length ? parts : undefined);
   // The Bedrock instrumentation writes a model's tool_use block as a message of role `tool`
   // holding the call (and its id as tool_call_id): a call the assistant made, not a result.
   const call = g['message.role'] === 'tool' && toolCalls.length > 0 && content === undefined;
-  return fromProviderMessage({
-    role: call ? 'assistant' : g['message.role'],
-    content,
-    tool_calls: toolCalls,
-    tool_call_id: call ? undefined : toolCallId,
-    function_call: functionCall,
-  }, finishReason);
+  return fromProviderMessage(
+    {
+      role: call ? 'assistant' : g['message.role'],
+      content,
+      tool_calls: toolCalls,
+      tool_call_id: call ? undefined : toolCallId,
+      function_call: functionCall,
+    },
+    finishReason,
+  );
 }
 
 function flatMessages(attrs: Attributes, prefix: string, finishReason?: unknown): Message[] | undefined {
@@ -79,7 +96,9 @@ function flatMessages(attrs: Attributes, prefix: string, finishReason?: unknown)
  */
 function autoGenMessage(g: Attributes): Message[] | undefined {
   if (g['message.role'] === 'function') {
-    const results = Object.keys(g).filter((k) => /^function\.\d+$/.test(k)).sort((a, b) => Number(a.slice(9)) - Number(b.slice(9)));
+    const results = Object.keys(g)
+      .filter((k) => /^function\.\d+$/.test(k))
+      .sort((a, b) => Number(a.slice(9)) - Number(b.slice(9)));
     if (results.length === 0) return undefined;
     return results.flatMap((k) => {
       const r = asObject(typeof g[k] === 'string' ? parseJson(g[k] as string) : undefined);
@@ -87,12 +106,16 @@ function autoGenMessage(g: Attributes): Message[] | undefined {
     });
   }
   const text = g['message.content'];
-  if (g['message.role'] !== 'assistant' || typeof text !== 'string' || !text.startsWith('["FunctionCall(')) return undefined;
+  if (g['message.role'] !== 'assistant' || typeof text !== 'string' || !text.startsWith('["FunctionCall('))
+    return undefined;
   const reprs = parseJson(text);
   if (!Array.isArray(reprs)) return undefined;
   const calls = reprs.map((r) => (typeof r === 'string' ? FUNCTION_CALL_REPR.exec(r) : null));
   if (calls.some((c) => c === null)) return undefined;
-  return fromProviderMessage({ role: 'assistant', tool_calls: calls.map((c) => ({ id: c![1], name: c![3], arguments: pythonString(c![2]) })) });
+  return fromProviderMessage({
+    role: 'assistant',
+    tool_calls: calls.map((c) => ({ id: c![1], name: c![3], arguments: pythonString(c![2]) })),
+  });
 }
 
 /** FunctionCall(id='call_1', arguments='{"city": "Paris"}', name='get_weather') */
@@ -166,10 +189,16 @@ function requestFromBody(body: JsonValue | undefined, invocation: JsonValue | un
   if (langChain) return langChain;
   // OpenAI Responses: the input items (openai-agents; the instructions are among the
   // invocation parameters), or a responses.create request {input, instructions, ...}
-  if (isResponsesInput(body) || (Array.isArray(body) && isResponse(invocation))) return messagesFromResponsesInput(body, asObject(invocation)?.instructions);
+  if (isResponsesInput(body) || (Array.isArray(body) && isResponse(invocation)))
+    return messagesFromResponsesInput(body, asObject(invocation)?.instructions);
   const request = asObject(body);
-  if (request && request.input !== undefined && request.messages === undefined && request.contents === undefined
-    && (typeof request.input === 'string' || isResponsesInput(request.input))) {
+  if (
+    request &&
+    request.input !== undefined &&
+    request.messages === undefined &&
+    request.contents === undefined &&
+    (typeof request.input === 'string' || isResponsesInput(request.input))
+  ) {
     return messagesFromResponsesInput(request.input, request.instructions);
   }
   return messagesFromRequestBody(body);
@@ -182,14 +211,22 @@ function requestFromBody(body: JsonValue | undefined, invocation: JsonValue | un
  */
 function responseFromBody(body: JsonValue | undefined): Message[] | undefined {
   const b = asObject(body);
-  const answers = Array.isArray(body) ? body : Array.isArray(b?.messages) && Object.keys(b!).length === 1 ? b!.messages as JsonValue[] : undefined;
+  const answers = Array.isArray(body)
+    ? body
+    : Array.isArray(b?.messages) && Object.keys(b!).length === 1
+      ? (b!.messages as JsonValue[])
+      : undefined;
   if (answers && answers.length > 0 && answers.every((m) => asObject(m)?.role === 'assistant')) {
     // (the Anthropic instrumentation's stream accumulator keeps stop_reason on the message)
     return answers.flatMap((m) => fromProviderMessage(m, asObject(m)?.stop_reason ?? asObject(m)?.finish_reason));
   }
   if (b && isCreateResult(b)) return fromCreateResult(b);
   if (isDspyOutputs(body)) return messagesFromDspyOutputs(body);
-  return (b && Array.isArray(b.generations) ? messagesFromLangChainResult(b) : undefined) ?? messagesFromResponse(body) ?? messagesFromResponseBody(body);
+  return (
+    (b && Array.isArray(b.generations) ? messagesFromLangChainResult(b) : undefined) ??
+    messagesFromResponse(body) ??
+    messagesFromResponseBody(body)
+  );
 }
 
 /** AutoGen's CreateResult (openinference-instrumentation-autogen-agentchat's output.value). */
@@ -201,9 +238,10 @@ function isCreateResult(b: { [k: string]: JsonValue }): boolean {
 function fromCreateResult(b: { [k: string]: JsonValue }): Message[] {
   const calls = Array.isArray(b.content) ? b.content : [];
   const text = typeof b.content === 'string' ? b.content : undefined;
-  const content = typeof b.thought === 'string' && b.thought !== ''
-    ? [{ type: 'reasoning', text: b.thought }, ...(text ? [{ type: 'text', text }] : [])]
-    : text;
+  const content =
+    typeof b.thought === 'string' && b.thought !== ''
+      ? [{ type: 'reasoning', text: b.thought }, ...(text ? [{ type: 'text', text }] : [])]
+      : text;
   return fromProviderMessage({ role: 'assistant', content, tool_calls: calls }, b.finish_reason);
 }
 
@@ -216,7 +254,9 @@ function toolOutput(attrs: Attributes): { value: JsonValue | null; toolCallId: s
   // (the JS LangChain instrumentation records the run's outputs, {output: ToolMessage})
   const body = bodyOf(attrs, 'output');
   const wrapped = asObject(body);
-  const result = langChainToolResult(wrapped && Object.keys(wrapped).length === 1 && 'output' in wrapped ? wrapped.output : body);
+  const result = langChainToolResult(
+    wrapped && Object.keys(wrapped).length === 1 && 'output' in wrapped ? wrapped.output : body,
+  );
   if (result) return { value: orNull(canonicalValue(result.content)), toolCallId: result.toolCallId };
   const value = ioValue(attrs, 'output');
   // LlamaIndex's ToolOutput as model_dump() writes it: the tool's return value is raw_output.
@@ -238,13 +278,23 @@ function toolInput(span: SpanRecord): JsonValue | null {
   // CrewAI (openinference-instrumentation-crewai, ToolUsage._use) records the agent's parsed
   // action: {tool_string, tool, calling: {tool_name, arguments}}; the call's arguments are the input.
   const calling = asObject(input?.calling);
-  if (input && 'tool_string' in input && calling && calling.arguments !== undefined) return orNull(canonicalValue(calling.arguments));
+  if (input && 'tool_string' in input && calling && calling.arguments !== undefined)
+    return orNull(canonicalValue(calling.arguments));
   // LlamaIndex and smolagents record a tool call's bound arguments, {"kwargs": {...}} (with
   // "args" when there were positional ones; smolagents adds sanitize_inputs_outputs).
   const scope = span.scope.name;
-  if (input && (scope.startsWith('openinference.instrumentation.llama_index') || scope.startsWith('openinference.instrumentation.smolagents'))
-    && asObject(input.kwargs)
-    && Object.keys(input).every((k) => k === 'kwargs' || k === 'sanitize_inputs_outputs' || (k === 'args' && Array.isArray(input.args) && input.args.length === 0))) {
+  if (
+    input &&
+    (scope.startsWith('openinference.instrumentation.llama_index') ||
+      scope.startsWith('openinference.instrumentation.smolagents')) &&
+    asObject(input.kwargs) &&
+    Object.keys(input).every(
+      (k) =>
+        k === 'kwargs' ||
+        k === 'sanitize_inputs_outputs' ||
+        (k === 'args' && Array.isArray(input.args) && input.args.length === 0),
+    )
+  ) {
     return orNull(canonicalValue(input.kwargs));
   }
   if (typeof value !== 'string' || !span.scope.name.startsWith('openinference.instrumentation.langchain')) return value;
@@ -253,8 +303,11 @@ function toolInput(span: SpanRecord): JsonValue | null {
 }
 
 function isTemplateRendering(attrs: Attributes): boolean {
-  return attrs['llm.prompt_template.template'] !== undefined && attrs['llm.model_name'] === undefined
-    && !Object.keys(attrs).some((k) => k.startsWith('llm.input_messages.') || k.startsWith('llm.output_messages.'));
+  return (
+    attrs['llm.prompt_template.template'] !== undefined &&
+    attrs['llm.model_name'] === undefined &&
+    !Object.keys(attrs).some((k) => k.startsWith('llm.input_messages.') || k.startsWith('llm.output_messages.'))
+  );
 }
 
 /**
@@ -263,7 +316,8 @@ function isTemplateRendering(attrs: Attributes): boolean {
  */
 function agentOutput(value: JsonValue | null): JsonValue | null {
   const task = asObject(value);
-  if (task && 'raw' in task && 'description' in task && 'output_format' in task) return orNull(canonicalValue(task.raw));
+  if (task && 'raw' in task && 'description' in task && 'output_format' in task)
+    return orNull(canonicalValue(task.raw));
   return value;
 }
 
@@ -274,7 +328,11 @@ function agentOutput(value: JsonValue | null): JsonValue | null {
 function calledWith(attrs: Attributes): JsonValue | null {
   const args = flatMessages(attrs, 'llm.input_messages.')?.flatMap((m) => m.tool_calls ?? [])[0]?.arguments;
   if (args === undefined) return null;
-  if (Array.isArray(args) && args.length > 0 && args.every((p) => typeof asObject(p)?.name === 'string' && 'value' in (asObject(p) ?? {}))) {
+  if (
+    Array.isArray(args) &&
+    args.length > 0 &&
+    args.every((p) => typeof asObject(p)?.name === 'string' && 'value' in (asObject(p) ?? {}))
+  ) {
     return Object.fromEntries(args.map((p) => [(p as { name: string }).name, (p as { value: JsonValue }).value]));
   }
   return args;
@@ -285,15 +343,25 @@ function readLlm(span: SpanRecord, draft: StepDraft): StepDraft {
   const finish = attrs['llm.finish_reason'];
   // llm.invocation_parameters is the request minus its messages; without it, the body says the same.
   const inputBody = bodyOf(attrs, 'input');
-  const invocation = typeof attrs['llm.invocation_parameters'] === 'string' ? parseJson(attrs['llm.invocation_parameters']) : inputBody;
+  const invocation =
+    typeof attrs['llm.invocation_parameters'] === 'string' ? parseJson(attrs['llm.invocation_parameters']) : inputBody;
   let request = moreComplete(requestFromBody(inputBody, invocation), flatMessages(attrs, 'llm.input_messages.'));
   // A prompt given as text (a Responses call with a string input) is recorded as text alone.
   // (OPENINFERENCE_HIDE_INPUTS writes __REDACTED__ there: nothing recorded)
   const prompt = attrs['input.value'];
-  if (request === undefined && typeof prompt === 'string' && prompt !== '' && prompt !== REDACTED && inputBody === undefined) {
+  if (
+    request === undefined &&
+    typeof prompt === 'string' &&
+    prompt !== '' &&
+    prompt !== REDACTED &&
+    inputBody === undefined
+  ) {
     request = fromProviderMessage({ role: 'user', content: prompt });
   }
-  const response = moreComplete(responseFromBody(bodyOf(attrs, 'output', true)), flatMessages(attrs, 'llm.output_messages.', finish));
+  const response = moreComplete(
+    responseFromBody(bodyOf(attrs, 'output', true)),
+    flatMessages(attrs, 'llm.output_messages.', finish),
+  );
   // An answer body that carries no stop reason (the Bedrock instrumentation records the bare
   // output message) takes the span's llm.finish_reason, as the flattened answer does.
   const answer = response?.find((m) => m.role === 'assistant');
@@ -304,11 +372,15 @@ function readLlm(span: SpanRecord, draft: StepDraft): StepDraft {
   draft.request = recorded(request);
   draft.response = recorded(response);
   draft.params = providerParams(invocation);
-  const invokedModel = invocation && typeof invocation === 'object' && !Array.isArray(invocation) ? str(invocation.model as string) : null;
+  const invokedModel =
+    invocation && typeof invocation === 'object' && !Array.isArray(invocation) ? str(invocation.model as string) : null;
   // llm.model_name holds the request model until the response model is known, then that;
   // LangChain's holds the request model only, and its result the model that answered.
-  draft.model = firstStr(attrs, ['llm.response.model_name']) ?? langChainResponseModel(bodyOf(attrs, 'output', true))
-    ?? firstStr(attrs, ['llm.model_name', 'llm.request.model_name']) ?? invokedModel;
+  draft.model =
+    firstStr(attrs, ['llm.response.model_name']) ??
+    langChainResponseModel(bodyOf(attrs, 'output', true)) ??
+    firstStr(attrs, ['llm.model_name', 'llm.request.model_name']) ??
+    invokedModel;
   draft.tokens = makeTokens(
     firstNum(attrs, ['llm.token_count.prompt']), // includes cache reads and writes (OI-Anthropic 0.2.8)
     firstNum(attrs, ['llm.token_count.completion']),
@@ -329,7 +401,8 @@ export const openinference: Dialect = {
     const kind = (str(attrs['openinference.span.kind']) ?? '').toUpperCase();
     if (kind === 'LLM') {
       // Haystack's PromptBuilder is an LLM span that renders a template: no model, no messages
-      if (span.scope.name.startsWith('openinference.instrumentation.haystack') && isTemplateRendering(attrs)) return null;
+      if (span.scope.name.startsWith('openinference.instrumentation.haystack') && isTemplateRendering(attrs))
+        return null;
       return readLlm(span, emptyDraft(span, 'llm', span.name, 'openinference'));
     }
     if (kind === 'TOOL') {

@@ -18,7 +18,15 @@ import { canonicalValue, isPartsList } from '../messages.js';
 import { genAiInput, genAiOutput } from '../genai-parts.js';
 import { fromProviderMessage, isConverseContent } from '../provider-messages.js';
 import { genAiParams, genAiTokens, reportedCost } from '../usage.js';
-import { genAiKind, genAiMessages, hasToolCallKeys, isLlmOperation, llmModel, otelGenAi, recorded } from './otel-genai.js';
+import {
+  genAiKind,
+  genAiMessages,
+  hasToolCallKeys,
+  isLlmOperation,
+  llmModel,
+  otelGenAi,
+  recorded,
+} from './otel-genai.js';
 import { emptyDraft, orNull, type Dialect } from './types.js';
 import { logsOfSpan, readEventContent } from './otel-genai-events.js';
 import { aiSdkOperation, isAiSdkModelCall } from './vercel-ai.js';
@@ -39,7 +47,9 @@ export function unwrapEntityInput(value: JsonValue): JsonValue {
   const args = value.args;
   const kwargs = value.kwargs;
   const noArgs = args === undefined || (Array.isArray(args) && args.length === 0);
-  const noKwargs = kwargs === undefined || (kwargs !== null && typeof kwargs === 'object' && !Array.isArray(kwargs) && Object.keys(kwargs).length === 0);
+  const noKwargs =
+    kwargs === undefined ||
+    (kwargs !== null && typeof kwargs === 'object' && !Array.isArray(kwargs) && Object.keys(kwargs).length === 0);
   if (noArgs) return kwargs ?? {};
   if (noKwargs && Array.isArray(args) && args.length === 1) return args[0];
   return value;
@@ -64,9 +74,11 @@ function unwrapLangChain(value: JsonValue, input: boolean): JsonValue {
   if (input) {
     if (!onlyKeys(value, LANGCHAIN_INPUT_KEYS) || !('input_str' in value || 'inputs' in value)) return value;
     const inputs = value.inputs;
-    const hasInputs = inputs !== undefined && inputs !== null
-      && !(typeof inputs === 'object' && !Array.isArray(inputs) && Object.keys(inputs).length === 0);
-    return hasInputs ? inputs : value.input_str ?? null;
+    const hasInputs =
+      inputs !== undefined &&
+      inputs !== null &&
+      !(typeof inputs === 'object' && !Array.isArray(inputs) && Object.keys(inputs).length === 0);
+    return hasInputs ? inputs : (value.input_str ?? null);
   }
   if (!onlyKeys(value, LANGCHAIN_OUTPUT_KEYS) || !('output' in value || 'outputs' in value)) return value;
   const out = value.output ?? value.outputs ?? null;
@@ -75,7 +87,8 @@ function unwrapLangChain(value: JsonValue, input: boolean): JsonValue {
 
 /** A LangChain message as its to_json() writes it: {lc: 1, type: "constructor", id: [...], kwargs}. */
 function langChainMessage(v: JsonValue | undefined): { kwargs: { [k: string]: JsonValue } } | undefined {
-  if (v === null || typeof v !== 'object' || Array.isArray(v) || v.lc === undefined || v.type !== 'constructor') return undefined;
+  if (v === null || typeof v !== 'object' || Array.isArray(v) || v.lc === undefined || v.type !== 'constructor')
+    return undefined;
   const kwargs = v.kwargs;
   return kwargs !== null && typeof kwargs === 'object' && !Array.isArray(kwargs) ? { kwargs } : undefined;
 }
@@ -96,7 +109,8 @@ function langChainToolTask(span: SpanRecord): StepDraft | null {
   const message = langChainMessage(parseJson(output));
   const k = message?.kwargs;
   if (!k || (k.type !== 'tool' && k.tool_call_id === undefined)) return null;
-  const tool = str(k.name as string | undefined) ?? firstStr(attrs, ['traceloop.entity.name']) ?? span.name.replace(/\.task$/, '');
+  const tool =
+    str(k.name as string | undefined) ?? firstStr(attrs, ['traceloop.entity.name']) ?? span.name.replace(/\.task$/, '');
   const draft = emptyDraft(span, 'tool', tool, 'openllmetry');
   draft.tool = tool;
   draft.request = entityValue(attrs['traceloop.entity.input'], true);
@@ -178,15 +192,17 @@ function legacyMessages(attrs: Attributes, prefix: string, answer: boolean, conv
     if (reasoning.length > 0) content = [...reasoning, ...asParts(content)];
     const toolCalls = legacyToolCalls(g);
     // The LangChain callback names a message type it does not map (AIMessageChunk, ...) `unknown`.
-    const role = g.role === 'unknown' && toolCalls.length > 0 ? 'assistant' : g.role ?? (answer ? 'assistant' : 'user');
+    const role =
+      g.role === 'unknown' && toolCalls.length > 0 ? 'assistant' : (g.role ?? (answer ? 'assistant' : 'user'));
     const raw: { [k: string]: unknown } = {
       role,
       content,
       tool_calls: toolCalls,
       tool_call_id: g.tool_call_id,
     };
-    if (g['function_call.name'] !== undefined) raw.function_call = { name: g['function_call.name'], arguments: g['function_call.arguments'] };
-    out.push(...fromProviderMessage(raw, answer ? g.finish_reason ?? thinking?.finishReason : undefined));
+    if (g['function_call.name'] !== undefined)
+      raw.function_call = { name: g['function_call.name'], arguments: g['function_call.arguments'] };
+    out.push(...fromProviderMessage(raw, answer ? (g.finish_reason ?? thinking?.finishReason) : undefined));
     thinking = null;
   }
   // thinking with no answer after it (a stream cut short)
@@ -252,8 +268,12 @@ function isModelCall(attrs: Attributes): boolean {
   // Traceloop's chat / completion; LiteLLM's OpenTelemetry callback writes the key too, with
   // its call type (acompletion, ...), named as its gen_ai.operation.name is.
   if (requestType !== null) return isLlmOperation(requestType);
-  return genAiKind(attrs) === 'llm' || attrs['gen_ai.request.model'] !== undefined
-    || attrs['gen_ai.input.messages'] !== undefined || hasIndexedKey(attrs, 'gen_ai.prompt.');
+  return (
+    genAiKind(attrs) === 'llm' ||
+    attrs['gen_ai.request.model'] !== undefined ||
+    attrs['gen_ai.input.messages'] !== undefined ||
+    hasIndexedKey(attrs, 'gen_ai.prompt.')
+  );
 }
 
 export const openllmetry: Dialect = {
@@ -263,9 +283,13 @@ export const openllmetry: Dialect = {
     // llm.request.type is Traceloop's own key: with content capture off a legacy span has no
     // indexed keys, and an embeddings span (llm.request.type=embedding) must not be read by
     // the OTel GenAI dialect as a model call because it carries gen_ai.request.model.
-    return attrs['traceloop.span.kind'] !== undefined || isTraceloopScope(span)
-      || attrs['llm.request.type'] !== undefined
-      || hasIndexedKey(attrs, 'gen_ai.prompt.') || hasIndexedKey(attrs, 'gen_ai.completion.');
+    return (
+      attrs['traceloop.span.kind'] !== undefined ||
+      isTraceloopScope(span) ||
+      attrs['llm.request.type'] !== undefined ||
+      hasIndexedKey(attrs, 'gen_ai.prompt.') ||
+      hasIndexedKey(attrs, 'gen_ai.completion.')
+    );
   },
   read(span, logs) {
     const attrs = span.attributes;
@@ -273,9 +297,15 @@ export const openllmetry: Dialect = {
     if (spanKind === 'tool') {
       // The openai-agents instrumentation records a function call with the GenAI tool keys
       // (gen_ai.tool.call.arguments / result), not traceloop.entity.*.
-      if (attrs['traceloop.entity.input'] === undefined && attrs['traceloop.entity.output'] === undefined && hasToolCallKeys(attrs)) {
+      if (
+        attrs['traceloop.entity.input'] === undefined &&
+        attrs['traceloop.entity.output'] === undefined &&
+        hasToolCallKeys(attrs)
+      ) {
         const step = readAsGenAi(span, logs);
-        if (step) step.tool = firstStr(attrs, ['gen_ai.tool.name', 'traceloop.entity.name']) ?? span.name.replace(/\.tool$/, '');
+        if (step)
+          step.tool =
+            firstStr(attrs, ['gen_ai.tool.name', 'traceloop.entity.name']) ?? span.name.replace(/\.tool$/, '');
         return step;
       }
       const draft = emptyDraft(span, 'tool', span.name, 'openllmetry');
@@ -290,8 +320,11 @@ export const openllmetry: Dialect = {
       const draft = emptyDraft(span, 'agent', name, 'openllmetry');
       // The SDK's AI SDK transform makes an agent span of the outer call, its entity input and
       // output the GenAI messages' JSON.
-      draft.request = recorded(genAiInput(attrs['traceloop.entity.input'])) ?? entityValue(attrs['traceloop.entity.input'], true);
-      draft.response = recorded(genAiOutput(attrs['traceloop.entity.output'], [])) ?? entityValue(attrs['traceloop.entity.output'], false);
+      draft.request =
+        recorded(genAiInput(attrs['traceloop.entity.input'])) ?? entityValue(attrs['traceloop.entity.input'], true);
+      draft.response =
+        recorded(genAiOutput(attrs['traceloop.entity.output'], [])) ??
+        entityValue(attrs['traceloop.entity.output'], false);
       return draft;
     }
     // The JS LangChain callback traces a tool run as a task whose output is the ToolMessage.

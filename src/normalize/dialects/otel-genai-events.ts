@@ -19,7 +19,13 @@
 import type { AttributeValue, Attributes, LogRecord, SpanRecord } from '../../spans/span-record.js';
 import type { JsonValue, Message } from '../step.js';
 import { asObject, jsonAttr, str, toJson } from '../attrs.js';
-import { converseBlocksOfText, converseValue, fromProviderMessage, fromProviderMessages, isConverseContent } from '../provider-messages.js';
+import {
+  converseBlocksOfText,
+  converseValue,
+  fromProviderMessage,
+  fromProviderMessages,
+  isConverseContent,
+} from '../provider-messages.js';
 import { VERTEX_AI_SYSTEM, withVertexAiCallIds } from '../vertexai-call-ids.js';
 
 const MESSAGE_ROLES: Record<string, string> = {
@@ -53,8 +59,14 @@ export function logsOfSpan(span: SpanRecord, logs: readonly LogRecord[]): LogRec
 }
 
 export function isGenAiEventName(name: string | null): boolean {
-  return name !== null && (name in MESSAGE_ROLES || name === CHOICE || name === DETAILS
-    || name === 'gen_ai.content.prompt' || name === 'gen_ai.content.completion');
+  return (
+    name !== null &&
+    (name in MESSAGE_ROLES ||
+      name === CHOICE ||
+      name === DETAILS ||
+      name === 'gen_ai.content.prompt' ||
+      name === 'gen_ai.content.completion')
+  );
 }
 
 /** Body fields that are objects or lists; span-event attributes can only hold them as JSON text. */
@@ -92,7 +104,11 @@ function contentList(value: AttributeValue | undefined, role: 'user' | 'assistan
   return [];
 }
 
-interface RawEvent { name: string; body: JsonValue | undefined; attributes: Attributes }
+interface RawEvent {
+  name: string;
+  body: JsonValue | undefined;
+  attributes: Attributes;
+}
 
 /** Keys pydantic-ai merges into a packed event that are the event's attributes, not its body. */
 const PACKED_ATTRIBUTES = new Set(['event.name', 'gen_ai.system', 'gen_ai.provider.name', 'gen_ai.message.index']);
@@ -110,8 +126,14 @@ function packedEvents(value: AttributeValue | undefined): RawEvent[] {
     const e = asObject(item);
     if (!e) continue;
     const role = typeof e.role === 'string' ? e.role : undefined;
-    const name = typeof e['event.name'] === 'string' ? e['event.name']
-      : e.message !== undefined && e.index !== undefined ? CHOICE : role !== undefined ? `gen_ai.${role}.message` : null;
+    const name =
+      typeof e['event.name'] === 'string'
+        ? e['event.name']
+        : e.message !== undefined && e.index !== undefined
+          ? CHOICE
+          : role !== undefined
+            ? `gen_ai.${role}.message`
+            : null;
     if (!isGenAiEventName(name)) continue;
     const body: { [k: string]: JsonValue } = {};
     for (const k in e) if (!PACKED_ATTRIBUTES.has(k)) body[k] = e[k];
@@ -123,11 +145,13 @@ function packedEvents(value: AttributeValue | undefined): RawEvent[] {
 function collect(span: SpanRecord, logs: readonly LogRecord[]): RawEvent[] {
   const out: RawEvent[] = packedEvents(span.attributes['events']);
   for (const e of span.events) {
-    if (isGenAiEventName(e.name)) out.push({ name: e.name, body: spanEventBody(e.attributes), attributes: e.attributes });
+    if (isGenAiEventName(e.name))
+      out.push({ name: e.name, body: spanEventBody(e.attributes), attributes: e.attributes });
   }
   for (const l of logs) {
     const name = logEventName(l);
-    if (isGenAiEventName(name)) out.push({ name: name as string, body: jsonAttr(l.body as AttributeValue), attributes: l.attributes });
+    if (isGenAiEventName(name))
+      out.push({ name: name as string, body: jsonAttr(l.body as AttributeValue), attributes: l.attributes });
   }
   return out;
 }
@@ -172,7 +196,9 @@ function choiceMessage(ev: RawEvent): JsonValue | undefined {
   if (typeof text !== 'string' || message === undefined || typeof message === 'string') return message;
   if (isConverseContent(message)) return message;
   const m = asObject(message);
-  const messageShaped = m !== undefined && (m.role !== undefined || m.content !== undefined || m.tool_calls !== undefined || m.parts !== undefined);
+  const messageShaped =
+    m !== undefined &&
+    (m.role !== undefined || m.content !== undefined || m.tool_calls !== undefined || m.parts !== undefined);
   return messageShaped ? message : text;
 }
 
@@ -201,12 +227,16 @@ export function readEventContent(span: SpanRecord, logs: readonly LogRecord[]): 
       // ("user", "") into system and tool message bodies, where the event's name says it.
       const bodyRole = typeof body.role === 'string' && body.role !== '' ? body.role : undefined;
       const said = ev.name === 'gen_ai.user.message' && bodyRole ? bodyRole : role;
-      const vertexTurn = role === 'assistant' && (ev.attributes['gen_ai.system'] === VERTEX_AI_SYSTEM || span.attributes['gen_ai.system'] === VERTEX_AI_SYSTEM);
-      request.push(...fromProviderMessage({
-        ...(vertexTurn ? withVertexAiCallIds(body) : body),
-        role: said,
-        ...(role === 'tool' && body.id !== undefined ? { tool_call_id: body.id } : {}),
-      }));
+      const vertexTurn =
+        role === 'assistant' &&
+        (ev.attributes['gen_ai.system'] === VERTEX_AI_SYSTEM || span.attributes['gen_ai.system'] === VERTEX_AI_SYSTEM);
+      request.push(
+        ...fromProviderMessage({
+          ...(vertexTurn ? withVertexAiCallIds(body) : body),
+          role: said,
+          ...(role === 'tool' && body.id !== undefined ? { tool_call_id: body.id } : {}),
+        }),
+      );
     } else if (ev.name === CHOICE) {
       // tool_calls sit inside `message` (events-deprecated.yaml); a body that carries the
       // message fields directly (no `message`) is read as that message.
@@ -215,9 +245,11 @@ export function readEventContent(span: SpanRecord, logs: readonly LogRecord[]): 
       const content = choiceMessage(ev);
       let message = asObject(content) ?? (Array.isArray(content) || typeof content === 'string' ? { content } : direct);
       // Semantic Kernel (Python) text completions: the answer's TextContent, {text, ...}
-      if (message.content === undefined && message.tool_calls === undefined && typeof message.text === 'string') message = { content: message.text };
+      if (message.content === undefined && message.tool_calls === undefined && typeof message.text === 'string')
+        message = { content: message.text };
       // OpenLLMetry's event mode puts the choice's tool_calls beside its message
-      if (message.tool_calls === undefined && Array.isArray(body.tool_calls)) message = { ...message, tool_calls: body.tool_calls };
+      if (message.tool_calls === undefined && Array.isArray(body.tool_calls))
+        message = { ...message, tool_calls: body.tool_calls };
       const index = typeof body.index === 'number' ? body.index : choices.length;
       choices.push({ index, messages: fromProviderMessage({ role: 'assistant', ...message }, body.finish_reason) });
     } else if (ev.name === 'gen_ai.content.prompt') {

@@ -15,14 +15,28 @@ import { genAiInput, genAiOutput, genAiSystem } from '../genai-parts.js';
 import { genAiParams, genAiTokens, reportedCost } from '../usage.js';
 import { emptyDraft, orNull, type Dialect } from './types.js';
 import { isGenAiEventName, logEventName, logsOfSpan, readEventContent, readToolEvents } from './otel-genai-events.js';
-import { fromProviderMessage, fromProviderMessages, messagesFromRequestBody, messagesFromResponseBody } from '../provider-messages.js';
+import {
+  fromProviderMessage,
+  fromProviderMessages,
+  messagesFromRequestBody,
+  messagesFromResponseBody,
+} from '../provider-messages.js';
 
 const LLM_OPERATIONS = new Set([
-  'chat', 'generate_content', 'text_completion', 'completion', 'responses',
+  'chat',
+  'generate_content',
+  'text_completion',
+  'completion',
+  'responses',
   // Semantic Kernel (and early Microsoft agent-framework): model_diagnostics' operation names
-  'chat.completions', 'chat.streaming_completions', 'text.completions', 'text.streaming_completions',
+  'chat.completions',
+  'chat.streaming_completions',
+  'text.completions',
+  'text.streaming_completions',
   // LiteLLM's OpenTelemetry callback names the operation by its call type; async ones too
-  'acompletion', 'atext_completion', 'aresponses',
+  'acompletion',
+  'atext_completion',
+  'aresponses',
 ]);
 
 /** Whether an operation name (or a request type named the same way) is a model call. */
@@ -44,7 +58,15 @@ function kindOfOperation(op: string | null): StepKind | null | undefined {
 }
 
 /** Operations whose span name the conventions fix as `{operation} {…}` (SC gen-ai-spans.md, agent-spans). */
-const NAMED_OPERATIONS = new Set([...LLM_OPERATIONS, 'embeddings', 'retrieval', 'execute_tool', 'invoke_agent', 'create_agent', 'invoke_workflow']);
+const NAMED_OPERATIONS = new Set([
+  ...LLM_OPERATIONS,
+  'embeddings',
+  'retrieval',
+  'execute_tool',
+  'invoke_agent',
+  'create_agent',
+  'invoke_workflow',
+]);
 
 /**
  * gen_ai.operation.name is required, but a span that lacks it still names its operation
@@ -67,20 +89,31 @@ function operationOf(span: SpanRecord): string | null {
  */
 function isPydanticAgentRun(span: SpanRecord): boolean {
   const attrs = span.attributes;
-  return attrs['pydantic_ai.all_messages'] !== undefined || attrs['all_messages_events'] !== undefined
-    || (attrs['agent_name'] !== undefined && (attrs['final_result'] !== undefined || span.name === 'agent run' || span.name.startsWith('invoke_agent ')));
+  return (
+    attrs['pydantic_ai.all_messages'] !== undefined ||
+    attrs['all_messages_events'] !== undefined ||
+    (attrs['agent_name'] !== undefined &&
+      (attrs['final_result'] !== undefined || span.name === 'agent run' || span.name.startsWith('invoke_agent ')))
+  );
 }
 
 /** Keys only a tool execution carries (execute_tool spans). */
 export function hasToolCallKeys(attrs: Attributes): boolean {
-  return attrs['gen_ai.tool.call.id'] !== undefined || attrs['gen_ai.tool.call.arguments'] !== undefined
-    || attrs['gen_ai.tool.call.result'] !== undefined;
+  return (
+    attrs['gen_ai.tool.call.id'] !== undefined ||
+    attrs['gen_ai.tool.call.arguments'] !== undefined ||
+    attrs['gen_ai.tool.call.result'] !== undefined
+  );
 }
 
 function hasGenAiKeys(attrs: Attributes): boolean {
-  return attrs['gen_ai.operation.name'] !== undefined || attrs['gen_ai.input.messages'] !== undefined
-    || attrs['gen_ai.output.messages'] !== undefined || attrs['gen_ai.request.model'] !== undefined
-    || hasToolCallKeys(attrs);
+  return (
+    attrs['gen_ai.operation.name'] !== undefined ||
+    attrs['gen_ai.input.messages'] !== undefined ||
+    attrs['gen_ai.output.messages'] !== undefined ||
+    attrs['gen_ai.request.model'] !== undefined ||
+    hasToolCallKeys(attrs)
+  );
 }
 
 /** finish_reasons from the span, in the order of its answer messages. */
@@ -145,8 +178,12 @@ function logfireMessages(attrs: Attributes): Exchange {
   const text = response?.combined_chunk_content;
   return {
     request: request ? messagesFromRequestBody(request) : undefined,
-    response: response?.message !== undefined ? fromProviderMessage({ role: 'assistant', ...asObject(response.message) })
-      : typeof text === 'string' ? fromProviderMessage({ role: 'assistant', content: text }) : messagesFromResponseBody(response),
+    response:
+      response?.message !== undefined
+        ? fromProviderMessage({ role: 'assistant', ...asObject(response.message) })
+        : typeof text === 'string'
+          ? fromProviderMessage({ role: 'assistant', content: text })
+          : messagesFromResponseBody(response),
   };
 }
 
@@ -155,8 +192,11 @@ function logfireMessages(attrs: Attributes): Exchange {
  * a `streaming response` log span with the request and the whole answer. The second is the step.
  */
 function isLogfireStreamStart(attrs: Attributes): boolean {
-  return attrs['response_data'] === undefined && asObject(jsonAttr(attrs['request_data']))?.stream === true
-    && attrs['logfire.msg_template'] !== undefined;
+  return (
+    attrs['response_data'] === undefined &&
+    asObject(jsonAttr(attrs['request_data']))?.stream === true &&
+    attrs['logfire.msg_template'] !== undefined
+  );
 }
 
 function readLlm(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft): StepDraft | null {
@@ -205,12 +245,21 @@ function readTool(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft
   // pydantic-ai instrumentation versions 1 and 2 (`running tool` spans) write tool_arguments /
   // tool_response; Google ADK gcp.vertex.agent.tool_call_args / tool_response; autogen-core's
   // trace_tool_span (_telemetry/_genai.py), where it is given them, autogen.tool.arguments.
-  const args = attrs['gen_ai.tool.call.arguments'] ?? attrs['tool_arguments'] ?? attrs['gcp.vertex.agent.tool_call_args']
-    ?? attrs['autogen.tool.arguments'] ?? codeParameters(attrs);
-  const result = attrs['gen_ai.tool.call.result'] ?? attrs['anthropic.tool_result.content'] ?? attrs['tool_response'] ?? attrs['gcp.vertex.agent.tool_response']
-    ?? attrs['code.function.return.value'];
+  const args =
+    attrs['gen_ai.tool.call.arguments'] ??
+    attrs['tool_arguments'] ??
+    attrs['gcp.vertex.agent.tool_call_args'] ??
+    attrs['autogen.tool.arguments'] ??
+    codeParameters(attrs);
+  const result =
+    attrs['gen_ai.tool.call.result'] ??
+    attrs['anthropic.tool_result.content'] ??
+    attrs['tool_response'] ??
+    attrs['gcp.vertex.agent.tool_response'] ??
+    attrs['code.function.return.value'];
   const events = args === undefined || result === undefined ? readToolEvents(span, logsOfSpan(span, logs)) : {};
-  if ((args === undefined && events.args !== undefined) || (result === undefined && events.result !== undefined)) draft.layout = 'otel-genai-events';
+  if ((args === undefined && events.args !== undefined) || (result === undefined && events.result !== undefined))
+    draft.layout = 'otel-genai-events';
   draft.request = orNull(canonicalValue(args !== undefined ? toJson(args) : events.args));
   draft.response = orNull(canonicalValue(result !== undefined ? toJson(result) : events.result));
   return draft;
@@ -225,7 +274,8 @@ function codeParameters(attrs: Attributes): AttributeValue | undefined {
   let args: { [k: string]: AttributeValue } | undefined;
   for (const key in attrs) {
     if (!key.startsWith(prefix) || !key.endsWith('.value')) continue;
-    (args ??= {})[key.slice(prefix.length, -'.value'.length)] = attrs[key];
+    args ??= {};
+    args[key.slice(prefix.length, -'.value'.length)] = attrs[key];
   }
   return args;
 }
@@ -233,8 +283,9 @@ function codeParameters(attrs: Attributes): AttributeValue | undefined {
 function readAgent(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft): StepDraft {
   const attrs = span.attributes;
   const pydantic = isPydanticAgentRun(span);
-  draft.name = firstStr(attrs, pydantic ? ['gen_ai.agent.name', 'agent_name'] : ['gen_ai.agent.name'])
-    ?? (span.name.replace(/^invoke_agent\s*/, '') || span.name);
+  draft.name =
+    firstStr(attrs, pydantic ? ['gen_ai.agent.name', 'agent_name'] : ['gen_ai.agent.name']) ??
+    (span.name.replace(/^invoke_agent\s*/, '') || span.name);
   draft.model = llmModel(attrs) ?? (pydantic ? str(attrs['model_name']) : null);
   let { request, response } = pydantic ? pydanticAgentRun(attrs) : mastraAgentRun(attrs);
   if (request === undefined && response === undefined) ({ request, response } = genAiMessages(attrs));
@@ -283,7 +334,11 @@ function mastraAgentRun(attrs: Attributes): Exchange {
   const output = jsonAttr(attrs['mastra.agent_run.output']);
   if (input === undefined && output === undefined) return {};
   const out: Exchange = {};
-  const asked = Array.isArray(input) ? fromProviderMessages(input) : typeof input === 'string' ? fromProviderMessage({ role: 'user', content: input }) : [];
+  const asked = Array.isArray(input)
+    ? fromProviderMessages(input)
+    : typeof input === 'string'
+      ? fromProviderMessage({ role: 'user', content: input })
+      : [];
   const request = [...genAiSystem(attrs['gen_ai.system_instructions']), ...asked];
   if (request.length > 0) out.request = request;
   const text = typeof output === 'string' ? output : asObject(output)?.text;

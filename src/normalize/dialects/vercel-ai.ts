@@ -17,7 +17,8 @@ import { genAiMessages, recorded } from './otel-genai.js';
 import { emptyDraft, orNull, type Dialect } from './types.js';
 
 /** The SDK's span names, which are also its operation ids (telemetry docs). */
-const OPERATION_NAME = /^ai\.(generateText|streamText|generateObject|streamObject|embed|embedMany|toolCall)(\.(doGenerate|doStream|doEmbed))?$/;
+const OPERATION_NAME =
+  /^ai\.(generateText|streamText|generateObject|streamObject|embed|embedMany|toolCall)(\.(doGenerate|doStream|doEmbed))?$/;
 
 /**
  * The AI SDK operation a span records, or null when it is not an AI SDK span: ai.operationId;
@@ -46,14 +47,21 @@ function answer(attrs: Attributes): Message[] | undefined {
   // AI SDK 5+: the reasoning texts, joined, beside the answer's text
   const reasoning = str(attrs['ai.response.reasoning']);
   if (text === undefined && calls === undefined && reasoning === null) return undefined;
-  const content = reasoning === null || reasoning === '' ? text
-    : [{ type: 'reasoning', text: reasoning }, ...(typeof text === 'string' && text !== '' ? [{ type: 'text', text }] : [])];
-  return [makeMessage({
-    role: 'assistant',
-    content,
-    toolCalls: Array.isArray(calls) ? calls.map(providerToolCall) : [],
-    finishReason: str(attrs['ai.response.finishReason']),
-  })];
+  const content =
+    reasoning === null || reasoning === ''
+      ? text
+      : [
+          { type: 'reasoning', text: reasoning },
+          ...(typeof text === 'string' && text !== '' ? [{ type: 'text', text }] : []),
+        ];
+  return [
+    makeMessage({
+      role: 'assistant',
+      content,
+      toolCalls: Array.isArray(calls) ? calls.map(providerToolCall) : [],
+      finishReason: str(attrs['ai.response.finishReason']),
+    }),
+  ];
 }
 
 export const vercelAi: Dialect = {
@@ -75,7 +83,12 @@ export const vercelAi: Dialect = {
       const rewritten = genAiMessages(attrs);
       draft.request = recorded(Array.isArray(prompt) ? fromProviderMessages(prompt) : rewritten.request);
       draft.response = recorded(answer(attrs) ?? rewritten.response);
-      draft.model = firstStr(attrs, ['ai.response.model', 'gen_ai.response.model', 'ai.model.id', 'gen_ai.request.model']);
+      draft.model = firstStr(attrs, [
+        'ai.response.model',
+        'gen_ai.response.model',
+        'ai.model.id',
+        'gen_ai.request.model',
+      ]);
       draft.tokens = makeTokens(
         firstNum(attrs, ['gen_ai.usage.input_tokens', 'ai.usage.inputTokens', 'ai.usage.promptTokens']),
         firstNum(attrs, ['gen_ai.usage.output_tokens', 'ai.usage.outputTokens', 'ai.usage.completionTokens']),
@@ -95,10 +108,26 @@ export const vercelAi: Dialect = {
       // v5-era builds wrote input/output; the Traceloop transform prefers those too.
       // Older Traceloop transforms move args/result to traceloop.entity.input/output without
       // marking the span a Traceloop tool span.
-      draft.request = orNull(canonicalValue(toJson(attrs['ai.toolCall.input'] ?? attrs['ai.toolCall.args']
-        ?? attrs['gen_ai.tool.call.arguments'] ?? attrs['traceloop.entity.input'])));
-      draft.response = orNull(canonicalValue(toJson(attrs['ai.toolCall.output'] ?? attrs['ai.toolCall.result']
-        ?? attrs['gen_ai.tool.call.result'] ?? attrs['traceloop.entity.output'])));
+      draft.request = orNull(
+        canonicalValue(
+          toJson(
+            attrs['ai.toolCall.input'] ??
+              attrs['ai.toolCall.args'] ??
+              attrs['gen_ai.tool.call.arguments'] ??
+              attrs['traceloop.entity.input'],
+          ),
+        ),
+      );
+      draft.response = orNull(
+        canonicalValue(
+          toJson(
+            attrs['ai.toolCall.output'] ??
+              attrs['ai.toolCall.result'] ??
+              attrs['gen_ai.tool.call.result'] ??
+              attrs['traceloop.entity.output'],
+          ),
+        ),
+      );
       return draft;
     }
     return null;

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../../src/errors.js';
-import { DEFAULT_QUERY_DEADLINE_MS, Deadline, DeadlineExceeded, startDeadline } from '../../../src/deadline/deadline.js';
+import {
+  DEFAULT_QUERY_DEADLINE_MS,
+  Deadline,
+  DeadlineExceeded,
+  startDeadline,
+} from '../../../src/deadline/deadline.js';
 
 function fakeClock(start = 0) {
   const clock = { t: start, now: () => clock.t };
@@ -28,13 +33,17 @@ describe('Deadline', () => {
     expect(d.remainingMs()).toBe(0);
     expect(d.expired()).toBe(true);
     let error: unknown;
-    try { d.check('aligning steps'); } catch (e) { error = e; }
+    try {
+      d.check('aligning steps');
+    } catch (e) {
+      error = e;
+    }
     expect(error).toBeInstanceOf(DeadlineExceeded);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status: 400, type: 'deadline_exceeded', stage: 'aligning steps', budgetMs: 50 });
     expect((error as Error).message).toBe(
-      'the request could not be answered within its 50 ms budget (--query-deadline-ms); it was stopped while aligning steps, '
-      + 'rather than left running past it. Ask for less (smaller runs, fewer words) or raise --query-deadline-ms.',
+      'the request could not be answered within its 50 ms budget (--query-deadline-ms); it was stopped while aligning steps, ' +
+        'rather than left running past it. Ask for less (smaller runs, fewer words) or raise --query-deadline-ms.',
     );
     expect(d.signal.aborted).toBe(true);
     expect(d.signal.reason).toBe(error);
@@ -64,12 +73,15 @@ describe('Deadline', () => {
   it('race answers on time even when the work ignores the signal', async () => {
     const d = new Deadline(15);
     let late = false;
-    const work = sleep(200).then(() => { late = true; return 'late'; });
+    const work = sleep(200).then(() => {
+      late = true;
+      return 'late';
+    });
     await expect(d.race(work, 'reading the runs')).rejects.toThrow(/stopped while reading the runs/);
     expect(late).toBe(false);
   });
 
-  it('race passes a value, or the work\'s own error while budget remains', async () => {
+  it("race passes a value, or the work's own error while budget remains", async () => {
     const d = new Deadline(1000);
     await expect(d.race(Promise.resolve(7))).resolves.toBe(7);
     await expect(d.race(Promise.reject(new Error('db down')))).rejects.toThrow('db down');
@@ -110,7 +122,9 @@ describe('Deadline.race after the budget ran out', () => {
     process.on('unhandledRejection', onUnhandled);
     try {
       let fail!: (e: Error) => void;
-      const work = new Promise<never>((_, reject) => { fail = reject; });
+      const work = new Promise<never>((_, reject) => {
+        fail = reject;
+      });
       expect(() => deadline.race(work, 'reading')).toThrow(/deadline|budget/i);
       fail(new Error('the read failed after the answer'));
       await new Promise((r) => setTimeout(r, 20));

@@ -53,7 +53,10 @@ const tapedeckEnv = environmentOf(services[TAPEDECK]);
 const tapedeckConfig: Config = loadConfig(tapedeckEnv);
 
 interface CollectorConfig {
-  receivers: { otlp: { protocols: { grpc: { endpoint: string }; http: { endpoint: string } } } } & Record<string, unknown>;
+  receivers: { otlp: { protocols: { grpc: { endpoint: string }; http: { endpoint: string } } } } & Record<
+    string,
+    unknown
+  >;
   processors: Record<string, unknown>;
   exporters: Record<
     string,
@@ -65,7 +68,10 @@ interface CollectorConfig {
     }
   >;
   extensions?: Record<string, unknown>;
-  service: { extensions?: string[]; pipelines: Record<string, { receivers: string[]; processors?: string[]; exporters: string[] }> };
+  service: {
+    extensions?: string[];
+    pipelines: Record<string, { receivers: string[]; processors?: string[]; exporters: string[] }>;
+  };
 }
 
 const collectorConfig = readYaml<CollectorConfig>('deploy/otel-collector.yaml');
@@ -136,7 +142,9 @@ describe('docker-compose.yml', () => {
   });
 
   it('publishes exactly the gRPC and HTTP ports tapedeck listens on', () => {
-    const targets = portsOf(services[TAPEDECK]).map((p) => p.target).sort();
+    const targets = portsOf(services[TAPEDECK])
+      .map((p) => p.target)
+      .sort();
     expect(targets).toEqual([tapedeckConfig.grpcPort, tapedeckConfig.httpPort].sort());
   });
 
@@ -225,12 +233,14 @@ describe('deploy/otel-collector.yaml', () => {
   it('defines every component a pipeline names, with memory_limiter first', () => {
     for (const [id, pipeline] of Object.entries(collectorConfig.service.pipelines)) {
       for (const r of pipeline.receivers) expect(collectorConfig.receivers, `${id}: receiver ${r}`).toHaveProperty([r]);
-      for (const p of pipeline.processors ?? []) expect(collectorConfig.processors, `${id}: processor ${p}`).toHaveProperty([p]);
+      for (const p of pipeline.processors ?? [])
+        expect(collectorConfig.processors, `${id}: processor ${p}`).toHaveProperty([p]);
       for (const e of pipeline.exporters) expect(collectorConfig.exporters, `${id}: exporter ${e}`).toHaveProperty([e]);
       const processors = pipeline.processors ?? [];
       if (processors.includes('memory_limiter')) expect(processors[0], id).toBe('memory_limiter');
     }
-    for (const e of collectorConfig.service.extensions ?? []) expect(collectorConfig.extensions ?? {}).toHaveProperty([e]);
+    for (const e of collectorConfig.service.extensions ?? [])
+      expect(collectorConfig.extensions ?? {}).toHaveProperty([e]);
   });
 });
 
@@ -285,7 +295,11 @@ describe('deploy/Dockerfile', () => {
 
   it('copies from the build context only paths that exist and that .dockerignore lets through', () => {
     const dockerignore = readRepoFile('.dockerignore');
-    const sources = stages.flatMap((s) => copiesOf(s).filter((c) => c.from === undefined).flatMap((c) => c.sources));
+    const sources = stages.flatMap((s) =>
+      copiesOf(s)
+        .filter((c) => c.from === undefined)
+        .flatMap((c) => c.sources),
+    );
     expect(sources.length).toBeGreaterThan(0);
     for (const source of sources) {
       expect(existsSync(path.join(repoRoot, source)), `${source} does not exist`).toBe(true);
@@ -300,15 +314,20 @@ describe('deploy/Dockerfile', () => {
   });
 
   it('starts what `npm start` starts: the package bin with `serve`', () => {
-    const command = [...execForm(instructionsOf(runtime, 'ENTRYPOINT').at(-1)!), ...execForm(instructionsOf(runtime, 'CMD').at(-1)!)];
+    const command = [
+      ...execForm(instructionsOf(runtime, 'ENTRYPOINT').at(-1)!),
+      ...execForm(instructionsOf(runtime, 'CMD').at(-1)!),
+    ];
     expect(command.join(' ')).toBe(packageJson.scripts.start);
     const workdir = workdirOf(runtime);
     expect(path.posix.resolve(workdir, command[1])).toBe(path.posix.resolve(workdir, packageJson.bin.tapedeck));
   });
 
-  it('listens on every interface and exposes tapedeck\'s default ports', () => {
+  it("listens on every interface and exposes tapedeck's default ports", () => {
     expect(envOf(runtime).TAPEDECK_HOST).toBe('0.0.0.0');
-    const exposed = instructionsOf(runtime, 'EXPOSE').flatMap((a) => a.split(/\s+/)).map((p) => Number(p.split('/')[0]));
+    const exposed = instructionsOf(runtime, 'EXPOSE')
+      .flatMap((a) => a.split(/\s+/))
+      .map((p) => Number(p.split('/')[0]));
     expect(exposed).toEqual(expect.arrayContaining([defaultConfig.grpcPort, defaultConfig.httpPort]));
   });
 

@@ -77,8 +77,10 @@ export function portsOf(service: ComposeService): PortMapping[] {
     const [spec, protocol = 'tcp'] = String(entry).split('/');
     const parts = spec.split(':');
     if (parts.length === 1) return { hostIp: undefined, published: undefined, target: toPort(parts[0]), protocol };
-    if (parts.length === 2) return { hostIp: undefined, published: toPort(parts[0]), target: toPort(parts[1]), protocol };
-    if (parts.length === 3) return { hostIp: parts[0], published: toPort(parts[1]), target: toPort(parts[2]), protocol };
+    if (parts.length === 2)
+      return { hostIp: undefined, published: toPort(parts[0]), target: toPort(parts[1]), protocol };
+    if (parts.length === 3)
+      return { hostIp: parts[0], published: toPort(parts[1]), target: toPort(parts[2]), protocol };
     throw new Error(`port syntax not handled by these tests: ${entry}`);
   });
 }
@@ -242,14 +244,18 @@ export function placementsOf(stage: Stage, stages: Stage[]): Placement[] {
         const origin = stages.find((s) => s.name === copy.from);
         if (!origin) throw new Error(`COPY --from=${copy.from}: no such stage`);
         repoPath = path.posix.relative(workdirOf(origin), path.posix.resolve(workdirOf(origin), source));
-        if (repoPath.startsWith('..')) throw new Error(`COPY --from=${copy.from} ${source}: outside the stage's WORKDIR`);
+        if (repoPath.startsWith('..'))
+          throw new Error(`COPY --from=${copy.from} ${source}: outside the stage's WORKDIR`);
       }
       repoPath = path.posix.normalize(repoPath).replace(/\/+$/, '');
       if (!copy.intoDirectory) return { repoPath, imagePath: copy.destination };
-      if (copy.from !== undefined) throw new Error(`COPY --from into a directory is not handled by these tests: ${source}`);
+      if (copy.from !== undefined)
+        throw new Error(`COPY --from into a directory is not handled by these tests: ${source}`);
       const onDisk = path.join(repoRoot, repoPath);
       const isDirectory = existsSync(onDisk) && statSync(onDisk).isDirectory();
-      const imagePath = isDirectory ? copy.destination : path.posix.join(copy.destination, path.posix.basename(repoPath));
+      const imagePath = isDirectory
+        ? copy.destination
+        : path.posix.join(copy.destination, path.posix.basename(repoPath));
       return { repoPath, imagePath };
     }),
   );
@@ -281,13 +287,19 @@ export function isDockerIgnored(relativePath: string, dockerignore: string): boo
     .split(/\r?\n/)
     .map((l) => l.trim())
     .filter((l) => l && !l.startsWith('#'));
-  const clean = path.posix.normalize(relativePath).replace(/^\.?\/+/, '').replace(/\/+$/, '');
+  const clean = path.posix
+    .normalize(relativePath)
+    .replace(/^\.?\/+/, '')
+    .replace(/\/+$/, '');
   const segments = clean.split('/');
   const candidates = segments.map((_, i) => segments.slice(0, i + 1).join('/'));
   let ignored = false;
   for (const raw of patterns) {
     const negated = raw.startsWith('!');
-    const pattern = path.posix.normalize(negated ? raw.slice(1) : raw).replace(/^\/+/, '').replace(/\/+$/, '');
+    const pattern = path.posix
+      .normalize(negated ? raw.slice(1) : raw)
+      .replace(/^\/+/, '')
+      .replace(/\/+$/, '');
     const re = globToRegExp(pattern);
     if (candidates.some((c) => re.test(c))) ignored = !negated;
   }

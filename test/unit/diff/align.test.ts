@@ -31,7 +31,10 @@ describe('signatures', () => {
 describe('longestCommonSubsequence', () => {
   it('finds a longest common subsequence, strictly increasing on both sides', () => {
     let seed = 42;
-    const rand = (k: number) => { seed = (Math.imul(seed, 1103515245) + 12345) >>> 0; return (seed >>> 16) % k; };
+    const rand = (k: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return (seed >>> 16) % k;
+    };
     for (let round = 0; round < 200; round++) {
       const a = Array.from({ length: rand(30) }, () => rand(4));
       const b = Array.from({ length: rand(30) }, () => rand(4));
@@ -48,7 +51,11 @@ describe('longestCommonSubsequence', () => {
   });
 
   it('pairs a repeated step with its first occurrence', () => {
-    expect(longestCommonSubsequence(ids([1, 2, 3]), ids([1, 2, 2, 3]), new Deadline(60_000))).toEqual([[0, 0], [1, 1], [2, 3]]);
+    expect(longestCommonSubsequence(ids([1, 2, 3]), ids([1, 2, 2, 3]), new Deadline(60_000))).toEqual([
+      [0, 0],
+      [1, 1],
+      [2, 3],
+    ]);
   });
 });
 
@@ -105,10 +112,15 @@ describe('the deadline over two 5,000-step runs', () => {
   });
 
   it('refuses either pair with a real clock and a spent 1 ms budget', () => {
-    for (const [p, q] of [[a, b], [x, y]]) {
+    for (const [p, q] of [
+      [a, b],
+      [x, y],
+    ]) {
       const deadline = new Deadline(1);
       const started = performance.now();
-      while (performance.now() - started < 2) { /* let the budget run out */ }
+      while (performance.now() - started < 2) {
+        /* let the budget run out */
+      }
       expect(() => diffRuns(p, q, { deadline, pricing: null, nowNs: LATER_NS })).toThrow(DeadlineExceeded);
     }
   });
@@ -123,5 +135,4 @@ describe('the deadline over two 5,000-step runs', () => {
     deadline = new Deadline(1000, { now: () => (deadline !== undefined && deadline.checks >= total ? 5000 : 0) });
     expect(() => diffRuns(small, small, { deadline, pricing: null, nowNs: LATER_NS })).toThrow(/finishing the diff/);
   });
-
 });

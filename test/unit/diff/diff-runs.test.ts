@@ -28,7 +28,9 @@ describe('diffRuns: weather vs lyon (the seed example)', () => {
     const a0 = seedShapeWeather().steps[0].request_digest as string;
     const b0 = seedShapeLyon().steps[0].request_digest as string;
     expect(diff.first_divergence).toEqual({
-      a: 0, b: 0, kind: 'input',
+      a: 0,
+      b: 0,
+      kind: 'input',
       explanation: `step 0 of a and step 0 of b (llm:gpt-4o-mini-2024-07-18) received different input: request ${a0.slice(0, 12)} in a, ${b0.slice(0, 12)} in b`,
     });
   });
@@ -41,13 +43,22 @@ describe('diffRuns: weather vs lyon (the seed example)', () => {
 
   it('summarizes both sides and reports b − a deltas', () => {
     expect(diff.a).toEqual({
-      run: 'sess-openllmetry-openai-weather', steps: 3, cost_usd: null, tokens: 123 + 7 + 209 + 17,
-      duration_ns: 1796032208928618575n - 1796032208839000000n, errors: 0, outcome: 'success', truncated: false,
+      run: 'sess-openllmetry-openai-weather',
+      steps: 3,
+      cost_usd: null,
+      tokens: 123 + 7 + 209 + 17,
+      duration_ns: 1796032208928618575n - 1796032208839000000n,
+      errors: 0,
+      outcome: 'success',
+      truncated: false,
     });
     expect(diff.b.tokens).toBe(122 + 7 + 206 + 15);
     expect(diff.delta).toEqual({
-      cost_usd: null, tokens: -6, errors: 0, steps: 0,
-      duration_ns: (1796032218378497978n - 1796032218348000000n) - (1796032208928618575n - 1796032208839000000n),
+      cost_usd: null,
+      tokens: -6,
+      errors: 0,
+      steps: 0,
+      duration_ns: 1796032218378497978n - 1796032218348000000n - (1796032208928618575n - 1796032208839000000n),
     });
     expect(diff.truncated).toBe(false);
   });
@@ -56,15 +67,31 @@ describe('diffRuns: weather vs lyon (the seed example)', () => {
     const pricing = parsePricingTable('{"models": {"gpt-4o-mini*": {"input": 0.15, "output": 0.6}}}');
     const priced = diffRuns(seedShapeWeather(), seedShapeLyon(), opts({ pricing }));
     expect(priced.a.cost_usd).toBeCloseTo(((123 + 209) * 0.15 + (7 + 17) * 0.6) / 1e6, 12);
-    expect(priced.delta.cost_usd).toBeCloseTo(((-4) * 0.15 + (-2) * 0.6) / 1e6, 12);
+    expect(priced.delta.cost_usd).toBeCloseTo((-4 * 0.15 + -2 * 0.6) / 1e6, 12);
   });
 
   it('renders with exactly the seed keys, sorted, nanoseconds as exact integers', () => {
     const parsed = JSON.parse(renderJson(diff)) as Record<string, unknown>;
     expect(Object.keys(parsed)).toEqual(['a', 'aligned', 'b', 'delta', 'first_divergence', 'truncated']);
-    expect(Object.keys(parsed.a as object)).toEqual(['cost_usd', 'duration_ns', 'errors', 'outcome', 'run', 'steps', 'tokens', 'truncated']);
+    expect(Object.keys(parsed.a as object)).toEqual([
+      'cost_usd',
+      'duration_ns',
+      'errors',
+      'outcome',
+      'run',
+      'steps',
+      'tokens',
+      'truncated',
+    ]);
     expect(Object.keys(parsed.delta as object)).toEqual(['cost_usd', 'duration_ns', 'errors', 'steps', 'tokens']);
-    expect(Object.keys((parsed.aligned as object[])[0])).toEqual(['a', 'b', 'fingerprint_a', 'fingerprint_b', 'op', 'why']);
+    expect(Object.keys((parsed.aligned as object[])[0])).toEqual([
+      'a',
+      'b',
+      'fingerprint_a',
+      'fingerprint_b',
+      'op',
+      'why',
+    ]);
     expect(Object.keys(parsed.first_divergence as object)).toEqual(['a', 'b', 'explanation', 'kind']);
     expect(renderJson(diff)).toContain('"duration_ns":89618575');
   });
@@ -89,22 +116,30 @@ describe('diffRuns: the full captures, agent step included', () => {
     // the agent (0) is the final call's ancestor, so the call (3) is named, not the agent
     expect(d.first_divergence?.a).toBe(3);
     expect(d.first_divergence?.kind).toBe('decision');
-    expect(d.first_divergence?.explanation).toMatch(/received the same input and answered differently: response \w{12} in a, ffffffffffff in b$/);
+    expect(d.first_divergence?.explanation).toMatch(
+      /received the same input and answered differently: response \w{12} in a, ffffffffffff in b$/,
+    );
   });
 });
 
 describe('diffRuns: structure and config', () => {
   const weather = seedShapeWeather();
   const extraTool = toolStep({
-    span_id: 'ffff000000000001', start_ns: 1796032208900200000n, end_ns: 1796032208900300000n,
-    tool: 'get_forecast', request: { city: 'Paris' }, response: { tomorrow: 'rain' },
+    span_id: 'ffff000000000001',
+    start_ns: 1796032208900200000n,
+    end_ns: 1796032208900300000n,
+    tool: 'get_forecast',
+    request: { city: 'Paris' },
+    response: { tomorrow: 'rain' },
   });
 
   it('shows an extra tool step as exactly one insert, and shifts nothing after it', () => {
     const diff = diffRuns(weather, withInserted(weather, 2, extraTool), opts());
     expect(ops(diff)).toEqual(['same 0:0', 'same 1:1', 'insert/structure null:2', 'same 2:3']);
     expect(diff.first_divergence).toMatchObject({ a: null, b: 2, kind: 'structure' });
-    expect(diff.first_divergence?.explanation).toBe('step 2 of b (tool:get_forecast) has no counterpart in a: b took a step a did not');
+    expect(diff.first_divergence?.explanation).toBe(
+      'step 2 of b (tool:get_forecast) has no counterpart in a: b took a step a did not',
+    );
     expect(diff.delta.steps).toBe(1);
   });
 
@@ -117,7 +152,9 @@ describe('diffRuns: structure and config', () => {
   it('shows a missing step as one delete', () => {
     const diff = diffRuns(withInserted(weather, 1, extraTool), weather, opts());
     expect(ops(diff)).toEqual(['same 0:0', 'delete/structure 1:null', 'same 2:1', 'same 3:2']);
-    expect(diff.first_divergence?.explanation).toBe('step 1 of a (tool:get_forecast) has no counterpart in b: b did not take this step');
+    expect(diff.first_divergence?.explanation).toBe(
+      'step 1 of a (tool:get_forecast) has no counterpart in b: b did not take this step',
+    );
   });
 
   it('pairs a model swap as one config change, not a delete and an insert', () => {
@@ -125,13 +162,16 @@ describe('diffRuns: structure and config', () => {
     const diff = diffRuns(weather, b, opts());
     expect(ops(diff)).toEqual(['same 0:0', 'same 1:1', 'changed/config 2:2']);
     expect(diff.first_divergence?.explanation).toBe(
-      'step 2 of a and step 2 of b (llm:gpt-4o-mini-2024-07-18 in a, llm:gpt-4o-2024-08-06 in b) ran with a different configuration: '
-      + 'model gpt-4o-mini-2024-07-18 in a, gpt-4o-2024-08-06 in b; all 2 parameters are the same',
+      'step 2 of a and step 2 of b (llm:gpt-4o-mini-2024-07-18 in a, llm:gpt-4o-2024-08-06 in b) ran with a different configuration: ' +
+        'model gpt-4o-mini-2024-07-18 in a, gpt-4o-2024-08-06 in b; all 2 parameters are the same',
     );
   });
 
   it('pairs every swapped call of a stretch, in order, around the steps that still align', () => {
-    const b = tapeOf('b', weather.steps.map((s) => (s.kind === 'llm' ? swapModel(s, 'gpt-4o') : s)));
+    const b = tapeOf(
+      'b',
+      weather.steps.map((s) => (s.kind === 'llm' ? swapModel(s, 'gpt-4o') : s)),
+    );
     expect(ops(diffRuns(weather, b, opts()))).toEqual(['changed/config 0:0', 'same 1:1', 'changed/config 2:2']);
   });
 
@@ -148,8 +188,14 @@ describe('diffRuns: structure and config', () => {
   it('compares configuration whole: equal nested values in another key order are the same', () => {
     const tools = { schema: { b: [1, { c: 'x'.repeat(200_000) }], a: null } };
     const x = withStep(weather, 0, { ...weather.steps[0], params: { ...tools, temperature: 0.2 } });
-    const y = withStep(weather, 0, { ...weather.steps[0], params: { temperature: 0.2, schema: { a: null, b: [1, { c: 'x'.repeat(200_000) }] } } });
-    const z = withStep(weather, 0, { ...weather.steps[0], params: { temperature: 0.2, schema: { a: null, b: [1, { c: `${'x'.repeat(199_999)}y` }] } } });
+    const y = withStep(weather, 0, {
+      ...weather.steps[0],
+      params: { temperature: 0.2, schema: { a: null, b: [1, { c: 'x'.repeat(200_000) }] } },
+    });
+    const z = withStep(weather, 0, {
+      ...weather.steps[0],
+      params: { temperature: 0.2, schema: { a: null, b: [1, { c: `${'x'.repeat(199_999)}y` }] } },
+    });
     expect(ops(diffRuns(x, z, opts()))[0]).toBe('changed/config 0:0');
     expect(ops(diffRuns(x, y, opts()))[0]).toBe('same 0:0');
   });
@@ -201,16 +247,30 @@ describe('diffRuns: bounds and outcome', () => {
   });
 
   it('uses the run-level facts a loader supplies (all spans, not just steps)', () => {
-    const withFacts = { ...weather, first_start_ns: 1796032208838000000n, last_end_ns: 1796032208963041423n, outcome: 'failure' as const };
+    const withFacts = {
+      ...weather,
+      first_start_ns: 1796032208838000000n,
+      last_end_ns: 1796032208963041423n,
+      outcome: 'failure' as const,
+    };
     const diff = diffRuns(withFacts, weather, opts());
     expect(diff.a.duration_ns).toBe(1796032208963041423n - 1796032208838000000n);
     expect(diff.a.outcome).toBe('failure');
   });
 
   it('reports null tokens, not a partial sum, when a model call did not report them', () => {
-    const b = withStep(weather, 0, llmStep({
-      span_id: 'x', start_ns: 1n, end_ns: 2n, model: 'gpt-4o-mini-2024-07-18', request: null, response: null,
-    }));
+    const b = withStep(
+      weather,
+      0,
+      llmStep({
+        span_id: 'x',
+        start_ns: 1n,
+        end_ns: 2n,
+        model: 'gpt-4o-mini-2024-07-18',
+        request: null,
+        response: null,
+      }),
+    );
     const diff = diffRuns(weather, b, opts());
     expect(diff.b.tokens).toBeNull();
     expect(diff.delta.tokens).toBeNull();

@@ -6,7 +6,9 @@ import { LATER_NS, seedShapeLyon, seedShapeWeather } from '../../fixtures/diff/w
 
 const runs: Record<string, Tape> = { 'weather-7': seedShapeWeather(), 'weather-8': seedShapeLyon() };
 
-function memoryDeps(calls: Array<{ run: string; tenant: string | null; maxSpans: number; deadline: Deadline }> = []): DiffDeps {
+function memoryDeps(
+  calls: Array<{ run: string; tenant: string | null; maxSpans: number; deadline: Deadline }> = [],
+): DiffDeps {
   return {
     async loadTape(run, tenant, opts) {
       calls.push({ run, tenant, ...opts });
@@ -29,10 +31,17 @@ describe('GET /v1/diff', () => {
     const res = await get(app, '?a=weather-7&b=weather-8');
     expect(res.status).toBe(200);
     expect(res.type).toMatch(/^application\/json/);
-    expect(res.text.startsWith('{"a":{"cost_usd":null,"duration_ns":89618575,"errors":0,"outcome":"success","run":"sess-openllmetry-openai-weather"')).toBe(true);
+    expect(
+      res.text.startsWith(
+        '{"a":{"cost_usd":null,"duration_ns":89618575,"errors":0,"outcome":"success","run":"sess-openllmetry-openai-weather"',
+      ),
+    ).toBe(true);
     const body = JSON.parse(res.text);
     expect(body.first_divergence).toMatchObject({ a: 0, b: 0, kind: 'input' });
-    expect(calls.map((c) => [c.run, c.tenant, c.maxSpans])).toEqual([['weather-7', 'acme', 50_000], ['weather-8', 'acme', 50_000]]);
+    expect(calls.map((c) => [c.run, c.tenant, c.maxSpans])).toEqual([
+      ['weather-7', 'acme', 50_000],
+      ['weather-8', 'acme', 50_000],
+    ]);
   });
 
   it('releases the deadline once it has answered, so nothing holding it keeps running', async () => {
@@ -49,7 +58,9 @@ describe('GET /v1/diff', () => {
       expect(res.status).toBe(400);
       expect(JSON.parse(res.text).error.type).toBe('bad_input');
     }
-    expect(JSON.parse((await get(app, '?a=weather-7')).text).error.message).toMatch(/^missing run b: GET \/v1\/diff\?a=<run>&b=<run>/);
+    expect(JSON.parse((await get(app, '?a=weather-7')).text).error.message).toMatch(
+      /^missing run b: GET \/v1\/diff\?a=<run>&b=<run>/,
+    );
   });
 
   it('answers 404 not_found naming the run that does not exist', async () => {
@@ -75,7 +86,9 @@ describe('GET /v1/diff', () => {
     expect(res.status).toBe(400);
     const body = JSON.parse(res.text);
     expect(body.error.type).toBe('deadline_exceeded');
-    expect(body.error.message).toMatch(/within its 30 ms budget \(--query-deadline-ms\); it was stopped while reading the runs/);
+    expect(body.error.message).toMatch(
+      /within its 30 ms budget \(--query-deadline-ms\); it was stopped while reading the runs/,
+    );
     expect(finished).toBe(0); // answered before the reads came back
     expect(seen[0].signal.aborted).toBe(true); // reads were told to stop
     const checks = seen[0].checks;
@@ -86,11 +99,15 @@ describe('GET /v1/diff', () => {
 
   it('answers 400 deadline_exceeded when a read gives up on its aborted signal', async () => {
     const abortable: DiffDeps = {
-      loadTape: (_run, _tenant, { deadline }) => new Promise((_resolve, reject) => {
-        deadline.signal.addEventListener('abort', () => reject(new Error('query canceled')));
-      }),
+      loadTape: (_run, _tenant, { deadline }) =>
+        new Promise((_resolve, reject) => {
+          deadline.signal.addEventListener('abort', () => reject(new Error('query canceled')));
+        }),
     };
-    const res = await get(createDiffRoutes(abortable, { ...settings, queryDeadlineMs: 20 }), '?a=weather-7&b=weather-8');
+    const res = await get(
+      createDiffRoutes(abortable, { ...settings, queryDeadlineMs: 20 }),
+      '?a=weather-7&b=weather-8',
+    );
     expect(res.status).toBe(400);
     expect(JSON.parse(res.text).error.type).toBe('deadline_exceeded');
   });

@@ -5,7 +5,12 @@
  * work ends.
  */
 import { describe, expect, it } from 'vitest';
-import { createAdmission, DEFAULT_WORK_UNITS, LARGE_REQUEST_BYTES, workUnitsOf } from '../../../src/ingest/admission.js';
+import {
+  createAdmission,
+  DEFAULT_WORK_UNITS,
+  LARGE_REQUEST_BYTES,
+  workUnitsOf,
+} from '../../../src/ingest/admission.js';
 
 function gate() {
   let open!: () => void;
@@ -21,7 +26,13 @@ describe('admission turns', () => {
     const admission = createAdmission(10, 2);
     const started: string[] = [];
     const gates = new Map(['a', 'b', 'c', 'd'].map((k) => [k, gate()]));
-    const runs = [...gates].map(([k, g]) => admission.run(async () => { started.push(k); await g.opened; return k; }, SMALL));
+    const runs = [...gates].map(([k, g]) =>
+      admission.run(async () => {
+        started.push(k);
+        await g.opened;
+        return k;
+      }, SMALL),
+    );
     await tick();
     expect(started).toEqual(['a', 'b']);
     expect(admission.inflight).toBe(4);
@@ -38,12 +49,19 @@ describe('admission turns', () => {
   });
 
   it('gives a large request, or one of unknown size, two units, and lets no small one overtake it', async () => {
-    expect([workUnitsOf(SMALL), workUnitsOf(LARGE_REQUEST_BYTES), workUnitsOf(LARGE), workUnitsOf(undefined)]).toEqual([1, 1, 2, 2]);
+    expect([workUnitsOf(SMALL), workUnitsOf(LARGE_REQUEST_BYTES), workUnitsOf(LARGE), workUnitsOf(undefined)]).toEqual([
+      1, 1, 2, 2,
+    ]);
     const admission = createAdmission(10, 3);
     const started: string[] = [];
     const gates = new Map(['small', 'large', 'later'].map((k) => [k, gate()]));
     const sizes: Record<string, number> = { small: SMALL, large: LARGE, later: SMALL };
-    const runs = [...gates].map(([k, g]) => admission.run(async () => { started.push(k); await g.opened; }, sizes[k]));
+    const runs = [...gates].map(([k, g]) =>
+      admission.run(async () => {
+        started.push(k);
+        await g.opened;
+      }, sizes[k]),
+    );
     await tick();
     expect(started).toEqual(['small', 'large']);
     gates.get('large')!.open();
@@ -71,7 +89,9 @@ describe('admission turns', () => {
 
   it('passes the turn on when the work fails', async () => {
     const admission = createAdmission(4, 1);
-    const failed = admission.run(async () => { throw new Error('write failed'); }, SMALL);
+    const failed = admission.run(async () => {
+      throw new Error('write failed');
+    }, SMALL);
     const next = admission.run(async () => 'next', SMALL);
     await expect(failed).rejects.toThrow('write failed');
     expect(await next).toBe('next');
@@ -88,7 +108,12 @@ describe('admission turns', () => {
       const admission = createAdmission(10);
       const started: number[] = [];
       const g = gate();
-      const runs = sizes.map((size, i) => admission.run(async () => { started.push(i); await g.opened; }, size));
+      const runs = sizes.map((size, i) =>
+        admission.run(async () => {
+          started.push(i);
+          await g.opened;
+        }, size),
+      );
       await tick();
       expect(started).toEqual(sizes.slice(0, first).map((_, i) => i));
       g.open();

@@ -21,7 +21,11 @@ describe('admission', () => {
     expect(admission.inflight).toBe(2);
     const refused = await admission.run(async () => 'c').catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(IngestError);
-    expect(refused).toMatchObject({ kind: 'busy', retryAfterSeconds: 1, message: 'too many export requests in flight (limit 2); retry shortly' });
+    expect(refused).toMatchObject({
+      kind: 'busy',
+      retryAfterSeconds: 1,
+      message: 'too many export requests in flight (limit 2); retry shortly',
+    });
     g.open();
     expect(await Promise.all(running)).toEqual(['a', 'b']);
     expect(admission.inflight).toBe(0);
@@ -29,7 +33,11 @@ describe('admission', () => {
 
   it('frees the slot when the work fails, and passes the failure on', async () => {
     const admission = createAdmission(1);
-    await expect(admission.run(async () => { throw new Error('write failed'); })).rejects.toThrow('write failed');
+    await expect(
+      admission.run(async () => {
+        throw new Error('write failed');
+      }),
+    ).rejects.toThrow('write failed');
     expect(admission.inflight).toBe(0);
     expect(await admission.run(async () => 'next')).toBe('next');
   });

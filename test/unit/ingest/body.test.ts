@@ -19,7 +19,10 @@ function streamOf(...chunks: Uint8Array[]): ReadableStream<Uint8Array> {
 }
 
 async function failure(promise: Promise<unknown>): Promise<IngestError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(IngestError);
   return error as IngestError;
 }
@@ -38,13 +41,19 @@ describe('readBoundedBody', () => {
     expect((await readBoundedBody(streamOf(Buffer.alloc(6), Buffer.alloc(4)), 10)).length).toBe(10);
     const error = await failure(readBoundedBody(streamOf(Buffer.alloc(6), Buffer.alloc(5)), 10));
     expect(error.kind).toBe('too_large');
-    expect(error.message).toBe('request body received exceeds the 10-byte limit (--max-body-bytes); split the batch; nothing was stored');
+    expect(error.message).toBe(
+      'request body received exceeds the 10-byte limit (--max-body-bytes); split the batch; nothing was stored',
+    );
   });
 
   it('reads the Node request itself the same way, and stops reading it at the limit', async () => {
-    expect((await readBoundedBody(Readable.from([Buffer.from('ab'), Buffer.from('cde')]), 10, 5)).toString()).toBe('abcde');
+    expect((await readBoundedBody(Readable.from([Buffer.from('ab'), Buffer.from('cde')]), 10, 5)).toString()).toBe(
+      'abcde',
+    );
     // more than announced: still the whole body
-    expect((await readBoundedBody(Readable.from([Buffer.from('abc'), Buffer.from('def')]), 10, 4)).toString()).toBe('abcdef');
+    expect((await readBoundedBody(Readable.from([Buffer.from('abc'), Buffer.from('def')]), 10, 4)).toString()).toBe(
+      'abcdef',
+    );
     const incoming = Readable.from([Buffer.alloc(6), Buffer.alloc(5), Buffer.alloc(1)]);
     const error = await failure(readBoundedBody(incoming, 10));
     expect(error.kind).toBe('too_large');
@@ -54,8 +63,12 @@ describe('readBoundedBody', () => {
   it('cancels a web body it stops reading at the limit', async () => {
     let cancelled = false;
     const body = new ReadableStream<Uint8Array>({
-      pull(controller) { controller.enqueue(Buffer.alloc(6)); },
-      cancel() { cancelled = true; },
+      pull(controller) {
+        controller.enqueue(Buffer.alloc(6));
+      },
+      cancel() {
+        cancelled = true;
+      },
     });
     expect((await failure(readBoundedBody(body, 10))).kind).toBe('too_large');
     expect(cancelled).toBe(true);
@@ -65,9 +78,12 @@ describe('readBoundedBody', () => {
 describe('decodeContentEncoding', () => {
   const plain = Buffer.from('{"resourceSpans":[]}');
 
-  it.each([undefined, '', 'identity', ' Identity '])('passes the body through for Content-Encoding %j', async (encoding) => {
-    expect(await decodeContentEncoding(encoding, plain, 1024)).toBe(plain);
-  });
+  it.each([undefined, '', 'identity', ' Identity '])(
+    'passes the body through for Content-Encoding %j',
+    async (encoding) => {
+      expect(await decodeContentEncoding(encoding, plain, 1024)).toBe(plain);
+    },
+  );
 
   it.each(['gzip', 'x-gzip', 'GZIP'])('inflates Content-Encoding %j', async (encoding) => {
     expect(await decodeContentEncoding(encoding, gzipSync(plain), 1024)).toEqual(plain);
@@ -87,14 +103,18 @@ describe('decodeContentEncoding', () => {
 
   it('refuses a truncated gzip body as bad input', async () => {
     const whole = gzipSync(Buffer.alloc(2000, 'x'));
-    expect((await failure(decodeContentEncoding('gzip', whole.subarray(0, whole.length - 8), 4096))).kind).toBe('bad_input');
+    expect((await failure(decodeContentEncoding('gzip', whole.subarray(0, whole.length - 8), 4096))).kind).toBe(
+      'bad_input',
+    );
   });
 
   it('accepts a body inflating to exactly the limit and refuses one inflating a byte past it', async () => {
     expect((await decodeContentEncoding('gzip', gzipSync(Buffer.alloc(4096)), 4096)).length).toBe(4096);
     const error = await failure(decodeContentEncoding('gzip', gzipSync(Buffer.alloc(4097)), 4096));
     expect(error.kind).toBe('too_large');
-    expect(error.message).toBe('request body decompressed exceeds the 4096-byte limit (--max-body-bytes); split the batch; nothing was stored');
+    expect(error.message).toBe(
+      'request body decompressed exceeds the 4096-byte limit (--max-body-bytes); split the batch; nothing was stored',
+    );
   });
 
   it('stops inflating a gzip bomb at the limit', async () => {

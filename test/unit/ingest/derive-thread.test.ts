@@ -8,30 +8,49 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { IngestError } from '../../../src/errors.js';
-import { CHUNK_SPANS, IN_FLIGHT, createChunkedDerive, type ChunkedDerive, type DerivedChunk } from '../../../src/ingest/derive-thread.js';
+import {
+  CHUNK_SPANS,
+  IN_FLIGHT,
+  createChunkedDerive,
+  type ChunkedDerive,
+  type DerivedChunk,
+} from '../../../src/ingest/derive-thread.js';
 import type { SpanRecord } from '../../../src/spans/span-record.js';
 import { span } from '../../helpers/span-builder.js';
 
 const THRESHOLD = 256 * 1024;
 
 function chatSpans(count: number): SpanRecord[] {
-  return Array.from({ length: count }, (_, i) => span({
-    name: 'chat gpt-4o', id: `chat-${i}`,
-    attributes: {
-      'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'gpt-4o',
-      'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: `question number ${i}` }] }]),
-    },
-  }));
+  return Array.from({ length: count }, (_, i) =>
+    span({
+      name: 'chat gpt-4o',
+      id: `chat-${i}`,
+      attributes: {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.request.model': 'gpt-4o',
+        'gen_ai.input.messages': JSON.stringify([
+          { role: 'user', parts: [{ type: 'text', content: `question number ${i}` }] },
+        ]),
+      },
+    }),
+  );
 }
 
 async function all(chunked: ChunkedDerive, spans: SpanRecord[]): Promise<DerivedChunk[]> {
   const out: DerivedChunk[] = [];
-  for await (const chunk of chunked.chunks('', spans, () => true, () => [])) out.push(chunk);
+  for await (const chunk of chunked.chunks(
+    '',
+    spans,
+    () => true,
+    () => [],
+  ))
+    out.push(chunk);
   return out;
 }
 
 // the steps' bytes: the worker sends a chunk's in one piece, this thread in the writer's
-const comparable = (chunks: DerivedChunk[]) => chunks.map((c) => ({ steps: [...Buffer.concat(c.steps)], copied: c.copied, local: c.local, spans: c.spans.length }));
+const comparable = (chunks: DerivedChunk[]) =>
+  chunks.map((c) => ({ steps: [...Buffer.concat(c.steps)], copied: c.copied, local: c.local, spans: c.spans.length }));
 
 /** The built ChunkDeriver, for stand-in workers that derive as the real one does. */
 const CHUNK_MODULE = JSON.stringify(new URL('../../../dist/src/ingest/derive-chunk.js', import.meta.url).href);
@@ -54,7 +73,12 @@ describe('deriving on this thread', () => {
     const here = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, worker: false });
     let looked = 0; // a chunk's spans are asked whether they are new as it is sent to be derived
     const lookedAtEachTake: number[] = [];
-    for await (const chunk of here.chunks('', spans, () => (looked++, true), () => [])) {
+    for await (const chunk of here.chunks(
+      '',
+      spans,
+      () => (looked++, true),
+      () => [],
+    )) {
       lookedAtEachTake.push(looked);
       expect(chunk.spans.length).toBeGreaterThan(0);
     }
@@ -84,11 +108,13 @@ describe('deriving on the worker thread', () => {
     const here = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, worker: false });
     try {
       const stored = () => false;
-      const [[a], [b]] = await Promise.all([onWorker, here].map(async (d) => {
-        const out: DerivedChunk[] = [];
-        for await (const chunk of d.chunks('', spans, stored, () => [])) out.push(chunk);
-        return out;
-      }));
+      const [[a], [b]] = await Promise.all(
+        [onWorker, here].map(async (d) => {
+          const out: DerivedChunk[] = [];
+          for await (const chunk of d.chunks('', spans, stored, () => [])) out.push(chunk);
+          return out;
+        }),
+      );
       expect(a.restated).toHaveLength(3);
       const request = (c: DerivedChunk, i: number) => c.restated[i].step!.requestJson!;
       for (let i = 0; i < 3; i++) {
@@ -104,17 +130,23 @@ describe('deriving on the worker thread', () => {
 
   it('fails the transactions of a worker that dies as unavailable, then starts a new one', async () => {
     // each instance notes its start, says it is ready, then dies on its first message
-    const dying = standInWorker('dying-worker.mjs', (marker) => `import { appendFileSync } from 'node:fs';
+    const dying = standInWorker(
+      'dying-worker.mjs',
+      (marker) => `import { appendFileSync } from 'node:fs';
       import { parentPort } from 'node:worker_threads';
       appendFileSync(${marker}, 'started\\n');
       parentPort.on('message', () => process.exit(3));
-      parentPort.postMessage({ ready: true });`);
+      parentPort.postMessage({ ready: true });`,
+    );
     const chunked = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, workerScript: dying.script });
     try {
       for (let attempt = 0; attempt < 2; attempt++) {
         const error = await all(chunked, chatSpans(3)).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(IngestError);
-        expect(error).toMatchObject({ kind: 'unavailable', message: expect.stringContaining('the derive worker exited (code 3)') });
+        expect(error).toMatchObject({
+          kind: 'unavailable',
+          message: expect.stringContaining('the derive worker exited (code 3)'),
+        });
       }
       expect(dying.starts()).toBe('started\nstarted\n'); // a new worker for the second
     } finally {
@@ -124,7 +156,9 @@ describe('deriving on the worker thread', () => {
 
   it('goes on with a new worker when its worker stopped between two of its chunks: a chunk needs nothing of the others', async () => {
     // answers one chunk more than are sent ahead, as the real worker does, then stops, idle
-    const { script } = standInWorker('tiring-worker.mjs', () => `import { parentPort, workerData } from 'node:worker_threads';
+    const { script } = standInWorker(
+      'tiring-worker.mjs',
+      () => `import { parentPort, workerData } from 'node:worker_threads';
       import { ChunkDeriver } from ${CHUNK_MODULE};
       const deriver = new ChunkDeriver(workerData.thresholdBytes);
       let answered = 0;
@@ -133,12 +167,18 @@ describe('deriving on the worker thread', () => {
         parentPort.postMessage({ result: deriver.derive(m.request) });
         if (++answered === ${IN_FLIGHT + 1}) setTimeout(() => process.exit(0), 20);
       });
-      parentPort.postMessage({ ready: true });`);
+      parentPort.postMessage({ ready: true });`,
+    );
     const spans = chatSpans((IN_FLIGHT + 2) * CHUNK_SPANS);
     const chunked = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, workerScript: script });
     const here = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, worker: false });
     try {
-      const chunks = chunked.chunks('', spans, () => true, () => []);
+      const chunks = chunked.chunks(
+        '',
+        spans,
+        () => true,
+        () => [],
+      );
       const taken: DerivedChunk[] = [];
       const first = await chunks.next(); // chunk 0; chunks 1 to IN_FLIGHT are sent
       taken.push(first.value as DerivedChunk);
@@ -153,39 +193,61 @@ describe('deriving on the worker thread', () => {
   });
 
   it('stops a worker that answers no chunk in time: its transaction fails as unavailable, the next gets a new worker', async () => {
-    const stuck = standInWorker('stuck-worker.mjs', (marker) => `import { appendFileSync } from 'node:fs';
+    const stuck = standInWorker(
+      'stuck-worker.mjs',
+      (marker) => `import { appendFileSync } from 'node:fs';
       import { parentPort } from 'node:worker_threads';
       appendFileSync(${marker}, 'started\\n');
       parentPort.on('message', () => {}); // never answers
-      parentPort.postMessage({ ready: true });`);
+      parentPort.postMessage({ ready: true });`,
+    );
     const lost: Error[] = [];
     const chunked = createChunkedDerive({
-      payloadThresholdBytes: THRESHOLD, workerScript: stuck.script, chunkTimeoutMs: 200, onWorkerLost: (e) => lost.push(e),
+      payloadThresholdBytes: THRESHOLD,
+      workerScript: stuck.script,
+      chunkTimeoutMs: 200,
+      onWorkerLost: (e) => lost.push(e),
     });
     try {
       for (let attempt = 0; attempt < 2; attempt++) {
-        await expect(all(chunked, chatSpans(3))).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringContaining('answered no chunk for 200 ms') });
+        await expect(all(chunked, chatSpans(3))).rejects.toMatchObject({
+          kind: 'unavailable',
+          message: expect.stringContaining('answered no chunk for 200 ms'),
+        });
       }
       expect(stuck.starts()).toBe('started\nstarted\n');
-      expect(lost.map((e) => e.message)).toEqual([expect.stringContaining('answered no chunk'), expect.stringContaining('answered no chunk')]); // told, to be logged
+      expect(lost.map((e) => e.message)).toEqual([
+        expect.stringContaining('answered no chunk'),
+        expect.stringContaining('answered no chunk'),
+      ]); // told, to be logged
     } finally {
       await chunked.close();
     }
   });
 
   it('derives on this thread from then on when the worker script cannot load, and says so once', async () => {
-    const broken = standInWorker('broken-worker.mjs', (marker) => `import { appendFileSync } from 'node:fs';
+    const broken = standInWorker(
+      'broken-worker.mjs',
+      (marker) => `import { appendFileSync } from 'node:fs';
       appendFileSync(${marker}, 'started\\n');
-      throw new Error('a broken build');`);
+      throw new Error('a broken build');`,
+    );
     const told: Error[] = [];
-    const chunked = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, workerScript: broken.script, onWorkerUnusable: (e) => told.push(e) });
+    const chunked = createChunkedDerive({
+      payloadThresholdBytes: THRESHOLD,
+      workerScript: broken.script,
+      onWorkerUnusable: (e) => told.push(e),
+    });
     const here = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, worker: false });
     try {
       const spans = chatSpans(CHUNK_SPANS + 3);
       // the transactions that met a broken worker are not stored: their senders retry; one
       // failure might have passed, two in a row say the script does not load
       for (let attempt = 0; attempt < 2; attempt++) {
-        await expect(all(chunked, spans)).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringContaining('a broken build') });
+        await expect(all(chunked, spans)).rejects.toMatchObject({
+          kind: 'unavailable',
+          message: expect.stringContaining('a broken build'),
+        });
         expect(told).toHaveLength(attempt);
       }
       const [again, expected] = await Promise.all([all(chunked, spans), all(here, spans)]);
@@ -200,7 +262,9 @@ describe('deriving on the worker thread', () => {
 
   it('stops a worker stuck on a chunk of a transaction that gave up: the next transaction does not wait behind it', async () => {
     // the first worker answers one chunk and then never again; the second derives as the real one does
-    const once = standInWorker('stuck-once-worker.mjs', (marker) => `import { appendFileSync, readFileSync } from 'node:fs';
+    const once = standInWorker(
+      'stuck-once-worker.mjs',
+      (marker) => `import { appendFileSync, readFileSync } from 'node:fs';
       import { parentPort, workerData } from 'node:worker_threads';
       import { ChunkDeriver } from ${CHUNK_MODULE};
       appendFileSync(${marker}, 'started\\n');
@@ -212,10 +276,20 @@ describe('deriving on the worker thread', () => {
         answered++;
         parentPort.postMessage({ result: deriver.derive(m.request) });
       });
-      parentPort.postMessage({ ready: true });`);
-    const chunked = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, workerScript: once.script, chunkTimeoutMs: 200 });
+      parentPort.postMessage({ ready: true });`,
+    );
+    const chunked = createChunkedDerive({
+      payloadThresholdBytes: THRESHOLD,
+      workerScript: once.script,
+      chunkTimeoutMs: 200,
+    });
     try {
-      const chunks = chunked.chunks('', chatSpans(CHUNK_SPANS + 3), () => true, () => []);
+      const chunks = chunked.chunks(
+        '',
+        chatSpans(CHUNK_SPANS + 3),
+        () => true,
+        () => [],
+      );
       expect((await chunks.next()).done).toBe(false); // chunk 0; chunk 1 is in flight, and stuck
       await chunks.return(undefined); // the transaction gives up (its COPY failed, say): its job is cancelled
       await new Promise((resolve) => setTimeout(resolve, 400)); // the watchdog stops the stuck worker meanwhile

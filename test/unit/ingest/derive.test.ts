@@ -17,34 +17,44 @@ import { listCaptures, loadCapture } from '../../helpers/corpus.js';
 import { logsBySpan } from '../../helpers/tapes.js';
 
 describe.each([256 * 1024, 2048, 300, 0])('derive at threshold %i bytes', (threshold) => {
-  it.each(listCaptures().map((c) => [`${c.layout}/${c.scenario}`, c] as const))('stores what offloadLargeValues stores for %s', async (_name, ref) => {
-    const capture = await loadCapture(ref);
-    const logs = logsBySpan(capture.logs);
-    const logsOf = (s: { traceId: string; spanId: string }) => logs.get(`${s.traceId}/${s.spanId}`) ?? [];
-    const derivedEntries = new Map<string, Uint8Array>();
-    const derivedStore = createMemoryPayloadStore({ entries: derivedEntries });
-    const derived = await createDeriveSpans({ payloads: derivedStore }, { payloadThresholdBytes: threshold })(capture.spans, logsOf);
-    const referenceEntries = new Map<string, Uint8Array>();
-    const referenceStore = createMemoryPayloadStore({ entries: referenceEntries });
-    for (const [i, span] of capture.spans.entries()) {
-      const facts = normalizeSpan(span, logsOf(span));
-      const got = derived[i].step;
-      if (!facts.step) {
-        expect(got).toBeNull();
-        continue;
+  it.each(listCaptures().map((c) => [`${c.layout}/${c.scenario}`, c] as const))(
+    'stores what offloadLargeValues stores for %s',
+    async (_name, ref) => {
+      const capture = await loadCapture(ref);
+      const logs = logsBySpan(capture.logs);
+      const logsOf = (s: { traceId: string; spanId: string }) => logs.get(`${s.traceId}/${s.spanId}`) ?? [];
+      const derivedEntries = new Map<string, Uint8Array>();
+      const derivedStore = createMemoryPayloadStore({ entries: derivedEntries });
+      const derived = await createDeriveSpans({ payloads: derivedStore }, { payloadThresholdBytes: threshold })(
+        capture.spans,
+        logsOf,
+      );
+      const referenceEntries = new Map<string, Uint8Array>();
+      const referenceStore = createMemoryPayloadStore({ entries: referenceEntries });
+      for (const [i, span] of capture.spans.entries()) {
+        const facts = normalizeSpan(span, logsOf(span));
+        const got = derived[i].step;
+        if (!facts.step) {
+          expect(got).toBeNull();
+          continue;
+        }
+        const ref = await offloadLargeValues(facts.step, referenceStore, threshold);
+        expect(got).not.toBeNull();
+        expect(got!.draft).toEqual(ref.draft);
+        expect([got!.requestDigest, got!.responseDigest]).toEqual([ref.requestDigest, ref.responseDigest]);
+        const d = ref.draft;
+        expect(got!.fingerprint).toBe(
+          fingerprintOf(d.kind, fingerprintName(d.kind, d.name, d.model, d.tool), ref.requestDigest),
+        );
+        // the bytes stored are the canonical JSON the digests are of
+        const text = (bytes: Uint8Array | null) => (bytes === null ? null : Buffer.from(bytes).toString('utf8'));
+        if (got!.requestJson !== undefined)
+          expect(text(got!.requestJson)).toBe(d.request === null ? null : canonicalJson(d.request));
+        if (got!.responseJson !== undefined)
+          expect(text(got!.responseJson)).toBe(d.response === null ? null : canonicalJson(d.response));
       }
-      const ref = await offloadLargeValues(facts.step, referenceStore, threshold);
-      expect(got).not.toBeNull();
-      expect(got!.draft).toEqual(ref.draft);
-      expect([got!.requestDigest, got!.responseDigest]).toEqual([ref.requestDigest, ref.responseDigest]);
-      const d = ref.draft;
-      expect(got!.fingerprint).toBe(fingerprintOf(d.kind, fingerprintName(d.kind, d.name, d.model, d.tool), ref.requestDigest));
-      // the bytes stored are the canonical JSON the digests are of
-      const text = (bytes: Uint8Array | null) => (bytes === null ? null : Buffer.from(bytes).toString('utf8'));
-      if (got!.requestJson !== undefined) expect(text(got!.requestJson)).toBe(d.request === null ? null : canonicalJson(d.request));
-      if (got!.responseJson !== undefined) expect(text(got!.responseJson)).toBe(d.response === null ? null : canonicalJson(d.response));
-    }
-    expect([...derivedEntries.keys()].sort()).toEqual([...referenceEntries.keys()].sort());
-    if (threshold === 0 && capture.groundTruth.content_capture) expect(derivedEntries.size).toBeGreaterThan(0);
-  });
+      expect([...derivedEntries.keys()].sort()).toEqual([...referenceEntries.keys()].sort());
+      if (threshold === 0 && capture.groundTruth.content_capture) expect(derivedEntries.size).toBeGreaterThan(0);
+    },
+  );
 });

@@ -44,27 +44,51 @@ function recordingLogger() {
 const body = traceBody([{ traceId: '5b8efff798038103d269b633813fc60c', spanId: 'eee19b7ec3c1b174' }], 'protobuf');
 
 const cases = [
-  ['the database is unavailable', new DatabaseUnavailableError('connection refused'), {
-    http: 503, grpc: grpc.status.UNAVAILABLE, retryAfter: '5', logged: 0,
-    message: 'the database is unavailable; nothing from this request was stored, retry later',
-  }],
-  ['storing fails unexpectedly', new Error('column "x" does not exist'), {
-    http: 500, grpc: grpc.status.INTERNAL, retryAfter: undefined, logged: 1,
-    message: 'internal error while storing the request; see the server log',
-  }],
+  [
+    'the database is unavailable',
+    new DatabaseUnavailableError('connection refused'),
+    {
+      http: 503,
+      grpc: grpc.status.UNAVAILABLE,
+      retryAfter: '5',
+      logged: 0,
+      message: 'the database is unavailable; nothing from this request was stored, retry later',
+    },
+  ],
+  [
+    'storing fails unexpectedly',
+    new Error('column "x" does not exist'),
+    {
+      http: 500,
+      grpc: grpc.status.INTERNAL,
+      retryAfter: undefined,
+      logged: 1,
+      message: 'internal error while storing the request; see the server log',
+    },
+  ],
 ] as const;
 
 describe('the OTLP/HTTP receiver', () => {
   it.each(cases)('answers when %s', async (_case, error, expected) => {
     // arrange
     const { logger, lines } = recordingLogger();
-    const app = createOtlpHttpRoutes({ ingest: failingStore(error), admission: createAdmission(4), logger }, { maxBodyBytes: 1 << 20 });
+    const app = createOtlpHttpRoutes(
+      { ingest: failingStore(error), admission: createAdmission(4), logger },
+      { maxBodyBytes: 1 << 20 },
+    );
     // act
-    const res = await app.request('/v1/traces', { method: 'POST', headers: { 'content-type': 'application/x-protobuf' }, body });
+    const res = await app.request('/v1/traces', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-protobuf' },
+      body,
+    });
     // assert
     expect(res.status).toBe(expected.http);
     expect(res.headers.get('retry-after') ?? undefined).toBe(expected.retryAfter);
-    expect(readStatus(new Uint8Array(await res.arrayBuffer()), 'protobuf')).toEqual({ code: expected.grpc, message: expected.message });
+    expect(readStatus(new Uint8Array(await res.arrayBuffer()), 'protobuf')).toEqual({
+      code: expected.grpc,
+      message: expected.message,
+    });
     await new Promise((r) => setImmediate(r));
     expect(lines.filter((l) => l.msg === 'OTLP/HTTP export failed')).toHaveLength(expected.logged);
     if (expected.logged) expect(JSON.stringify(lines)).toContain('column \\"x\\" does not exist');
@@ -78,7 +102,10 @@ describe('the OTLP/gRPC receiver', () => {
   it.each(cases)('answers when %s', async (_case, error, expected) => {
     // arrange
     const { logger, lines } = recordingLogger();
-    server = createGrpcServer({ ingest: failingStore(error), admission: createAdmission(4), logger }, { maxBodyBytes: 1 << 20 });
+    server = createGrpcServer(
+      { ingest: failingStore(error), admission: createAdmission(4), logger },
+      { maxBodyBytes: 1 << 20 },
+    );
     const port = await bindGrpcServer(server, '127.0.0.1', 0);
     // act
     const answer = await grpcExport(`127.0.0.1:${port}`, 'traces', body);

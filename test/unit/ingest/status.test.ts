@@ -29,7 +29,10 @@ describe('classifyError', () => {
   it('keeps the kind, message and Retry-After of an IngestError', () => {
     const error = new IngestError('unavailable', 'the database is unavailable', { retryAfterSeconds: 5 });
     expect(classifyError(error)).toEqual({
-      kind: 'unavailable', status: statusTable.unavailable, message: 'the database is unavailable', retryAfterSeconds: 5,
+      kind: 'unavailable',
+      status: statusTable.unavailable,
+      message: 'the database is unavailable',
+      retryAfterSeconds: 5,
     });
   });
 

@@ -16,9 +16,60 @@ import type { JsonValue } from '../../../src/normalize/step.js';
 const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;
 const CORPUS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'corpus');
 
-const PIECES = ['a', 'Paris ', '"', '\\', '\n', '\t', '\u0000', '\u001f', '\u007f', 'é', '€', '天气', '😀', '\ud800', '\udfff', '\u2028', '</script>', ' '];
-const NUMBERS = [0, -0, 1, -1, 0.1, 0.2 + 0.1, 1e21, 1e-7, 123456789012345680000, 5e-324, 2 ** 53 + 2, -1.5e300, 333333333.33333329];
-const KEYS = ['a', 'b', 'A', '1', '10', '2', '', 'é', 'e\u0301', '€', '\r', '😀', 'ﬁ', '\ud7ff', '\ue000', 'role', 'content'];
+const PIECES = [
+  'a',
+  'Paris ',
+  '"',
+  '\\',
+  '\n',
+  '\t',
+  '\u0000',
+  '\u001f',
+  '\u007f',
+  'é',
+  '€',
+  '天气',
+  '😀',
+  '\ud800',
+  '\udfff',
+  '\u2028',
+  '</script>',
+  ' ',
+];
+const NUMBERS = [
+  0,
+  -0,
+  1,
+  -1,
+  0.1,
+  0.2 + 0.1,
+  1e21,
+  1e-7,
+  123456789012345680000,
+  5e-324,
+  2 ** 53 + 2,
+  -1.5e300,
+  333333333.33333329,
+];
+const KEYS = [
+  'a',
+  'b',
+  'A',
+  '1',
+  '10',
+  '2',
+  '',
+  'é',
+  'e\u0301',
+  '€',
+  '\r',
+  '😀',
+  'ﬁ',
+  '\ud7ff',
+  '\ue000',
+  'role',
+  'content',
+];
 
 function randomString(rand: () => number, long: boolean): string {
   let s = '';
@@ -38,7 +89,11 @@ function randomValue(rand: () => number, depth: number): JsonValue {
   }
   if (r < 0.6) return Array.from({ length: Math.floor(rand() * 5) }, () => randomValue(rand, depth + 1));
   const out: { [k: string]: JsonValue } = {};
-  for (let i = Math.floor(rand() * 6); i > 0; i--) out[KEYS[Math.floor(rand() * KEYS.length)] + (rand() < 0.3 ? randomString(rand, false) : '')] = randomValue(rand, depth + 1);
+  for (let i = Math.floor(rand() * 6); i > 0; i--)
+    out[KEYS[Math.floor(rand() * KEYS.length)] + (rand() < 0.3 ? randomString(rand, false) : '')] = randomValue(
+      rand,
+      depth + 1,
+    );
   return out;
 }
 
@@ -54,7 +109,9 @@ describe('canonicalJson', () => {
   });
 
   it('gives what the canonicalize package gives, for every value in the corpus captures', () => {
-    const files = readdirSync(CORPUS, { recursive: true, encoding: 'utf8' }).filter((f) => path.basename(f) === 'decoded.json');
+    const files = readdirSync(CORPUS, { recursive: true, encoding: 'utf8' }).filter(
+      (f) => path.basename(f) === 'decoded.json',
+    );
     expect(files.length).toBeGreaterThan(0);
     for (const f of files) {
       const value = JSON.parse(readFileSync(path.join(CORPUS, f), 'utf8')) as JsonValue;
@@ -66,12 +123,15 @@ describe('canonicalJson', () => {
     const plain = 'The river station recorded morning fog. '.repeat(10);
     expect(canonicalJson({ content: plain })).toBe(`{"content":"${plain}"}`);
     for (const odd of ['"', '\\', '\n', '\u0000', '\ud800', '\udfff', '😀']) {
-      for (const text of [plain + odd, odd + plain, plain + odd + plain]) expect(canonicalJson(text)).toBe(JSON.stringify(text));
+      for (const text of [plain + odd, odd + plain, plain + odd + plain])
+        expect(canonicalJson(text)).toBe(JSON.stringify(text));
     }
   });
 
   it('sorts members by UTF-16 code units, drops undefined members, and refuses what JSON cannot hold', () => {
-    expect(canonicalJson({ '€': 1, '\r': 2, '😀': 3, 'ﬁ': 4, '1': 5, a: undefined } as unknown as JsonValue)).toBe('{"\\r":2,"1":5,"€":1,"😀":3,"ﬁ":4}');
+    expect(canonicalJson({ '€': 1, '\r': 2, '😀': 3, ﬁ: 4, '1': 5, a: undefined } as unknown as JsonValue)).toBe(
+      '{"\\r":2,"1":5,"€":1,"😀":3,"ﬁ":4}',
+    );
     expect(() => canonicalJson(Number.NaN)).toThrow(TypeError);
     expect(() => canonicalJson(Number.POSITIVE_INFINITY)).toThrow(TypeError);
     expect(() => canonicalJson(1n as unknown as JsonValue)).toThrow(TypeError);
@@ -92,7 +152,9 @@ describe('canonicalJsonBytes', () => {
   });
 
   it('for every value in the corpus captures', () => {
-    const files = readdirSync(CORPUS, { recursive: true, encoding: 'utf8' }).filter((f) => path.basename(f) === 'decoded.json');
+    const files = readdirSync(CORPUS, { recursive: true, encoding: 'utf8' }).filter(
+      (f) => path.basename(f) === 'decoded.json',
+    );
     for (const f of files) {
       const value = JSON.parse(readFileSync(path.join(CORPUS, f), 'utf8')) as JsonValue;
       expect(canonicalJsonBytes(value).equals(utf8(value)), f).toBe(true);
@@ -102,7 +164,10 @@ describe('canonicalJsonBytes', () => {
   it('for text longer than the escaper takes at once, and values of megabytes one after another', () => {
     const long = 'Fog over the valley, "rain" later.\n'.repeat(5000); // 180 K characters, several pieces
     const values: JsonValue[] = [
-      [{ role: 'user', content: long }], { a: long + '\u0000é', b: [long, 1.5, null, true] }, 'x'.repeat(3 * 1024 * 1024), { small: 'ok' },
+      [{ role: 'user', content: long }],
+      { a: `${long}\u0000é`, b: [long, 1.5, null, true] },
+      'x'.repeat(3 * 1024 * 1024),
+      { small: 'ok' },
     ];
     for (const value of values) expect(canonicalJsonBytes(value).equals(utf8(value))).toBe(true);
     // each result is its own copy, not a view of the reused buffer
@@ -113,7 +178,7 @@ describe('canonicalJsonBytes', () => {
   });
 
   it('writes member names that need escapes the same the second time (they are kept), and past the names it keeps', () => {
-    const tricky = { 'a"b': 1, 'é': 2, '\u0001': 3, '😀': 4, '\\': 5, 'role': 6 };
+    const tricky = { 'a"b': 1, é: 2, '\u0001': 3, '😀': 4, '\\': 5, role: 6 };
     for (let i = 0; i < 2; i++) expect(canonicalJsonBytes(tricky).equals(utf8(tricky))).toBe(true);
     const many = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}"\u00e9${i}`, i]));
     for (let i = 0; i < 2; i++) expect(canonicalJsonBytes(many).equals(utf8(many))).toBe(true);

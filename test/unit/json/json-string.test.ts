@@ -9,7 +9,8 @@ import { JSON_STRING_WASM_LOADED, jsonString, WASM_MIN_CHARS } from '../../../sr
 import { JSON_STRING_WASM } from '../../../src/json/json-string-wasm.js';
 
 const ASCII = Array.from({ length: 128 }, (_, c) => String.fromCharCode(c));
-const filler = (n: number) => 'The river station recorded morning fog near the valley. '.repeat(Math.ceil(n / 56) + 1).slice(0, n);
+const filler = (n: number) =>
+  'The river station recorded morning fog near the valley. '.repeat(Math.ceil(n / 56) + 1).slice(0, n);
 
 /** A deterministic pseudo-random generator (xorshift32), so a failure can be replayed. */
 function random(seed: number): () => number {
@@ -53,16 +54,18 @@ describe('jsonString', () => {
     for (let i = 0; i < 300; i++) {
       const length = Math.floor(next() ** 3 * 200_000);
       // mostly letters and spaces, with a sprinkling of what needs escaping
-      const chars = Array.from({ length }, () => (next() < 0.97 ? 'abcdefghij klmnop'[Math.floor(next() * 17)] : ASCII[Math.floor(next() * 128)]));
+      const chars = Array.from({ length }, () =>
+        next() < 0.97 ? 'abcdefghij klmnop'[Math.floor(next() * 17)] : ASCII[Math.floor(next() * 128)],
+      );
       const text = chars.join('');
       expect(jsonString(text), `length ${length}`).toBe(JSON.stringify(text));
     }
   });
 
-  it('hands text longer than its memory holds over in pieces, escapes on the pieces\' edges included', () => {
+  it("hands text longer than its memory holds over in pieces, escapes on the pieces' edges included", () => {
     const piece = 64 * 1024;
     for (const at of [piece - 1, piece, piece + 1, 2 * piece - 1, 2 * piece]) {
-      const text = filler(at) + '\n"' + filler(3 * piece - at);
+      const text = `${filler(at)}\n"${filler(3 * piece - at)}`;
       expect(jsonString(text), `escapes at ${at}`).toBe(JSON.stringify(text));
     }
     const large = filler(5 * 1024 * 1024 + 3);
@@ -75,6 +78,7 @@ describe('jsonString', () => {
         expect(jsonString(text), JSON.stringify(odd)).toBe(JSON.stringify(text));
       }
     }
-    for (const text of ['', 'a', '"', filler(WASM_MIN_CHARS - 1) + '\n']) expect(jsonString(text)).toBe(JSON.stringify(text));
+    for (const text of ['', 'a', '"', `${filler(WASM_MIN_CHARS - 1)}\n`])
+      expect(jsonString(text)).toBe(JSON.stringify(text));
   });
 });

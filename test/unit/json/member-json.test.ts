@@ -5,10 +5,16 @@
  * the module's, and other files' tests fill them.)
  */
 import { describe, expect, it } from 'vitest';
-import { jsonString, keptMemberNames, MEMBER_NAME_CHARS, MEMBER_NAMES, memberJson } from '../../../src/json/json-string.js';
+import {
+  jsonString,
+  keptMemberNames,
+  MEMBER_NAME_CHARS,
+  MEMBER_NAMES,
+  memberJson,
+} from '../../../src/json/json-string.js';
 
 describe('memberJson', () => {
-  it('gives a name\'s JSON and colon, kept or not', () => {
+  it("gives a name's JSON and colon, kept or not", () => {
     for (const key of ['role', 'a"b', 'é', '\u0001', '__proto__', '', 'x'.repeat(MEMBER_NAME_CHARS + 1)]) {
       for (let i = 0; i < 2; i++) expect(memberJson(key)).toBe(`${jsonString(key)}:`);
     }

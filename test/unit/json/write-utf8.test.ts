@@ -11,7 +11,10 @@ const OTHERS = ['é', '€', '天', '😀', '\ud800', '\udfff', '\u0080', '\u07f
 function written(text: string, at = 3): Buffer {
   const buf = Buffer.alloc(at + text.length * 3 + 8, 0xaa);
   const n = writeUtf8(buf, text, at);
-  expect(buf.subarray(0, at).every((b) => b === 0xaa), 'nothing before `at`').toBe(true);
+  expect(
+    buf.subarray(0, at).every((b) => b === 0xaa),
+    'nothing before `at`',
+  ).toBe(true);
   return buf.subarray(at, at + n);
 }
 
@@ -29,7 +32,10 @@ describe('writeUtf8', () => {
       for (const length of [1, 7, SHORT_STRING - 1, SHORT_STRING + 5]) {
         for (let at = 0; at < length; at++) {
           const text = 'x'.repeat(at) + other + 'y'.repeat(Math.max(0, length - at - 1));
-          expect(written(text).equals(Buffer.from(text, 'utf8')), `${JSON.stringify(other)} at ${at} of ${length}`).toBe(true);
+          expect(
+            written(text).equals(Buffer.from(text, 'utf8')),
+            `${JSON.stringify(other)} at ${at} of ${length}`,
+          ).toBe(true);
         }
       }
     }

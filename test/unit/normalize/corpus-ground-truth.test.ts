@@ -40,7 +40,10 @@ function providerUsage(step: GroundTruthStep): { input: number; output: number }
   const u = (step.response as any)?.usage;
   if (!u) return null;
   if (step.provider === 'anthropic') {
-    return { input: u.input_tokens + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0), output: u.output_tokens };
+    return {
+      input: u.input_tokens + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0),
+      output: u.output_tokens,
+    };
   }
   return { input: u.prompt_tokens, output: u.completion_tokens };
 }
@@ -105,7 +108,12 @@ describe('corpus captures normalize to what the agent did', () => {
           return;
         }
         if (!contentCaptured(c)) {
-          expect([step.request, step.response, step.request_digest, step.response_digest], where).toEqual([null, null, null, null]);
+          expect([step.request, step.response, step.request_digest, step.response_digest], where).toEqual([
+            null,
+            null,
+            null,
+            null,
+          ]);
         } else if (!c.shortened) {
           expect(step.request, where).toEqual(expectedRequest(t));
           const answer = expectedResponse(t);
@@ -116,8 +124,9 @@ describe('corpus captures normalize to what the agent did', () => {
           // A failed call reported no usage: null, never an invented 0 (DESIGN.md invariant 5).
           expect([step.tokens.input, step.tokens.output], where).toEqual([null, null]);
         } else if (tokensFaithful(c.layout, t)) {
-          expect({ input: step.tokens.input, output: step.tokens.output, context: step.tokens.context }, where)
-            .toEqual({ input: usage.input, output: usage.output, context: usage.input });
+          expect({ input: step.tokens.input, output: step.tokens.output, context: step.tokens.context }, where).toEqual(
+            { input: usage.input, output: usage.output, context: usage.input },
+          );
         }
       });
     });

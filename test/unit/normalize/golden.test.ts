@@ -19,13 +19,21 @@ const UPDATE = process.env.UPDATE_GOLDEN === '1';
 describe.each(GOLDEN_CASES)('$layout-$name', (c) => {
   it('normalizes to its golden steps', () => {
     const logsOf = logsBySpan(c.logs ?? []);
-    const rendered = renderJson({
-      normalizer_version: NORMALIZER_VERSION,
-      spans: c.spans.map((s) => {
-        const facts = normalizeSpan(s, logsOf.get(`${s.traceId}/${s.spanId}`) ?? []);
-        return { span: s.name, own_run: facts.ownRun, parent_run: facts.parentRun, step: facts.step && finishStep(facts.step) };
-      }),
-    }, 2) + '\n';
+    const rendered = `${renderJson(
+      {
+        normalizer_version: NORMALIZER_VERSION,
+        spans: c.spans.map((s) => {
+          const facts = normalizeSpan(s, logsOf.get(`${s.traceId}/${s.spanId}`) ?? []);
+          return {
+            span: s.name,
+            own_run: facts.ownRun,
+            parent_run: facts.parentRun,
+            step: facts.step && finishStep(facts.step),
+          };
+        }),
+      },
+      2,
+    )}\n`;
     const file = path.join(GOLDEN_DIR, `${c.layout}-${c.name}.steps.json`);
     if (UPDATE || !existsSync(file)) {
       if (!UPDATE) throw new Error(`missing golden file ${file}: run with UPDATE_GOLDEN=1 and review it`);

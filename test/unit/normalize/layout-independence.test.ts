@@ -27,7 +27,8 @@ import { digestOf } from '../../../src/json/canonical.js';
 import type { JsonValue } from '../../../src/normalize/step.js';
 
 const CONTENT_OFF = (c: Capture) => !contentCaptured(c);
-const LOSSY_STREAM_ANSWER = (c: Capture, streamed: boolean | undefined) => c.layout === 'openllmetry-anthropic' && streamed === true;
+const LOSSY_STREAM_ANSWER = (c: Capture, streamed: boolean | undefined) =>
+  c.layout === 'openllmetry-anthropic' && streamed === true;
 const SHORTENED = (c: Capture) => c.shortened;
 
 interface Recorded {
@@ -89,7 +90,8 @@ function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
   for (const i of items) {
     const k = key(i);
     const list = m.get(k);
-    if (list) list.push(i); else m.set(k, [i]);
+    if (list) list.push(i);
+    else m.set(k, [i]);
   }
   return m;
 }
@@ -119,7 +121,10 @@ describe('B1: one call, one digest, whichever layout recorded it', async () => {
   });
 
   it('first model calls carry no ids and agree byte for byte across layouts and providers', () => {
-    for (const [scenario, rs] of groupBy(records.filter((r) => r.position === 0), (r) => r.scenario)) {
+    for (const [scenario, rs] of groupBy(
+      records.filter((r) => r.position === 0),
+      (r) => r.scenario,
+    )) {
       const digests = new Set(rs.map((r) => r.rawRequestDigest));
       expect(digests.size, scenario).toBe(1);
     }

@@ -6,7 +6,17 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { decodeLogsRequest, decodeTraceRequest, OtlpDecodeError } from '../../../src/otlp/decode.js';
 import { IngestError } from '../../../src/errors.js';
-import { hex, json, jsonSpan, logsRequestBytes, oneScope, pbSpan, SPAN_ID, TRACE_ID, traceRequestBytes } from './helpers.js';
+import {
+  hex,
+  json,
+  jsonSpan,
+  logsRequestBytes,
+  oneScope,
+  pbSpan,
+  SPAN_ID,
+  TRACE_ID,
+  traceRequestBytes,
+} from './helpers.js';
 
 function decodeError(run: () => unknown): OtlpDecodeError {
   try {
@@ -22,7 +32,9 @@ const jsonRequest = (spans: unknown) => json({ resourceSpans: [{ scopeSpans: [{ 
 
 describe('an unreadable request body', () => {
   it('is bad input when a protobuf body is truncated', () => {
-    const whole = traceRequestBytes(oneScope([pbSpan({ attributes: [{ key: 'k', value: { stringValue: 'x'.repeat(100) } }] })]));
+    const whole = traceRequestBytes(
+      oneScope([pbSpan({ attributes: [{ key: 'k', value: { stringValue: 'x'.repeat(100) } }] })]),
+    );
     const err = decodeError(() => decodeTraceRequest(whole.subarray(0, whole.length - 10), 'protobuf'));
     expect(err.kind).toBe('bad_input');
     expect(err).toBeInstanceOf(IngestError);
@@ -41,18 +53,26 @@ describe('an unreadable request body', () => {
     expect(decodeError(() => decodeTraceRequest(body, 'protobuf')).message).toMatch(/looks like JSON/);
     // Gunzipping is the transport's job; decode refuses compressed bytes.
     expect(decodeError(() => decodeTraceRequest(gzipSync(body), 'json')).message).toMatch(/gzip-compressed/);
-    expect(decodeError(() => decodeTraceRequest(gzipSync(traceRequestBytes(oneScope([pbSpan()]))), 'protobuf')).message).toMatch(/gzip-compressed/);
+    expect(
+      decodeError(() => decodeTraceRequest(gzipSync(traceRequestBytes(oneScope([pbSpan()]))), 'protobuf')).message,
+    ).toMatch(/gzip-compressed/);
   });
 
   it('is bad input when the body is not JSON or not a JSON object', () => {
-    expect(decodeError(() => decodeTraceRequest(Buffer.from('{"resourceSpans": ['), 'json')).message).toMatch(/^request body is not valid JSON/);
-    expect(decodeError(() => decodeTraceRequest(json([]), 'json')).message).toBe('request body must be a JSON object (an ExportTraceServiceRequest), got a list');
+    expect(decodeError(() => decodeTraceRequest(Buffer.from('{"resourceSpans": ['), 'json')).message).toMatch(
+      /^request body is not valid JSON/,
+    );
+    expect(decodeError(() => decodeTraceRequest(json([]), 'json')).message).toBe(
+      'request body must be a JSON object (an ExportTraceServiceRequest), got a list',
+    );
     expect(decodeError(() => decodeTraceRequest(json('spans'), 'json')).message).toMatch(/must be a JSON object/);
     expect(decodeError(() => decodeTraceRequest(json(null), 'json')).message).toMatch(/got null/);
   });
 
   it('is bad input when resourceSpans is not a list', () => {
-    expect(decodeError(() => decodeTraceRequest(json({ resourceSpans: {} }), 'json')).message).toBe('resourceSpans must be a list, got an object');
+    expect(decodeError(() => decodeTraceRequest(json({ resourceSpans: {} }), 'json')).message).toBe(
+      'resourceSpans must be a list, got an object',
+    );
   });
 
   it('is bad input when a list holds null where a message belongs', () => {
@@ -62,21 +82,48 @@ describe('an unreadable request body', () => {
   });
 
   it('names the path when attributes are an object instead of a list of {key, value} entries', () => {
-    const body = json({ resourceSpans: [{ scopeSpans: [{ spans: [] }, { spans: [jsonSpan(), jsonSpan(), jsonSpan(), jsonSpan({ attributes: { model: 'gpt-4o' } })] }] }] });
+    const body = json({
+      resourceSpans: [
+        {
+          scopeSpans: [
+            { spans: [] },
+            { spans: [jsonSpan(), jsonSpan(), jsonSpan(), jsonSpan({ attributes: { model: 'gpt-4o' } })] },
+          ],
+        },
+      ],
+    });
     expect(decodeError(() => decodeTraceRequest(body, 'json')).message).toBe(
       'resourceSpans[0].scopeSpans[1].spans[3].attributes must be a list of {key, value} entries, not an object',
     );
   });
 
   it.each([
-    ['an AnyValue that is a bare string', [{ key: 'k', value: 'v' }], /attributes\[0\]\.value must be an AnyValue object/],
+    [
+      'an AnyValue that is a bare string',
+      [{ key: 'k', value: 'v' }],
+      /attributes\[0\]\.value must be an AnyValue object/,
+    ],
     ['a key that is not a string', [{ key: 1, value: { stringValue: 'v' } }], /attributes\[0\]\.key must be a string/],
-    ['two members in one AnyValue', [{ key: 'k', value: { stringValue: 'v', intValue: 1 } }], /sets both stringValue and intValue/],
+    [
+      'two members in one AnyValue',
+      [{ key: 'k', value: { stringValue: 'v', intValue: 1 } }],
+      /sets both stringValue and intValue/,
+    ],
     ['an intValue with a fraction', [{ key: 'k', value: { intValue: 1.5 } }], /intValue must be a 64-bit integer/],
-    ['an intValue beyond int64', [{ key: 'k', value: { intValue: '9223372036854775808' } }], /intValue must be a 64-bit integer/],
-    ['bytes that are not base64', [{ key: 'k', value: { bytesValue: 'not base64!' } }], /bytesValue must be a base64 string/],
+    [
+      'an intValue beyond int64',
+      [{ key: 'k', value: { intValue: '9223372036854775808' } }],
+      /intValue must be a 64-bit integer/,
+    ],
+    [
+      'bytes that are not base64',
+      [{ key: 'k', value: { bytesValue: 'not base64!' } }],
+      /bytesValue must be a base64 string/,
+    ],
   ])('is bad input for %s', (_what, attributes, message) => {
-    expect(decodeError(() => decodeTraceRequest(jsonRequest([jsonSpan({ attributes })]), 'json')).message).toMatch(message);
+    expect(decodeError(() => decodeTraceRequest(jsonRequest([jsonSpan({ attributes })]), 'json')).message).toMatch(
+      message,
+    );
   });
 
   it.each([
@@ -92,12 +139,19 @@ describe('an unreadable request body', () => {
   it('refuses AnyValue nesting deep enough to exhaust the stack', () => {
     let value: object = { stringValue: 'leaf' };
     for (let i = 0; i < 200; i++) value = { arrayValue: { values: [value] } };
-    expect(decodeError(() => decodeTraceRequest(jsonRequest([jsonSpan({ attributes: [{ key: 'deep', value }] })]), 'json')).message).toMatch(/nests deeper than 100 levels/);
+    expect(
+      decodeError(() => decodeTraceRequest(jsonRequest([jsonSpan({ attributes: [{ key: 'deep', value }] })]), 'json'))
+        .message,
+    ).toMatch(/nests deeper than 100 levels/);
   });
 
   it('refuses a logs body sent to the traces decoder and the reverse', () => {
-    expect(decodeError(() => decodeTraceRequest(json({ resourceLogs: [] }), 'json')).message).toMatch(/has "resourceLogs" but no "resourceSpans"/);
-    expect(decodeError(() => decodeLogsRequest(json({ resourceSpans: [] }), 'json')).message).toMatch(/has "resourceSpans" but no "resourceLogs"/);
+    expect(decodeError(() => decodeTraceRequest(json({ resourceLogs: [] }), 'json')).message).toMatch(
+      /has "resourceLogs" but no "resourceSpans"/,
+    );
+    expect(decodeError(() => decodeLogsRequest(json({ resourceSpans: [] }), 'json')).message).toMatch(
+      /has "resourceSpans" but no "resourceLogs"/,
+    );
   });
 });
 
@@ -114,7 +168,12 @@ describe('spans with unusable ids', () => {
   ];
 
   it('are rejected one by one with their position and the problem, while good spans decode', () => {
-    const request = { resourceSpans: [{ scopeSpans: [{ spans: badSpans.slice(0, 3) }, { spans: badSpans.slice(3, 5) }] }, { scopeSpans: [{ spans: badSpans.slice(5) }] }] };
+    const request = {
+      resourceSpans: [
+        { scopeSpans: [{ spans: badSpans.slice(0, 3) }, { spans: badSpans.slice(3, 5) }] },
+        { scopeSpans: [{ spans: badSpans.slice(5) }] },
+      ],
+    };
     const { spans, rejected } = decodeTraceRequest(traceRequestBytes(request), 'protobuf');
     expect(spans.map((s) => s.name)).toEqual(['good 0', 'good 7']);
     expect(rejected).toEqual([
@@ -149,14 +208,27 @@ describe('spans with unusable ids', () => {
 describe('log records with unusable ids', () => {
   it('are rejected by position while the rest decode', () => {
     const base = { timeUnixNano: '1', body: { stringValue: 'x' } };
-    const request = { resourceLogs: [{ scopeLogs: [{ logRecords: [
-      { ...base, traceId: hex(TRACE_ID), spanId: hex(SPAN_ID) },
-      { ...base, traceId: hex('0011') },
-      { ...base, spanId: hex(TRACE_ID) },
-      base,
-    ] }] }] };
+    const request = {
+      resourceLogs: [
+        {
+          scopeLogs: [
+            {
+              logRecords: [
+                { ...base, traceId: hex(TRACE_ID), spanId: hex(SPAN_ID) },
+                { ...base, traceId: hex('0011') },
+                { ...base, spanId: hex(TRACE_ID) },
+                base,
+              ],
+            },
+          ],
+        },
+      ],
+    };
     const { logs, rejected } = decodeLogsRequest(logsRequestBytes(request), 'protobuf');
-    expect(logs.map((l) => [l.traceId, l.spanId])).toEqual([[TRACE_ID, SPAN_ID], [null, null]]);
+    expect(logs.map((l) => [l.traceId, l.spanId])).toEqual([
+      [TRACE_ID, SPAN_ID],
+      [null, null],
+    ]);
     expect(rejected).toEqual([
       { index: 1, reason: 'log record: traceId is 2 bytes, expected 16' },
       { index: 2, reason: 'log record: spanId is 16 bytes, expected 8' },

@@ -22,7 +22,8 @@ function agrees(ours: AttributeValue, theirs: unknown): boolean {
     return m ? ours.length === Number(m[1]) && ours.startsWith(theirs.slice(0, m.index)) : ours === theirs;
   }
   if (typeof ours === 'bigint') return String(ours) === String(theirs);
-  if (Array.isArray(ours)) return Array.isArray(theirs) && ours.length === theirs.length && ours.every((v, i) => agrees(v, theirs[i]));
+  if (Array.isArray(ours))
+    return Array.isArray(theirs) && ours.length === theirs.length && ours.every((v, i) => agrees(v, theirs[i]));
   if (ours !== null && typeof ours === 'object' && !(ours instanceof Uint8Array)) {
     return typeof theirs === 'object' && theirs !== null && attributesAgree(ours, theirs as Record<string, unknown>);
   }
@@ -38,16 +39,27 @@ interface DecodedRequest {
   file: string;
   resources: { resource: Record<string, unknown>; scopes: { spans?: DecodedSpan[]; logRecords?: DecodedLog[] }[] }[];
 }
-interface DecodedSpan { attributes: Record<string, unknown>; status: { message: string }; events: { attributes: Record<string, unknown> }[] }
-interface DecodedLog { attributes: Record<string, unknown>; body: unknown }
+interface DecodedSpan {
+  attributes: Record<string, unknown>;
+  status: { message: string };
+  events: { attributes: Record<string, unknown> }[];
+}
+interface DecodedLog {
+  attributes: Record<string, unknown>;
+  body: unknown;
+}
 
 describe.skipIf(!existsSync(CORPUS))('agreement with the shared corpus decode', () => {
   it.each(scenarios())('%s: every attribute, event, status message and log body has the same value', (scenario) => {
-    const decoded = JSON.parse(readFileSync(path.join(CORPUS, scenario, 'decoded.json'), 'utf8')) as { requests: DecodedRequest[] };
+    const decoded = JSON.parse(readFileSync(path.join(CORPUS, scenario, 'decoded.json'), 'utf8')) as {
+      requests: DecodedRequest[];
+    };
     for (const request of captureRequests(scenario)) {
       const theirs = decoded.requests.find((r) => r.file === request.file);
       expect(theirs, request.file).toBeDefined();
-      const flat = theirs!.resources.flatMap((res) => res.scopes.flatMap((s) => [...(s.spans ?? []), ...(s.logRecords ?? [])].map((x) => ({ res, x }))));
+      const flat = theirs!.resources.flatMap((res) =>
+        res.scopes.flatMap((s) => [...(s.spans ?? []), ...(s.logRecords ?? [])].map((x) => ({ res, x }))),
+      );
       if (request.signal === 'traces') {
         const { spans } = decodeTraceRequest(request.body, request.encoding);
         expect(spans).toHaveLength(flat.length);

@@ -27,58 +27,79 @@ function sameType(expected: string, value: AttributeValue): boolean {
 
 function spanSummary(s: SpanRecord): Record<string, unknown> {
   return {
-    serviceName: s.serviceName, scope: s.scope.name, traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId,
-    name: s.name, kind: s.kind, status: s.status.code, flags: s.flags, start: String(s.startTimeUnixNano),
-    end: String(s.endTimeUnixNano), events: s.events.map((e) => e.name), links: s.links.length,
+    serviceName: s.serviceName,
+    scope: s.scope.name,
+    traceId: s.traceId,
+    spanId: s.spanId,
+    parentSpanId: s.parentSpanId,
+    name: s.name,
+    kind: s.kind,
+    status: s.status.code,
+    flags: s.flags,
+    start: String(s.startTimeUnixNano),
+    end: String(s.endTimeUnixNano),
+    events: s.events.map((e) => e.name),
+    links: s.links.length,
   };
 }
 
 function logSummary(l: LogRecord): Record<string, unknown> {
   return {
-    serviceName: l.serviceName, traceId: l.traceId, spanId: l.spanId, eventName: l.eventName,
-    severityNumber: l.severityNumber, time: String(l.timeUnixNano),
+    serviceName: l.serviceName,
+    traceId: l.traceId,
+    spanId: l.spanId,
+    eventName: l.eventName,
+    severityNumber: l.severityNumber,
+    time: String(l.timeUnixNano),
     bodyType: typeName(l.body),
   };
 }
 
 describe.each(scenarios())('capture %s', (scenario) => {
   const expected = expectedRecords(scenario);
-  it.each(captureRequests(scenario).map((r) => [r.file, r] as const))('%s decodes whole, matching the corpus decode', (_file, request) => {
-    const want = expected[request.file];
-    expect(want, `expected.json lists ${request.file}`).toBeDefined();
-    const records = request.signal === 'traces'
-      ? decodeTraceRequest(request.body, request.encoding)
-      : decodeLogsRequest(request.body, request.encoding);
-    expect(records.rejected).toEqual([]);
-    const got: (SpanRecord | LogRecord)[] = 'spans' in records ? records.spans : records.logs;
-    expect(got).toHaveLength(want.length);
-    got.forEach((record, i) => {
-      const { attributeTypes, ...rest } = want[i] as { attributeTypes: Record<string, string> };
-      const summary = 'kind' in record ? spanSummary(record) : logSummary(record);
-      expect(summary).toEqual(rest);
-      expect(Object.keys(record.attributes).sort()).toEqual(Object.keys(attributeTypes).sort());
-      for (const [key, type] of Object.entries(attributeTypes)) {
-        expect(sameType(type, record.attributes[key]), `${request.file} record ${i} ${key}: ${type}`).toBe(true);
-      }
-    });
-  });
+  it.each(captureRequests(scenario).map((r) => [r.file, r] as const))(
+    '%s decodes whole, matching the corpus decode',
+    (_file, request) => {
+      const want = expected[request.file];
+      expect(want, `expected.json lists ${request.file}`).toBeDefined();
+      const records =
+        request.signal === 'traces'
+          ? decodeTraceRequest(request.body, request.encoding)
+          : decodeLogsRequest(request.body, request.encoding);
+      expect(records.rejected).toEqual([]);
+      const got: (SpanRecord | LogRecord)[] = 'spans' in records ? records.spans : records.logs;
+      expect(got).toHaveLength(want.length);
+      got.forEach((record, i) => {
+        const { attributeTypes, ...rest } = want[i] as { attributeTypes: Record<string, string> };
+        const summary = 'kind' in record ? spanSummary(record) : logSummary(record);
+        expect(summary).toEqual(rest);
+        expect(Object.keys(record.attributes).sort()).toEqual(Object.keys(attributeTypes).sort());
+        for (const [key, type] of Object.entries(attributeTypes)) {
+          expect(sameType(type, record.attributes[key]), `${request.file} record ${i} ${key}: ${type}`).toBe(true);
+        }
+      });
+    },
+  );
 });
 
 describe('the weather capture exported three ways', () => {
-  it.each(scenarios().filter((s) => s.endsWith('/weather')))('decodes to identical SpanRecords from %s over HTTP protobuf, HTTP JSON and gRPC', (scenario) => {
-    const byEncoding = new Map<string, SpanRecord[]>();
-    for (const r of captureRequests(scenario).filter((x) => x.signal === 'traces')) {
-      const key = `${r.transport}/${r.encoding}`;
-      byEncoding.set(key, [...(byEncoding.get(key) ?? []), ...decodeTraceRequest(r.body, r.encoding).spans]);
-    }
-    expect([...byEncoding.keys()].sort()).toEqual(['grpc/protobuf', 'http/json', 'http/protobuf']);
-    // Exporters batch differently per transport; the same spans arrive in some order.
-    const sorted = (spans: SpanRecord[]) => [...spans].sort((a, b) => a.spanId.localeCompare(b.spanId));
-    const reference = sorted(byEncoding.get('http/protobuf') ?? []);
-    expect(reference.length).toBeGreaterThan(0);
-    expect(sorted(byEncoding.get('http/json') ?? [])).toEqual(reference);
-    expect(sorted(byEncoding.get('grpc/protobuf') ?? [])).toEqual(reference);
-  });
+  it.each(scenarios().filter((s) => s.endsWith('/weather')))(
+    'decodes to identical SpanRecords from %s over HTTP protobuf, HTTP JSON and gRPC',
+    (scenario) => {
+      const byEncoding = new Map<string, SpanRecord[]>();
+      for (const r of captureRequests(scenario).filter((x) => x.signal === 'traces')) {
+        const key = `${r.transport}/${r.encoding}`;
+        byEncoding.set(key, [...(byEncoding.get(key) ?? []), ...decodeTraceRequest(r.body, r.encoding).spans]);
+      }
+      expect([...byEncoding.keys()].sort()).toEqual(['grpc/protobuf', 'http/json', 'http/protobuf']);
+      // Exporters batch differently per transport; the same spans arrive in some order.
+      const sorted = (spans: SpanRecord[]) => [...spans].sort((a, b) => a.spanId.localeCompare(b.spanId));
+      const reference = sorted(byEncoding.get('http/protobuf') ?? []);
+      expect(reference.length).toBeGreaterThan(0);
+      expect(sorted(byEncoding.get('http/json') ?? [])).toEqual(reference);
+      expect(sorted(byEncoding.get('grpc/protobuf') ?? [])).toEqual(reference);
+    },
+  );
 });
 
 describe('otel-genai log records', () => {
@@ -103,7 +124,9 @@ describe('a 300 KiB prompt', () => {
     const big = captureRequests('openllmetry-openai/big-prompt').find((r) => r.body.length > 300_000);
     expect(big).toBeDefined();
     const { spans } = decodeTraceRequest(big!.body, 'protobuf');
-    const input = spans.map((s) => s.attributes['gen_ai.input.messages']).find((v) => typeof v === 'string' && v.length > 300_000);
+    const input = spans
+      .map((s) => s.attributes['gen_ai.input.messages'])
+      .find((v) => typeof v === 'string' && v.length > 300_000);
     expect(typeof input).toBe('string');
     expect(big!.body.includes(Buffer.from(input as string))).toBe(true);
   });

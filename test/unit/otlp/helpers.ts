@@ -20,7 +20,13 @@ export interface CaptureRequest {
   body: Buffer;
 }
 
-interface IndexLine { transport: 'http' | 'grpc'; signal: 'traces' | 'logs'; contentType: string; contentEncoding: string | null; file: string }
+interface IndexLine {
+  transport: 'http' | 'grpc';
+  signal: 'traces' | 'logs';
+  contentType: string;
+  contentEncoding: string | null;
+  file: string;
+}
 
 export function scenarios(): string[] {
   return readdirSync(FIXTURES, { withFileTypes: true })
@@ -50,7 +56,11 @@ export function captureRequests(scenario: string): CaptureRequest[] {
 
 /** expected.json: the corpus's independent decode, summarized (see make-expected.mjs). */
 export function expectedRecords(scenario: string): Record<string, Record<string, unknown>[]> {
-  return (JSON.parse(readFileSync(path.join(FIXTURES, scenario, 'expected.json'), 'utf8')) as { files: Record<string, Record<string, unknown>[]> }).files;
+  return (
+    JSON.parse(readFileSync(path.join(FIXTURES, scenario, 'expected.json'), 'utf8')) as {
+      files: Record<string, Record<string, unknown>[]>;
+    }
+  ).files;
 }
 
 export const TRACE_ID = '5b8efff798038103d269b633813fc60c';
@@ -74,24 +84,40 @@ export function logsRequestBytes(request: object): Uint8Array {
 export const json = (value: unknown): Uint8Array => Buffer.from(JSON.stringify(value));
 
 /** One resource, one scope, these spans (protobufjs form). */
-export function oneScope(spans: object[], resourceAttributes: object[] = [{ key: 'service.name', value: { stringValue: 'svc' } }]): object {
+export function oneScope(
+  spans: object[],
+  resourceAttributes: object[] = [{ key: 'service.name', value: { stringValue: 'svc' } }],
+): object {
   return {
-    resourceSpans: [{ resource: { attributes: resourceAttributes }, scopeSpans: [{ scope: { name: 'lib', version: '1.0.0' }, spans }] }],
+    resourceSpans: [
+      {
+        resource: { attributes: resourceAttributes },
+        scopeSpans: [{ scope: { name: 'lib', version: '1.0.0' }, spans }],
+      },
+    ],
   };
 }
 
 /** A minimal valid span in protobufjs form. */
 export function pbSpan(extra: object = {}): object {
   return {
-    traceId: hex(TRACE_ID), spanId: hex(SPAN_ID), name: 'op',
-    startTimeUnixNano: '1796032240962000000', endTimeUnixNano: '1796032240982105970', ...extra,
+    traceId: hex(TRACE_ID),
+    spanId: hex(SPAN_ID),
+    name: 'op',
+    startTimeUnixNano: '1796032240962000000',
+    endTimeUnixNano: '1796032240982105970',
+    ...extra,
   };
 }
 
 /** The same span in OTLP/JSON form. */
 export function jsonSpan(extra: object = {}): object {
   return {
-    traceId: TRACE_ID.toUpperCase(), spanId: SPAN_ID, name: 'op',
-    startTimeUnixNano: '1796032240962000000', endTimeUnixNano: '1796032240982105970', ...extra,
+    traceId: TRACE_ID.toUpperCase(),
+    spanId: SPAN_ID,
+    name: 'op',
+    startTimeUnixNano: '1796032240962000000',
+    endTimeUnixNano: '1796032240982105970',
+    ...extra,
   };
 }

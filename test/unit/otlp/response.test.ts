@@ -33,7 +33,9 @@ describe('export responses', () => {
   it('carry partial success in protobuf that the response types read back', () => {
     const { ExportTraceServiceResponse, ExportLogsServiceResponse } = otlpTypes();
     const traces = ExportTraceServiceResponse.toObject(
-      ExportTraceServiceResponse.decode(encodeExportResponse('traces', 'protobuf', { rejected: 3, errorMessage: 'bad ids' })),
+      ExportTraceServiceResponse.decode(
+        encodeExportResponse('traces', 'protobuf', { rejected: 3, errorMessage: 'bad ids' }),
+      ),
       { longs: String },
     );
     expect(traces).toEqual({ partialSuccess: { rejectedSpans: '3', errorMessage: 'bad ids' } });
@@ -49,9 +51,13 @@ describe('error bodies', () => {
   it('are a google.rpc.Status in protobuf or JSON', () => {
     const { Status } = otlpTypes();
     expect(Status.toObject(Status.decode(encodeStatus('protobuf', 3, 'request body is not valid JSON')))).toEqual({
-      code: 3, message: 'request body is not valid JSON',
+      code: 3,
+      message: 'request body is not valid JSON',
     });
-    expect(JSON.parse(text(encodeStatus('json', 14, 'database unavailable')))).toEqual({ code: 14, message: 'database unavailable' });
+    expect(JSON.parse(text(encodeStatus('json', 14, 'database unavailable')))).toEqual({
+      code: 14,
+      message: 'database unavailable',
+    });
   });
 });
 
@@ -61,14 +67,17 @@ describe('partialSuccessFor', () => {
   });
 
   it('counts every rejection and names the first few, within a bounded message', () => {
-    const rejected = Array.from({ length: 1000 }, (_, i) => ({ index: i, reason: `span "s${i}": traceId is all zeros ${'x'.repeat(100)}` }));
+    const rejected = Array.from({ length: 1000 }, (_, i) => ({
+      index: i,
+      reason: `span "s${i}": traceId is all zeros ${'x'.repeat(100)}`,
+    }));
     const partial = partialSuccessFor('traces', rejected);
     expect(partial?.rejected).toBe(1000);
     expect(partial?.errorMessage).toMatch(/^1000 spans rejected: #0: span "s0": traceId is all zeros/);
     expect(partial?.errorMessage).toMatch(/and 995 more$/);
-    expect(partialSuccessFor('logs', [{ index: 4, reason: 'log record: spanId is 2 bytes, expected 8' }])?.errorMessage).toBe(
-      '1 log record rejected: #4: log record: spanId is 2 bytes, expected 8',
-    );
+    expect(
+      partialSuccessFor('logs', [{ index: 4, reason: 'log record: spanId is 2 bytes, expected 8' }])?.errorMessage,
+    ).toBe('1 log record rejected: #4: log record: spanId is 2 bytes, expected 8');
   });
 });
 

@@ -12,8 +12,12 @@ import { createFsPayloadStore } from '../../../src/payloads/fs-payload-store.js'
 import { parsePayloadRef, payloadRefOf } from '../../../src/payloads/payload-store.js';
 
 let dir: string;
-beforeEach(async () => { dir = await mkdtemp(path.join(tmpdir(), 'tapedeck-fs-payloads-')); });
-afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'tapedeck-fs-payloads-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
 
 const bytes = new TextEncoder().encode('[{"content":"a long prompt","role":"user"}]');
 const ref = payloadRefOf(bytes);
@@ -22,7 +26,10 @@ const finalPath = () => path.join(dir, 'sha256', hex.slice(0, 2), hex.slice(2, 4
 
 async function filesUnder(root: string): Promise<string[]> {
   const entries = await readdir(root, { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile()).map((e) => path.relative(root, path.join(e.parentPath ?? e.path, e.name))).sort();
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(root, path.join(e.parentPath ?? e.path, e.name)))
+    .sort();
 }
 
 describe('filesystem payload store', () => {

@@ -35,7 +35,12 @@ function recordingStore(): PayloadStore & { puts: { ref: string; mediaType?: str
 describe('offloadLargeValues', () => {
   it('leaves values at or under the threshold alone and returns the same draft', async () => {
     const store = recordingStore();
-    const draft = { kind: 'llm', model: 'gpt-4o', request: [system, { role: 'user', content: 'hi' }], response: answer };
+    const draft = {
+      kind: 'llm',
+      model: 'gpt-4o',
+      request: [system, { role: 'user', content: 'hi' }],
+      response: answer,
+    };
     const result = await offloadLargeValues(draft, store, THRESHOLD);
     expect(result.draft).toBe(draft);
     expect(result.payloads).toEqual([]);
@@ -46,7 +51,12 @@ describe('offloadLargeValues', () => {
 
   it('keeps null (content not recorded) as null with a null digest', async () => {
     const result = await offloadLargeValues({ kind: 'llm', request: null, response: null }, recordingStore(), 0);
-    expect(result).toMatchObject({ draft: { request: null, response: null }, requestDigest: null, responseDigest: null, payloads: [] });
+    expect(result).toMatchObject({
+      draft: { request: null, response: null },
+      requestDigest: null,
+      responseDigest: null,
+      payloads: [],
+    });
   });
 
   it('offloads a 300 KiB prompt as canonical JSON under the name of its inline digest', async () => {
@@ -86,18 +96,30 @@ describe('offloadLargeValues', () => {
     it('stores [system message, reference to the rest] so the digest covers the system prompt', async () => {
       const store = recordingStore();
       const rest = [bigUser(), { role: 'assistant', content: 'ok' }];
-      const result = await offloadLargeValues({ kind: 'llm', request: [system, ...rest], response: null }, store, THRESHOLD);
+      const result = await offloadLargeValues(
+        { kind: 'llm', request: [system, ...rest], response: null },
+        store,
+        THRESHOLD,
+      );
       expect(result.draft.request).toEqual([system, { $payload: `sha256/${digestOf(rest)}` }]);
       expect(store.puts.map((p) => p.text)).toEqual([canonicalJson(rest)]);
 
-      const other = await offloadLargeValues({ kind: 'llm', request: [{ ...system, content: 'Be verbose.' }, ...rest], response: null }, store, THRESHOLD);
+      const other = await offloadLargeValues(
+        { kind: 'llm', request: [{ ...system, content: 'Be verbose.' }, ...rest], response: null },
+        store,
+        THRESHOLD,
+      );
       expect(other.payloads[0].ref).toBe(result.payloads[0].ref);
       expect(other.requestDigest).not.toBe(result.requestDigest);
     });
 
     it('keeps every leading system message inline', async () => {
       const second = { role: 'system', content: 'Answer in French.' };
-      const result = await offloadLargeValues({ kind: 'llm', request: [system, second, bigUser()], response: null }, recordingStore(), THRESHOLD);
+      const result = await offloadLargeValues(
+        { kind: 'llm', request: [system, second, bigUser()], response: null },
+        recordingStore(),
+        THRESHOLD,
+      );
       expect(result.draft.request).toEqual([system, second, { $payload: `sha256/${digestOf([bigUser()])}` }]);
     });
 
@@ -123,7 +145,11 @@ describe('offloadLargeValues', () => {
 
   it('is idempotent on a stored form: offloading it again writes nothing and changes nothing', async () => {
     const store = recordingStore();
-    const first = await offloadLargeValues({ kind: 'llm', request: [system, bigUser()], response: null }, store, THRESHOLD);
+    const first = await offloadLargeValues(
+      { kind: 'llm', request: [system, bigUser()], response: null },
+      store,
+      THRESHOLD,
+    );
     store.puts.length = 0;
     const again = await offloadLargeValues(first.draft, store, THRESHOLD);
     expect(again.draft).toBe(first.draft);
@@ -131,7 +157,7 @@ describe('offloadLargeValues', () => {
     expect(again.requestDigest).toBe(first.requestDigest);
   });
 
-  it('carries the other fields through and never modifies the caller\'s draft', async () => {
+  it("carries the other fields through and never modifies the caller's draft", async () => {
     const request = [bigUser()];
     const draft = { kind: 'llm' as const, name: 'chat gpt-4o', tokens: { input: 3 }, request, response: null };
     const frozen = structuredClone(draft);
@@ -141,7 +167,11 @@ describe('offloadLargeValues', () => {
   });
 
   it('rejects a negative or NaN threshold', async () => {
-    await expect(offloadLargeValues({ request: null, response: null }, recordingStore(), -1)).rejects.toThrow(RangeError);
-    await expect(offloadLargeValues({ request: null, response: null }, recordingStore(), Number.NaN)).rejects.toThrow(RangeError);
+    await expect(offloadLargeValues({ request: null, response: null }, recordingStore(), -1)).rejects.toThrow(
+      RangeError,
+    );
+    await expect(offloadLargeValues({ request: null, response: null }, recordingStore(), Number.NaN)).rejects.toThrow(
+      RangeError,
+    );
   });
 });

@@ -73,7 +73,13 @@ describe('payloadRefOf and verifyPayload', () => {
     const bytes = new TextEncoder().encode('abc');
     const name = payloadRefOf(bytes);
     expect(verifyPayload(name, bytes, 'test')).toBe(bytes);
-    const error = (() => { try { verifyPayload(ref, bytes, 'test'); } catch (e) { return e; } })();
+    const error = (() => {
+      try {
+        verifyPayload(ref, bytes, 'test');
+      } catch (e) {
+        return e;
+      }
+    })();
     expect(error).toBeInstanceOf(PayloadIntegrityError);
     expect(error).toMatchObject({ ref, actualRef: name, backend: 'test' });
   });

@@ -14,10 +14,20 @@ const system = { role: 'system', content: 'You are a terse travel assistant.' };
 const user = (content: string) => ({ role: 'user', content });
 
 /** A memory store that counts reads and can be told to lose or damage a payload. */
-function countingStore(entries = new Map<string, Uint8Array>()): PayloadStore & { reads: string[]; entries: Map<string, Uint8Array> } {
+function countingStore(
+  entries = new Map<string, Uint8Array>(),
+): PayloadStore & { reads: string[]; entries: Map<string, Uint8Array> } {
   const inner = createMemoryPayloadStore({ entries });
   const reads: string[] = [];
-  return { ...inner, reads, entries, get: (ref) => { reads.push(ref); return inner.get(ref); } };
+  return {
+    ...inner,
+    reads,
+    entries,
+    get: (ref) => {
+      reads.push(ref);
+      return inner.get(ref);
+    },
+  };
 }
 
 async function putJson(store: PayloadStore, value: JsonValue): Promise<{ ref: string; size: number }> {
@@ -102,7 +112,11 @@ describe('the per-tape budget (resolved_partial)', () => {
   it('with a zero budget resolves nothing and says so only when there was something to resolve', async () => {
     const store = countingStore();
     const { values } = await tape(store);
-    expect(await resolvePayloads(values, store, { maxBytes: 0 })).toMatchObject({ value: values, resolvedPartial: true, bytesResolved: 0 });
+    expect(await resolvePayloads(values, store, { maxBytes: 0 })).toMatchObject({
+      value: values,
+      resolvedPartial: true,
+      bytesResolved: 0,
+    });
     expect((await resolvePayloads([user('inline')], store, { maxBytes: 0 })).resolvedPartial).toBe(false);
   });
 
@@ -138,7 +152,11 @@ describe('payloads that cannot be read', () => {
     store.entries.set(damaged.ref, Buffer.from('"tampered"'));
     const binaryRef = await store.put(Uint8Array.from([0xff, 0xfe, 0x00]));
     const textRef = await store.put(Buffer.from('plain text'));
-    const result = await resolvePayloads([damaged.ref, binaryRef, textRef].map((r) => ({ $payload: r })), store, { maxBytes: 1e6 });
+    const result = await resolvePayloads(
+      [damaged.ref, binaryRef, textRef].map((r) => ({ $payload: r })),
+      store,
+      { maxBytes: 1e6 },
+    );
     expect(result.unreadable).toEqual([
       { ref: damaged.ref, reason: 'corrupt' },
       { ref: binaryRef, reason: 'not_json' },
@@ -149,17 +167,24 @@ describe('payloads that cannot be read', () => {
 
   it('throws what the store throws for any other failure: retrying may cure it', async () => {
     const down = new Error('database unavailable');
-    const store: PayloadStore = { ...createMemoryPayloadStore(), get: async () => { throw down; } };
+    const store: PayloadStore = {
+      ...createMemoryPayloadStore(),
+      get: async () => {
+        throw down;
+      },
+    };
     await expect(resolvePayloads({ $payload: `sha256/${'0'.repeat(64)}` }, store, { maxBytes: 1 })).rejects.toBe(down);
   });
 
-  it('stops with the signal\'s reason once the deadline has passed', async () => {
+  it("stops with the signal's reason once the deadline has passed", async () => {
     const store = countingStore();
     const p = await putJson(store, 'x');
     const controller = new AbortController();
     const deadline = new Error('query deadline exceeded');
     controller.abort(deadline);
-    await expect(resolvePayloads({ $payload: p.ref }, store, { maxBytes: 1e6, signal: controller.signal })).rejects.toBe(deadline);
+    await expect(
+      resolvePayloads({ $payload: p.ref }, store, { maxBytes: 1e6, signal: controller.signal }),
+    ).rejects.toBe(deadline);
     expect(store.reads).toEqual([]);
   });
 

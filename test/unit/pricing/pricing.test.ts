@@ -7,18 +7,30 @@ import { costOfStep, costOfSteps } from '../../../src/pricing/cost.js';
 import { loadPricingFile, parsePricingTable, priceOf, PricingError } from '../../../src/pricing/pricing-table.js';
 import { agentStep, llmStep, toolStep } from '../../fixtures/diff/build.js';
 
-const TABLE = parsePricingTable(JSON.stringify({
-  note: 'test prices',
-  models: {
-    'gpt-4o-2024-08-06': { input: 2.5, output: 10, cache_read: 1.25 },
-    'gpt-4o*': { input: 5, output: 15 },
-    'gpt-4o-mini*': { input: 0.15, output: 0.6, cache_read: 0.075 },
-    'claude-sonnet-4-5': { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 },
-  },
-}), 'prices.json');
+const TABLE = parsePricingTable(
+  JSON.stringify({
+    note: 'test prices',
+    models: {
+      'gpt-4o-2024-08-06': { input: 2.5, output: 10, cache_read: 1.25 },
+      'gpt-4o*': { input: 5, output: 15 },
+      'gpt-4o-mini*': { input: 0.15, output: 0.6, cache_read: 0.075 },
+      'claude-sonnet-4-5': { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 },
+    },
+  }),
+  'prices.json',
+);
 
 function call(model: string | null, tokens: Partial<Tokens>, cost_usd: number | null = null): Step {
-  const step = llmStep({ span_id: 's', start_ns: 0n, end_ns: 1n, model: model ?? 'x', request: null, response: null, tokens, cost_usd });
+  const step = llmStep({
+    span_id: 's',
+    start_ns: 0n,
+    end_ns: 1n,
+    model: model ?? 'x',
+    request: null,
+    response: null,
+    tokens,
+    cost_usd,
+  });
   return { ...step, model };
 }
 
@@ -29,18 +41,34 @@ describe('parsePricingTable', () => {
     expect(bad('{"models": ')).toThrow(/^pricing table prices.json: is not valid JSON/);
     expect(bad('[]')).toThrow('pricing table prices.json: must be a JSON object {"models": {...}}, got an array');
     expect(bad('{}')).toThrow('"models" must be an object mapping model names to prices, got nothing');
-    expect(bad('{"models": {}, "currency": "EUR"}')).toThrow('unknown top-level key "currency"; expected "models" (and optionally "note")');
+    expect(bad('{"models": {}, "currency": "EUR"}')).toThrow(
+      'unknown top-level key "currency"; expected "models" (and optionally "note")',
+    );
     expect(bad('{"models": {}, "note": 3}')).toThrow('"note" must be a string, got number 3');
   });
 
   it('names the bad entry and the bad price', () => {
-    expect(bad('{"models": {"gpt-4o": 2.5}}')).toThrow('models["gpt-4o"] must be an object {"input": ..., "output": ...}, got number 2.5');
-    expect(bad('{"models": {"gpt-4o": {"input": 2.5}}}')).toThrow('models["gpt-4o"].output is required (USD per million tokens)');
-    expect(bad('{"models": {"gpt-4o": {"input": 2.5, "ouput": 10}}}')).toThrow('models["gpt-4o"]: unknown key "ouput"; prices are input, output, cache_read, cache_write');
-    expect(bad('{"models": {"gpt-4o": {"input": "2.5", "output": 10}}}')).toThrow('models["gpt-4o"].input must be a number from 0 to 1000000 (USD per million tokens), got "2.5"');
-    expect(bad('{"models": {"gpt-4o": {"input": -1, "output": 10}}}')).toThrow('models["gpt-4o"].input must be a number');
-    expect(bad('{"models": {"gpt-4o": {"input": 1, "output": 10, "cache_read": true}}}')).toThrow('models["gpt-4o"].cache_read must be a number');
-    expect(bad('{"models": {"gpt*4o": {"input": 1, "output": 1}}}')).toThrow('models["gpt*4o"]: "*" may appear only at the end of a name');
+    expect(bad('{"models": {"gpt-4o": 2.5}}')).toThrow(
+      'models["gpt-4o"] must be an object {"input": ..., "output": ...}, got number 2.5',
+    );
+    expect(bad('{"models": {"gpt-4o": {"input": 2.5}}}')).toThrow(
+      'models["gpt-4o"].output is required (USD per million tokens)',
+    );
+    expect(bad('{"models": {"gpt-4o": {"input": 2.5, "ouput": 10}}}')).toThrow(
+      'models["gpt-4o"]: unknown key "ouput"; prices are input, output, cache_read, cache_write',
+    );
+    expect(bad('{"models": {"gpt-4o": {"input": "2.5", "output": 10}}}')).toThrow(
+      'models["gpt-4o"].input must be a number from 0 to 1000000 (USD per million tokens), got "2.5"',
+    );
+    expect(bad('{"models": {"gpt-4o": {"input": -1, "output": 10}}}')).toThrow(
+      'models["gpt-4o"].input must be a number',
+    );
+    expect(bad('{"models": {"gpt-4o": {"input": 1, "output": 10, "cache_read": true}}}')).toThrow(
+      'models["gpt-4o"].cache_read must be a number',
+    );
+    expect(bad('{"models": {"gpt*4o": {"input": 1, "output": 1}}}')).toThrow(
+      'models["gpt*4o"]: "*" may appear only at the end of a name',
+    );
     expect(bad('{"models": {"": {"input": 1, "output": 1}}}')).toThrow('models[""]: a model name cannot be empty');
   });
 
@@ -64,10 +92,17 @@ describe('loadPricingFile', () => {
   it('reads a table from a file and names the file in errors', async () => {
     const file = path.join(await dir, 'prices.json');
     await writeFile(file, '{"models": {"m": {"input": 1, "output": 2}}}');
-    expect(priceOf(await loadPricingFile(file), 'm')).toEqual({ input: 1, output: 2, cache_read: null, cache_write: null });
+    expect(priceOf(await loadPricingFile(file), 'm')).toEqual({
+      input: 1,
+      output: 2,
+      cache_read: null,
+      cache_write: null,
+    });
     await writeFile(file, '{"models": {"m": {"input": 1}}}');
     await expect(loadPricingFile(file)).rejects.toThrow(`pricing table ${file}: models["m"].output is required`);
-    await expect(loadPricingFile(path.join(await dir, 'missing.json'))).rejects.toThrow(/missing\.json: cannot be read/);
+    await expect(loadPricingFile(path.join(await dir, 'missing.json'))).rejects.toThrow(
+      /missing\.json: cannot be read/,
+    );
   });
 });
 
@@ -78,7 +113,10 @@ describe('costOfStep', () => {
   });
 
   it('prices tokens from the table', () => {
-    expect(costOfStep(call('gpt-4o-2024-08-06', { input: 1000, output: 100 }), TABLE)).toBeCloseTo((1000 * 2.5 + 100 * 10) / 1e6, 15);
+    expect(costOfStep(call('gpt-4o-2024-08-06', { input: 1000, output: 100 }), TABLE)).toBeCloseTo(
+      (1000 * 2.5 + 100 * 10) / 1e6,
+      15,
+    );
   });
 
   it('is null, never 0, when the cost cannot be known', () => {
@@ -91,7 +129,10 @@ describe('costOfStep', () => {
   });
 
   it('prices cache reads and writes inside input (the OTel convention) at their own rates', () => {
-    const cost = costOfStep(call('claude-sonnet-4-5', { input: 1000, output: 10, cache_read: 600, cache_write: 100 }), TABLE);
+    const cost = costOfStep(
+      call('claude-sonnet-4-5', { input: 1000, output: 10, cache_read: 600, cache_write: 100 }),
+      TABLE,
+    );
     expect(cost).toBeCloseTo((300 * 3 + 600 * 0.3 + 100 * 3.75 + 10 * 15) / 1e6, 15);
   });
 
@@ -101,14 +142,25 @@ describe('costOfStep', () => {
   });
 
   it('is null for an unmetered tool or agent step', () => {
-    expect(costOfStep(toolStep({ span_id: 't', start_ns: 0n, end_ns: 1n, tool: 'x', request: null, response: null }), TABLE)).toBeNull();
+    expect(
+      costOfStep(toolStep({ span_id: 't', start_ns: 0n, end_ns: 1n, tool: 'x', request: null, response: null }), TABLE),
+    ).toBeNull();
   });
 });
 
 describe('costOfSteps (a run)', () => {
   const priced = call('gpt-4o-2024-08-06', { input: 1000, output: 100 });
-  const tool = (cost_usd: number | null) => toolStep({ span_id: 't', start_ns: 0n, end_ns: 1n, tool: 'x', request: null, response: null, cost_usd });
-  const agent = agentStep({ span_id: 'g', start_ns: 0n, end_ns: 1n, agent: 'a', request: null, response: null, cost_usd: 99 });
+  const tool = (cost_usd: number | null) =>
+    toolStep({ span_id: 't', start_ns: 0n, end_ns: 1n, tool: 'x', request: null, response: null, cost_usd });
+  const agent = agentStep({
+    span_id: 'g',
+    start_ns: 0n,
+    end_ns: 1n,
+    agent: 'a',
+    request: null,
+    response: null,
+    cost_usd: 99,
+  });
 
   it('sums model calls and metered tool calls, and skips agent roll-ups', () => {
     expect(costOfSteps([priced, tool(0.01), tool(null), agent, priced], TABLE)).toBeCloseTo(2 * 0.0035 + 0.01, 12);

@@ -51,13 +51,24 @@ describe('the WebAssembly word table', () => {
     expect(ascii.size).toBe(3);
     // short ASCII words keyed by their bytes, longer and non-ASCII ones by their lanes, as scan keys them
     const found = 'two café temperatures four';
-    for (const [start, end] of [[0, 3], [4, 8], [9, 21], [22, 26], [9, 21], [4, 8]]) {
+    for (const [start, end] of [
+      [0, 3],
+      [4, 8],
+      [9, 21],
+      [22, 26],
+      [9, 21],
+      [4, 8],
+    ]) {
       expect(ascii.addUnits(found, start, end, 10)).toBe(false);
     }
     expect(ascii.lanes(10)).toEqual(hashLexemes(['one', 'two', 'three', 'café', 'temperatures', 'four']));
     expect(ascii.add('temperatures four five six', 10)).toBe(Added.Done);
-    expect(ascii.lanes(10)).toEqual(hashLexemes(['one', 'two', 'three', 'café', 'temperatures', 'four', 'five', 'six']));
+    expect(ascii.lanes(10)).toEqual(
+      hashLexemes(['one', 'two', 'three', 'café', 'temperatures', 'four', 'five', 'six']),
+    );
     expect(ascii.addUnits('seven', 0, 5, 9)).toBe(true); // the ninth of nine: full
-    expect(ascii.lanes(9)).toEqual(hashLexemes(['one', 'two', 'three', 'café', 'temperatures', 'four', 'five', 'six', 'seven']));
+    expect(ascii.lanes(9)).toEqual(
+      hashLexemes(['one', 'two', 'three', 'café', 'temperatures', 'four', 'five', 'six', 'seven']),
+    );
   });
 });

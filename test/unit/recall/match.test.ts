@@ -5,8 +5,12 @@ import { hashLexemes } from './tokenize-reference.js';
 import { queryTerms } from '../../../src/recall/tokenize.js';
 
 const runsOf = (q: string) => termsToCheck(queryTerms(q));
-const tool = (request: unknown, response: unknown = null) =>
-  ({ name: 'lookup', tool: 'lookup', request: request as never, response: response as never });
+const tool = (request: unknown, response: unknown = null) => ({
+  name: 'lookup',
+  tool: 'lookup',
+  request: request as never,
+  response: response as never,
+});
 
 describe('recordedTexts', () => {
   it('reads message content, tool call names and arguments, and the step names', () => {
@@ -17,15 +21,35 @@ describe('recordedTexts', () => {
         { role: 'system', content: 'You are a weather assistant.' },
         { role: 'user', content: [{ type: 'text', text: 'Weather in Paris?' }] },
       ],
-      response: [{ role: 'assistant', finish_reason: 'tool_calls', tool_calls: [{ id: 'call_1', name: 'get_weather', arguments: { city: 'Paris', days: 3 } }] }],
+      response: [
+        {
+          role: 'assistant',
+          finish_reason: 'tool_calls',
+          tool_calls: [{ id: 'call_1', name: 'get_weather', arguments: { city: 'Paris', days: 3 } }],
+        },
+      ],
     };
-    expect(recordedTexts(step)).toEqual(['chat gpt-4o', 'You are a weather assistant.', 'Weather in Paris?', 'get_weather', 'Paris', '3']);
+    expect(recordedTexts(step)).toEqual([
+      'chat gpt-4o',
+      'You are a weather assistant.',
+      'Weather in Paris?',
+      'get_weather',
+      'Paris',
+      '3',
+    ]);
   });
 
   it('leaves out roles, ids, finish reasons, object keys and unresolved payload references', () => {
-    const words = searchWords(tool({ city: 'Lyon', ok: true, ref: { $payload: `sha256/${'a'.repeat(64)}` } }, { celsius: 12 }));
+    const words = searchWords(
+      tool({ city: 'Lyon', ok: true, ref: { $payload: `sha256/${'a'.repeat(64)}` } }, { celsius: 12 }),
+    );
     expect(words).toEqual(hashLexemes(['lookup', 'lyon', '12']));
-    const llm = searchWords({ name: 'n', tool: null, request: [{ role: 'user', content: 'hi' }], response: [{ role: 'assistant', content: 'yo', finish_reason: 'stop' }] });
+    const llm = searchWords({
+      name: 'n',
+      tool: null,
+      request: [{ role: 'user', content: 'hi' }],
+      response: [{ role: 'assistant', content: 'yo', finish_reason: 'stop' }],
+    });
     expect(llm).toEqual(hashLexemes(['n', 'hi', 'yo']));
   });
 });

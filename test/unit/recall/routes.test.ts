@@ -41,19 +41,25 @@ describe('GET /v1/recall (in memory)', () => {
 
   it('answers an empty list when nothing matches', async () => {
     const log: string[] = [];
-    const res = await createRecallRoutes(deps(slowDb(0, log)), { queryDeadlineMs: 1000 }).request('/v1/recall?q=weather');
+    const res = await createRecallRoutes(deps(slowDb(0, log)), { queryDeadlineMs: 1000 }).request(
+      '/v1/recall?q=weather',
+    );
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('{"runs":[],"truncated":false,"unindexed_steps":0}');
   });
 
   it('refuses bounds that are not whole numbers of one or more at construction', () => {
-    expect(() => createRecallRoutes(deps(slowDb(0, [])), { queryDeadlineMs: 1, maxRunsRead: 0 })).toThrow(/maxRunsRead must be a whole number >= 1/);
+    expect(() => createRecallRoutes(deps(slowDb(0, [])), { queryDeadlineMs: 1, maxRunsRead: 0 })).toThrow(
+      /maxRunsRead must be a whole number >= 1/,
+    );
   });
 
   it('refuses more words than a query may hold', async () => {
     const q = Array.from({ length: 33 }, (_, i) => `w${i}`).join('+');
     const res = await createRecallRoutes(deps(slowDb(0, [])), { queryDeadlineMs: 1000 }).request(`/v1/recall?q=${q}`);
     expect(res.status).toBe(400);
-    expect(JSON.parse(await res.text()).error.message).toBe('q holds 33 different words; a recall query has at most 32');
+    expect(JSON.parse(await res.text()).error.message).toBe(
+      'q holds 33 different words; a recall query has at most 32',
+    );
   });
 });

@@ -20,14 +20,82 @@ const CORPUS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 
 const CAPS = [0, 1, 5, 50, MAX_STEP_WORDS];
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
-const PUNCTUATION = [' ', ' ', ' ', '. ', ', ', '_', '-', "'", '"', '\n', '\t', '<', '>', '{"a":', '}', ':', '/', '\\', '\u0000', '\u007f'];
+const PUNCTUATION = [
+  ' ',
+  ' ',
+  ' ',
+  '. ',
+  ', ',
+  '_',
+  '-',
+  "'",
+  '"',
+  '\n',
+  '\t',
+  '<',
+  '>',
+  '{"a":',
+  '}',
+  ':',
+  '/',
+  '\\',
+  '\u0000',
+  '\u007f',
+];
 /** folds, marks, scripts and code points the general path treats specially */
 const NON_ASCII = [
-  'é', 'É', 'e\u0301', 'E\u0301\u0302', 'İ', 'İstanbul', 'ı', 'ς', 'Σ', 'ΟΔΟΣ', 'ΟΔΟΣ.', 'οδός', 'ＰＡＲＩＳ', 'ｗｏｒｄ１２',
-  'ﬁle', '\u212a', 'ß', 'ẞ', 'ǅ', 'مَرْحَبًا', 'بالعالم', 'ـ', 'Погода', 'नमस्ते', '今天天气很好', '天气', '模型', 'カタカナ',
-  'ｶﾀｶﾅ', '서울의', 'ข้าว', 'ສະບາຍດີ', '😀', '👍🏽', '𠀀𠀁', '\ud800', '\udfff', '\u0301', '\u0301'.repeat(120), '<\u0338',
-  `天气${'\u0301'.repeat(MAX_TOKEN_CHARS)}好`, `ข${'\u0e49'.repeat(MAX_TOKEN_CHARS - 1)}าว`,
-  '\u00a0', '…', '—', '’', '°', '\u200b', '\ufeff', '①', '½', '²',
+  'é',
+  'É',
+  'e\u0301',
+  'E\u0301\u0302',
+  'İ',
+  'İstanbul',
+  'ı',
+  'ς',
+  'Σ',
+  'ΟΔΟΣ',
+  'ΟΔΟΣ.',
+  'οδός',
+  'ＰＡＲＩＳ',
+  'ｗｏｒｄ１２',
+  'ﬁle',
+  '\u212a',
+  'ß',
+  'ẞ',
+  'ǅ',
+  'مَرْحَبًا',
+  'بالعالم',
+  'ـ',
+  'Погода',
+  'नमस्ते',
+  '今天天气很好',
+  '天气',
+  '模型',
+  'カタカナ',
+  'ｶﾀｶﾅ',
+  '서울의',
+  'ข้าว',
+  'ສະບາຍດີ',
+  '😀',
+  '👍🏽',
+  '𠀀𠀁',
+  '\ud800',
+  '\udfff',
+  '\u0301',
+  '\u0301'.repeat(120),
+  '<\u0338',
+  `天气${'\u0301'.repeat(MAX_TOKEN_CHARS)}好`,
+  `ข${'\u0e49'.repeat(MAX_TOKEN_CHARS - 1)}าว`,
+  '\u00a0',
+  '…',
+  '—',
+  '’',
+  '°',
+  '\u200b',
+  '\ufeff',
+  '①',
+  '½',
+  '²',
 ];
 
 function pick<T>(rand: () => number, items: readonly T[]): T {
@@ -55,7 +123,8 @@ function randomText(rand: () => number, vocab: string[], nonAscii: boolean): str
       const w = pick(rand, vocab);
       s += rand() < 0.2 ? w.toUpperCase() : rand() < 0.2 ? w[0].toUpperCase() + w.slice(1) : w;
     } else if (r < 0.75) s += pick(rand, PUNCTUATION);
-    else if (r < 0.8) s += word(rand, MAX_TOKEN_CHARS - 2 + Math.floor(rand() * 5)); // around the limit
+    else if (r < 0.8)
+      s += word(rand, MAX_TOKEN_CHARS - 2 + Math.floor(rand() * 5)); // around the limit
     else if (r < 0.82) s += word(rand, 150 + Math.floor(rand() * 300));
     else if (nonAscii) s += pick(rand, NON_ASCII);
     else s += String(Math.floor(rand() * 1e6));
@@ -64,13 +133,17 @@ function randomText(rand: () => number, vocab: string[], nonAscii: boolean): str
 }
 
 /** Runs both implementations over every case and cap; returns the cases where they differ. */
-function differences(cases: string[][], caps = CAPS): { texts: string[]; maxWords: number; fast: number[]; reference: string[] }[] {
+function differences(
+  cases: string[][],
+  caps = CAPS,
+): { texts: string[]; maxWords: number; fast: number[]; reference: string[] }[] {
   const out = [];
   for (const texts of cases) {
     for (const maxWords of caps) {
       const fast = [...indexWords(texts, maxWords)];
       const reference = indexLexemesReference(texts, maxWords);
-      if (JSON.stringify(fast) !== JSON.stringify([...hashLexemes(reference)])) out.push({ texts, maxWords, fast, reference });
+      if (JSON.stringify(fast) !== JSON.stringify([...hashLexemes(reference)]))
+        out.push({ texts, maxWords, fast, reference });
     }
   }
   return out.slice(0, 3);
@@ -135,12 +208,32 @@ describe('indexWords: the ASCII fast path gives what the plain implementation gi
     // by their bytes, longer ones by their hash: a word may end at, cross or run past a chunk
     // boundary (or two), be 8 or 9 bytes, or share its first 8 bytes with a longer word.
     const cases: string[][] = [];
-    const offsets = [0, 1, 7, 8, 9, 15, 16, 17, ...Array.from({ length: 24 }, (_, i) => 50 + i), 119, 120, 127, 128, 129];
+    const offsets = [
+      0,
+      1,
+      7,
+      8,
+      9,
+      15,
+      16,
+      17,
+      ...Array.from({ length: 24 }, (_, i) => 50 + i),
+      119,
+      120,
+      127,
+      128,
+      129,
+    ];
     for (let length = 1; length <= MAX_TOKEN_CHARS + 40; length++) {
-      const w = Array.from({ length }, (_, i) => 'aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789'[(i * 7 + length) % 36]).join('');
+      const w = Array.from({ length }, (_, i) => 'aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789'[(i * 7 + length) % 36]).join(
+        '',
+      );
       for (const at of offsets) {
         const pad = '-'.repeat(at);
-        cases.push([`${pad}${w}`, `${w.toUpperCase()} ${w.slice(0, 8)} ${w}x ${w}`], [`${pad}${w} ${pad}${w.toLowerCase()}.${'z'.repeat(length)}`]);
+        cases.push(
+          [`${pad}${w}`, `${w.toUpperCase()} ${w.slice(0, 8)} ${w}x ${w}`],
+          [`${pad}${w} ${pad}${w.toLowerCase()}.${'z'.repeat(length)}`],
+        );
       }
     }
     expect(differences(cases, [MAX_STEP_WORDS])).toEqual([]);
@@ -152,7 +245,23 @@ describe('indexWords: the ASCII fast path gives what the plain implementation gi
     // the general path (tokenize.ts addMixed): every neighbour of a non-ASCII character, the
     // same words on both sides of a cut (each word once, in first-use order), and cuts near
     // the 64-byte chunks of the WebAssembly scan.
-    const around = ['', ' ', 'x', 'X', '9', '-', '.', '. ', ' x', 'x ', '<', '_', 'temperature', 'Temperatures ', ' the '];
+    const around = [
+      '',
+      ' ',
+      'x',
+      'X',
+      '9',
+      '-',
+      '.',
+      '. ',
+      ' x',
+      'x ',
+      '<',
+      '_',
+      'temperature',
+      'Temperatures ',
+      ' the ',
+    ];
     const cases: string[][] = [];
     for (const x of NON_ASCII) {
       for (const before of around) {
@@ -189,7 +298,11 @@ describe('indexWords: the ASCII fast path gives what the plain implementation gi
   it('for words whose hashes collide in one lane (the table must compare both)', () => {
     // Each pair has the same 32-bit FNV-1a, the hash's high lane before mixing, so the same
     // slot in the table: only the low lane tells them apart.
-    const pairs = [['safuva', 'ijptej'], ['axchku', 'tfhzqm'], ['ehvgaz', 'sllead']];
+    const pairs = [
+      ['safuva', 'ijptej'],
+      ['axchku', 'tfhzqm'],
+      ['ehvgaz', 'sllead'],
+    ];
     const cases = pairs.flatMap(([a, b]) => [[`${a} ${b} ${a.toUpperCase()} ${b}`], [`${a} é ${b}`], [a, `${b} ${a}`]]);
     expect(differences(cases)).toEqual([]);
     expect([...indexWords(['safuva ijptej'])]).toEqual([...hashLexemes(['safuva', 'ijptej'])]);

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { indexWords, MAX_TOKEN_CHARS, needsCheck, normalizeText, queryTerms, termLexemes, tokenize } from '../../../src/recall/tokenize.js';
+import {
+  indexWords,
+  MAX_TOKEN_CHARS,
+  needsCheck,
+  normalizeText,
+  queryTerms,
+  termLexemes,
+  tokenize,
+} from '../../../src/recall/tokenize.js';
 import { queryWords } from '../../../src/recall/query.js';
 import { wordHash, wordId } from '../../../src/recall/word-hash.js';
 import { hashLexemes } from './tokenize-reference.js';
@@ -14,8 +22,21 @@ const words = (text: string) => tokenize(text).map((t) => t.text);
 
 describe('tokenize', () => {
   it('splits Latin text into lower-case words on anything that is not a letter, mark or digit', () => {
-    expect(words("What's the Weather in PARIS? get_weather(gpt-4o) 12.5°C")).toEqual(
-      ['what', 's', 'the', 'weather', 'in', 'paris', 'get', 'weather', 'gpt', '4o', '12', '5', 'c']);
+    expect(words("What's the Weather in PARIS? get_weather(gpt-4o) 12.5°C")).toEqual([
+      'what',
+      's',
+      'the',
+      'weather',
+      'in',
+      'paris',
+      'get',
+      'weather',
+      'gpt',
+      '4o',
+      '12',
+      '5',
+      'c',
+    ]);
   });
 
   it('keeps the words of other spaced scripts whole: Arabic, Cyrillic, Greek, Devanagari', () => {

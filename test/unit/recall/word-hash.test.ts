@@ -10,13 +10,24 @@ const byValue = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
 
 function ascendingOf(table: WordTable): { words: bigint[]; numbers: number[] } {
   const { lanes, numbers } = table.ascending();
-  return { words: Array.from({ length: numbers.length }, (_, i) => bigintOf(lanes[2 * i], lanes[2 * i + 1])), numbers: Array.from(numbers) };
+  return {
+    words: Array.from({ length: numbers.length }, (_, i) => bigintOf(lanes[2 * i], lanes[2 * i + 1])),
+    numbers: Array.from(numbers),
+  };
 }
 
 describe('WordTable.ascending', () => {
   it('orders words sharing a high half by their low half, unsigned, as the bigint does', () => {
     const table = new WordTable();
-    const added: [number, number][] = [[5, -1], [5, 3], [-7, 0], [5, 0x7fffffff], [-7, -2147483648], [0, 0], [5, 0]];
+    const added: [number, number][] = [
+      [5, -1],
+      [5, 3],
+      [-7, 0],
+      [5, 0x7fffffff],
+      [-7, -2147483648],
+      [0, 0],
+      [5, 0],
+    ];
     added.forEach(([hi, lo]) => table.add(hi, lo));
     const { words, numbers } = ascendingOf(table);
     expect(words).toEqual(added.map(([hi, lo]) => bigintOf(hi, lo)).sort(byValue));

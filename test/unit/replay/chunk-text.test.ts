@@ -4,7 +4,10 @@ import { chunkText, MAX_PIECES } from '../../../src/replay/chunk-text.js';
 describe('re-chunking stored text for a stream', () => {
   it('cuts windows of 16 characters back to just after whitespace', () => {
     expect(chunkText("It's raining in Paris, 12°C. Take an umbrella.")).toEqual([
-      "It's raining in ", 'Paris, 12°C. ', 'Take an ', 'umbrella.',
+      "It's raining in ",
+      'Paris, 12°C. ',
+      'Take an ',
+      'umbrella.',
     ]);
   });
 

@@ -6,7 +6,9 @@ import { errorOf, testApp, weather } from './routes-helpers.js';
 
 const MiB = 1024 * 1024;
 const keys: Record<string, { tenant: string | null; bound: boolean }> = {
-  acme: { tenant: 'acme', bound: true }, beta: { tenant: 'beta', bound: true }, ops: { tenant: null, bound: false },
+  acme: { tenant: 'acme', bound: true },
+  beta: { tenant: 'beta', bound: true },
+  ops: { tenant: null, bound: false },
 };
 const authenticate = async (c: string | null) => (c ? keys[c] : undefined);
 const as = (key: string) => ({ authorization: `Bearer ${key}` });
@@ -48,11 +50,15 @@ describe('the replay registry', () => {
     expect(operator.headers.get('retry-after')).toBe('3590');
   });
 
-  it('answers 429 when a share\'s counted memory is full, and 409 snapshot_too_large for a snapshot larger than a whole share', async () => {
+  it("answers 429 when a share's counted memory is full, and 409 snapshot_too_large for a snapshot larger than a whole share", async () => {
     const big = cloneTape(weather.tape);
     big.run = 'big';
     (big.steps[2].response as { content: string }[])[0].content = 'x'.repeat(300_000); // ~600 KB counted as UTF-16
-    const t = testApp({ tapes: [weather.tape, big], settings: { shareMaxBytes: 1 * MiB, totalMaxBytes: 8 * MiB }, deps: { authenticate } });
+    const t = testApp({
+      tapes: [weather.tape, big],
+      settings: { shareMaxBytes: 1 * MiB, totalMaxBytes: 8 * MiB },
+      deps: { authenticate },
+    });
     expect((await t.create('big', undefined, as('acme'))).status).toBe(201);
     const full = await t.create('big', undefined, as('acme'));
     expect(full.status).toBe(429);

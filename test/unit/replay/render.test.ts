@@ -6,17 +6,33 @@ import { type RenderInput, TooLarge } from '../../../src/replay/render-common.js
 import { renderOpenAi } from '../../../src/replay/render-openai.js';
 
 const toolAnswer: Answer = {
-  text: null, toolCalls: [{ id: 'call_w1', name: 'get_weather', arguments: { city: 'Paris' } }],
-  finishReason: 'tool_calls', responseId: null, model: null, created: null,
+  text: null,
+  toolCalls: [{ id: 'call_w1', name: 'get_weather', arguments: { city: 'Paris' } }],
+  finishReason: 'tool_calls',
+  responseId: null,
+  model: null,
+  created: null,
 };
-const textAnswer: Answer = { ...toolAnswer, text: "It's raining in Paris, 12°C. Take an umbrella.", toolCalls: [], finishReason: 'stop' };
+const textAnswer: Answer = {
+  ...toolAnswer,
+  text: "It's raining in Paris, 12°C. Take an umbrella.",
+  toolCalls: [],
+  finishReason: 'stop',
+};
 
 function input(over: Partial<RenderInput> = {}): RenderInput {
   return {
-    replayId: 'rp_ac879985abef9cba12bb342bdc3b8bd1', step: 0, answer: toolAnswer,
+    replayId: 'rp_ac879985abef9cba12bb342bdc3b8bd1',
+    step: 0,
+    answer: toolAnswer,
     tokens: { input: 82, output: 17, cache_read: null, cache_write: null, context: 82 },
-    stepModel: 'gpt-4o-2024-08-06', startNs: 1791964800010000000n, requestModel: 'gpt-4o',
-    stream: false, includeUsage: false, maxBytes: 64 * 1024 * 1024, ...over,
+    stepModel: 'gpt-4o-2024-08-06',
+    startNs: 1791964800010000000n,
+    requestModel: 'gpt-4o',
+    stream: false,
+    includeUsage: false,
+    maxBytes: 64 * 1024 * 1024,
+    ...over,
   };
 }
 
@@ -24,14 +40,34 @@ const body = (r: { body: Buffer }) => r.body.toString('utf8');
 const events = (text: string) => text.split('\n\n').filter(Boolean);
 
 describe('the OpenAI rendering', () => {
-  it('is a ChatCompletion with the recording\'s model, created time, tool-call ids and usage, and an id made from the replay and step', () => {
+  it("is a ChatCompletion with the recording's model, created time, tool-call ids and usage, and an id made from the replay and step", () => {
     const r = renderOpenAi(input());
     expect(r.contentType).toBe('application/json');
-    expect(body(r)).toBe(JSON.stringify({
-      choices: [{ finish_reason: 'tool_calls', index: 0, logprobs: null, message: { content: null, refusal: null, role: 'assistant', tool_calls: [{ function: { arguments: '{"city":"Paris"}', name: 'get_weather' }, id: 'call_w1', type: 'function' }] } }],
-      created: 1791964800, id: 'chatcmpl-tapedeckac879985abefs0', model: 'gpt-4o-2024-08-06', object: 'chat.completion', system_fingerprint: null,
-      usage: { completion_tokens: 17, prompt_tokens: 82, total_tokens: 99 },
-    }));
+    expect(body(r)).toBe(
+      JSON.stringify({
+        choices: [
+          {
+            finish_reason: 'tool_calls',
+            index: 0,
+            logprobs: null,
+            message: {
+              content: null,
+              refusal: null,
+              role: 'assistant',
+              tool_calls: [
+                { function: { arguments: '{"city":"Paris"}', name: 'get_weather' }, id: 'call_w1', type: 'function' },
+              ],
+            },
+          },
+        ],
+        created: 1791964800,
+        id: 'chatcmpl-tapedeckac879985abefs0',
+        model: 'gpt-4o-2024-08-06',
+        object: 'chat.completion',
+        system_fingerprint: null,
+        usage: { completion_tokens: 17, prompt_tokens: 82, total_tokens: 99 },
+      }),
+    );
   });
 
   it('streams chat.completion.chunk events: the role first, text re-chunked at whitespace, the finish, then [DONE]', () => {
@@ -42,23 +78,47 @@ describe('the OpenAI rendering', () => {
     const chunks = list.slice(0, -1).map((e) => JSON.parse(e.replace(/^data: /, '')));
     expect(chunks.map((c) => c.choices[0].delta)).toEqual([
       { content: '', refusal: null, role: 'assistant' },
-      { content: "It's raining in " }, { content: 'Paris, 12°C. ' }, { content: 'Take an ' }, { content: 'umbrella.' },
+      { content: "It's raining in " },
+      { content: 'Paris, 12°C. ' },
+      { content: 'Take an ' },
+      { content: 'umbrella.' },
       {},
     ]);
     expect(chunks.at(-1).choices[0].finish_reason).toBe('stop');
-    for (const c of chunks) expect(c).toMatchObject({ id: 'chatcmpl-tapedeckac879985abefs2', object: 'chat.completion.chunk', created: 1791964800, model: 'gpt-4o-2024-08-06' });
+    for (const c of chunks)
+      expect(c).toMatchObject({
+        id: 'chatcmpl-tapedeckac879985abefs2',
+        object: 'chat.completion.chunk',
+        created: 1791964800,
+        model: 'gpt-4o-2024-08-06',
+      });
     expect(body(r)).not.toMatch(/^event:/m);
     for (const e of list.slice(0, -1)) expect(e).toBe(`data: ${renderJson(JSON.parse(e.slice(6)))}`); // sorted keys, compact
     expect(chunks.some((c) => 'usage' in c)).toBe(false);
   });
 
   it('streams tool calls as an opening fragment then argument pieces, and a usage chunk last when include_usage is set', () => {
-    const r = renderOpenAi(input({ stream: true, includeUsage: true, answer: { ...toolAnswer, toolCalls: [{ id: null, name: 'f', arguments: { long: 'x'.repeat(40) } }] } }));
-    const chunks = events(body(r)).slice(0, -1).map((e) => JSON.parse(e.replace(/^data: /, '')));
+    const r = renderOpenAi(
+      input({
+        stream: true,
+        includeUsage: true,
+        answer: { ...toolAnswer, toolCalls: [{ id: null, name: 'f', arguments: { long: 'x'.repeat(40) } }] },
+      }),
+    );
+    const chunks = events(body(r))
+      .slice(0, -1)
+      .map((e) => JSON.parse(e.replace(/^data: /, '')));
     const calls = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
-    expect(calls[0]).toEqual({ index: 0, id: 'call_tapedeckac879985abefs0c0', type: 'function', function: { name: 'f', arguments: '' } });
+    expect(calls[0]).toEqual({
+      index: 0,
+      id: 'call_tapedeckac879985abefs0c0',
+      type: 'function',
+      function: { name: 'f', arguments: '' },
+    });
     expect(calls.slice(1).every((c: { id?: string; index: number }) => c.id === undefined && c.index === 0)).toBe(true);
-    expect(calls.map((c: { function: { arguments: string } }) => c.function.arguments).join('')).toBe(`{"long":"${'x'.repeat(40)}"}`);
+    expect(calls.map((c: { function: { arguments: string } }) => c.function.arguments).join('')).toBe(
+      `{"long":"${'x'.repeat(40)}"}`,
+    );
     const last = chunks.at(-1);
     expect(last.choices).toEqual([]);
     expect(last.usage).toEqual({ prompt_tokens: 82, completion_tokens: 17, total_tokens: 99 });
@@ -66,9 +126,22 @@ describe('the OpenAI rendering', () => {
   });
 
   it('passes cached and cache-write tokens through as prompt token details, and leaves usage out when none was recorded', () => {
-    const cached = JSON.parse(body(renderOpenAi(input({ tokens: { input: 10, output: 2, cache_read: 4, cache_write: 3, context: null } }))));
-    expect(cached.usage).toEqual({ prompt_tokens: 10, completion_tokens: 2, total_tokens: 12, prompt_tokens_details: { cached_tokens: 4, cache_write_tokens: 3 } });
-    const none = JSON.parse(body(renderOpenAi(input({ tokens: { input: null, output: null, cache_read: null, cache_write: null, context: null } }))));
+    const cached = JSON.parse(
+      body(renderOpenAi(input({ tokens: { input: 10, output: 2, cache_read: 4, cache_write: 3, context: null } }))),
+    );
+    expect(cached.usage).toEqual({
+      prompt_tokens: 10,
+      completion_tokens: 2,
+      total_tokens: 12,
+      prompt_tokens_details: { cached_tokens: 4, cache_write_tokens: 3 },
+    });
+    const none = JSON.parse(
+      body(
+        renderOpenAi(
+          input({ tokens: { input: null, output: null, cache_read: null, cache_write: null, context: null } }),
+        ),
+      ),
+    );
     expect(none.usage).toBeUndefined();
   });
 
@@ -85,26 +158,60 @@ describe('the OpenAI rendering', () => {
 });
 
 describe('the Anthropic rendering', () => {
-  it('is one Message: text block then tool_use blocks, stop reason in Anthropic\'s vocabulary, usage as recorded', () => {
-    const r = renderAnthropic(input({ answer: { ...toolAnswer, text: 'Checking.' }, tokens: { input: 109, output: 43, cache_read: 0, cache_write: 0, context: 109 } }));
+  it("is one Message: text block then tool_use blocks, stop reason in Anthropic's vocabulary, usage as recorded", () => {
+    const r = renderAnthropic(
+      input({
+        answer: { ...toolAnswer, text: 'Checking.' },
+        tokens: { input: 109, output: 43, cache_read: 0, cache_write: 0, context: 109 },
+      }),
+    );
     expect(JSON.parse(body(r))).toEqual({
-      id: 'msg_tapedeckac879985abefs0', type: 'message', role: 'assistant', model: 'gpt-4o-2024-08-06',
-      content: [{ type: 'text', text: 'Checking.' }, { type: 'tool_use', id: 'call_w1', name: 'get_weather', input: { city: 'Paris' } }],
-      stop_reason: 'tool_use', stop_sequence: null,
+      id: 'msg_tapedeckac879985abefs0',
+      type: 'message',
+      role: 'assistant',
+      model: 'gpt-4o-2024-08-06',
+      content: [
+        { type: 'text', text: 'Checking.' },
+        { type: 'tool_use', id: 'call_w1', name: 'get_weather', input: { city: 'Paris' } },
+      ],
+      stop_reason: 'tool_use',
+      stop_sequence: null,
       usage: { input_tokens: 109, output_tokens: 43, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
     });
     expect(JSON.parse(body(renderAnthropic(input({ answer: textAnswer })))).stop_reason).toBe('end_turn');
-    expect(JSON.parse(body(renderAnthropic(input({ answer: { ...textAnswer, finishReason: 'length' } })))).stop_reason).toBe('max_tokens');
+    expect(
+      JSON.parse(body(renderAnthropic(input({ answer: { ...textAnswer, finishReason: 'length' } })))).stop_reason,
+    ).toBe('max_tokens');
   });
 
-  it('gives Anthropic\'s input_tokens without the prompt-cache reads and writes, which a tape\'s input includes (OTel GenAI convention)', () => {
+  it("gives Anthropic's input_tokens without the prompt-cache reads and writes, which a tape's input includes (OTel GenAI convention)", () => {
     // the provider said input_tokens 20, cache_read 70, cache_creation 10; the tape holds input 100
-    const r = JSON.parse(body(renderAnthropic(input({ answer: textAnswer, tokens: { input: 100, output: 5, cache_read: 70, cache_write: 10, context: 100 } }))));
-    expect(r.usage).toEqual({ input_tokens: 20, output_tokens: 5, cache_creation_input_tokens: 10, cache_read_input_tokens: 70 });
+    const r = JSON.parse(
+      body(
+        renderAnthropic(
+          input({
+            answer: textAnswer,
+            tokens: { input: 100, output: 5, cache_read: 70, cache_write: 10, context: 100 },
+          }),
+        ),
+      ),
+    );
+    expect(r.usage).toEqual({
+      input_tokens: 20,
+      output_tokens: 5,
+      cache_creation_input_tokens: 10,
+      cache_read_input_tokens: 70,
+    });
   });
 
   it('invents toolu_ ids for tool calls the recording left without one', () => {
-    const r = JSON.parse(body(renderAnthropic(input({ answer: { ...toolAnswer, toolCalls: [{ id: null, name: 'f', arguments: undefined }] } }))));
+    const r = JSON.parse(
+      body(
+        renderAnthropic(
+          input({ answer: { ...toolAnswer, toolCalls: [{ id: null, name: 'f', arguments: undefined }] } }),
+        ),
+      ),
+    );
     expect(r.content).toEqual([{ type: 'tool_use', id: 'toolu_tapedeckac879985abefs0c0', name: 'f', input: {} }]);
   });
 
@@ -117,13 +224,32 @@ describe('the Anthropic rendering', () => {
       return parsed;
     });
     expect(list.map((e) => e.type)).toEqual([
-      'message_start', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop',
-      'content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop',
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
     ]);
-    expect(list[0].message).toMatchObject({ content: [], stop_reason: null, usage: { input_tokens: 82, output_tokens: 0 } });
+    expect(list[0].message).toMatchObject({
+      content: [],
+      stop_reason: null,
+      usage: { input_tokens: 82, output_tokens: 0 },
+    });
     expect(list[2].delta).toEqual({ type: 'text_delta', text: 'Let me check ' });
-    expect(list[5]).toEqual({ type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'call_w1', name: 'get_weather', input: {} } });
+    expect(list[5]).toEqual({
+      type: 'content_block_start',
+      index: 1,
+      content_block: { type: 'tool_use', id: 'call_w1', name: 'get_weather', input: {} },
+    });
     expect(list[6].delta).toEqual({ type: 'input_json_delta', partial_json: '{"city":"Paris"}' });
-    expect(list[8]).toMatchObject({ delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { input_tokens: 82, output_tokens: 17 } });
+    expect(list[8]).toMatchObject({
+      delta: { stop_reason: 'tool_use', stop_sequence: null },
+      usage: { input_tokens: 82, output_tokens: 17 },
+    });
   });
 });

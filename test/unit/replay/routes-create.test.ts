@@ -8,7 +8,13 @@ describe('POST /v1/replays', () => {
     const t = testApp();
     const r = await t.create(weather.tape.run);
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ run: weather.tape.run, mode: 'strict', steps: 3, llm_steps: 2, unreadable_tool_steps: [] });
+    expect(r.body).toMatchObject({
+      run: weather.tape.run,
+      mode: 'strict',
+      steps: 3,
+      llm_steps: 2,
+      unreadable_tool_steps: [],
+    });
     expect(r.body.id).toMatch(/^rp_[0-9a-f]{32}$/);
     expect(r.text).toContain(`"expires_at_ns":${t.clock.ns + 3_600_000_000_000n}`); // an exact integer
     expect(r.body.base_urls).toEqual({
@@ -26,7 +32,12 @@ describe('POST /v1/replays', () => {
 
   it('answers 400 invalid_request for a body without a run, an unknown mode, or malformed JSON', async () => {
     const t = testApp();
-    for (const [body, pattern] of [[{}, /must name a run/], [{ run: weather.tape.run, mode: 'fuzzy' }, /mode must be/], ['{"run":', /malformed JSON/], ['[]', /JSON object/]] as const) {
+    for (const [body, pattern] of [
+      [{}, /must name a run/],
+      [{ run: weather.tape.run, mode: 'fuzzy' }, /mode must be/],
+      ['{"run":', /malformed JSON/],
+      ['[]', /JSON object/],
+    ] as const) {
       const r = await t.call('POST', '/v1/replays', body);
       expect(r.status).toBe(400);
       expect(errorOf(r)).toMatchObject({ type: 'invalid_request', message: expect.stringMatching(pattern) });
@@ -45,7 +56,12 @@ describe('POST /v1/replays', () => {
     const r = await testApp({ tapes: [tape] }).create(tape.run);
     expect(r.status).toBe(409);
     expect(r.headers.get('x-should-retry')).toBe('false');
-    expect(errorOf(r)).toMatchObject({ type: 'replay_refused', reason: 'answer_not_recorded', step: 2, message: expect.stringMatching(/model step 2 has no recorded answer/) });
+    expect(errorOf(r)).toMatchObject({
+      type: 'replay_refused',
+      reason: 'answer_not_recorded',
+      step: 2,
+      message: expect.stringMatching(/model step 2 has no recorded answer/),
+    });
   });
 
   it('refuses 409 answer_unreadable saying whether the offloaded answer was erased, swept by retention or past --tape-max-bytes', async () => {
@@ -59,7 +75,12 @@ describe('POST /v1/replays', () => {
       const r = await t.create(tape.run);
       expect(r.status).toBe(409);
       const expected = { erased: /was erased/, retention: /swept by retention/, budget: /past --tape-max-bytes/ }[why];
-      expect(errorOf(r)).toMatchObject({ type: 'replay_refused', reason: 'answer_unreadable', step: 2, message: expect.stringMatching(expected) });
+      expect(errorOf(r)).toMatchObject({
+        type: 'replay_refused',
+        reason: 'answer_unreadable',
+        step: 2,
+        message: expect.stringMatching(expected),
+      });
     }
   });
 
@@ -69,7 +90,12 @@ describe('POST /v1/replays', () => {
     const t = testApp({ tapes: [tape] });
     const strict = await t.create(tape.run);
     expect(strict.status).toBe(409);
-    expect(errorOf(strict)).toMatchObject({ type: 'replay_refused', reason: 'prompt_not_messages', step: 0, message: expect.stringMatching(/JSON object.*loose/) });
+    expect(errorOf(strict)).toMatchObject({
+      type: 'replay_refused',
+      reason: 'prompt_not_messages',
+      step: 0,
+      message: expect.stringMatching(/JSON object.*loose/),
+    });
     const loose = await t.create(tape.run, 'loose');
     expect(loose.status).toBe(201);
     expect((await t.ask(loose.body.id, 0)).status).toBe(200);
@@ -83,7 +109,11 @@ describe('POST /v1/replays', () => {
       const tape = { ...cloneTape(weather.tape), ...over };
       const r = await testApp({ tapes: [tape] }).create(tape.run);
       expect(r.status).toBe(409);
-      expect(errorOf(r)).toMatchObject({ type: 'replay_refused', reason: 'run_too_long', message: expect.stringMatching(/more than 20000 spans/) });
+      expect(errorOf(r)).toMatchObject({
+        type: 'replay_refused',
+        reason: 'run_too_long',
+        message: expect.stringMatching(/more than 20000 spans/),
+      });
     }
     const atBound = { ...cloneTape(weather.tape), spans_examined: 20_000 };
     expect((await testApp({ tapes: [atBound] }).create(atBound.run)).status).toBe(201);
@@ -106,35 +136,55 @@ describe('POST /v1/replays', () => {
 
   it('answers 500 internal when the tape cannot be loaded, without leaking the cause', async () => {
     const told: unknown[] = [];
-    const t = testApp({ deps: { loadTape: async () => { throw new Error('database is down: password=secret'); }, onInternalError: (e) => told.push(e) } });
+    const t = testApp({
+      deps: {
+        loadTape: async () => {
+          throw new Error('database is down: password=secret');
+        },
+        onInternalError: (e) => told.push(e),
+      },
+    });
     const r = await t.create('x');
     expect(r.status).toBe(500);
     expect(told).toHaveLength(1);
-    expect(errorOf(r)).toEqual({ type: 'internal', message: 'the replay could not answer this call because of an internal error' });
+    expect(errorOf(r)).toEqual({
+      type: 'internal',
+      message: 'the replay could not answer this call because of an internal error',
+    });
   });
 });
 
 describe('credentials', () => {
   const principal = async (credential: string | null) =>
-    credential === 'acme-key' ? { tenant: 'acme', bound: true } : credential === 'ops-key' ? { tenant: null, bound: false } : undefined;
+    credential === 'acme-key'
+      ? { tenant: 'acme', bound: true }
+      : credential === 'ops-key'
+        ? { tenant: null, bound: false }
+        : undefined;
 
   it('accepts Authorization: Bearer and x-api-key, answers 401 unauthorized otherwise', async () => {
     const t = testApp({ deps: { authenticate: principal } });
     expect((await t.create(weather.tape.run, undefined, { authorization: 'Bearer acme-key' })).status).toBe(201);
     expect((await t.create(weather.tape.run, undefined, { 'x-api-key': 'acme-key' })).status).toBe(201);
-    for (const headers of [{}, { authorization: 'Bearer wrong' }, { 'x-api-key': 'wrong' }] as Record<string, string>[]) {
+    for (const headers of [{}, { authorization: 'Bearer wrong' }, { 'x-api-key': 'wrong' }] as Record<
+      string,
+      string
+    >[]) {
       const r = await t.create(weather.tape.run, undefined, headers);
       expect(r.status).toBe(401);
       expect(errorOf(r)).toMatchObject({ type: 'unauthorized' });
     }
   });
 
-  it('reads the run as the credential\'s tenant and hides a replay from other tenants behind 404', async () => {
+  it("reads the run as the credential's tenant and hides a replay from other tenants behind 404", async () => {
     const seenTenants: (string | null)[] = [];
     const t = testApp({
       deps: {
         authenticate: async (c) => (c === 'other-key' ? { tenant: 'other', bound: true } : principal(c)),
-        loadTape: async (run, tenant) => { seenTenants.push(tenant); return run === weather.tape.run ? weather.tape : undefined; },
+        loadTape: async (run, tenant) => {
+          seenTenants.push(tenant);
+          return run === weather.tape.run ? weather.tape : undefined;
+        },
       },
     });
     const r = await t.create(weather.tape.run, undefined, { authorization: 'Bearer acme-key' });

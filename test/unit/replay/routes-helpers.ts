@@ -1,7 +1,13 @@
 /** In-memory calls to the replay routes (app.request, no socket) with a clock the test moves. */
 import type { Hono } from 'hono';
 import type { Tape } from '../../../src/normalize/step.js';
-import { buildApp, cloneTape, type HarnessOptions, loadFixture, MemoryPayloads } from '../../fixtures/replay/harness.js';
+import {
+  buildApp,
+  cloneTape,
+  type HarnessOptions,
+  loadFixture,
+  MemoryPayloads,
+} from '../../fixtures/replay/harness.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Any = any;
@@ -38,8 +44,18 @@ export interface TestApp {
 export function testApp(opts: HarnessOptions & { tapes?: Tape[] } = {}): TestApp {
   const clock = new Clock();
   const payloads = opts.payloads ?? new MemoryPayloads();
-  const { app, tapes } = buildApp({ ...opts, payloads, tapes: opts.tapes ?? [cloneTape(weather.tape)], deps: { now: clock.now, ...opts.deps } });
-  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> => {
+  const { app, tapes } = buildApp({
+    ...opts,
+    payloads,
+    tapes: opts.tapes ?? [cloneTape(weather.tape)],
+    deps: { now: clock.now, ...opts.deps },
+  });
+  const call = async (
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Reply> => {
     const res = await app.request(path, {
       method,
       headers: { 'content-type': 'application/json', ...headers },
@@ -47,13 +63,22 @@ export function testApp(opts: HarnessOptions & { tapes?: Tape[] } = {}): TestApp
     });
     const text = await res.text();
     let parsed: unknown;
-    try { parsed = JSON.parse(text); } catch { parsed = undefined; }
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
     return { status: res.status, headers: res.headers, body: parsed, text };
   };
   return {
-    app, clock, payloads, tapes, call,
+    app,
+    clock,
+    payloads,
+    tapes,
+    call,
     create: (run, mode, headers) => call('POST', '/v1/replays', mode === undefined ? { run } : { run, mode }, headers),
-    ask: (id, callIndex = 0, over = {}) => call('POST', `/v1/replays/${id}/openai/v1/chat/completions`, { ...weather.calls[callIndex].request, ...over }),
+    ask: (id, callIndex = 0, over = {}) =>
+      call('POST', `/v1/replays/${id}/openai/v1/chat/completions`, { ...weather.calls[callIndex].request, ...over }),
   };
 }
 

@@ -10,12 +10,22 @@ import { errorOf, testApp, weather } from './routes-helpers.js';
 function heldRereads() {
   let loadsOfA = 0;
   let release!: () => void;
-  const held = new Promise<void>((r) => { release = r; });
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
   let started!: () => void;
-  const rereading = new Promise<void>((r) => { started = r; });
-  const tapes = new Map<string, Tape>([['a', { ...cloneTape(weather.tape), run: 'a' }], ['b', { ...cloneTape(weather.tape), run: 'b' }]]);
+  const rereading = new Promise<void>((r) => {
+    started = r;
+  });
+  const tapes = new Map<string, Tape>([
+    ['a', { ...cloneTape(weather.tape), run: 'a' }],
+    ['b', { ...cloneTape(weather.tape), run: 'b' }],
+  ]);
   const loadTape = async (run: string) => {
-    if (run === 'a' && ++loadsOfA > 1) { started(); await held; } // the first load is the creation
+    if (run === 'a' && ++loadsOfA > 1) {
+      started();
+      await held;
+    } // the first load is the creation
     return tapes.get(run);
   };
   return { loadTape, release, rereading };
@@ -24,7 +34,7 @@ function heldRereads() {
 const diverging = { messages: [{ role: 'user', content: 'something else' }] };
 
 describe('calls to replays take turns', () => {
-  it('lets calls to other replays proceed while one replay\'s call holds its turn', async () => {
+  it("lets calls to other replays proceed while one replay's call holds its turn", async () => {
     const gate = heldRereads();
     const t = testApp({ deps: { loadTape: gate.loadTape } });
     const a = (await t.create('a')).body.id;
@@ -34,7 +44,10 @@ describe('calls to replays take turns', () => {
     const other = await t.ask(b, 0); // does not wait for replay a
     expect(other.status).toBe(200);
     let waitedDone = false;
-    const waiting = t.ask(a, 0).then((r) => { waitedDone = true; return r; });
+    const waiting = t.ask(a, 0).then((r) => {
+      waitedDone = true;
+      return r;
+    });
     await new Promise((r) => setTimeout(r, 20));
     expect(waitedDone).toBe(false); // the second call to a waits for the first
     gate.release();

@@ -14,7 +14,13 @@ describe('toChatMessages', () => {
       messages: [
         { role: 'system', content: 'Be brief.' },
         { role: 'user', content: 'Weather in Paris?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+          ],
+        },
         { role: 'tool', tool_call_id: 'c1', content: '{"city":"Paris","temperature_c":18}' },
         { role: 'assistant', content: 'Sunny.' },
       ],
@@ -24,8 +30,17 @@ describe('toChatMessages', () => {
   it('gives id-less tool calls deterministic ids that their results reference, avoiding ids in use', () => {
     const conversation: Message[] = [
       USER,
-      { role: 'assistant', tool_calls: [{ name: 'a', arguments: {} }, { id: 'call_1', name: 'b', arguments: {} }, { name: 'c', arguments: {} }] },
-      toolResult(undefined, 'ra'), toolResult('call_1', 'rb'), toolResult(undefined, 'rc'),
+      {
+        role: 'assistant',
+        tool_calls: [
+          { name: 'a', arguments: {} },
+          { id: 'call_1', name: 'b', arguments: {} },
+          { name: 'c', arguments: {} },
+        ],
+      },
+      toolResult(undefined, 'ra'),
+      toolResult('call_1', 'rb'),
+      toolResult(undefined, 'rc'),
       answer('done'),
     ];
     const first = toChatMessages(conversation);
@@ -33,22 +48,41 @@ describe('toChatMessages', () => {
     const msgs = (first as { messages: ChatMessage[] }).messages;
     const calls = (msgs[1] as { tool_calls: { id: string }[] }).tool_calls.map((c) => c.id);
     expect(calls).toEqual(['call_2', 'call_1', 'call_3']);
-    expect(msgs.slice(2, 5).map((m) => (m as { tool_call_id: string }).tool_call_id)).toEqual(['call_2', 'call_1', 'call_3']);
+    expect(msgs.slice(2, 5).map((m) => (m as { tool_call_id: string }).tool_call_id)).toEqual([
+      'call_2',
+      'call_1',
+      'call_3',
+    ]);
   });
 
   it('refuses conversations that are not in chat order, saying why', () => {
-    expect(toChatMessages([USER, answer('a'), answer('b')])).toEqual({ invalid: 'two assistant turns in a row at position 2' });
+    expect(toChatMessages([USER, answer('a'), answer('b')])).toEqual({
+      invalid: 'two assistant turns in a row at position 2',
+    });
     expect(toChatMessages([answer('a')])).toEqual({ invalid: 'the conversation does not start with a user turn' });
-    expect(toChatMessages([USER, callWeather('c1'), answer('x')])).toEqual({ invalid: 'tool calls "c1" have no result' });
-    expect(toChatMessages([USER, toolResult('x', 'r'), answer('a')])).toMatchObject({ invalid: expect.stringContaining('tool result') });
-    expect(toChatMessages([USER, callWeather('c1'), toolResult('c1', 'r')])).toEqual({ invalid: 'the conversation does not end with an assistant answer' });
+    expect(toChatMessages([USER, callWeather('c1'), answer('x')])).toEqual({
+      invalid: 'tool calls "c1" have no result',
+    });
+    expect(toChatMessages([USER, toolResult('x', 'r'), answer('a')])).toMatchObject({
+      invalid: expect.stringContaining('tool result'),
+    });
+    expect(toChatMessages([USER, callWeather('c1'), toolResult('c1', 'r')])).toEqual({
+      invalid: 'the conversation does not end with an assistant answer',
+    });
   });
 
   it('checkChatOrder accepts user turns after tool results and several system messages first', () => {
     const ok: ChatMessage[] = [
-      { role: 'system', content: 's1' }, { role: 'system', content: 's2' }, { role: 'user', content: 'u' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'x', type: 'function', function: { name: 'f', arguments: '{}' } }] },
-      { role: 'tool', tool_call_id: 'x', content: 'r' }, { role: 'assistant', content: 'a' },
+      { role: 'system', content: 's1' },
+      { role: 'system', content: 's2' },
+      { role: 'user', content: 'u' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'x', type: 'function', function: { name: 'f', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'x', content: 'r' },
+      { role: 'assistant', content: 'a' },
     ];
     expect(checkChatOrder(ok)).toBeNull();
   });
@@ -59,10 +93,26 @@ describe('conversationOf', () => {
     const t = tape([
       llm([SYSTEM, USER], [callWeather('c1')]),
       tool('get_weather', { city: 'Paris' }, PARIS),
-      llm([SYSTEM, USER, { role: 'assistant', tool_calls: [{ id: 'c1', name: 'get_weather', arguments: { city: 'Paris' } }] }, toolResult('c1', 'as sent')], [answer('Sunny.')]),
+      llm(
+        [
+          SYSTEM,
+          USER,
+          { role: 'assistant', tool_calls: [{ id: 'c1', name: 'get_weather', arguments: { city: 'Paris' } }] },
+          toolResult('c1', 'as sent'),
+        ],
+        [answer('Sunny.')],
+      ),
     ]);
     const c = conversationOf(t, reconstructRun(t));
-    expect(c).toEqual({ messages: [SYSTEM, USER, { role: 'assistant', tool_calls: [{ id: 'c1', name: 'get_weather', arguments: { city: 'Paris' } }] }, toolResult('c1', 'as sent'), { role: 'assistant', content: 'Sunny.' }] });
+    expect(c).toEqual({
+      messages: [
+        SYSTEM,
+        USER,
+        { role: 'assistant', tool_calls: [{ id: 'c1', name: 'get_weather', arguments: { city: 'Paris' } }] },
+        toolResult('c1', 'as sent'),
+        { role: 'assistant', content: 'Sunny.' },
+      ],
+    });
   });
 
   it('rebuilds the turns when later calls send only the new messages', () => {
@@ -72,7 +122,15 @@ describe('conversationOf', () => {
       llm([toolResult('c1', PARIS)], [answer('Sunny.')]),
     ]);
     const c = conversationOf(t, reconstructRun(t));
-    expect(c).toEqual({ messages: [SYSTEM, USER, { role: 'assistant', tool_calls: [{ id: 'c1', name: 'get_weather', arguments: { city: 'Paris' } }] }, toolResult('c1', PARIS), { role: 'assistant', content: 'Sunny.' }] });
+    expect(c).toEqual({
+      messages: [
+        SYSTEM,
+        USER,
+        { role: 'assistant', tool_calls: [{ id: 'c1', name: 'get_weather', arguments: { city: 'Paris' } }] },
+        toolResult('c1', PARIS),
+        { role: 'assistant', content: 'Sunny.' },
+      ],
+    });
   });
 
   it('names the gap when there is no prompt or no answer', () => {

@@ -6,38 +6,98 @@ const PARIS = { city: 'Paris', temperature_c: 18 };
 
 describe('reconstructRun', () => {
   it('takes the prompt of the first model call, the text of the last answer and the tool steps', () => {
-    const rec = reconstructRun(tape([
-      step('agent'),
-      llm([SYSTEM, USER], [callWeather('c1')]),
-      tool('get_weather', { city: 'Paris' }, PARIS),
-      llm([SYSTEM, USER, callWeather('c1'), toolResult('c1', PARIS)], [answer('Sunny.')]),
-    ]), { parent_run: 'parent', outcome: 'success' });
+    const rec = reconstructRun(
+      tape([
+        step('agent'),
+        llm([SYSTEM, USER], [callWeather('c1')]),
+        tool('get_weather', { city: 'Paris' }, PARIS),
+        llm([SYSTEM, USER, callWeather('c1'), toolResult('c1', PARIS)], [answer('Sunny.')]),
+      ]),
+      { parent_run: 'parent', outcome: 'success' },
+    );
     expect(rec).toMatchObject({
-      run: 'run-1', parent_run: 'parent', outcome: 'success', status: 'complete', model: 'gpt-4o-mini', model_calls: 2,
-      input: [SYSTEM, USER], output: 'Sunny.',
-      tool_calls: [{ id: 'c1', name: 'get_weather', arguments: { city: 'Paris' }, result: PARIS, status: 'ok', source: 'tool_step' }],
-      start_ns: 0n, end_ns: 31_000_000n,
+      run: 'run-1',
+      parent_run: 'parent',
+      outcome: 'success',
+      status: 'complete',
+      model: 'gpt-4o-mini',
+      model_calls: 2,
+      input: [SYSTEM, USER],
+      output: 'Sunny.',
+      tool_calls: [
+        {
+          id: 'c1',
+          name: 'get_weather',
+          arguments: { city: 'Paris' },
+          result: PARIS,
+          status: 'ok',
+          source: 'tool_step',
+        },
+      ],
+      start_ns: 0n,
+      end_ns: 31_000_000n,
     });
   });
 
   it('rebuilds tool calls from the answers and the results sent back when no tool step recorded them', () => {
-    const rec = reconstructRun(tape([
-      llm([USER], [{ role: 'assistant', tool_calls: [{ id: 'a', name: 'get_weather', arguments: { city: 'Paris' } }, { id: 'b', name: 'get_weather', arguments: { city: 'Lyon' } }] }]),
-      llm([USER, toolResult('a', 'rainy'), toolResult('b', 'sunny')], [answer('Go to Lyon.')]),
-    ]));
+    const rec = reconstructRun(
+      tape([
+        llm(
+          [USER],
+          [
+            {
+              role: 'assistant',
+              tool_calls: [
+                { id: 'a', name: 'get_weather', arguments: { city: 'Paris' } },
+                { id: 'b', name: 'get_weather', arguments: { city: 'Lyon' } },
+              ],
+            },
+          ],
+        ),
+        llm([USER, toolResult('a', 'rainy'), toolResult('b', 'sunny')], [answer('Go to Lyon.')]),
+      ]),
+    );
     expect(rec.tool_calls).toEqual([
-      { id: 'a', name: 'get_weather', arguments: { city: 'Paris' }, result: 'rainy', status: null, source: 'model_messages' },
-      { id: 'b', name: 'get_weather', arguments: { city: 'Lyon' }, result: 'sunny', status: null, source: 'model_messages' },
+      {
+        id: 'a',
+        name: 'get_weather',
+        arguments: { city: 'Paris' },
+        result: 'rainy',
+        status: null,
+        source: 'model_messages',
+      },
+      {
+        id: 'b',
+        name: 'get_weather',
+        arguments: { city: 'Lyon' },
+        result: 'sunny',
+        status: null,
+        source: 'model_messages',
+      },
     ]);
   });
 
   it('matches tool steps without ids to the calls the model asked for, by name, in order', () => {
-    const rec = reconstructRun(tape([
-      llm([USER], [{ role: 'assistant', tool_calls: [{ id: 'a', name: 'get_weather', arguments: {} }, { id: 'b', name: 'get_time', arguments: {} }, { id: 'c', name: 'get_weather', arguments: {} }] }]),
-      tool('get_weather', { city: 'Paris' }, 'rain'),
-      tool('get_weather', { city: 'Lyon' }, 'sun'),
-      llm([USER, toolResult('a', 'rain'), toolResult('b', '12:00'), toolResult('c', 'sun')], [answer('ok')]),
-    ]));
+    const rec = reconstructRun(
+      tape([
+        llm(
+          [USER],
+          [
+            {
+              role: 'assistant',
+              tool_calls: [
+                { id: 'a', name: 'get_weather', arguments: {} },
+                { id: 'b', name: 'get_time', arguments: {} },
+                { id: 'c', name: 'get_weather', arguments: {} },
+              ],
+            },
+          ],
+        ),
+        tool('get_weather', { city: 'Paris' }, 'rain'),
+        tool('get_weather', { city: 'Lyon' }, 'sun'),
+        llm([USER, toolResult('a', 'rain'), toolResult('b', '12:00'), toolResult('c', 'sun')], [answer('ok')]),
+      ]),
+    );
     // The tool step's own arguments win over the model's ({} when streaming lost them);
     // get_time has no tool step: it comes from the messages, after the call before it.
     expect(rec.tool_calls.map((c) => [c.id, c.name, c.arguments, c.result, c.source])).toEqual([
@@ -48,12 +108,16 @@ describe('reconstructRun', () => {
   });
 
   it('counts a call recorded in two answers (one model call, two spans) once', () => {
-    const rec = reconstructRun(tape([llm([USER], [callWeather('c1')]), llm([USER], [callWeather('c1')]), tool('get_weather', {}, 'x')]));
+    const rec = reconstructRun(
+      tape([llm([USER], [callWeather('c1')]), llm([USER], [callWeather('c1')]), tool('get_weather', {}, 'x')]),
+    );
     expect(rec.tool_calls.map((c) => c.id)).toEqual(['c1']);
   });
 
   it('says error when the last model call failed, and gives no answer', () => {
-    const rec = reconstructRun(tape([llm([USER], [callWeather('c1')]), tool('get_weather', {}, 'x'), llm([USER], null, { status: 'error' })]));
+    const rec = reconstructRun(
+      tape([llm([USER], [callWeather('c1')]), tool('get_weather', {}, 'x'), llm([USER], null, { status: 'error' })]),
+    );
     expect([rec.status, rec.output]).toEqual(['error', null]);
   });
 
@@ -63,11 +127,26 @@ describe('reconstructRun', () => {
     expect(reconstructRun(tape([agent, inner])).status).toBe('error');
     const nested = step('agent', { status: 'error', parent_span_id: agent.span_id });
     expect(reconstructRun(tape([{ ...agent, status: 'ok' }, nested, inner])).status).toBe('complete');
-    expect(reconstructRun(tape([llm([USER], [answer('hi')])]), { parent_run: null, outcome: 'failure' }).status).toBe('error');
+    expect(reconstructRun(tape([llm([USER], [answer('hi')])]), { parent_run: null, outcome: 'failure' }).status).toBe(
+      'error',
+    );
   });
 
   it('says cancelled when the run stopped after asking for tools, with no answer', () => {
-    const asked = reconstructRun(tape([llm([USER], [{ role: 'assistant', content: 'Let me check.', tool_calls: [{ id: 'c', name: 'get_weather', arguments: {} }] }])]));
+    const asked = reconstructRun(
+      tape([
+        llm(
+          [USER],
+          [
+            {
+              role: 'assistant',
+              content: 'Let me check.',
+              tool_calls: [{ id: 'c', name: 'get_weather', arguments: {} }],
+            },
+          ],
+        ),
+      ]),
+    );
     expect([asked.status, asked.output]).toEqual(['cancelled', null]);
     // Content capture off: nothing says what the answer was, but a tool ran after it.
     expect(reconstructRun(tape([llm(null, null), tool('get_weather', null, null)])).status).toBe('cancelled');

@@ -17,7 +17,10 @@ export interface TestStore {
 }
 
 /** A fresh, migrated database with an in-memory payload store; small offload threshold so offload is exercised. */
-export async function openTestStore(kind: DatabaseKind, options: { payloadThresholdBytes?: number } = {}): Promise<TestStore> {
+export async function openTestStore(
+  kind: DatabaseKind,
+  options: { payloadThresholdBytes?: number } = {},
+): Promise<TestStore> {
   const test = await createTestDatabase(kind, { migrated: false });
   const config = { ...loadConfig({}), payloadThresholdBytes: options.payloadThresholdBytes ?? 4096 };
   const store = await openStore(config, silentLogger(), { db: test.db, payloads: createMemoryPayloadStore() });
@@ -42,7 +45,11 @@ export async function loadCaptureRecords(ref: CaptureRef): Promise<LoadedCapture
   return { spans: c.spans, logs: c.logs, shortened: c.shortened, source: c.source, groundTruth: c.groundTruth };
 }
 
-export async function ingestRecords(store: Store, records: { spans: readonly SpanRecord[]; logs: readonly LogRecord[] }, tenant = ''): Promise<void> {
+export async function ingestRecords(
+  store: Store,
+  records: { spans: readonly SpanRecord[]; logs: readonly LogRecord[] },
+  tenant = '',
+): Promise<void> {
   await ingestLogs(records.logs, { tenant }, store.ingest);
   await ingestSpans(records.spans, { tenant }, store.ingest);
 }

@@ -11,7 +11,11 @@ import type { Queryable } from '../../../src/store/database.js';
 import type { SkipReason } from '../../../src/runs/dataset.js';
 
 export const SHAPES = [
-  'complete', 'complete', 'complete', 'complete', 'complete', // 0-4
+  'complete',
+  'complete',
+  'complete',
+  'complete',
+  'complete', // 0-4
   'no_input', //        5: content not recorded on the first call
   'cancelled', //       6: stops after the tool, no second model call → no_output
   'failure', //         7: the root span failed → outcome failure
@@ -29,20 +33,34 @@ export const startOf = (i: number): bigint => BASE_NS + BigInt(i) * 1_000_000n;
 /** What an export with the default filter (outcome success) makes of shape s. */
 export function expectedFate(s: Shape): SkipReason | 'exported' {
   switch (s) {
-    case 'complete': case 'delta': return 'exported';
-    case 'no_input': return 'no_input';
-    case 'cancelled': return 'no_output';
-    case 'failure': return 'outcome';
-    case 'recent': return 'no_terminal';
-    case 'invalid': return 'invalid_turns';
-    case 'truncated': return 'truncated';
+    case 'complete':
+    case 'delta':
+      return 'exported';
+    case 'no_input':
+      return 'no_input';
+    case 'cancelled':
+      return 'no_output';
+    case 'failure':
+      return 'outcome';
+    case 'recent':
+      return 'no_terminal';
+    case 'invalid':
+      return 'invalid_turns';
+    case 'truncated':
+      return 'truncated';
   }
 }
 
 const MISSING_PAYLOAD = `{"$payload": "sha256/${'0'.repeat(64)}"}`;
 
 /** Inserts runs first..last (inclusive) under `tenant`. */
-export async function insertSyntheticRuns(db: Queryable, tenant: string, first: number, last: number, nowNs: bigint): Promise<void> {
+export async function insertSyntheticRuns(
+  db: Queryable,
+  tenant: string,
+  first: number,
+  last: number,
+  nowNs: bigint,
+): Promise<void> {
   const runs = `SELECT i, i % 12 AS k, 'synth-' || lpad(i::text, 7, '0') AS run,
        decode(lpad(to_hex(i), 32, '0'), 'hex') AS trace_id,
        CASE WHEN i % 12 = 8 THEN $4::bigint ELSE $5::bigint + i::bigint * 1000000 END AS t0
@@ -70,7 +88,8 @@ export async function insertSyntheticRuns(db: Queryable, tenant: string, first: 
       'id', ${callId}, 'name', 'get_weather', 'arguments', jsonb_build_object('city', 'Paris'))))))`;
   const result = `jsonb_build_object('city', 'Paris', 'temperature_c', i % 30)`;
   const sent = `jsonb_strip_nulls(jsonb_build_object('role', 'tool', 'tool_call_id', ${callId}, 'content', ${result}))`;
-  const answer = (text: string) => `jsonb_build_array(jsonb_build_object('role', 'assistant', 'content', ${text}, 'finish_reason', 'stop'))`;
+  const answer = (text: string) =>
+    `jsonb_build_array(jsonb_build_object('role', 'assistant', 'content', ${text}, 'finish_reason', 'stop'))`;
   await db.query(
     `INSERT INTO tapedeck_store.steps (tenant, trace_id, span_id, kind, name, model, tool, status, request, response,
        fingerprint, layout, normalizer_version)

@@ -22,7 +22,11 @@ describe('parseTimeBound', () => {
 describe('datasetFilterOf', () => {
   it('defaults to successful runs with no time bounds', () => {
     expect(datasetFilterOf({})).toEqual({ since: null, until: null, outcome: 'success' });
-    expect(datasetFilterOf({ outcome: 'any', since: '1', until: '2' })).toEqual({ since: 1n, until: 2n, outcome: 'any' });
+    expect(datasetFilterOf({ outcome: 'any', since: '1', until: '2' })).toEqual({
+      since: 1n,
+      until: 2n,
+      outcome: 'any',
+    });
   });
 
   it('refuses an unknown outcome and an empty window', () => {

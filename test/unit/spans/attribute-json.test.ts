@@ -10,20 +10,40 @@ import { AttributeJson, toJsonText, writeJsonText } from '../../../src/spans/att
 /** writeJsonText's bytes, gathered the way a COPY buffer takes them. */
 function written(value: unknown): Buffer {
   const pieces: Buffer[] = [];
-  const sink: ByteSink = { bytes: (chunk) => pieces.push(Buffer.from(chunk)), utf8: (text) => pieces.push(Buffer.from(text, 'utf8')) };
+  const sink: ByteSink = {
+    bytes: (chunk) => pieces.push(Buffer.from(chunk)),
+    utf8: (text) => pieces.push(Buffer.from(text, 'utf8')),
+  };
   writeJsonText(value, sink);
   return Buffer.concat(pieces);
 }
 
-const prompt = (n: number) => 'You are a careful assistant. Answer "briefly".\n\tCite\\sources. '.repeat(Math.ceil(n / 60)).slice(0, n);
+const prompt = (n: number) =>
+  'You are a careful assistant. Answer "briefly".\n\tCite\\sources. '.repeat(Math.ceil(n / 60)).slice(0, n);
 
 describe('toJsonText', () => {
-  it('gives JSON.stringify\'s text for attributes holding long text, escapes and nesting included', () => {
+  it("gives JSON.stringify's text for attributes holding long text, escapes and nesting included", () => {
     const values: unknown[] = [
-      { 'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: prompt(5000) }] }]), 'gen_ai.request.model': 'gpt-4o', n: 3, ok: true, none: null },
-      { nested: { list: [prompt(100), 1.5, false, null, { deep: prompt(70) }], short: 'x' }, [prompt(80)]: 'a long key' },
+      {
+        'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: prompt(5000) }] }]),
+        'gen_ai.request.model': 'gpt-4o',
+        n: 3,
+        ok: true,
+        none: null,
+      },
+      {
+        nested: { list: [prompt(100), 1.5, false, null, { deep: prompt(70) }], short: 'x' },
+        [prompt(80)]: 'a long key',
+      },
       [prompt(64), prompt(63), 'é'.repeat(100), '😀'.repeat(40), '\ud800'.repeat(70)],
-      [{ time_unix_nano: '1796032240962000000', name: 'gen_ai.user.message', attributes: { content: prompt(300) }, dropped_attributes_count: 0 }],
+      [
+        {
+          time_unix_nano: '1796032240962000000',
+          name: 'gen_ai.user.message',
+          attributes: { content: prompt(300) },
+          dropped_attributes_count: 0,
+        },
+      ],
       prompt(1 << 17),
       { skipped: undefined, kept: prompt(90), list: [undefined, prompt(65)] },
     ];
@@ -34,8 +54,15 @@ describe('toJsonText', () => {
 
   it('writes into a sink what it returns, for short, exact and empty values too', () => {
     const values: unknown[] = [
-      {}, [], 'short', 42, null, { a: 1, b: 'x' }, { big: 9007199254740993n, bytes: new Uint8Array([1, 2, 255]), content: prompt(200) },
-      { 'a"b': prompt(70), 'é': [prompt(64), { f: () => 1 }], nested: [[[prompt(100)]]] }, [Symbol('s'), prompt(80)],
+      {},
+      [],
+      'short',
+      42,
+      null,
+      { a: 1, b: 'x' },
+      { big: 9007199254740993n, bytes: new Uint8Array([1, 2, 255]), content: prompt(200) },
+      { 'a"b': prompt(70), é: [prompt(64), { f: () => 1 }], nested: [[[prompt(100)]]] },
+      [Symbol('s'), prompt(80)],
     ];
     for (const value of values) {
       expect(written(value).toString('utf8')).toBe(toJsonText(value));

@@ -10,8 +10,16 @@ import { BinaryCopyWriter, type CopyColumn, type Utf8Source } from '../../../src
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 const all = (w: BinaryCopyWriter, end = true) => Buffer.concat(w.take(end));
-const int16 = (n: number) => { const b = Buffer.alloc(2); b.writeInt16BE(n); return b; };
-const int32 = (n: number) => { const b = Buffer.alloc(4); b.writeInt32BE(n); return b; };
+const int16 = (n: number) => {
+  const b = Buffer.alloc(2);
+  b.writeInt16BE(n);
+  return b;
+};
+const int32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(n);
+  return b;
+};
 const field = (bytes: Buffer) => Buffer.concat([int32(bytes.length), bytes]);
 
 describe('BinaryCopyWriter', () => {
@@ -22,17 +30,30 @@ describe('BinaryCopyWriter', () => {
 
   it('writes a row as its field count, then each field length-prefixed, NULL as length -1', () => {
     const columns: CopyColumn[] = [
-      { name: 't', type: 'text' }, { name: 'b', type: 'bytea' }, { name: 'i4', type: 'int4' }, { name: 'i8', type: 'int8' },
-      { name: 'f', type: 'float8' }, { name: 'j', type: 'jsonb' }, { name: 'n', type: 'text' },
+      { name: 't', type: 'text' },
+      { name: 'b', type: 'bytea' },
+      { name: 'i4', type: 'int4' },
+      { name: 'i8', type: 'int8' },
+      { name: 'f', type: 'float8' },
+      { name: 'j', type: 'jsonb' },
+      { name: 'n', type: 'text' },
     ];
     const w = new BinaryCopyWriter(columns);
     w.row(['héllo', Buffer.from([1, 2, 3]), -7, '1796032240962000000', 0.25, '{"a":[1]}', null]);
-    const i8 = Buffer.alloc(8); i8.writeBigInt64BE(1796032240962000000n);
-    const f8 = Buffer.alloc(8); f8.writeDoubleBE(0.25);
+    const i8 = Buffer.alloc(8);
+    i8.writeBigInt64BE(1796032240962000000n);
+    const f8 = Buffer.alloc(8);
+    f8.writeDoubleBE(0.25);
     const expected = Buffer.concat([
-      SIGNATURE, int32(0), int32(0),
+      SIGNATURE,
+      int32(0),
+      int32(0),
       int16(7),
-      field(Buffer.from('héllo', 'utf8')), field(Buffer.from([1, 2, 3])), field(int32(-7)), field(i8), field(f8),
+      field(Buffer.from('héllo', 'utf8')),
+      field(Buffer.from([1, 2, 3])),
+      field(int32(-7)),
+      field(i8),
+      field(f8),
       field(Buffer.concat([Buffer.from([1]), Buffer.from('{"a":[1]}')])), // jsonb: version 1, then the text
       int32(-1),
       int16(-1),
@@ -41,7 +62,11 @@ describe('BinaryCopyWriter', () => {
   });
 
   it('takes int8 values as bigint, number or decimal string alike', () => {
-    const bytes = (v: unknown) => { const w = new BinaryCopyWriter([{ name: 'x', type: 'int8' }]); w.row([v]); return all(w); };
+    const bytes = (v: unknown) => {
+      const w = new BinaryCopyWriter([{ name: 'x', type: 'int8' }]);
+      w.row([v]);
+      return all(w);
+    };
     expect(bytes(-5n)).toEqual(bytes(-5));
     expect(bytes('9223372036854775807')).toEqual(bytes(9223372036854775807n));
   });
@@ -50,20 +75,44 @@ describe('BinaryCopyWriter', () => {
     const w = new BinaryCopyWriter([{ name: 'a', type: 'int8[]' }]);
     w.row([Int32Array.from([0, 1, -1, -2])]); // 1 and -2
     const element = (hex: string) => Buffer.concat([int32(8), Buffer.from(hex, 'hex')]);
-    const body = Buffer.concat([int32(1), int32(0), int32(20), int32(2), int32(1), element('0000000000000001'), element('fffffffffffffffe')]);
+    const body = Buffer.concat([
+      int32(1),
+      int32(0),
+      int32(20),
+      int32(2),
+      int32(1),
+      element('0000000000000001'),
+      element('fffffffffffffffe'),
+    ]);
     expect(all(w)).toEqual(Buffer.concat([SIGNATURE, int32(0), int32(0), int16(1), field(body), int16(-1)]));
   });
 
   it('writes an empty bigint[] with no dimensions and empty text as a zero-length value, not NULL', () => {
-    const w = new BinaryCopyWriter([{ name: 'a', type: 'int8[]' }, { name: 't', type: 'text' }]);
+    const w = new BinaryCopyWriter([
+      { name: 'a', type: 'int8[]' },
+      { name: 't', type: 'text' },
+    ]);
     w.row([new Int32Array(0), '']);
-    expect(all(w)).toEqual(Buffer.concat([SIGNATURE, int32(0), int32(0), int16(2), field(Buffer.concat([int32(0), int32(0), int32(20)])), int32(0), int16(-1)]));
+    expect(all(w)).toEqual(
+      Buffer.concat([
+        SIGNATURE,
+        int32(0),
+        int32(0),
+        int16(2),
+        field(Buffer.concat([int32(0), int32(0), int32(20)])),
+        int32(0),
+        int16(-1),
+      ]),
+    );
   });
 
   it('hands over complete chunks as it goes, and the chunks together are the same bytes', () => {
-    const columns: CopyColumn[] = [{ name: 'j', type: 'jsonb' }, { name: 't', type: 'text' }];
+    const columns: CopyColumn[] = [
+      { name: 'j', type: 'jsonb' },
+      { name: 't', type: 'text' },
+    ];
     const big = JSON.stringify({ prompt: 'é'.repeat(50_000) + 'x'.repeat(150_000) });
-    const rows = Array.from({ length: 12 }, (_, i) => [big, `row ${i} ` + 'ü'.repeat(i * 100)]);
+    const rows = Array.from({ length: 12 }, (_, i) => [big, `row ${i} ${'ü'.repeat(i * 100)}`]);
     const streamed = new BinaryCopyWriter(columns);
     const chunks: Buffer[] = [];
     for (const r of rows) {
@@ -95,12 +144,20 @@ describe('BinaryCopyWriter', () => {
 
   it('writes a value that writes its own UTF-8 as the same bytes as its text, across chunks', () => {
     // pieces as a JSON writer hands them over: bytes (the escaper's) and text, short and long
-    const pieces = ['{"prompt":', Buffer.from('"' + 'x'.repeat(300_000) + '"'), ',"é":', Buffer.from('"ü"'), '}'];
+    const pieces = ['{"prompt":', Buffer.from(`"${'x'.repeat(300_000)}"`), ',"é":', Buffer.from('"ü"'), '}'];
     const source: Utf8Source = {
-      writeUtf8: (sink: ByteSink) => { for (const p of pieces) if (typeof p === 'string') sink.utf8(p); else sink.bytes(p); },
+      writeUtf8: (sink: ByteSink) => {
+        for (const p of pieces)
+          if (typeof p === 'string') sink.utf8(p);
+          else sink.bytes(p);
+      },
     };
     const text = pieces.map(String).join('');
-    const columns: CopyColumn[] = [{ name: 'j', type: 'jsonb' }, { name: 't', type: 'text' }, { name: 'n', type: 'int4' }];
+    const columns: CopyColumn[] = [
+      { name: 'j', type: 'jsonb' },
+      { name: 't', type: 'text' },
+      { name: 'n', type: 'int4' },
+    ];
     for (const lead of [0, 1, 200_000, 262_110, 262_116, 262_119]) {
       // lead-in texts that leave room for the length at the end of a 256 KiB chunk, or not quite
       const own = new BinaryCopyWriter([{ name: 'x', type: 'text' }, ...columns]);
@@ -124,6 +181,8 @@ describe('BinaryCopyWriter', () => {
   });
 
   it('refuses a row with the wrong number of values', () => {
-    expect(() => new BinaryCopyWriter([{ name: 'a', type: 'text' }]).row(['a', 'b'])).toThrow('COPY row has 2 values for 1 columns');
+    expect(() => new BinaryCopyWriter([{ name: 'a', type: 'text' }]).row(['a', 'b'])).toThrow(
+      'COPY row has 2 values for 1 columns',
+    );
   });
 });

@@ -12,15 +12,23 @@ import { createPgliteDatabase } from '../../../src/store/pglite-database.js';
 import { buildCli, ROOT } from '../../helpers/cli.js';
 
 let dir: string;
-beforeEach(() => { dir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-lock-')); });
-afterEach(() => { rmSync(dir, { recursive: true, force: true }); });
+beforeEach(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-lock-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
 
-const lockOf = (pid: number, host = os.hostname()) => writeFileSync(path.join(dir, LOCK_FILE), `${JSON.stringify({ pid, host })}\n`);
+const lockOf = (pid: number, host = os.hostname()) =>
+  writeFileSync(path.join(dir, LOCK_FILE), `${JSON.stringify({ pid, host })}\n`);
 
 describe('lockDataDir', () => {
   it('writes its pid into the lock and removes it on release, once', () => {
     const lock = lockDataDir(dir);
-    expect(JSON.parse(readFileSync(path.join(dir, LOCK_FILE), 'utf8'))).toEqual({ pid: process.pid, host: os.hostname() });
+    expect(JSON.parse(readFileSync(path.join(dir, LOCK_FILE), 'utf8'))).toEqual({
+      pid: process.pid,
+      host: os.hostname(),
+    });
     lock.release();
     expect(existsSync(path.join(dir, LOCK_FILE))).toBe(false);
     const again = lockDataDir(dir);
@@ -31,7 +39,13 @@ describe('lockDataDir', () => {
 
   it('refuses a directory whose lock names a live process, naming it and what to do instead', () => {
     lockOf(process.ppid);
-    const error = (() => { try { lockDataDir(dir); } catch (e) { return e; } })();
+    const error = (() => {
+      try {
+        lockDataDir(dir);
+      } catch (e) {
+        return e;
+      }
+    })();
     expect(error).toBeInstanceOf(DataDirInUseError);
     expect((error as Error).message).toContain(`in use by process ${process.ppid}`);
     expect((error as Error).message).toContain('TAPEDECK_DATA_DIR');
@@ -67,14 +81,27 @@ describe('lockDataDir', () => {
     for (let round = 0; round < 3; round++) {
       lockOf(spawnSync(process.execPath, ['-e', '0']).pid!);
       const start = Date.now() + 700;
-      const outcomes = await Promise.all(Array.from({ length: 6 }, () => new Promise<string>((resolve, reject) => {
-        const p = spawn(process.execPath, ['--input-type=module', '-e', child, String(start)], { stdio: ['ignore', 'pipe', 'inherit'] });
-        let out = '';
-        p.stdout.on('data', (c) => { out += c; });
-        p.on('error', reject);
-        p.on('exit', () => resolve(out.trim()));
-      })));
-      expect(outcomes.filter((o) => o === 'got'), outcomes.join(', ')).toHaveLength(1);
+      const outcomes = await Promise.all(
+        Array.from(
+          { length: 6 },
+          () =>
+            new Promise<string>((resolve, reject) => {
+              const p = spawn(process.execPath, ['--input-type=module', '-e', child, String(start)], {
+                stdio: ['ignore', 'pipe', 'inherit'],
+              });
+              let out = '';
+              p.stdout.on('data', (c) => {
+                out += c;
+              });
+              p.on('error', reject);
+              p.on('exit', () => resolve(out.trim()));
+            }),
+        ),
+      );
+      expect(
+        outcomes.filter((o) => o === 'got'),
+        outcomes.join(', '),
+      ).toHaveLength(1);
       expect(outcomes.filter((o) => o !== 'got')).toEqual(Array(5).fill('DataDirInUseError'));
       // Nothing left behind but the winner's lock (its process has exited: stale for the next round).
       expect(readdirSync(dir)).toEqual([LOCK_FILE]);

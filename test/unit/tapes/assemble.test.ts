@@ -9,20 +9,37 @@ import { row, sid } from '../../helpers/span-builder.js';
 describe('assembleTape', () => {
   it('numbers steps from 0 in start order', () => {
     const steps = assembleTape({ steps: [row({ id: 'b', start: 5 }), row({ id: 'a', start: 1 })] });
-    expect(steps.map((s) => [s.index, s.name])).toEqual([[0, 'a'], [1, 'b']]);
+    expect(steps.map((s) => [s.index, s.name])).toEqual([
+      [0, 'a'],
+      [1, 'b'],
+    ]);
   });
 
   it('puts an ancestor before its descendant on a tie, even across a context span and when the child ends first', () => {
     const steps = assembleTape({
-      steps: [row({ id: 'llm', parent: 'wrap', start: 0, end: 5 }), row({ id: 'agent', kind: 'agent', start: 0, end: 50 })],
+      steps: [
+        row({ id: 'llm', parent: 'wrap', start: 0, end: 5 }),
+        row({ id: 'agent', kind: 'agent', start: 0, end: 50 }),
+      ],
       spans: [{ trace_id: row({ id: 'wrap' }).trace_id, span_id: sid('wrap'), parent_span_id: sid('agent') }],
     });
     expect(steps.map((s) => s.name)).toEqual(['agent', 'llm']);
   });
 
   it('puts a model answer before the tools it asked for, in the order asked, and those before the call reading them', () => {
-    const answer = [{ role: 'assistant', tool_calls: [{ id: 'c1', name: 'w', arguments: { city: 'Paris' } }, { id: 'c2', name: 'w', arguments: { city: 'Lyon' } }] }];
-    const followUp = [{ role: 'tool', tool_call_id: 'c1', content: 1 }, { role: 'tool', tool_call_id: 'c2', content: 2 }];
+    const answer = [
+      {
+        role: 'assistant',
+        tool_calls: [
+          { id: 'c1', name: 'w', arguments: { city: 'Paris' } },
+          { id: 'c2', name: 'w', arguments: { city: 'Lyon' } },
+        ],
+      },
+    ];
+    const followUp = [
+      { role: 'tool', tool_call_id: 'c1', content: 1 },
+      { role: 'tool', tool_call_id: 'c2', content: 2 },
+    ];
     const steps = assembleTape({
       steps: [
         // All four share a start millisecond; the Lyon tool ends first, the follow-up call earlier than the Paris tool's end would say.
@@ -36,7 +53,15 @@ describe('assembleTape', () => {
   });
 
   it('matches tool steps without call ids by tool name and arguments', () => {
-    const answer = [{ role: 'assistant', tool_calls: [{ id: 'c1', name: 'w', arguments: { city: 'Paris' } }, { id: 'c2', name: 'w', arguments: { city: 'Lyon' } }] }];
+    const answer = [
+      {
+        role: 'assistant',
+        tool_calls: [
+          { id: 'c1', name: 'w', arguments: { city: 'Paris' } },
+          { id: 'c2', name: 'w', arguments: { city: 'Lyon' } },
+        ],
+      },
+    ];
     const steps = assembleTape({
       steps: [
         row({ id: 'lyon', kind: 'tool', tool: 'w', request: { city: 'Lyon' }, start: 3, end: 3 }),
@@ -62,7 +87,13 @@ describe('assembleTape', () => {
     const steps = assembleTape({
       steps: [
         row({ id: 'sdk', parent: 'lib', start: 1, status: 'ok', tokens: { input: 10, output: 5, cache_write: 0 } }),
-        row({ id: 'lib', start: 0, request: [{ role: 'user', content: 'hi' }], response: [{ role: 'assistant', content: 'yo' }], tokens: { input: 10, output: 5 } }),
+        row({
+          id: 'lib',
+          start: 0,
+          request: [{ role: 'user', content: 'hi' }],
+          response: [{ role: 'assistant', content: 'yo' }],
+          tokens: { input: 10, output: 5 },
+        }),
       ],
     });
     expect(steps).toHaveLength(1);
@@ -73,7 +104,10 @@ describe('assembleTape', () => {
 
   it('keeps the nested span when it is the more complete one', () => {
     const steps = assembleTape({
-      steps: [row({ id: 'outer', start: 0 }), row({ id: 'inner', parent: 'outer', start: 1, request: [{ role: 'user', content: 'x' }] })],
+      steps: [
+        row({ id: 'outer', start: 0 }),
+        row({ id: 'inner', parent: 'outer', start: 1, request: [{ role: 'user', content: 'x' }] }),
+      ],
     });
     expect(steps.map((s) => s.name)).toEqual(['inner']);
   });
@@ -90,13 +124,18 @@ describe('assembleTape', () => {
 
   it('never drops a step on contradictory input (a parent cycle)', () => {
     const steps = assembleTape({
-      steps: [row({ id: 'a', parent: 'b', kind: 'tool', start: 0 }), row({ id: 'b', parent: 'a', kind: 'tool', start: 0 })],
+      steps: [
+        row({ id: 'a', parent: 'b', kind: 'tool', start: 0 }),
+        row({ id: 'b', parent: 'a', kind: 'tool', start: 0 }),
+      ],
     });
     expect(steps.map((s) => s.name).sort()).toEqual(['a', 'b']);
   });
 
   it('orders thousands of steps sharing one start time (a coarse clock) by ancestry', () => {
-    const many = Array.from({ length: 5000 }, (_, i) => row({ id: `s${i}`, kind: 'tool', tool: 'w', parent: i ? `s${i - 1}` : null, start: 0, end: 5000 - i }));
+    const many = Array.from({ length: 5000 }, (_, i) =>
+      row({ id: `s${i}`, kind: 'tool', tool: 'w', parent: i ? `s${i - 1}` : null, start: 0, end: 5000 - i }),
+    );
     const steps = assembleTape({ steps: many });
     expect(steps[0].name).toBe('s0'); // ancestors first despite ending last
     expect(steps[4999].name).toBe('s4999');

@@ -6,8 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { resolveRunsInMemory, type RunNode, type RunOf } from '../../../src/tapes/run-resolution.js';
 
 const T = 'a'.repeat(32);
-const s = (spanId: string, parentSpanId: string | null, ownRun: string | null = null, ownParentRun: string | null = null): RunNode =>
-  ({ traceId: T, spanId, parentSpanId, ownRun, ownParentRun, runId: null, parentRun: null });
+const s = (
+  spanId: string,
+  parentSpanId: string | null,
+  ownRun: string | null = null,
+  ownParentRun: string | null = null,
+): RunNode => ({ traceId: T, spanId, parentSpanId, ownRun, ownParentRun, runId: null, parentRun: null });
 
 function resolved(spans: RunNode[]): Map<string, RunOf> {
   const out = resolveRunsInMemory(spans);
@@ -20,7 +24,7 @@ const runs = (spans: RunNode[]) => {
 };
 
 describe('resolveRunsInMemory', () => {
-  it('gives a span without a run its nearest ancestor\'s run, in any arrival order', () => {
+  it("gives a span without a run its nearest ancestor's run, in any arrival order", () => {
     const spans = [s('root', null, 'sess-1'), s('mid', 'root'), s('leaf', 'mid')];
     const expected = { root: 'sess-1', mid: 'sess-1', leaf: 'sess-1' };
     expect(runs(spans)).toEqual(expected);
@@ -28,10 +32,14 @@ describe('resolveRunsInMemory', () => {
   });
 
   it('falls back to trace:<trace_id> when no ancestor names a run (and for orphans)', () => {
-    expect(runs([s('a', null), s('b', 'a'), s('orphan', 'missing')])).toEqual({ a: `trace:${T}`, b: `trace:${T}`, orphan: `trace:${T}` });
+    expect(runs([s('a', null), s('b', 'a'), s('orphan', 'missing')])).toEqual({
+      a: `trace:${T}`,
+      b: `trace:${T}`,
+      orphan: `trace:${T}`,
+    });
   });
 
-  it('starts a child run where a span names a different run; every span of it has the parent span\'s run as parent run', () => {
+  it("starts a child run where a span names a different run; every span of it has the parent span's run as parent run", () => {
     const spans = [s('leaf', 'sub'), s('sub', 'root', 'child'), s('root', null, 'parent')];
     const r = resolved(spans);
     expect(runs(spans)).toEqual({ leaf: 'child', sub: 'child', root: 'parent' });
