@@ -57,7 +57,7 @@ const EXCEPTIONS = {
    */
   contentOff: (g: GroundTruth) => g.content_capture === false,
   /**
-   * Not the layout's limit but the fixture's: copy-from-shared.sh keeps the 300-600 KB
+   * Not the layout's limit but the fixture's: import-captures.sh keeps the 300-600 KB
    * big-prompt bodies for openllmetry-openai only, so these captures cannot be sent to a server
    * (their decoded.json is shortened for display). big-prompt is replayed through
    * openllmetry-openai, whose prompt is past the payload threshold and is offloaded.

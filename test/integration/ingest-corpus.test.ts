@@ -3,7 +3,7 @@
  * capture holds log records, they are stored and linked to their span.
  *
  * Scope: the raw OTLP bodies real instrumentation libraries sent (test/fixtures/corpus and
- * test/fixtures/otlp, copied from the shared corpus), replayed to a running tapedeck exactly
+ * test/fixtures/otlp), replayed to a running tapedeck exactly
  * as they were captured: the transport, path, Content-Type and Content-Encoding recorded in
  * each capture's requests.jsonl (HTTP bodies byte for byte, gzip ones still compressed; gRPC
  * messages through a @grpc/grpc-js client). What "every span" means is counted from the
@@ -11,7 +11,7 @@
  *
  * Bodies present in both fixture folders are sent once. requests.jsonl lines whose body was
  * not copied (big-prompt keeps its 300-600 KB bodies for one layout only, see
- * copy-from-shared.sh) cannot be replayed and are left out.
+ * import-captures.sh) cannot be replayed and are left out.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';

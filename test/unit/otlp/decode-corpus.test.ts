@@ -1,6 +1,6 @@
 /**
- * Real captures from real instrumentation libraries (test/fixtures/otlp, copied from
- * shared/corpus) decode to what an independent decoder read from the same bytes.
+ * Real captures from real instrumentation libraries (test/fixtures/otlp) decode to what an
+ * independent decoder read from the same bytes.
  */
 import { describe, expect, it } from 'vitest';
 import { decodeLogsRequest, decodeTraceRequest } from '../../../src/otlp/decode.js';
