@@ -1,36 +1,16 @@
 /**
  * @module ingest/derive-thread
  * Where ingest derives the steps it copies (derive-chunk.ts): on a worker thread when the
- * built worker script is there (derive-worker.js), else on this thread.
+ * built worker script is there (derive-worker.js), else on this thread. Deriving costs more
+ * CPU than decoding and writing spans; on the worker it runs beside PostgreSQL's backends
+ * instead of keeping them waiting, and the encoded tuples come back transferred, not copied.
  *
- * Why a thread: a receiver's main thread decodes requests, encodes span rows and speaks to
- * PostgreSQL; deriving (normalizing, canonical JSON and digests, encoding the step rows) is
- * more CPU than all that, and on the main thread it kept PostgreSQL's backends waiting. On
- * the worker it runs beside them: the main thread only clones the spans over and passes the
- * encoded tuples it gets back (transferred, not copied) on to COPY.
- *
- * A transaction's spans go over in chunks of CHUNK_SPANS, at most IN_FLIGHT chunks ahead of
- * the answers its writer has taken (write-spans.ts keeps a few MiB of those ahead of its
- * COPY), so a request of more chunks than that is never cloned whole at once. One worker
- * serves every transaction; its answers come back in the order the chunks were sent. If the
- * worker dies, the transactions it was deriving fail as unavailable (503 / UNAVAILABLE: their
- * senders retry), and the next chunk starts a new worker.
- *
- * A worker that has not answered a chunk for CHUNK_TIMEOUT_MS (a dialect stuck on some input)
- * is stopped, which fails every transaction it was deriving as unavailable, as a worker that
- * died does (one worker derives for all of them, and its job state goes with it). A worker
- * script that cannot load (two workers in a row stop before they say they are ready: a broken
- * build) is not tried again: the transactions waiting on those fail as unavailable, and every
- * later one is derived on this thread (onWorkerUnusable says why, once).
- *
- * A transaction whose spans hold more than WORKER_MAX_CHARS characters (attributes, events'
- * attributes, correlated log records) is derived on this thread instead, a chunk at a time:
- * each once the one before it is taken, since ahead of that it would hold memory for nothing
- * (in 64 KB-prompt load runs, peak RSS 341 and 329 MiB against 346 and 357). Cloned, its spans
- * cost as much memory again for as long as the worker holds them: with two such requests at
- * once (admission.ts), 17 MB requests of 64 KB prompts, the receiver peaked at 340-366 MiB
- * with the worker and 260-275 without, at about the same throughput (sending only the steps'
- * texts for their words, the largest part: 372-390 MiB).
+ * One worker serves every transaction, in chunks of CHUNK_SPANS, at most IN_FLIGHT ahead, so
+ * a large request is never cloned whole. A worker that dies or stops answering for
+ * CHUNK_TIMEOUT_MS fails the transactions it held as unavailable (their senders retry); a
+ * script that cannot load is given up on and derivation stays on this thread. A transaction
+ * over WORKER_MAX_CHARS is derived here, a chunk at a time, since cloning it would cost its
+ * memory a second time for no gain in throughput (docs/benchmarks.md, "Design facts").
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -48,9 +28,7 @@ export const CHUNK_SPANS = 64;
  * Chunks of one transaction sent ahead of the one its COPY is taking: a whole batch of the
  * SDKs' default size (512 spans), so the worker derives it while the spans are written
  * instead of waiting for the steps' COPY to take each chunk. What it clones at once stays
- * under WORKER_MAX_CHARS per transaction. With 2 KB prompts, 8 rather than 2 took the GC
- * helper threads' CPU from 18.6-23.3 to 15.8-18.7 ms per 1000 spans in paired load runs, and
- * the machine's busy cores from 1.74-1.78 to 1.77-1.80 (docs/benchmarks.md, twelfth session).
+ * under WORKER_MAX_CHARS per transaction.
  */
 export const IN_FLIGHT = 8;
 /** Characters (of strings, and bytes) to clone past which a transaction is derived on this thread. */
