@@ -17,23 +17,10 @@ import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import { insertRows } from '../tapes/bulk-insert.js';
 import { logRecordKeys } from '../tapes/log-key.js';
 import { logColumns, logToRow } from '../tapes/span-rows.js';
-import type { StoredStep } from '../tapes/step-rows.js';
+import type { DeriveSpans } from '../tapes/derived-span.js';
 import { distinct, lockTraces, readLogsFor, readSpans, spanKey, upsertSteps } from '../tapes/trace-store.js';
-import type { ChunkedDerive } from './derive-thread.js';
+import type { ChunkedDerive } from '../derive/derive-thread.js';
 import { writeSpans } from './write-spans.js';
-
-/** What deriving a span produced: its run facts and, when it is a step, the stored step. */
-export interface DerivedSpan {
-  ownRun: string | null;
-  ownParentRun: string | null;
-  step: StoredStep | null;
-}
-
-/** Normalizes, offloads and digests spans; `logsOf` gives the log records correlated to a span. */
-export type DeriveSpans = (
-  spans: readonly SpanRecord[],
-  logsOf: (span: SpanRecord) => LogRecord[],
-) => Promise<DerivedSpan[]>;
 
 export interface IngestDeps {
   db: Database;

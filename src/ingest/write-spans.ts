@@ -11,7 +11,7 @@
  * Under the locks, the stored spans read in step 2 are exactly the rows an INSERT ... ON
  * CONFLICT would find, so where the adapter has copyTuples (PostgreSQL server) new spans and
  * their steps are written with binary COPY; a redelivered span's step is upserted. There the
- * steps are derived chunk by chunk (derive-thread.ts: on a worker thread) from the start of
+ * steps are derived chunk by chunk (derive/derive-thread.ts: on a worker thread) from the start of
  * step 3, while the spans are written (a span's run facts come from its attributes alone), and
  * copied in step 4 as the chunks come. Without copyTuples (PGlite) the spans are derived first,
  * and every write is a multi-row INSERT with the same ON CONFLICT clauses as always.
@@ -37,10 +37,10 @@ import {
   updateRuns,
   upsertSteps,
 } from '../tapes/trace-store.js';
-import { placeStep, stepCopyColumns } from './derive-chunk.js';
-import type { ChunkedDerive, DerivedChunk } from './derive-thread.js';
+import { placeStep, stepCopyColumns } from '../derive/derive-chunk.js';
+import type { ChunkedDerive, DerivedChunk } from '../derive/derive-thread.js';
 import { runFactsOf } from '../normalize/normalize.js';
-import type { DeriveSpans, DerivedSpan } from './ingest.js';
+import type { DeriveSpans, DerivedSpan } from '../tapes/derived-span.js';
 
 const spanCopyColumns = copyColumnsOf(spanWriteColumns);
 

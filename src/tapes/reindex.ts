@@ -10,7 +10,7 @@
  * indexes recall's backlog (its own steps and any others waiting) before the next.
  */
 import type { Database, Queryable } from '../store/database.js';
-import type { DeriveSpans } from '../ingest/ingest.js';
+import type { DeriveSpans } from './derived-span.js';
 import { deleteTraceWordsUpTo, lastTraceWordsRow } from '../recall/trace-words.js';
 import { drainBacklog } from '../recall/recall-indexer.js';
 import type { PayloadStore } from '../payloads/payload-store.js';

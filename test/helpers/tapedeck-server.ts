@@ -46,7 +46,7 @@ export interface TestTapedeckOptions {
   recallIndexer?: boolean;
   /** postgres only: settings of tapedeck's pool (a short query timeout, say) */
   pgSettings?: PgDatabaseSettings;
-  /** false: ingest derives on the main thread only (src/ingest/derive-thread.ts) */
+  /** false: ingest derives on the main thread only (src/derive/derive-thread.ts) */
   deriveWorker?: boolean;
 }
 

@@ -7,8 +7,9 @@
  * while a COPY is streaming. Skipped without TAPEDECK_TEST_DATABASE_URL: PGlite has no COPY.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDeriveSpans } from '../../src/ingest/derive.js';
-import { type DeriveSpans, type IngestDeps, ingestLogs, ingestSpans } from '../../src/ingest/ingest.js';
+import { createDeriveSpans } from '../../src/derive/derive.js';
+import { type IngestDeps, ingestLogs, ingestSpans } from '../../src/ingest/ingest.js';
+import type { DeriveSpans } from '../../src/tapes/derived-span.js';
 import { createMemoryPayloadStore } from '../../src/payloads/memory-payload-store.js';
 import { wordIds } from '../../src/recall/word-hash.js';
 import type { SpanRecord } from '../../src/spans/span-record.js';

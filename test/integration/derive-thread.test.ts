@@ -1,5 +1,5 @@
 /**
- * On a PostgreSQL server ingest derives steps on a worker thread (src/ingest/derive-thread.ts),
+ * On a PostgreSQL server ingest derives steps on a worker thread (src/derive/derive-thread.ts),
  * except for transactions holding more than WORKER_MAX_CHARS of attribute text, which it
  * derives on the main thread. Whichever way, the store must hold the same rows: steps (through
  * tapedeck.tape_steps), the spans' run facts, and recall's words (tapedeck_store.trace_words),
@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestLogs, ingestSpans } from '../../src/ingest/ingest.js';
-import { CHUNK_SPANS, WORKER_MAX_CHARS } from '../../src/ingest/derive-thread.js';
+import { CHUNK_SPANS, WORKER_MAX_CHARS } from '../../src/derive/derive-thread.js';
 import type { SpanRecord } from '../../src/spans/span-record.js';
 import { listCaptures, loadCapture } from '../helpers/corpus.js';
 import { databaseKinds } from '../helpers/databases.js';

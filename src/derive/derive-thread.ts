@@ -1,5 +1,5 @@
 /**
- * @module ingest/derive-thread
+ * @module derive/derive-thread
  * Where ingest derives the steps it copies (derive-chunk.ts): on a worker thread when the
  * built worker script is there (derive-worker.js), else on this thread. Deriving costs more
  * CPU than decoding and writing spans; on the worker it runs beside PostgreSQL's backends
@@ -155,7 +155,7 @@ function workerScript(): string | null {
   const here = fileURLToPath(import.meta.url);
   const beside = path.join(path.dirname(here), 'derive-worker.js');
   if (here.endsWith('.js') && existsSync(beside)) return beside;
-  const built = path.join(packageRoot(), 'dist', 'src', 'ingest', 'derive-worker.js');
+  const built = path.join(packageRoot(), 'dist', 'src', 'derive', 'derive-worker.js');
   return existsSync(built) ? built : null;
 }
 

@@ -1,5 +1,5 @@
 /**
- * @module ingest/derive
+ * @module derive/derive
  * Spans → run facts and stored steps: normalize (pure), then offload large values (payload
  * store), then the identities of the stored form (digests, fingerprint). Used by ingest and
  * by reindex, so a normalizer fix re-derives exactly what ingest would derive today.
@@ -13,7 +13,7 @@ import { offloadLargeValues } from '../payloads/offload.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import type { StoredStep } from '../tapes/step-rows.js';
-import type { DeriveSpans, DerivedSpan } from './ingest.js';
+import type { DeriveSpans, DerivedSpan } from '../tapes/derived-span.js';
 
 export interface DeriveDeps {
   payloads: PayloadStore;

@@ -1,5 +1,5 @@
 /**
- * @module ingest/derive-worker
+ * @module derive/derive-worker
  * The worker thread's entry (derive-thread.ts starts it): derives the chunks it is sent and
  * answers each with its result, transferring the encoded tuples rather than copying them.
  */

@@ -1,5 +1,5 @@
 /**
- * @module ingest/derive-chunk
+ * @module derive/derive-chunk
  * Deriving the steps of an ingest transaction chunk by chunk, without the database or the
  * payload store, so it can run on a worker thread (derive-worker.ts): normalize each span,
  * compute the stored step (digests, fingerprint; derive.ts inlineStep), and encode the steps
@@ -17,7 +17,7 @@ import type { StepKey } from '../recall/backlog.js';
 import { stepColumns, stepToRow } from '../tapes/step-rows.js';
 import { copyColumnsOf } from '../tapes/bulk-insert.js';
 import { inlineStep, normalizeFacts } from './derive.js';
-import type { DerivedSpan } from './ingest.js';
+import type { DerivedSpan } from '../tapes/derived-span.js';
 
 export const stepCopyColumns = copyColumnsOf(stepColumns);
 

@@ -14,7 +14,7 @@ import {
   createChunkedDerive,
   type ChunkedDerive,
   type DerivedChunk,
-} from '../../../src/ingest/derive-thread.js';
+} from '../../../src/derive/derive-thread.js';
 import type { SpanRecord } from '../../../src/spans/span-record.js';
 import { span } from '../../helpers/span-builder.js';
 
@@ -53,7 +53,7 @@ const comparable = (chunks: DerivedChunk[]) =>
   chunks.map((c) => ({ steps: [...Buffer.concat(c.steps)], copied: c.copied, local: c.local, spans: c.spans.length }));
 
 /** The built ChunkDeriver, for stand-in workers that derive as the real one does. */
-const CHUNK_MODULE = JSON.stringify(new URL('../../../dist/src/ingest/derive-chunk.js', import.meta.url).href);
+const CHUNK_MODULE = JSON.stringify(new URL('../../../dist/src/derive/derive-chunk.js', import.meta.url).href);
 
 /**
  * A stand-in worker script in a directory of its own. `source` gets the JSON of a file the

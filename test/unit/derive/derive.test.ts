@@ -1,5 +1,5 @@
 /**
- * createDeriveSpans (src/ingest/derive.ts) canonicalises a step's request and response once
+ * createDeriveSpans (src/derive/derive.ts) canonicalises a step's request and response once
  * and keeps the text for the writer when they stay inline, instead of going through
  * offloadLargeValues. Whatever the threshold, the stored step must be exactly what
  * offloadLargeValues gives (stored form, digests, fingerprint, what lands in the payload
@@ -7,7 +7,7 @@
  * every corpus capture, at the default threshold and at small ones that offload.
  */
 import { describe, expect, it } from 'vitest';
-import { createDeriveSpans } from '../../../src/ingest/derive.js';
+import { createDeriveSpans } from '../../../src/derive/derive.js';
 import { canonicalJson } from '../../../src/json/canonical.js';
 import { fingerprintName, fingerprintOf } from '../../../src/normalize/finish.js';
 import { normalizeSpan } from '../../../src/normalize/normalize.js';
