@@ -1,4 +1,4 @@
-// Dataset export at scale (issue 6, acceptance 3): memory stays flat while 100k runs stream
+// Dataset export at scale: memory stays flat while 100k runs stream
 // out, and the skip counts add up (exported + skipped = considered).
 //
 //   npx tsc -p tsconfig.build.json && node bench/dataset.mjs [--runs 100000] [--page 200]

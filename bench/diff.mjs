@@ -1,8 +1,8 @@
-// Diff time for 1k×1k and 5k×5k steps (SPEC D1, issue 5 acceptance 4).
+// Diff time for 1k×1k and 5k×5k steps (GET /v1/diff, docs/api.md).
 // Run after `npx tsc -p tsconfig.build.json`:  node bench/diff.mjs
 //
 // Three shapes per size, because the alignment's cost depends on how much two runs share:
-// - disjoint:  no signature in common (the worst case the seed names: every pair compared)
+// - disjoint:  no signature in common (every pair compared)
 // - mixed:     random sequences over 4 signatures (llm + 3 tools), a typical agent's alphabet,
 //              so the trimmed middle is the whole run and matches are everywhere
 // - reversed:  3 signatures, b counting down where a counts up: everything shared, no common

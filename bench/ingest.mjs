@@ -45,8 +45,8 @@ import { sendExports } from './lib/otlp-sender.mjs';
 const QUICK = process.env.BENCH_QUICK === '1';
 const ROUNDS = Number(process.env.BENCH_INGEST_ROUNDS ?? (QUICK ? 1 : 3));
 const SECONDS = Number(process.env.BENCH_INGEST_SECONDS ?? (QUICK ? 4 : 10));
-// Two requests of warm-up left a server's first round 10-20 % slower than the next ones (its
-// heap still growing, page by page, and its worker thread's code not yet optimized).
+// Seconds of load, not a couple of requests: a shorter warm-up leaves a server's first round
+// slower than the next ones (its heap still growing, its worker thread's code not yet optimized).
 const WARMUP = Number(process.env.BENCH_INGEST_WARMUP ?? (QUICK ? 1 : 3));
 const SENDERS = Number(process.env.BENCH_INGEST_SENDERS ?? 4);
 const BATCH = Number(process.env.BENCH_INGEST_BATCH ?? 512);

@@ -2,7 +2,7 @@
 // the OpenLLMetry, OpenInference and OTel GenAI captures) with ~2 KB prompts.
 // Build first:  npx tsc -p tsconfig.build.json   then:  node bench/normalize.mjs
 // Prints spans/s for normalizeSpan alone and for normalizeSpan + finishStep (digests), the
-// work ingest does per span before offload and storage. Target: ≥ 30,000 spans/s.
+// work ingest does per span before offload and storage.
 import { normalizeSpan } from '../dist/src/normalize/normalize.js';
 import { finishStep } from '../dist/src/normalize/finish.js';
 

@@ -1,4 +1,4 @@
-// Recall latency over 1M stored spans (SPEC D2, issue 5 acceptance 4).
+// Recall latency over 1M stored spans (GET /v1/recall, docs/api.md).
 // Run after `npx tsc -p tsconfig.build.json`:  node bench/recall.mjs
 //
 // Needs a PostgreSQL server: TAPEDECK_BENCH_DATABASE_URL, else TAPEDECK_TEST_DATABASE_URL,

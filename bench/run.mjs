@@ -15,9 +15,8 @@ const only = process.env.BENCH_ONLY?.split(',')
   .map((s) => s.trim())
   .filter(Boolean);
 
-// name → arguments (full, quick) and a time limit, past which a bench is stopped (a full run
-// took 8-9 minutes here until the ingest bench waited for recall's index: ingest alone now
-// takes about 10)
+// name → arguments (full, quick) and a time limit, past which a bench is stopped (ingest,
+// which waits for recall's index after each phase, takes the longest)
 const KNOWN = [
   { name: 'otlp-decode', args: ['3'], quick: ['1'], limitS: 60 },
   { name: 'normalize', args: [], quick: [], limitS: 60 },

@@ -8,10 +8,10 @@
 // compression sees realistic, not repetitive, text. Its words follow natural language's
 // frequencies (Zipf's law over a 20,000-word vocabulary, 147 common English words at its head)
 // so recall's index sees as many distinct words as in real text; BENCH_TEXT=uniform draws them
-// evenly from the 147 words alone, as the bench did until the thirteenth session.
+// evenly from the 147 words alone.
 //
-// Encoding 20 MB of protobuf per request would cost the sender as much CPU as the server
-// spends, on a 2-core machine where every core counts. So one request is encoded once as a
+// Encoding a large protobuf request per request would cost the sender as much CPU as the
+// server spends, on a small machine where every core counts. So one request is encoded once as a
 // template, and each request sent is a copy with fresh trace ids, span ids and session ids
 // written over marker bytes at offsets found once, and its spans' times moved past those of
 // the request before it, as the times of spans exported as they end move on.

@@ -44,10 +44,9 @@ export function registerServe(program: Command): void {
     .action(async (options: Record<string, string>) => {
       // V8 lets the heap grow up to 4x what survived the last full collection before it
       // collects again; an export request's decoded batch survives its awaits, so under load
-      // the receiver's RSS jumped to 360-390 MiB now and then (bench/ingest.mjs). Growing by 2x
-      // at most kept it under 200 MiB with 2 KB batches at the same throughput, and leaves room
-      // for two 17 MB batches at once (docs/benchmarks.md). Read at every collection, so
-      // setting it here, before any load, takes effect.
+      // the receiver's RSS jumped now and then. Growing by 2x at most keeps it steady at the
+      // same throughput, and leaves room for two large batches at once (docs/benchmarks.md).
+      // Read at every collection, so setting it here, before any load, takes effect.
       v8.setFlagsFromString('--heap-growing-percent=100');
       const config = loadConfig(process.env, flagsOf(options));
       const logger = createLogger();

@@ -11,9 +11,8 @@
  * twice their size each) for little more throughput. The work capacity is counted in units:
  * a request takes one, or two when it is large (LARGE_REQUEST_BYTES) or says no size, so four
  * small batches, two large ones, or one large and two small, are worked on at once.
- * (docs/benchmarks.md has the measurements: with 17 MB batches, two at once gave 20–30 % more
- * throughput than one at a time; with the heap's growth bounded (cli/serve.ts) they peaked at
- * 244–283 MiB RSS, where one at a time with V8's default growth had peaked at 250–275 MiB.)
+ * Two large batches at once gave more throughput than one at a time, within the same memory
+ * once the heap's growth is bounded (cli/serve.ts); docs/benchmarks.md has the figures.
  */
 import { IngestError } from '../errors.js';
 

@@ -2,10 +2,10 @@
  * @module json/json-string
  * A string's JSON (what JSON.stringify gives for it), quicker for long ASCII text: prompts
  * and answers, which ingest writes as JSON twice (the span's attributes, the step's canonical
- * request). On Node 20 JSON.stringify of a string costs about 4 ns per character, escapes or
- * not; json-string.wat finds the runs that need none 16 bytes at a time and copies them,
- * 0.4-1.2 ns per character with the copies in and out (bench machine, 64 KB texts) (test/unit/json/
- * json-string.test.ts holds the two equal; docs/benchmarks.md has the figures).
+ * request). JSON.stringify of a string costs the same per character, escapes or not;
+ * json-string.wat finds the runs that need none 16 bytes at a time and copies them, several
+ * times faster even with the copies in and out (test/unit/json/json-string.test.ts holds the
+ * two equal; docs/benchmarks.md has the figures).
  *
  * Only ASCII text goes through the module: its bytes are its characters, read back as a
  * one-byte string. Anything else (and short text, where the hand-over costs more than it

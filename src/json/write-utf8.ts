@@ -2,8 +2,8 @@
  * @module json/write-utf8
  * A string's UTF-8 bytes written into a Buffer, quicker for the short strings that JSON and
  * COPY encoders write most: punctuation, member names, ids, model names. Buffer#write is a
- * call into C++, about 50 ns whatever the length on Node 20; a JavaScript loop writes a short
- * ASCII string in about 15 (docs/benchmarks.md, eleventh session).
+ * call into C++ whose fixed cost outweighs a short string; a JavaScript loop writes a short
+ * ASCII string faster (docs/benchmarks.md, "Design facts behind the figures").
  */
 
 /** Strings up to this many UTF-16 units are tried in JavaScript first. */

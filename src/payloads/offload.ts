@@ -130,7 +130,7 @@ function refTo(ref: string): PayloadRef & { [key: string]: JsonValue } {
 
 /**
  * Whether text takes at most `limit` bytes in UTF-8, measured only when in doubt: a UTF-16
- * unit takes 1 to 3 bytes, so text of n units takes n to 3n. (Measuring a 64 KB prompt costs
+ * unit takes 1 to 3 bytes, so text of n units takes n to 3n. (Measuring a long prompt costs
  * about as much as hashing it.)
  */
 export function fitsInUtf8(text: string, limit: number): boolean {

@@ -5,8 +5,8 @@
  * read here, and the words it finds in the rest of such a text one by one (addUnits); it
  * moves what the table holds into a WordTable when a text is mostly not ASCII. Same words,
  * same order, same cap as the JavaScript path (test/unit/recall/ascii-words.test.ts and
- * tokenize-fast-path.test.ts hold them equal): on the ingest bench's 64 KB texts 0.8-1.2 ns
- * per byte (two VMs), against 4.3 in JavaScript (the slower of the two).
+ * tokenize-fast-path.test.ts hold them equal), several times faster on long ASCII text
+ * (docs/benchmarks.md).
  */
 import { ASCII_WORDS_WASM } from './ascii-words-wasm.js';
 import { fmix32, unmixedLanes, type WordTable } from './word-hash.js';

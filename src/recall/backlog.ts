@@ -8,10 +8,8 @@
  * replica or command does it, and a crash in between leaves the row to be done again.
  *
  * Why not in the steps' transaction: a step's words and their GIN entries cost more than the
- * rest of deriving (load runs of the ingest bench's requests, server and PostgreSQL CPU per
- * 1000 spans, words in the transaction against none written at all: 238-242 against 142-146
- * ms with 2 KB prompts, 3,675 against 1,170 with 64 KB), and an OpenTelemetry sender whose
- * export waits drops spans once its queue is full. Ingest acknowledges what it stored; recall-indexer.ts
+ * rest of deriving (docs/benchmarks.md), and an OpenTelemetry sender whose export waits drops
+ * spans once its queue is full. Ingest acknowledges what it stored; recall-indexer.ts
  * indexes when ingest leaves room, and recall catches up before it answers.
  */
 import type { Database, Queryable } from '../store/database.js';
@@ -79,9 +77,9 @@ export interface IndexRowOptions {
 
 /**
  * Text read back per statement, about: a row's steps are read in slices sized by the text of
- * the slice before (the first slice is FIRST_SLICE steps). Planning the statement costs about
- * 2 ms, so slices of 2 KB-prompt steps are a whole row (512 steps) while those of 64 KB-prompt
- * steps (~130 KB of text each) stay a few MiB.
+ * the slice before (the first slice is FIRST_SLICE steps). Planning a statement has a fixed
+ * cost, so steps of short prompts are read a whole backlog row at a time, while steps of long
+ * ones stay a few MiB per statement.
  */
 const SLICE_BYTES = 8 * 1024 * 1024;
 const FIRST_SLICE = 64;

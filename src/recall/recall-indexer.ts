@@ -27,8 +27,8 @@ const BUSY_POLL_MS = 50;
 const RETRY_MS = 1_000;
 /**
  * Rows indexed at once. A loop waits for PostgreSQL while it writes and finds words while
- * PostgreSQL waits; a second one fills those gaps: catching up 136,704 steps of 2 KB prompts
- * took 10.5 s with two, 15.1 s for 132,608 with one (docs/benchmarks.md, fifteenth session).
+ * PostgreSQL waits; a second one fills those gaps and catches up faster at the same CPU per
+ * step (docs/benchmarks.md, "Design facts behind the figures").
  */
 const LOOPS = 2;
 

@@ -18,8 +18,8 @@
  * conversation on every model call, and any two English texts share their common words. A
  * transaction's steps are taken trace by trace (a trace's steps share the most), so a row
  * holds one trace's steps, or several small traces'. Rows by trace alone (migration 0006) put
- * each word of a request once per trace: the ingest bench's 2 KB-prompt requests, 64 traces
- * each, cost 13 ms more CPU per 1000 spans (of about 160) than rows of 64 steps.
+ * each word of a request once per trace, which cost measurably more than rows of many small
+ * traces' steps (docs/benchmarks.md).
  *
  * A step written again (late log records, a resent span) is in a new row too; its old row
  * keeps the words it had, which a step re-derived with fewer words keeps matching until
@@ -37,22 +37,18 @@ export const MAX_ROW_STEPS = 64;
  * Words a row may hold: a step joins a row only if the row's words and the step's new ones
  * stay within it (a step of more, at most tokenize.ts MAX_STEP_WORDS, has a row of its own).
  * A query tests each row that holds its words by looking each word up in the row's words, so
- * the larger the rows, the more of them hold a common word and the longer each look-up: on
- * the recall bench (1M spans, each step 30 words drawn from 50,000), rows of 64 such steps (up
- * to 1,920 words) made queries of two common words or of a Chinese pair 2.6-3.3x as slow as
- * rows by trace (runs of 19 steps, up to 570 words).
+ * the larger the rows, the more of them hold a common word and the longer each look-up
+ * (docs/benchmarks.md, "ROW_WORDS").
  */
 export const ROW_WORDS = 1024;
 /**
  * Rows of at most this many steps are written with their words in ascending order, because
- * the GIN index sorts every array it takes and one that comes sorted costs it least (load runs
- * of 2 KB prompts, rows of 11.6 steps: 9-14 % less PostgreSQL CPU when deriving; 64 KB
- * prompts, rows of one step each: 13-20 %). Sorted, a row's masks compress about half as well
- * (first-use order keeps alike the masks of words a step brought in): 1.3 against 2.9 KB for
- * those rows, 9 % more table per step. A larger row keeps first-use order: on the recall
- * bench, rows of 59 steps, sorted, made its table a fifth larger (309 against 252 MB) and
- * finding matches up to 1.7x as slow. The cut lies between those two measured cases, not
- * tuned within them. Queries find a word in a sorted row by binary search (query.ts).
+ * the GIN index sorts every array it takes and one that comes sorted costs it least. Sorted,
+ * a row's masks compress about half as well (first-use order keeps alike the masks of words
+ * a step brought in), which for large rows costs more table and slower matching than the
+ * index saves, so a larger row keeps first-use order. The cut lies between two measured cases
+ * (docs/benchmarks.md, "Sorted rows"), not tuned within them. Queries find a word in a sorted
+ * row by binary search (query.ts).
  */
 export const SORTED_ROW_STEPS = 16;
 

@@ -2,16 +2,16 @@
  * @module spans/attribute-json
  * Attribute values → JSON for jsonb columns. Plain values take the native JSON.stringify
  * path, unless they hold long text (a prompt, an answer): then its strings are written by
- * json-string.ts, several times quicker than JSON.stringify (4 ns per character on Node 20),
- * and the rest as JSON.stringify would. Only values holding a bigint (int64 beyond 2^53) or
+ * json-string.ts, several times quicker than JSON.stringify, and the rest as JSON.stringify
+ * would. Only values holding a bigint (int64 beyond 2^53) or
  * bytes take the slower writer, which keeps the integer exact and writes bytes as base64 (the
  * OTLP JSON mapping for bytes).
  *
  * AttributeJson carries a value to binary COPY, which has it write that JSON straight into
  * the COPY data (writeJsonText): a prompt's JSON then goes from the escaper's memory into the
  * COPY buffer with no string built for it, nor for the whole, which concatenating pieces and
- * then flattening them copied two or three times over (about 46 MB of short-lived strings
- * for a request of 17 MB with 64 KB prompts).
+ * then flattening them copied two or three times over (several times the request's size in
+ * short-lived strings for long prompts).
  */
 import { renderJson } from '../json/canonical.js';
 import { memberJson, TextSink, WASM_MIN_CHARS, writeJsonString, type ByteSink } from '../json/json-string.js';

@@ -217,8 +217,8 @@ export class BinaryCopyWriter {
     }
     const size = 20 + n * 12;
     this.ensure(4 + size);
-    // A DataView rather than Buffer's writeInt32BE: an array of a few thousand words encodes
-    // about 18 times as fast (measured on Node 20), and a large step's row holds thousands.
+    // A DataView rather than Buffer's writeInt32BE: it encodes an array of a few thousand
+    // words many times faster, and a large step's row holds thousands.
     const b = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
     let at = this.pos;
     b.setInt32(at, size);

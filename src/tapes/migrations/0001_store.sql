@@ -110,7 +110,7 @@ CREATE TABLE tapedeck_store.payloads (
   created_at  timestamptz NOT NULL DEFAULT now()
 );
 
--- lz4 compresses large jsonb about 1.5x faster than the default pglz. Servers built without
+-- lz4 compresses large jsonb faster than the default pglz. Servers built without
 -- lz4 (and PGlite) keep the default.
 DO $$
 BEGIN

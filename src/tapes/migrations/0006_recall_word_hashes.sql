@@ -1,8 +1,8 @@
 -- Recall's index, cheaper to write (src/recall/trace-words.ts). Words are stored as 64-bit
 -- hashes (src/recall/word-hash.ts) instead of tsvector lexemes, and each row of a trace's
 -- steps says which of its steps hold each word (masks, span_ids), so steps no longer keep
--- their own words: steps.search and its tsvector per step (about 30 of the ~72 ms of CPU per
--- 1000 spans that recall cost ingest, measured with 2 KB prompts) are gone. The old rows
+-- their own words: steps.search and its tsvector per step (a large part of what recall
+-- cost ingest) are gone. The old rows
 -- cannot be turned into hashes in SQL: runs stored before this migration are found by recall
 -- again once `tapedeck reindex` has re-derived them (recorded in reindex_needed, below, so
 -- serve says so at start).

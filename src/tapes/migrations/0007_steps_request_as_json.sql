@@ -1,8 +1,8 @@
 -- Steps keep their request and response as json, the canonical JSON text tapedeck computed
 -- for their digests, instead of jsonb. Ingest hands PostgreSQL that text either way: as jsonb
 -- the server parsed every prompt once more into its binary form (PostgreSQL 15's JSON lexer
--- copies string content a character at a time: with 64 KB prompts that was about a fifth of
--- the server's ingest CPU), as json it only checks it. Readers get the same values (json
+-- copies string content a character at a time: a large share of the server's ingest CPU
+-- with long prompts), as json it only checks it. Readers get the same values (json
 -- and jsonb both come back parsed), and the public views still show jsonb: tape_steps casts,
 -- so queries over tapedeck.tape_steps and tapedeck.step_messages read as before. Existing
 -- rows are rewritten once, here, in jsonb's own rendering (any JSON text of a value reads

@@ -1,8 +1,8 @@
 -- Steps keep their request and response as text: the canonical JSON text tapedeck computed
 -- for their digests, as 0007 kept it as json. As json, PostgreSQL checked each prompt's syntax
 -- once more as it was written (the text comes from tapedeck's own canonical writer); as text
--- it only checks the encoding. The step COPY of the ingest bench's requests took 12 % less of
--- the server's CPU with 64 KB prompts (about 7 % with 2 KB). Readers parse the text, and the
+-- it only checks the encoding, which makes the step COPY cheaper for long prompts
+-- (docs/benchmarks.md). Readers parse the text, and the
 -- public views still show jsonb, so queries over tapedeck.tape_steps and tapedeck.step_messages
 -- read as before. Existing rows are rewritten once, here (the text as it was). Views of your
 -- own over tape_steps or step_messages must be dropped before this migration and made again

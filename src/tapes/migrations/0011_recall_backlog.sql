@@ -1,8 +1,8 @@
 -- Recall's index is written after the steps' transaction, not in it (src/recall/backlog.ts,
 -- recall-indexer.ts): ingest records which steps it wrote, one row per transaction, and the
 -- indexer turns them into rows of tapedeck_store.trace_words, deleting the backlog row in
--- the same transaction. A step's words and the GIN entries they make were two thirds of what
--- deriving cost ingest with 64 KB prompts; ingest now acknowledges without them.
+-- the same transaction. A step's words and the GIN entries they make were most of what
+-- deriving cost ingest with long prompts; ingest now acknowledges without them.
 CREATE TABLE tapedeck_store.recall_backlog (
   id          bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   tenant      text        NOT NULL DEFAULT '',
