@@ -1,6 +1,6 @@
 /**
  * @module deadline/deadline
- * One budget per read request (`--query-deadline-ms`, SPEC Q6).
+ * One budget per read request (`--query-deadline-ms`; docs/architecture.md "Read side").
  *
  * A request creates one `Deadline` when it arrives and hands it to everything it does:
  * database reads (through `signal`, which aborts when the budget runs out or the answer has

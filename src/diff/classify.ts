@@ -1,6 +1,6 @@
 /**
  * @module diff/classify
- * Turns an LCS alignment into classified entries (seed 004, "Comparing two runs").
+ * Turns an LCS alignment into classified entries (docs/api.md, GET /v1/diff).
  *
  * Aligned pair (same signature), first that applies:
  * - config   — a model call whose configuration (`params`, compared whole) differs. Checked

@@ -1,6 +1,6 @@
 /**
  * @module diff/diff-runs
- * Compares two runs' tapes (SPEC D1; seed 004, "Comparing two runs"). Pure: no I/O, no clock
+ * Compares two runs' tapes (docs/architecture.md "Read side"; docs/api.md, GET /v1/diff). Pure: no I/O, no clock
  * (now is an argument), no environment.
  *
  * 1. Each side is compared up to its first `maxSteps` (5,000) steps.

@@ -1,6 +1,6 @@
 /**
  * @module diff/routes
- * `GET /v1/diff?a=<run>&b=<run>` (seed 004, "Comparing two runs").
+ * `GET /v1/diff?a=<run>&b=<run>` (docs/api.md).
  *
  * - 400 `bad_input` when a or b is missing, empty or longer than 1,024 characters.
  * - 404 `not_found` when either run does not exist for the caller's tenant (a run of another

@@ -1,6 +1,6 @@
 /**
  * @module diff/types
- * The shape `GET /v1/diff` answers (seed 004, "Comparing two runs"), rendered with sorted
+ * The shape `GET /v1/diff` answers (docs/api.md), rendered with sorted
  * keys. Every aligned entry carries the same six keys; the side a step is missing from has
  * `null` for its index and fingerprint, and `why` is null for `same`.
  */

@@ -7,7 +7,7 @@
 import type { AttributeValue, Attributes } from '../spans/span-record.js';
 import type { JsonValue } from './step.js';
 
-/** A non-empty string, or null. Empty strings carry nothing (DESIGN.md invariant 5). */
+/** A non-empty string, or null. Empty strings carry nothing (docs/architecture.md, invariant 5). */
 export function str(v: AttributeValue | undefined): string | null {
   if (typeof v === 'string') return v === '' ? null : v;
   if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return String(v);
@@ -73,8 +73,8 @@ export function parseJson(text: string): JsonValue | undefined {
 }
 
 /**
- * DESIGN.md: "JSON-shaped text means text that parses as a JSON object or array; a string
- * that merely looks like a JSON string literal stays text." The first-character test keeps
+ * JSON-shaped text is text that parses as a JSON object or array; a string that merely looks
+ * like a JSON string literal stays text (docs/architecture.md "Messages"). The first-character test keeps
  * JSON.parse off ordinary prose (the hot path: every message content goes through here).
  */
 export function readJsonShaped(text: string): JsonValue {

@@ -1,6 +1,6 @@
 /**
  * @module normalize/messages
- * The canonical message (DESIGN.md "Canonical shapes") and the folding rules every layout
+ * The canonical message (docs/architecture.md "Messages") and the folding rules every layout
  * shares, so that two layouts that said the same thing produce the same bytes:
  * - keys that carry nothing are left out ("" content, [] tool calls, null ids);
  * - JSON-shaped text (an object or array) is read as JSON;

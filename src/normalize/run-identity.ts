@@ -1,6 +1,6 @@
 /**
  * @module normalize/run-identity
- * Which run a span names itself (DESIGN.md "A run"). Only the span's own attributes count
+ * Which run a span names itself (docs/architecture.md "Runs"). Only the span's own attributes count
  * here; a span that names none belongs to its nearest ancestor's run, which needs the
  * span tree and is resolved by tapes/resolve-runs.ts.
  */
@@ -8,9 +8,8 @@ import type { Attributes } from '../spans/span-record.js';
 import { str } from './attrs.js';
 
 /**
- * Session keys, first present wins. DESIGN.md's three come first, in its order; then the
- * Langfuse and Vercel AI SDK (≤ v6) keys, which the reference lists as in use, and Google
- * ADK's. Values may be
+ * Session keys, first present wins: the OpenTelemetry, GenAI and OpenLLMetry keys first;
+ * then the Langfuse and Vercel AI SDK (≤ v6) keys, and Google ADK's. Values may be
  * non-strings (stringified); an empty value names nothing.
  */
 export const RUN_ID_KEYS = [

@@ -1,6 +1,6 @@
 /**
  * @module normalize/step
- * The canonical step model: what every layout folds into (DESIGN.md "Canonical shapes").
+ * The canonical step model: what every layout folds into (docs/architecture.md "Steps").
  */
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -84,7 +84,7 @@ export interface SpanFacts {
   step: StepDraft | null;
 }
 
-/** A step as stored and served on a tape (DESIGN.md "A step"). */
+/** A step as stored and served on a tape (docs/architecture.md "Steps"). */
 export interface Step {
   index: number;
   kind: StepKind;

@@ -7,7 +7,7 @@
  * prompt cache, `output` includes reasoning. `context` is the size of the prompt the model
  * saw (input with cache included): the same figure as `input` once every layout is folded
  * to the convention, kept apart so readers need not know which layouts excluded the cache.
- * A count the span did not report is null, never 0 (DESIGN.md invariant 5).
+ * A count the span did not report is null, never 0 (docs/architecture.md, invariant 5).
  */
 import type { Attributes } from '../spans/span-record.js';
 import type { JsonValue, Tokens } from './step.js';

@@ -1,7 +1,7 @@
 /**
  * @module payloads/offload
  * Moves large step values into the payload store and leaves {"$payload": "sha256/<hex>"}
- * in their place (DESIGN.md "Payload store"; seed 004 "Offloaded values"). What this
+ * in their place (docs/architecture.md "Payload store"). What this
  * returns is the stored form, and digests describe the stored form, so a tape reads the same
  * identities with and without resolve, whichever backend holds the bytes.
  *
@@ -15,7 +15,7 @@
  *   normalizer has already folded the instructions into leading system messages), and it
  *   keeps the system prompt inside the request digest. The rule keys on leading system
  *   messages rather than on where they came from, so a layout that carried the system prompt
- *   as message 0 produces the same stored form and digest (layout independence, B1).
+ *   as message 0 produces the same stored form and digest (layout independence).
  *   When the system messages alone exceed the threshold, the whole list is stored instead.
  * Values at or under the threshold, and null (not recorded), are left as they are.
  *

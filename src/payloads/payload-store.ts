@@ -1,6 +1,6 @@
 /**
  * @module payloads/payload-store
- * The payload store port (DESIGN.md "Payload store"): content-addressed and write-once. A
+ * The payload store port (docs/architecture.md "Payload store"): content-addressed and write-once. A
  * payload is named by the SHA-256 of its bytes, "sha256/<64 lower-case hex>", so the same
  * bytes always get the same name whichever backend stores them, and a second put of the same
  * bytes is a no-op. Every backend verifies the hash when it reads: bytes that no longer hash

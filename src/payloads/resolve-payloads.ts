@@ -1,7 +1,7 @@
 /**
  * @module payloads/resolve-payloads
  * Inlines {"$payload": …} references again (`?resolve=true`), within a byte budget per tape
- * (seed 004 "Offloaded values"):
+ * (docs/architecture.md "Payload store"):
  * - References are inlined in reading order (values in the order given to resolve(); inside
  *   a value, arrays in order and object keys in sorted order, i.e. canonical order), so the
  *   cut is a prefix: the first reference that does not fit, and every one after it, stays a

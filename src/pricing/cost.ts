@@ -1,7 +1,7 @@
 /**
  * @module pricing/cost
  * What a step and a run cost, in US dollars. A cost nobody can know is `null`, never 0.0
- * (DESIGN.md invariant 5): a run priced as free because its model is missing from the table
+ * (docs/architecture.md, invariant 5): a run priced as free because its model is missing from the table
  * would read as "this run cost nothing", which is wrong.
  *
  * A step:

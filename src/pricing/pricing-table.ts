@@ -1,6 +1,6 @@
 /**
  * @module pricing/pricing-table
- * The `--pricing FILE` price table (SPEC D3): what a model call costs per million tokens.
+ * The `--pricing FILE` price table (docs/pricing.md): what a model call costs per million tokens.
  *
  * File format (JSON, UTF-8, at most 16 MiB):
  *

@@ -1,6 +1,6 @@
 /**
  * @module recall/recall
- * "Has this been done before?" (SPEC D2; seed 004, "Recall"): the runs whose recorded text
+ * "Has this been done before?" (docs/api.md, GET /v1/recall): the runs whose recorded text
  * holds every word of a query, ranked. The steps, in order, each spending the request's one
  * deadline (reads are raced against it, loops check it):
  *

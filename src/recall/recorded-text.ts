@@ -1,6 +1,6 @@
 /**
  * @module recall/recorded-text
- * What recall searches in a step (seed 004: "recorded text"): its prompts and answers, its
+ * What recall searches in a step, its recorded text: its prompts and answers, its
  * tool calls' arguments and results, and its names (the step name and the tool name). Not
  * tool schemas or configuration (`params`), not the model, not ids, roles or finish reasons:
  * those would make every run match "assistant" or "stop".

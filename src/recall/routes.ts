@@ -1,6 +1,6 @@
 /**
  * @module recall/routes
- * `GET /v1/recall?q=<words>&outcome=success|failure|any&limit=<n>` (seed 004, "Recall").
+ * `GET /v1/recall?q=<words>&outcome=success|failure|any&limit=<n>` (docs/api.md).
  *
  * - 200 `{"runs": [...], "truncated": bool}`, keys sorted (renderJson), nanoseconds exact;
  *   each run as in recall/types.ts. `limit` (1 to maxRunsRead, default maxRunsRead) cuts the

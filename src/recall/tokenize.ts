@@ -1,44 +1,14 @@
 /**
  * @module recall/tokenize
- * Words for recall (seed 004, "Recall"), the same on PGlite and on any PostgreSQL server
- * whatever its locale, for text in any language. PostgreSQL's text-search parser depends on
- * the server's locale (in the C locale it drops non-ASCII letters) and does not segment
- * Chinese, so words are found here, in JS, and stored as hashes (word-hash.ts); the query is
- * built from the same words.
- *
- * Normalisation: NFKC (full-width forms, ligatures, Arabic presentation forms fold to their
- * plain letters), lower case (Unicode-aware; Turkish İ as i), Greek final sigma as σ, and
- * Arabic short-vowel marks (harakat) and tatweel removed, since Arabic is usually written
- * without them.
- *
- * Tokens:
- * - a word is a run of letters, marks and digits (\p{L}\p{M}\p{N}): Latin, Cyrillic, Arabic,
- *   Hebrew, Devanagari... `get_weather` is two words, `gpt-4o` is `gpt` and `4o`;
- * - in scripts written without spaces between words (Han, Hiragana, Katakana, Hangul, Thai,
- *   Lao, Khmer, Myanmar) each character (with its combining marks) is a token of its own,
- *   marked `joined` when it follows another such character with nothing in between. A query
- *   term in those scripts is a run of joined characters and matches where the same characters
- *   stand together, inside a longer run or not: 天气 matches 今天天气很好.
- *
- * Index lexemes: every word; every segmented character; and every joined pair of them (a
- * bigram), so a one- or two-character term is matched exactly by the index alone, and a
- * longer one is narrowed to the steps holding all its pairs, then checked in order (match.ts).
- * Tokens longer than MAX_TOKEN_CHARS (hashes of hashes, base64, a character buried under
- * hundreds of combining marks) are not indexed; and a step's words are capped at
- * MAX_STEP_WORDS in the order the text first uses them: past the cap, later words of that
- * step are not findable.
- *
- * Speed: indexWords runs on every step at ingest, so it takes a short cut for a string that
- * is all ASCII (most of what agents record: English, JSON, code). Such a string's normal form
- * is its lower case (NFKC leaves ASCII as it is, and the other folds touch no ASCII character),
- * and its words are its runs of ASCII letters and digits (no ASCII character is a mark or of an
- * unspaced script), so it is read from its bytes and lower-cased by a table, without
- * normalizeText or the Unicode scanner, each word hashed as it is read. A string that is mostly
- * ASCII is cut where that is safe (addMixed): its long ASCII stretches take the short cut, the
- * rest the general path; any other string takes the general path whole. Neither builds a
- * string for a word: a word is its hash from the start.
- * The output is that of the plain implementation the tests keep
- * (test/unit/recall/tokenize-reference.ts) and hold it to.
+ * Words for recall (docs/architecture.md "Recall's index"), found here rather than by
+ * PostgreSQL's text search, whose parser depends on the server's locale and does not segment
+ * Chinese: the same words on PGlite and on any server, for text in any language; the query
+ * is built from the same words. A word is a run of letters, marks and digits after NFKC, lower
+ * case and a few script folds; in unspaced scripts each character is a token and adjacent
+ * pairs are indexed too, so a longer term is narrowed by the index and checked in order
+ * (match.ts). indexWords runs on every step at ingest, so all-ASCII text (most of what agents
+ * record) takes a short cut with the same output, which the tests hold to the plain
+ * implementation in test/unit/recall/tokenize-reference.ts.
  */
 
 import { Added, ASCII_WORDS_MAX, copyAscii, createAsciiWords, type AsciiWords } from './ascii-words.js';

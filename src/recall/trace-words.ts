@@ -1,30 +1,17 @@
 /**
  * @module recall/trace-words
- * Recall's index (0006_recall_word_hashes.sql, 0008_recall_rows_across_traces.sql):
- * tapedeck_store.trace_words, rows of steps written together and their words, GIN-indexed on
- * the words. query.ts takes the rows that hold every word of a query, then, in each, the
- * steps that hold them all.
- *
- * A row holds up to MAX_ROW_STEPS steps written in one transaction (an ingest request, late
- * log records, a reindex batch) and indexed together after it (one backlog row, backlog.ts): `words`, the union of their words (hashes, word-hash.ts),
- * in ascending order or in first-use order (`sorted`, SORTED_ROW_STEPS); `masks`, per word,
- * the steps holding it (bit i for the i-th step);
- * `trace_ids` and `span_ids`, the steps' ids (16 and 8 bytes each), in bit order; `steps`,
- * their number; `sorted`, whether the words are in ascending order. A step's words are never
- * split between rows, so "the steps of a row that hold every word" is exact.
+ * Recall's index, tapedeck_store.trace_words (docs/architecture.md "Recall's index"): rows of
+ * up to MAX_ROW_STEPS steps written in one transaction and indexed together (one backlog row,
+ * backlog.ts), each holding `words`, the union of their word hashes (word-hash.ts), ascending
+ * or in first-use order (`sorted`); `masks`, per word, the steps holding it (bit i for the
+ * i-th step); `trace_ids` and `span_ids` in bit order; and `steps`. A step's words are never
+ * split between rows, so "the steps of a row that hold every word" is exact (query.ts).
  *
  * Why rows of many steps: one GIN entry per word per row is most of what the index costs to
- * write, and steps written together share most of their words: an agent resends the
- * conversation on every model call, and any two English texts share their common words. A
- * transaction's steps are taken trace by trace (a trace's steps share the most), so a row
- * holds one trace's steps, or several small traces'. Rows by trace alone (migration 0006) put
- * each word of a request once per trace, which cost measurably more than rows of many small
- * traces' steps (docs/benchmarks.md).
- *
- * A step written again (late log records, a resent span) is in a new row too; its old row
- * keeps the words it had, which a step re-derived with fewer words keeps matching until
- * `tapedeck reindex` has written every trace's words anew and dropped the rows written before
- * it started (`row_id`, reindex.ts).
+ * write, and steps written together share most of their words (an agent resends its
+ * conversation; any two texts share their common words). Steps are taken trace by trace, so a
+ * row holds one trace's steps or several small traces'. A step written again gets a new row;
+ * its old row keeps matching until `tapedeck reindex` drops rows older than its start.
  */
 import { copyColumnsOf, insertRows, type Column } from '../tapes/bulk-insert.js';
 import { hexToBytes } from '../tapes/span-rows.js';

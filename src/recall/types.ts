@@ -1,6 +1,6 @@
 /**
  * @module recall/types
- * The shape `GET /v1/recall` answers (seed 004, "Recall: has this been done before?") and
+ * The shape `GET /v1/recall` answers (docs/api.md) and
  * the bounds it works within. Keys are rendered sorted; nanoseconds as exact integers.
  */
 

@@ -1,6 +1,6 @@
 /**
  * @module replay/canonical-messages
- * The canonical request messages strict matching digests (DESIGN.md "Canonical shapes"):
+ * The canonical request messages strict matching digests (docs/architecture.md "Messages"):
  * role, content, tool_call_id and tool_calls [{id, name, arguments}]. finish_reason is not part
  * of a request comparison.
  *

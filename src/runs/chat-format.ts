@@ -6,7 +6,7 @@
  * - system / user: `{role, content: string}`; assistant: `{role, content: string | null,
  *   tool_calls?: [{id, type: "function", function: {name, arguments: <JSON string>}}]}`;
  *   tool: `{role: "tool", tool_call_id, content: string}`. Content that tapedeck holds as
- *   JSON (JSON-shaped text, DESIGN.md) is written back as compact JSON text.
+ *   JSON (JSON-shaped text, docs/architecture.md "Messages") is written back as compact JSON text.
  * - A tool call without an id gets `call_<n>` (n counts the run's id-less calls from 1,
  *   skipping ids the run already uses), and a tool result without one takes the id of the
  *   call it answers, in order: every tool message references a call of the assistant turn

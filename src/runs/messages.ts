@@ -1,6 +1,6 @@
 /**
  * @module runs/messages
- * Reading canonical message lists (DESIGN.md "Canonical shapes") back off a tape's steps.
+ * Reading canonical message lists (docs/architecture.md "Messages") back off a tape's steps.
  * Pure. A list is usable only when it is a real list of messages: a step whose content was
  * not recorded (null) or is still an unresolved payload reference has none.
  */

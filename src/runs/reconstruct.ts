@@ -1,6 +1,6 @@
 /**
  * @module runs/reconstruct
- * What a run was, rebuilt from its tape alone, with no model call (DESIGN.md invariant 8):
+ * What a run was, rebuilt from its tape alone, with no model call (docs/architecture.md, invariant 8):
  * the prompt of its first model call, its final answer, every tool call, and how it ended.
  * Pure: a resolved Tape (payload references inlined) in, a ReconstructedRun out.
  *

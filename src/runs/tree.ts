@@ -4,7 +4,7 @@
  * parent run, tapes/resolve-runs.ts), each reconstructed with no model call, children in
  * start order (first span start, then run id).
  *
- * Bounded (DESIGN.md invariant 6), breadth first, so the levels nearest the root are kept
+ * Bounded (docs/architecture.md, invariant 6), breadth first, so the levels nearest the root are kept
  * when a limit is hit:
  * - max_depth (default 8): levels below the root; runs deeper are left out;
  * - max_children (default 100): children shown per run, the earliest;

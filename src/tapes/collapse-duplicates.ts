@@ -1,9 +1,10 @@
 /**
  * @module tapes/collapse-duplicates
- * DESIGN.md: "Two spans for one model call (an instrumentation's span and the provider SDK's
- * own span nested inside it, with the same request) are one step." With Anthropic SDK ≥ 0.137
- * installed, every third-party Anthropic instrumentation yields its own LLM span plus the
- * SDK's `anthropic.messages.create` child (corpus REPORT.md §4.3).
+ * Two spans for one model call (an instrumentation's span and the provider SDK's own span
+ * nested inside it, with the same request) are one step (docs/architecture.md, "One call, two
+ * spans"). With Anthropic SDK ≥ 0.137 installed, every third-party Anthropic instrumentation
+ * yields its own LLM span plus the SDK's `anthropic.messages.create` child (the
+ * openllmetry-anthropic and openinference-anthropic captures in test/fixtures/corpus).
  *
  * Rule: an llm step whose nearest enclosing step is an llm step is the same call when their
  * request digests are equal or either was not recorded (the SDK's span records no content by

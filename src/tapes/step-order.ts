@@ -1,11 +1,11 @@
 /**
  * @module tapes/step-order
- * DESIGN.md: "Step order: start time first; instrumentations round start times to the
- * millisecond, so ties are broken by causality (an ancestor before its descendants, a model
- * answer before the tool calls it asked for, in the order it asked for them), then end time,
- * then span id." The corpus has parent and child, and a model call and the tools it asked
- * for, sharing a start millisecond (REPORT.md §4.11), with the second of two parallel tools
- * ending first — so end time alone would misorder them.
+ * Step order (docs/architecture.md "Step order"): start time first; instrumentations round
+ * start times to the millisecond, so ties are broken by causality (an ancestor before its
+ * descendants, a model answer before the tool calls it asked for, in the order it asked for
+ * them), then end time, then span id. Real captures have parent and child, and a model call
+ * and the tools it asked for, sharing a start millisecond, with the second of two parallel
+ * tools ending first, so end time alone would misorder them.
  *
  * Causal edges, applied only between steps with the same start time:
  * - an ancestor span before its descendants;
@@ -170,7 +170,7 @@ function groupEdges(
   return edges;
 }
 
-/** Orders steps per DESIGN.md; returns a new array. */
+/** Orders steps by start time, then causality, end time and span id; returns a new array. */
 export function orderSteps(steps: readonly StepRow[], tree: SpanTree): StepRow[] {
   const matched = matchTools(steps, askedCalls(steps));
   const consumers = consumersById(steps);

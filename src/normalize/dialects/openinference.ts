@@ -8,7 +8,7 @@
  *   Anthropic instrumentation, ….message.contents.{k}.message_content.{type,text} plus the
  *   same tool calls again under ….contents.{k}.tool_call.*;
  * - the provider's own bodies in input.value / output.value (application/json).
- * DESIGN.md: the provider body is preferred when it is more complete, because the flattened
+ * The provider body is preferred when it is more complete, because the flattened
  * keys drop things (the Anthropic system prompt; all but the last of parallel tool results).
  * Streamed calls have plain-text output.value, so the flattened answer is used there.
  */

@@ -36,7 +36,7 @@ function isTraceloopScope(span: SpanRecord): boolean {
 }
 
 /**
- * DESIGN.md: a Traceloop input {"args": [...], "kwargs": {...}} is the arguments the tool
+ * A Traceloop input {"args": [...], "kwargs": {...}} is the arguments the tool
  * received: the kwargs when there are no positional args, the single positional arg when
  * there are no kwargs, otherwise left as it is.
  */

@@ -79,7 +79,7 @@ WHERE ts.kind = 'llm';
 
 -- The steps a run's totals count: one per model call. An instrumentation's model span and
 -- the provider SDK's own span nested directly inside it, with the same request (or one not
--- recorded), are one call (DESIGN.md); the inner one is folded into the outer, whose unset
+-- recorded), are one call (docs/architecture.md, "One call, two spans"); the inner one is folded into the outer, whose unset
 -- token counts and cost it fills. (The tape assembler applies the same rule through any
 -- context spans in between: src/tapes/collapse-duplicates.ts.)
 CREATE VIEW tapedeck_store.run_steps AS
