@@ -1,5 +1,5 @@
 /**
- * Acceptance 5 (issue 6) and the CLI of issue 5: `tapedeck runs`, `tape`, `reindex`, `diff`
+ * The read and compare commands: `tapedeck runs`, `tape`, `reindex`, `diff`
  * and `recall`, configuration errors, unknown commands and help, as a user runs them: the
  * built binary in a child process (test/helpers/cli.ts) against an embedded data directory
  * holding the openinference-openai weather and lyon captures and a failed run

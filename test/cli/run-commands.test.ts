@@ -1,5 +1,5 @@
 /**
- * Acceptance 5 (issue 6): `tapedeck reconstruct`, `tree` and `dataset` as a user runs them:
+ * `tapedeck reconstruct`, `tree` and `dataset` as a user runs them:
  * the built binary (`node dist/src/cli/main.js`, built in beforeAll by test/helpers/cli.ts) in a child process,
  * against an embedded data directory (TAPEDECK_DATA_DIR, PGlite + filesystem payloads)
  * filled beforehand through the ingest core. The store is closed before the CLI runs: one

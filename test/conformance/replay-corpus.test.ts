@@ -1,5 +1,5 @@
 /**
- * NOTE: issue 4, acceptance 1-3 end to end on real recordings. Every capture in
+ * Replay end to end on real recordings. Every capture in
  * test/fixtures/corpus (each layout × scenario; one added later is picked up) is sent to a
  * real running tapedeck (src/server.ts over PGlite) exactly as it was captured — each body of
  * requests.jsonl, byte for byte, over the transport, path, Content-Type and Content-Encoding it
@@ -17,8 +17,8 @@
  *    (recorded requests rewritten OpenAI ↔ Anthropic, same messages; text spelled as several
  *    text parts where an SDK user would, which the normalizer folds to one text).
  *
- * Where a layout provably cannot carry an answer, the exception is named in EXCEPTIONS with
- * the corpus REPORT.md section that documents it, and the test checks what the replay does
+ * Where a layout provably cannot carry an answer, the exception is named in EXCEPTIONS (see
+ * docs/support.md "Known gaps in the captured libraries"), and the test checks what the replay does
  * instead (a named refusal, a 410, the tokens the layout recorded).
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -51,9 +51,9 @@ type Any = any;
 /** Captures whose answers a replay cannot serve as recorded, each with the reason and what is checked instead. */
 const EXCEPTIONS = {
   /**
-   * REPORT.md §3 / §4.8: the OTel GenAI instrumentation records no content by default, so no
+   * The OTel GenAI instrumentation records no content by default, so no
    * model step has an answer: creating the replay is refused (409 replay_refused,
-   * answer_not_recorded) naming the first model step, as the seed prescribes.
+   * answer_not_recorded) naming the first model step.
    */
   contentOff: (g: GroundTruth) => g.content_capture === false,
   /**
@@ -69,35 +69,35 @@ const EXCEPTIONS = {
     'otel-genai-openai/big-prompt',
   ]),
   /**
-   * REPORT.md §4.7: bare Traceloop makes each model call its own trace with no session key, so
+   * Bare Traceloop makes each model call its own trace with no session key, so
    * each call is its own run (`trace:<id>`): each is replayed as a one-step run.
    */
   runPerCall: new Set(['openllmetry-openai-bare']),
   /**
-   * REPORT.md §4.1: the failed call leaves no span, so the tape holds only the calls that
+   * The failed call leaves no span, so the tape holds only the calls that
    * succeeded: those are served, and the agent's failed call then gets 410 replay_exhausted.
    */
   failedCallLeavesNoSpan: new Set(['openllmetry-openai', 'openinference-openai']),
   /**
-   * REPORT.md §4.1 (the other layouts record the failed call, status ERROR, no answer): a model
+   * The other layouts record the failed call (status ERROR, no answer): a model
    * step with no recorded answer refuses the replay (409 replay_refused, answer_not_recorded)
    * naming that step.
    */
   failedCallRecorded: (ref: CaptureRef, g: GroundTruth) =>
     g.steps.some((s) => s.type === 'model_call' && s.error) && !EXCEPTIONS.failedCallLeavesNoSpan.has(ref.layout),
   /**
-   * REPORT.md §4.5: streamed, these record no usage or a tiktoken estimate instead of the
+   * Streamed, these record no usage or a tiktoken estimate instead of the
    * provider's: the replay serves the tokens the tape recorded (none: no usage object).
    */
   streamedUsageNotRecorded: new Set(['openllmetry-openai', 'openllmetry-openai-bare', 'openinference-openai']),
   /**
-   * REPORT.md §4.5: Traceloop Anthropic (streamed) never accumulates input_json_delta, so the
+   * Traceloop Anthropic (streamed) never accumulates input_json_delta, so the
    * recorded tool-call arguments are {} (and no finish reason is recorded; the replay infers
    * tool_use from the tool call).
    */
   streamedToolArgumentsLost: new Set(['openllmetry-anthropic']),
   /**
-   * REPORT.md §4.5: OpenInference OpenAI (streamed) records output.value as plain text and
+   * OpenInference OpenAI (streamed) records output.value as plain text and
    * llm.model_name keeps the request model (gpt-4o-mini, not the response's snapshot name): the
    * replay serves the model the tape recorded.
    */
@@ -346,7 +346,7 @@ function expectedOutcome(ref: CaptureRef, step: GroundTruthStep, tapeStep: Any, 
 }
 
 // ---------------------------------------------------------------------------------------
-// The other provider's shape, for the same messages (acceptance 3)
+// The other provider's shape, for the same messages
 
 /** An OpenAI chat request as the Anthropic SDK would send the same conversation. */
 function openAiToAnthropic(request: Any): Any {
@@ -387,7 +387,7 @@ function openAiToAnthropic(request: Any): Any {
   };
 }
 
-/** Text split at its middle space into two text parts (one text, as DESIGN.md folds text-only parts). */
+/** Text split at its middle space into two text parts (one text, as the canonical shape folds text-only parts). */
 function inTwoTextParts(text: string, cacheBreakpoint = false): Any[] {
   const cut = text.indexOf(' ', Math.floor(text.length / 2)) + 1;
   expect(cut).toBeGreaterThan(0);
@@ -593,7 +593,7 @@ describe.each(layouts)('replaying %s captures through a running tapedeck', (layo
     });
 
     const other = sdk === 'openai' ? 'anthropic' : 'openai';
-    it(`replays in strict mode for an agent on the ${other} SDK sending the same messages in its own shape (acceptance 3)`, async () => {
+    it(`replays in strict mode for an agent on the ${other} SDK sending the same messages in its own shape`, async () => {
       const replay = await replayOf(g.session_id);
       const tape = await tapeOf(g.session_id);
       const llmSteps = tape.steps.filter((s: Any) => s.kind === 'llm');
@@ -614,7 +614,7 @@ describe.each(layouts)('replaying %s captures through a running tapedeck', (layo
   });
 });
 
-describe('strict matching on stored tapes (acceptance 2)', () => {
+describe('strict matching on stored tapes', () => {
   const replayableOf = (provider: 'openai' | 'anthropic') =>
     captures.find((ref) => {
       const g = readGroundTruth(ref.dir);

@@ -1,5 +1,5 @@
 /**
- * NOTE: the replay path never calls a model provider (DESIGN.md invariant 8). While whole
+ * The replay path never calls a model provider (docs/architecture.md, invariant 8). While whole
  * runs replay through both official SDKs, plain and streamed, every socket connect and DNS
  * lookup in the process is recorded; the only connections allowed are the test's own client to
  * the replay server.

@@ -1,5 +1,5 @@
 /**
- * The PayloadStore contract (DESIGN.md "Payload store"), one suite for every backend. A
+ * The PayloadStore contract (docs/architecture.md "Payload store"), one suite for every backend. A
  * backend's test file calls describePayloadStoreContract with a factory; the factory also
  * says how to damage a stored payload in that backend, so the verification-on-read promise
  * is tested against real on-disk / in-table corruption rather than a mock.

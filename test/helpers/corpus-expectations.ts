@@ -1,15 +1,15 @@
 /**
  * Test helper: which ground-truth steps a capture's tape can hold, per what each library
- * provably emits (corpus REPORT.md), and the tape's steps aligned with them.
+ * provably emits (docs/support.md "Known gaps in the captured libraries"), and the tape's steps aligned with them.
  */
 import type { Capture, GroundTruthStep } from './corpus.js';
 import type { Step } from '../../src/normalize/step.js';
 import { tapesOf, type RunTape } from './tapes.js';
 
-/** REPORT.md §4.1: these instrumentations end the chat span only on success — a failed call has no span. */
+/** These instrumentations end the chat span only on success — a failed call has no span. */
 export const FAILED_CALL_LEAVES_NO_SPAN = new Set(['openllmetry-openai', 'openinference-openai']);
 /**
- * REPORT.md §4.7 and §3: the bare instrumentation makes each model call its own trace, with
+ * The bare instrumentation makes each model call its own trace, with
  * no session key, and no tool spans (only the Traceloop SDK's decorators make those).
  */
 export const NO_SESSION_KEY = new Set(['openllmetry-openai-bare']);

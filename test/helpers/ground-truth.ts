@@ -14,7 +14,7 @@ const FINISH: Record<string, string> = {
   max_tokens: 'length',
 };
 
-/** DESIGN.md: text that parses as a JSON object or array is read as JSON. */
+/** Text that parses as a JSON object or array is read as JSON. */
 function jsonShaped(text: string): J {
   try {
     const v = JSON.parse(text);

@@ -1,5 +1,5 @@
 /**
- * Acceptance 6: bad input gets a clear, specific answer and changes nothing else.
+ * Bad input gets a clear, specific answer and changes nothing else.
  *
  * Scope: the running server's answers to what a sender can get wrong, over OTLP/HTTP (in the
  * request's own encoding: google.rpc.Status as protobuf or JSON) and OTLP/gRPC: a body that

@@ -1,5 +1,5 @@
 /**
- * Acceptance 3: every real capture is accepted and every span in it is stored; where a
+ * Every real capture is accepted and every span in it is stored; where a
  * capture holds log records, they are stored and linked to their span.
  *
  * Scope: the raw OTLP bodies real instrumentation libraries sent (test/fixtures/corpus and

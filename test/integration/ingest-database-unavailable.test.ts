@@ -1,5 +1,5 @@
 /**
- * Acceptance 5: with the database unreachable both transports answer the retryable error,
+ * With the database unreachable both transports answer the retryable error,
  * nothing partial is stored, and once it is back the retried request is stored in full.
  *
  * Scope: PostgreSQL only. tapedeck reaches its database through a small TCP proxy in this

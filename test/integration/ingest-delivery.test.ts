@@ -1,5 +1,5 @@
 /**
- * Acceptance 4: redelivery is harmless, and an export is acknowledged only after its rows
+ * Redelivery is harmless, and an export is acknowledged only after its rows
  * are committed.
  *
  * Scope: the delivery contract of the running server, on each database kind: the same

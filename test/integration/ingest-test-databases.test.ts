@@ -1,5 +1,5 @@
 /**
- * Acceptance 7: the store suites run on both database kinds, and under CI=true a missing or
+ * The store suites run on both database kinds, and under CI=true a missing or
  * unreachable PostgreSQL server fails the run instead of quietly testing less.
  *
  * Scope: test/helpers/databases.ts, which every store suite (and startTestTapedeck) takes

@@ -1,5 +1,5 @@
 /**
- * Acceptance 4 of issue 3, at the payload layer: a 300 KiB prompt is offloaded, the stored
+ * Offloading at the payload layer: a 300 KiB prompt is offloaded, the stored
  * form shows the reference, resolving returns the original text, and the stored form and
  * its digest are the same whichever backend stored it (filesystem, memory, the PostgreSQL
  * table on every entry of databaseKinds). A tape with more payload than the budget comes

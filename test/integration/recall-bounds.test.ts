@@ -1,5 +1,5 @@
 /**
- * Recall's bounds (seed 004: newest 5,000 matching spans, 100 runs read, 20,000 spans per
+ * Recall's bounds (docs/api.md, GET /v1/recall: newest 5,000 matching spans, 100 runs read, 20,000 spans per
  * run, 200,000 matches refused, 40 skeleton entries), injected small; the one deadline; and
  * the words column filled again by reindex — on PGlite and on the PostgreSQL server.
  */

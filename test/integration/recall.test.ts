@@ -1,5 +1,5 @@
 /**
- * Issue 5 acceptance 3: recall finds runs by words from prompts, answers and tool arguments,
+ * Recall finds runs by words from prompts, answers and tool arguments,
  * ranks a successful run above a failed one with more matches, folds skeleton repeats, and
  * finds Chinese and Arabic words — on PGlite and on the PostgreSQL server, through the
  * ingest core and GET /v1/recall. Bounds, the deadline and reindex: recall-bounds.test.ts.

@@ -1,5 +1,5 @@
 /**
- * Acceptance 1 (issue 6): for every capture in test/fixtures/corpus (each layout × scenario;
+ * For every capture in test/fixtures/corpus (each layout × scenario;
  * one added later is picked up), ingested through the ingest core into a store, reconstruct
  * returns exactly what the agent did (ground-truth.json): the first model call's prompt, the
  * final answer, every tool call (name, arguments, result, id) in order, and how it ended.
@@ -8,8 +8,8 @@
  * key and query of the store leads with the tenant, so each capture is alone in its own
  * namespace exactly as in a fresh database (a fresh PGlite per capture would cost ~3 s each).
  *
- * Where a layout cannot carry something, the exception is named (EXCEPTIONS) with the corpus
- * REPORT.md section that documents it, and the test checks what the layout does carry.
+ * Where a layout cannot carry something, the exception is named (EXCEPTIONS; see
+ * docs/support.md "Known gaps in the captured libraries"), and the test checks what the layout does carry.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTape } from '../../src/tapes/tape-service.js';
@@ -27,12 +27,12 @@ import {
 } from '../unit/runs/store-fixtures.js';
 
 const EXCEPTIONS = {
-  /** REPORT.md §3 (OTel GenAI): content capture off by default; no prompt, answer, arguments or results recorded. */
+  /** OTel GenAI: content capture off by default; no prompt, answer, arguments or results recorded. */
   contentOff: (g: GroundTruth) => g.content_capture === false,
-  /** REPORT.md §4.7: each model call is its own trace with no session key, so each is its own run. */
+  /** Bare OpenLLMetry: each model call is its own trace with no session key, so each is its own run. */
   runPerCall: new Set(['openllmetry-openai-bare']),
   /**
-   * REPORT.md §4.1: the failed call, the workflow and the agent spans are never exported, so
+   * The failed call, the workflow and the agent spans are never exported, so
    * nothing on record says the run failed: it ends on a tool call, which reconstructs as cancelled.
    */
   failureUnrecorded: new Set(['openllmetry-openai']),

@@ -1,5 +1,5 @@
 /**
- * Acceptance 3 and 4 (issue 6): the chat-format JSONL export.
+ * The chat-format JSONL export.
  * - Every line passes a fine-tuning format check written for the tests (chat-validator.ts),
  *   independently of the exporter's own: valid JSON, `{"messages": [...]}` only, roles in order
  *   (system first, then user; an assistant's tool calls answered by tool messages that

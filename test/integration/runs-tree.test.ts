@@ -1,5 +1,5 @@
 /**
- * Acceptance 2 (issue 6): a multi-agent capture — a coordinator agent whose sub-agents run
+ * A multi-agent capture — a coordinator agent whose sub-agents run
  * under their own session ids, in one trace, recorded with the real OpenTelemetry SDK
  * (test/fixtures/multi-agent) — reconstructs as a tree: the coordinator at the root, its
  * sub-agents as children in start order, a sub-sub-agent under its parent, every run

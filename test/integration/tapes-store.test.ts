@@ -1,5 +1,5 @@
 /**
- * Tapes read back from the store (issue 3): for every corpus capture, the tape served by
+ * Tapes read back from the store: for every corpus capture, the tape served by
  * GET /v1/tapes/{run} after ingest equals the tape the pure pipeline builds in memory
  * (normalize → finish → assemble, which test/unit/normalize checks against each
  * capture's ground truth), whichever order the spans arrive in. So what the store adds

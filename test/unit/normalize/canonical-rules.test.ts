@@ -1,5 +1,5 @@
 /**
- * The decisions DESIGN.md "Canonical shapes" lists, one test each, on hand-written spans in
+ * The folding rules docs/architecture.md "Messages" lists, one test each, on hand-written spans in
  * each layout's exact key shapes: so that two layouts that said the same thing produce the
  * same bytes.
  */

@@ -3,8 +3,8 @@
  * picked up with no code change): normalize all spans with their log records, group them
  * into runs, assemble the tapes, and compare with what the agent actually did
  * (ground-truth.json): step kinds and order, messages, tool calls, tool results, tokens.
- * Where a library provably records something else, the exception is named below with the
- * corpus REPORT.md section that documents it.
+ * Where a library provably records something else, the exception is named below (see
+ * docs/support.md "Known gaps in the captured libraries").
  */
 import { describe, expect, it } from 'vitest';
 import { listCaptures, loadCapture, type Capture, type GroundTruthStep } from '../../helpers/corpus.js';
@@ -13,7 +13,7 @@ import { expectedRequest, expectedResponse } from '../../helpers/ground-truth.js
 import type { Step } from '../../../src/normalize/step.js';
 
 /**
- * REPORT.md §4.5, streaming losses: Traceloop Anthropic (streamed) never accumulates
+ * Streaming losses: Traceloop Anthropic (streamed) never accumulates
  * input_json_delta, so tool-call arguments are {}, and writes finish_reason "" (= none).
  */
 function recordedAnswer(layout: string, step: GroundTruthStep, expected: any[]): any[] {
@@ -27,7 +27,7 @@ function recordedAnswer(layout: string, step: GroundTruthStep, expected: any[]):
 }
 
 /**
- * REPORT.md §4.5: token counts some layouts do not record faithfully when streaming —
+ * Token counts some layouts do not record faithfully when streaming —
  * Traceloop OpenAI estimates them with tiktoken (or records none), OpenInference OpenAI records
  * none. Everything else must match the provider's usage exactly.
  */
@@ -65,7 +65,7 @@ describe('corpus captures normalize to what the agent did', () => {
       const c = await loadCapture(ref);
       const { runs } = tapeSteps(c);
       if (NO_SESSION_KEY.has(c.layout)) {
-        // One run per trace, each `trace:<trace_id>`, as DESIGN.md "A run" prescribes.
+        // One run per trace, each `trace:<trace_id>`, as docs/architecture.md "Runs" prescribes.
         expect(runs.length).toBe(c.groundTruth.steps.filter((s) => s.type === 'model_call').length);
         for (const r of runs) expect(r).toMatch(/^trace:[0-9a-f]{32}$/);
       } else {
@@ -121,7 +121,7 @@ describe('corpus captures normalize to what the agent did', () => {
         }
         const usage = providerUsage(t);
         if (!usage) {
-          // A failed call reported no usage: null, never an invented 0 (DESIGN.md invariant 5).
+          // A failed call reported no usage: null, never an invented 0 (docs/architecture.md, invariant 5).
           expect([step.tokens.input, step.tokens.output], where).toEqual([null, null]);
         } else if (tokensFaithful(c.layout, t)) {
           expect({ input: step.tokens.input, output: step.tokens.output, context: step.tokens.context }, where).toEqual(

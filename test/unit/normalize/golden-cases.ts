@@ -525,7 +525,7 @@ export const GOLDEN_CASES: GoldenCase[] = [
               },
             ],
           }),
-          // the flattened keys kept only the last tool result (REPORT.md §4.6)
+          // the flattened keys kept only the last tool result
           'llm.input_messages.0.message.role': 'user',
           'llm.input_messages.0.message.content': 'Paris and Lyon?',
           'llm.input_messages.1.message.role': 'user',

@@ -1,5 +1,5 @@
 /**
- * Feature B1 (DESIGN.md "Canonical shapes"): the same logical call recorded through
+ * Layout independence (docs/architecture.md "Digests and fingerprints"): the same logical call recorded through
  * OpenLLMetry, OpenInference or OTel GenAI instrumentation produces the same request digest,
  * and the same response digest where the layouts carry the same answer.
  *
@@ -9,15 +9,15 @@
  * The first model call of every scenario carries no id at all and is compared byte for byte,
  * across providers too (system prompt + user turn are the same messages everywhere).
  *
- * Exceptions, each a field a layout provably cannot carry (corpus REPORT.md):
+ * Exceptions, each a field a layout provably cannot carry (docs/support.md "Known gaps in the captured libraries"):
  * - CONTENT_OFF: otel-genai-openai-nocontent records no content (the instrumentation's
  *   default); its digests are null, not comparable — asserted null instead.
  * - LOSSY_STREAM_ANSWER: openllmetry-anthropic streamed calls record tool-call arguments as {}
- *   and no finish_reason (§4.5): their response digests are excluded.
+ *   and no finish_reason: their response digests are excluded.
  * - SHORTENED: big-prompt captures kept only as decoded.json (strings shortened for display,
  *   raw bodies not copied) cannot be digested faithfully; excluded (openllmetry-openai keeps
  *   its raw big-prompt bodies and is compared).
- * - Failed calls with no span (§4.1) are simply absent; failed calls with a span have a request
+ * - Failed calls with no span are simply absent; failed calls with a span have a request
  *   (compared) and no response (null everywhere).
  */
 import { describe, expect, it } from 'vitest';
@@ -96,7 +96,7 @@ function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
   return m;
 }
 
-describe('B1: one call, one digest, whichever layout recorded it', async () => {
+describe('layout independence: one call, one digest, whichever layout recorded it', async () => {
   const { records, contentOff } = await recordedCalls();
   // The same scenario under the same provider SDK: the same conversation, step by step.
   const sameCall = groupBy(records, (r) => `${r.scenario} · ${r.provider} · step ${r.position} (${r.kind})`);

@@ -1,6 +1,6 @@
 /**
  * offloadLargeValues: which values move to the payload store, the stored form left behind,
- * and the digests of that stored form (seed 004 "Offloaded values"). Runs on the memory
+ * and the digests of that stored form (docs/architecture.md "Payload store"). Runs on the memory
  * backend; that the stored form and digests do not depend on the backend is checked in
  * test/integration/payloads-offload.test.ts.
  */

@@ -1,6 +1,6 @@
 /**
  * resolvePayloads / createPayloadResolver: inlining references within a byte budget, as a
- * prefix, and what happens when a payload cannot be read (seed 004 "Offloaded values").
+ * prefix, and what happens when a payload cannot be read (docs/architecture.md "Payload store").
  */
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../../src/json/canonical.js';

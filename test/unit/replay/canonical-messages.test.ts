@@ -9,7 +9,7 @@ import { loadFixture } from '../../fixtures/replay/harness.js';
 const SYSTEM = 'You are a concise weather assistant.';
 const RESULT = '{"city":"Paris","temperature_c":18}';
 
-/** The conversation every spelling below says, canonically (DESIGN.md "Canonical shapes"). */
+/** The conversation every spelling below says, canonically (docs/architecture.md "Messages"). */
 const canonical: Message[] = [
   { role: 'system', content: SYSTEM },
   { role: 'user', content: "What's the weather in Paris?" },

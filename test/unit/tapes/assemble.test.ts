@@ -1,6 +1,6 @@
 /**
  * tapes/assemble: duplicate model spans collapse, and ties in start time are broken by
- * causality, then end time, then span id (DESIGN.md "Canonical shapes").
+ * causality, then end time, then span id (docs/architecture.md "Step order", "One call, two spans").
  */
 import { describe, expect, it } from 'vitest';
 import { assembleTape } from '../../../src/tapes/assemble.js';

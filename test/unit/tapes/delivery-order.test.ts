@@ -1,6 +1,5 @@
 /**
- * A tape does not depend on the order spans arrive in (DESIGN.md "A run": "whichever order
- * the spans arrive in"). Exporters send children first and the root last (a span is exported
+ * A tape does not depend on the order spans arrive in (docs/architecture.md "Runs"). Exporters send children first and the root last (a span is exported
  * when it ends); batching, retries and several processes shuffle further. For every corpus
  * capture, children-first/parents-last, reversed and shuffled deliveries give the same tapes
  * as the order the capture was received in.
