@@ -14,6 +14,7 @@ import type { PayloadStore } from '../payloads/payload-store.js';
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import type { StoredStep } from '../tapes/step-rows.js';
 import type { DeriveSpans, DerivedSpan } from '../tapes/derived-span.js';
+import { storableFacts } from './storable-facts.js';
 
 export interface DeriveDeps {
   payloads: PayloadStore;
@@ -42,9 +43,9 @@ export function createDeriveSpans(deps: DeriveDeps, settings: DeriveSettings): D
   };
 }
 
-/** normalizeSpan with the dialects ingest uses. */
+/** normalizeSpan with the dialects ingest uses, its strings storable (storable-facts.ts). */
 export function normalizeFacts(span: SpanRecord, logs: readonly LogRecord[], onError?: DialectErrorHandler): SpanFacts {
-  return normalizeSpan(span, logs, DIALECTS, onError);
+  return storableFacts(normalizeSpan(span, logs, DIALECTS, onError));
 }
 
 /**

@@ -5,7 +5,8 @@
  * Contract: resolves only after everything it was given is committed; rejects with
  * IngestError('unavailable') when the database cannot take it, in which case nothing of the
  * request is stored (one transaction) and the sender should retry. Redelivery is harmless:
- * a span or log record already stored is not stored again.
+ * a span or log record already stored is not stored again. Text PostgreSQL cannot hold (NUL,
+ * lone surrogates) is replaced first (spans/storable-text.ts): content never fails a batch.
  *
  * Writes to one trace take turns (a transaction-scoped advisory lock per trace), so a span
  * and the log records carrying its content, arriving in two concurrent requests, always
@@ -14,6 +15,7 @@
 import { IngestError } from '../errors.js';
 import { type Database, DatabaseUnavailableError, type Queryable } from '../store/database.js';
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
+import { storableLogs, storableSpans } from '../spans/storable-text.js';
 import { insertRows } from '../tapes/bulk-insert.js';
 import { logRecordKeys } from '../tapes/log-key.js';
 import { logColumns, logToRow } from '../tapes/span-rows.js';
@@ -41,7 +43,7 @@ export async function ingestSpans(
   deps: IngestDeps,
 ): Promise<{ stored: number }> {
   // A span sent twice in one request is one span (the first copy wins, as on redelivery).
-  const spans = firstOfEach(received);
+  const spans = firstOfEach(storableSpans(received));
   if (spans.length === 0) return { stored: 0 };
   const deriving = deps.derive ? { derive: deps.derive, chunked: deps.chunked ?? null } : null;
   return withDatabase(async () => {
@@ -64,11 +66,12 @@ function withoutCopy(tx: Queryable): Queryable {
 }
 
 export async function ingestLogs(
-  logs: readonly LogRecord[],
+  received: readonly LogRecord[],
   meta: IngestMeta,
   deps: IngestDeps,
 ): Promise<{ stored: number }> {
-  if (logs.length === 0) return { stored: 0 };
+  if (received.length === 0) return { stored: 0 };
+  const logs = storableLogs(received);
   const keys = logRecordKeys(logs);
   return withDatabase(() =>
     deps.db.transaction(async (tx) => {

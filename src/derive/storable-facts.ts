@@ -1,0 +1,45 @@
+/**
+ * @module derive/storable-facts
+ * A span's strings are made storable before it is derived (spans/storable-text.ts), but
+ * JSON text inside an attribute (gen_ai.input.messages, say) may spell NUL or a lone
+ * surrogate as an escape, which parsing turns into the character again: the step's strings
+ * get the same replacement, so its text and jsonb columns take it and a tape reads it back
+ * as it was stored.
+ */
+import type { JsonValue, SpanFacts, StepDraft } from '../normalize/step.js';
+import { storableString, storableValue } from '../spans/storable-text.js';
+
+export function storableFacts(facts: SpanFacts): SpanFacts {
+  const ownRun = nullable(facts.ownRun);
+  const parentRun = nullable(facts.parentRun);
+  const step = facts.step && storableStep(facts.step);
+  return ownRun === facts.ownRun && parentRun === facts.parentRun && step === facts.step
+    ? facts
+    : { ownRun, parentRun, step };
+}
+
+function storableStep(d: StepDraft): StepDraft {
+  const next: StepDraft = {
+    ...d,
+    name: storableString(d.name),
+    model: nullable(d.model),
+    tool: nullable(d.tool),
+    request: storableValue<JsonValue | null>(d.request),
+    response: storableValue<JsonValue | null>(d.response),
+    params: storableValue<{ [key: string]: JsonValue }>(d.params),
+  };
+  if (d.toolCallId !== undefined) next.toolCallId = nullable(d.toolCallId);
+  const same =
+    next.name === d.name &&
+    next.model === d.model &&
+    next.tool === d.tool &&
+    next.request === d.request &&
+    next.response === d.response &&
+    next.params === d.params &&
+    next.toolCallId === d.toolCallId;
+  return same ? d : next;
+}
+
+function nullable(s: string | null): string | null {
+  return s === null ? null : storableString(s);
+}
