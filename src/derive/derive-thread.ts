@@ -10,7 +10,7 @@
  * CHUNK_TIMEOUT_MS fails the transactions it held as unavailable (their senders retry); a
  * script that cannot load is given up on and derivation stays on this thread. A transaction
  * over WORKER_MAX_CHARS is derived here, a chunk at a time, since cloning it would cost its
- * memory a second time for no gain in throughput (docs/benchmarks.md, "Design facts").
+ * memory a second time for no gain in throughput (docs/benchmarks.md, "The derive worker").
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';

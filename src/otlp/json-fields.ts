@@ -1,7 +1,7 @@
 /**
  * @module otlp/json-fields
- * Typed field readers for OTLP/JSON (the proto3 JSON mapping plus the OTLP quirks in
- * reference/otlp-wire.md section 3). Each reader accepts what real senders write, treats
+ * Typed field readers for OTLP/JSON (the proto3 JSON mapping plus OTLP's own rules: ids as
+ * hex, not base64; field names in lowerCamelCase, snake_case accepted). Each reader accepts what real senders write, treats
  * absent and null as the proto3 default, and otherwise throws OtlpDecodeError naming the
  * exact path, so a bad body is refused with a message the sender can act on.
  */

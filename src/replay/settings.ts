@@ -1,7 +1,7 @@
 /**
  * @module replay/settings
  * What the replay proxy is wired with (deps) and bounded by (settings). Every bound below is
- * one the seed states; each default carries its unit in its name.
+ * stated in docs/api.md ("Limits"); each default carries its unit in its name.
  */
 import type { Tape } from '../normalize/step.js';
 

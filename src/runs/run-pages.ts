@@ -4,7 +4,7 @@
  * the reads that touch many runs: export pages and tree levels.
  *
  * Why not the tapedeck.runs view: it aggregates every span of the store before a filter on
- * its output applies (4.6 s per page at 100k runs on PostgreSQL 15), and its `tenant IS NOT
+ * its output applies (a page costs as much as the whole store: docs/benchmarks.md), and its `tenant IS NOT
  * DISTINCT FROM` cannot use the (tenant, run_id) index. Here the tenant is compared as stored
  * and the aggregate walks spans_run_idx in run id order, so a page costs one page.
  *

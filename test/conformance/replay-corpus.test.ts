@@ -436,7 +436,7 @@ function anthropicToOpenAi(request: Any): Any {
 
 /**
  * One running tapedeck per layout, holding that layout's captures: a share holds at most 64
- * live replays for an hour (seed bound), and the whole corpus takes more than that.
+ * live replays for an hour (docs/api.md, replay limits), and the whole corpus takes more than that.
  */
 function withTapedeck(refs: readonly CaptureRef[]): void {
   beforeAll(async () => {

@@ -19,7 +19,7 @@ describe.each(databaseKinds)('GET /v1/recall on %s', (kind) => {
     await fx?.drop();
   });
 
-  it('ranks the successful run above the failed run with more matches, and answers the seed shape', async () => {
+  it('ranks the successful run above the failed run with more matches, and answers the documented shape', async () => {
     const { status, body } = await fx.get('?q=weather+Paris');
     expect(status).toBe(200);
     expect(runIds(body)).toEqual(['weather-ok', 'weather-failed', 'active']);

@@ -3,7 +3,7 @@ import { Deadline, DeadlineExceeded } from '../../../src/deadline/deadline.js';
 import { longestCommonSubsequence, signatureOf } from '../../../src/diff/align.js';
 import { diffRuns } from '../../../src/diff/diff-runs.js';
 import { syntheticTape } from '../../fixtures/diff/build.js';
-import { LATER_NS, seedShapeWeather } from '../../fixtures/diff/weather-lyon.js';
+import { LATER_NS, callsOnlyWeather } from '../../fixtures/diff/weather-lyon.js';
 
 const ids = (xs: number[]) => Int32Array.from(xs);
 
@@ -20,7 +20,7 @@ function lcsLength(a: number[], b: number[]): number {
 
 describe('signatures', () => {
   it('are the fingerprint without its input hash', () => {
-    const [llm, tool] = seedShapeWeather().steps;
+    const [llm, tool] = callsOnlyWeather().steps;
     expect(signatureOf(llm)).toBe('llm:gpt-4o-mini-2024-07-18');
     expect(signatureOf(tool)).toBe('tool:get_weather');
     expect(signatureOf({ ...tool, fingerprint: 'tool:get_weather#' })).toBe('tool:get_weather'); // request not recorded
@@ -126,7 +126,7 @@ describe('the deadline over two 5,000-step runs', () => {
   });
 
   it('refuses a diff that finished after the budget ran out', () => {
-    const small = seedShapeWeather();
+    const small = callsOnlyWeather();
     const counting = new Deadline(60_000);
     diffRuns(small, small, { deadline: counting, pricing: null, nowNs: LATER_NS });
     const total = counting.checks;

@@ -6,7 +6,7 @@ import { renderJson } from '../../../src/json/canonical.js';
 import type { Step, Tape } from '../../../src/normalize/step.js';
 import { parsePricingTable } from '../../../src/pricing/pricing-table.js';
 import { llmStep, tapeOf, toolStep, withInserted, withStep } from '../../fixtures/diff/build.js';
-import { fullLyon, fullWeather, LATER_NS, seedShapeLyon, seedShapeWeather } from '../../fixtures/diff/weather-lyon.js';
+import { fullLyon, fullWeather, LATER_NS, callsOnlyLyon, callsOnlyWeather } from '../../fixtures/diff/weather-lyon.js';
 
 function opts(extra: Partial<DiffOptions> = {}): DiffOptions {
   return { deadline: new Deadline(60_000), pricing: null, nowNs: LATER_NS, ...extra };
@@ -22,11 +22,11 @@ function swapModel(step: Step, model: string): Step {
 }
 
 describe('diffRuns: weather vs lyon (the seed example)', () => {
-  const diff = diffRuns(seedShapeWeather(), seedShapeLyon(), opts());
+  const diff = diffRuns(callsOnlyWeather(), callsOnlyLyon(), opts());
 
   it('names step 0 as the first divergence, of kind input, with a plain explanation', () => {
-    const a0 = seedShapeWeather().steps[0].request_digest as string;
-    const b0 = seedShapeLyon().steps[0].request_digest as string;
+    const a0 = callsOnlyWeather().steps[0].request_digest as string;
+    const b0 = callsOnlyLyon().steps[0].request_digest as string;
     expect(diff.first_divergence).toEqual({
       a: 0,
       b: 0,
@@ -37,8 +37,8 @@ describe('diffRuns: weather vs lyon (the seed example)', () => {
 
   it('classifies every aligned step, step for step', () => {
     expect(ops(diff)).toEqual(['changed/input 0:0', 'changed/input 1:1', 'changed/input 2:2']);
-    expect(diff.aligned[1].fingerprint_a).toBe(seedShapeWeather().steps[1].fingerprint);
-    expect(diff.aligned[1].fingerprint_b).toBe(seedShapeLyon().steps[1].fingerprint);
+    expect(diff.aligned[1].fingerprint_a).toBe(callsOnlyWeather().steps[1].fingerprint);
+    expect(diff.aligned[1].fingerprint_b).toBe(callsOnlyLyon().steps[1].fingerprint);
   });
 
   it('summarizes both sides and reports b − a deltas', () => {
@@ -65,7 +65,7 @@ describe('diffRuns: weather vs lyon (the seed example)', () => {
 
   it('prices both sides from a table, and the delta with them', () => {
     const pricing = parsePricingTable('{"models": {"gpt-4o-mini*": {"input": 0.15, "output": 0.6}}}');
-    const priced = diffRuns(seedShapeWeather(), seedShapeLyon(), opts({ pricing }));
+    const priced = diffRuns(callsOnlyWeather(), callsOnlyLyon(), opts({ pricing }));
     expect(priced.a.cost_usd).toBeCloseTo(((123 + 209) * 0.15 + (7 + 17) * 0.6) / 1e6, 12);
     expect(priced.delta.cost_usd).toBeCloseTo((-4 * 0.15 + -2 * 0.6) / 1e6, 12);
   });
@@ -123,7 +123,7 @@ describe('diffRuns: the full captures, agent step included', () => {
 });
 
 describe('diffRuns: structure and config', () => {
-  const weather = seedShapeWeather();
+  const weather = callsOnlyWeather();
   const extraTool = toolStep({
     span_id: 'ffff000000000001',
     start_ns: 1796032208900200000n,
@@ -217,7 +217,7 @@ describe('diffRuns: structure and config', () => {
 });
 
 describe('diffRuns: bounds and outcome', () => {
-  const weather = seedShapeWeather();
+  const weather = callsOnlyWeather();
 
   it('compares at most maxSteps per side and says truncated', () => {
     const diff = diffRuns(weather, weather, opts({ maxSteps: 2 }));

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { Deadline } from '../../../src/deadline/deadline.js';
 import { createDiffRoutes, type DiffDeps } from '../../../src/diff/routes.js';
 import type { Tape } from '../../../src/normalize/step.js';
-import { LATER_NS, seedShapeLyon, seedShapeWeather } from '../../fixtures/diff/weather-lyon.js';
+import { LATER_NS, callsOnlyLyon, callsOnlyWeather } from '../../fixtures/diff/weather-lyon.js';
 
-const runs: Record<string, Tape> = { 'weather-7': seedShapeWeather(), 'weather-8': seedShapeLyon() };
+const runs: Record<string, Tape> = { 'weather-7': callsOnlyWeather(), 'weather-8': callsOnlyLyon() };
 
 function memoryDeps(
   calls: Array<{ run: string; tenant: string | null; maxSpans: number; deadline: Deadline }> = [],
