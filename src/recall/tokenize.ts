@@ -113,7 +113,7 @@ export function indexWords(texts: Iterable<string>, maxWords = MAX_STEP_WORDS): 
  * Adds the words of a text that is not all ASCII to the WebAssembly table: its long stretches
  * of ASCII as ASCII text (scan), the rest by the general path (normalizeText, scanTokens), word
  * by word. A real prompt is mostly ASCII with a curly quote or an accented name here and there,
- * and the general path is about 15 times slower per byte than scan. A text that is mostly not
+ * and the general path is many times slower per byte than scan. A text that is mostly not
  * ASCII (French prose, Russian, Chinese) is left to the JavaScript table (NotAscii, nothing
  * added): its words one call at a time into the module would cost more than they do there.
  *

@@ -6,7 +6,7 @@
  *
  * Each capture goes in under its own tenant of one fresh database per database kind: every
  * key and query of the store leads with the tenant, so each capture is alone in its own
- * namespace exactly as in a fresh database (a fresh PGlite per capture would cost ~3 s each).
+ * namespace exactly as in a fresh database (a fresh PGlite per capture would cost seconds each).
  *
  * Where a layout cannot carry something, the exception is named (EXCEPTIONS; see
  * docs/support.md "Known gaps in the captured libraries"), and the test checks what the layout does carry.
