@@ -1,6 +1,6 @@
 /**
  * @module json/canonical
- * Digests and the server's JSON rendering.
+ * Digests and the server's JSON rendering (docs/architecture.md "Digests and fingerprints").
  * - canonicalJson: RFC 8785 (JCS) canonical JSON of a JSON value; digestOf: its lower-case hex
  *   SHA-256.
  * - renderJson: sorted keys, bigint emitted as an exact JSON integer (nanosecond times must

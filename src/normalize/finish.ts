@@ -3,7 +3,8 @@
  * A draft becomes a stored step: request and response digests (lower-case hex SHA-256 of
  * their RFC 8785 canonical JSON) and the fingerprint `kind:name#<first 16 hex of the
  * request digest>`. Run finishStep on the stored form — after offload has replaced large
- * values with {"$payload": …} references — so digests describe what is stored.
+ * values with {"$payload": …} references — so digests describe what is stored
+ * (docs/architecture.md "Digests and fingerprints").
  */
 import type { SpanRecord } from '../spans/span-record.js';
 import type { Step, StepDraft, StepKind } from './step.js';
