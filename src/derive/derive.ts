@@ -1,7 +1,7 @@
 /**
  * @module derive/derive
- * Spans → run facts and stored steps: normalize (pure), then offload large values (payload
- * store), then the identities of the stored form (digests, fingerprint). Used by ingest and
+ * Spans → run facts and stored steps: normalize (pure), then the identities of the values
+ * (digests, fingerprint), then offload large values (payload store). Used by ingest and
  * by reindex, so a normalizer fix re-derives exactly what ingest would derive today.
  */
 import { DIALECTS } from '../normalize/dialects/index.js';

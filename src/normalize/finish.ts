@@ -2,9 +2,9 @@
  * @module normalize/finish
  * A draft becomes a stored step: request and response digests (lower-case hex SHA-256 of
  * their RFC 8785 canonical JSON) and the fingerprint `kind:name#<first 16 hex of the
- * request digest>`. Run finishStep on the stored form — after offload has replaced large
- * values with {"$payload": …} references — so digests describe what is stored
- * (docs/architecture.md "Digests and fingerprints").
+ * request digest>`. Digests describe the values as recorded, never a stored form holding
+ * {"$payload": …} references (payloads/offload.ts hands over the same digests;
+ * docs/architecture.md "Digests and fingerprints").
  */
 import type { SpanRecord } from '../spans/span-record.js';
 import type { Step, StepDraft, StepKind } from './step.js';

@@ -2,8 +2,8 @@
  * @module normalize/normalize
  * normalizeSpan: one SpanRecord (and the log records correlated to it) in, SpanFacts out —
  * the run the span names, and the step it is (or null when it is context). Pure: no I/O,
- * clock or environment. Digests come later (finish.ts), because they describe the stored
- * form after offload.
+ * clock or environment. Digests come later (finish.ts; payloads/offload.ts when a value is
+ * offloaded), of the values as normalized here.
  *
  * Log records may arrive in a later export than their span (the OTel logs and traces
  * pipelines are separate): a span normalized before its logs arrived reads as content not
@@ -19,7 +19,7 @@ import { ownRunOf, parentRunOf } from './run-identity.js';
  * canonical shape), so stored steps can be recognized as stale and reindexed from spans.
  * What each version changed: CHANGELOG.md, "Normalizer versions".
  */
-export const NORMALIZER_VERSION = 7;
+export const NORMALIZER_VERSION = 8;
 
 const NO_LOGS: readonly LogRecord[] = Object.freeze([]);
 

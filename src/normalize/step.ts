@@ -48,7 +48,7 @@ export type LayoutName =
 
 /**
  * What the normalizer derives from one span (and the log records correlated to it).
- * Pure data: no digests yet, because digests describe the stored (offloaded) form.
+ * Pure data: no digests yet (finish.ts, payloads/offload.ts compute them).
  */
 export interface StepDraft {
   kind: StepKind;

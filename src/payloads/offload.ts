@@ -1,21 +1,22 @@
 /**
  * @module payloads/offload
  * Moves large step values into the payload store and leaves {"$payload": "sha256/<hex>"}
- * in their place (docs/architecture.md "Payload store"). What this
- * returns is the stored form, and digests describe the stored form, so a tape reads the same
- * identities with and without resolve, whichever backend holds the bytes.
+ * in their place (docs/architecture.md "Payload store"). What this returns is the stored form; its
+ * digests describe the logical value, before offloading, so a step's identity does not depend
+ * on --payload-threshold-bytes or the backend, and replay (which digests the resolved prompt)
+ * computes the same one.
  *
  * The rules:
  * - A request or response whose canonical JSON (RFC 8785) is longer than thresholdBytes
  *   (UTF-8) is stored whole: its bytes are that canonical JSON, media type application/json.
- *   Its name is therefore "sha256/" + the digest the value would have had inline.
+ *   Its name is therefore "sha256/" + the value's digest.
  * - An llm request (a message list) that starts with system messages keeps them inline and
  *   stores only the rest: [system…, {"$payload": ref-of-the-rest}]. That is how
  *   gen_ai.system_instructions beside an offloaded gen_ai.input.messages is stored (the
- *   normalizer has already folded the instructions into leading system messages), and it
- *   keeps the system prompt inside the request digest. The rule keys on leading system
+ *   normalizer has already folded the instructions into leading system messages), so the
+ *   system prompt stays readable without the store. The rule keys on leading system
  *   messages rather than on where they came from, so a layout that carried the system prompt
- *   as message 0 produces the same stored form and digest (layout independence).
+ *   as message 0 produces the same stored form (layout independence).
  *   When the system messages alone exceed the threshold, the whole list is stored instead.
  * Values at or under the threshold, and null (not recorded), are left as they are.
  *
@@ -59,9 +60,9 @@ export interface OffloadResult<T extends OffloadableDraft> {
   /** What was put in the store, in order (request first). Empty when nothing was offloaded. */
   payloads: OffloadedPayload[];
   /**
-   * digestOf(draft.request) and digestOf(draft.response) of the stored form. Offloading has to
-   * canonicalise each value to measure it, so it hands the digests over rather than making
-   * the caller canonicalise a second time.
+   * digestOf(request) and digestOf(response) of the values as they came in (never of the
+   * references left behind). Offloading has to canonicalise each value to measure it, so it
+   * hands the digests over rather than making the caller canonicalise a second time.
    */
   requestDigest: string | null;
   responseDigest: string | null;
@@ -102,7 +103,8 @@ async function offloadValue(
 ): Promise<OffloadedValue> {
   if (value === null) return { stored: null, digest: null };
   const text = canonicalJson(value);
-  if (fitsInUtf8(text, thresholdBytes)) return { stored: value, digest: sha256Hex(text) };
+  const digest = sha256Hex(text);
+  if (fitsInUtf8(text, thresholdBytes)) return { stored: value, digest };
 
   if (isLlmRequest && Array.isArray(value)) {
     const lead = countLeadingSystemMessages(value);
@@ -110,13 +112,11 @@ async function offloadValue(
     // Some messages must be left to offload, and the inline part must itself be small.
     if (lead > 0 && lead < value.length && fitsInUtf8(canonicalJson(head), thresholdBytes)) {
       const payload = await putJson(store, canonicalJson(value.slice(lead)));
-      const stored: JsonValue[] = [...head, refTo(payload.ref)];
-      return { stored, digest: sha256Hex(canonicalJson(stored)), payload };
+      return { stored: [...head, refTo(payload.ref)], digest, payload };
     }
   }
   const payload = await putJson(store, text);
-  const stored = refTo(payload.ref);
-  return { stored, digest: sha256Hex(canonicalJson(stored)), payload };
+  return { stored: refTo(payload.ref), digest, payload };
 }
 
 async function putJson(store: PayloadStore, text: string): Promise<{ ref: string; sizeBytes: number }> {

@@ -62,7 +62,7 @@ describe.each(backends)('offload and resolve on %s', (_name, open) => {
     expect(result.draft.request).toEqual([system, { $payload: ref }]);
     expect(result.draft.response).toBe(response);
     expect(await store.has(ref)).toBe(true);
-    expect(result.requestDigest).toBe(digestOf(result.draft.request));
+    expect(result.requestDigest).toBe(digestOf(request));
 
     const resolver = createPayloadResolver(store, { maxBytes: 8 * 1024 * KiB });
     expect(await resolver.resolve(result.draft.request)).toEqual(request);

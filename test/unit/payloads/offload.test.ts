@@ -1,6 +1,6 @@
 /**
  * offloadLargeValues: which values move to the payload store, the stored form left behind,
- * and the digests of that stored form (docs/architecture.md "Payload store"). Runs on the memory
+ * and the digests, which describe the value as it came in, whatever was offloaded. Runs on the memory
  * backend; that the stored form and digests do not depend on the backend is checked in
  * test/integration/payloads-offload.test.ts.
  */
@@ -68,9 +68,9 @@ describe('offloadLargeValues', () => {
     expect(result.draft.response).toBe(answer);
     expect(store.puts).toEqual([{ ref, mediaType: 'application/json', text: canonicalJson(request) }]);
     expect(result.payloads).toEqual([{ field: 'request', ref, sizeBytes: canonicalJson(request).length }]);
-    // Digests describe the stored form, not the original.
-    expect(result.requestDigest).toBe(digestOf(result.draft.request));
-    expect(result.requestDigest).not.toBe(digestOf(request));
+    // Digests describe the value, not the reference left in its place.
+    expect(result.requestDigest).toBe(digestOf(request));
+    expect(result.requestDigest).not.toBe(digestOf(result.draft.request));
   });
 
   it('offloads only past the threshold, measured in UTF-8 bytes of the canonical JSON', async () => {
@@ -90,6 +90,7 @@ describe('offloadLargeValues', () => {
     const result = await offloadLargeValues({ kind: 'llm', request, response }, recordingStore(), THRESHOLD);
     expect(result.draft.response).toEqual({ $payload: `sha256/${digestOf(response)}` });
     expect(result.payloads.map((p) => p.field)).toEqual(['request', 'response']);
+    expect([result.requestDigest, result.responseDigest]).toEqual([digestOf(request), digestOf(response)]);
   });
 
   describe('system instructions beside an offloaded message list', () => {
@@ -103,6 +104,7 @@ describe('offloadLargeValues', () => {
       );
       expect(result.draft.request).toEqual([system, { $payload: `sha256/${digestOf(rest)}` }]);
       expect(store.puts.map((p) => p.text)).toEqual([canonicalJson(rest)]);
+      expect(result.requestDigest).toBe(digestOf([system, ...rest]));
 
       const other = await offloadLargeValues(
         { kind: 'llm', request: [{ ...system, content: 'Be verbose.' }, ...rest], response: null },
@@ -154,7 +156,6 @@ describe('offloadLargeValues', () => {
     const again = await offloadLargeValues(first.draft, store, THRESHOLD);
     expect(again.draft).toBe(first.draft);
     expect(store.puts).toEqual([]);
-    expect(again.requestDigest).toBe(first.requestDigest);
   });
 
   it("carries the other fields through and never modifies the caller's draft", async () => {
