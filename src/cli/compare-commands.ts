@@ -29,8 +29,9 @@ export function registerCompareCommands(program: Command): void {
       await withStore(options, async (store, config) => {
         const deadline = startDeadline(config.queryDeadlineMs);
         try {
-          const readA = loadDiffTape(store, '', a, { maxSpans: DEFAULT_MAX_DIFF_SPANS });
-          const readB = b === a ? readA : loadDiffTape(store, '', b, { maxSpans: DEFAULT_MAX_DIFF_SPANS });
+          const limits = { maxSpans: DEFAULT_MAX_DIFF_SPANS, deadline };
+          const readA = loadDiffTape(store, '', a, limits);
+          const readB = b === a ? readA : loadDiffTape(store, '', b, limits);
           const reads = Promise.all([readA, readB]);
           // Past the deadline race() throws before it attaches to `reads`, and the store then
           // closes under a read still running: that rejection must not crash the process.

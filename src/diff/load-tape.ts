@@ -2,8 +2,11 @@
  * @module diff/load-tape
  * A run's tape with the run-level facts the diff needs beyond its steps (first start and
  * last end over every span, wrappers included, and the store's outcome), for the route and
- * the CLI alike.
+ * the CLI alike. Every read spends the request's deadline: its signal goes to each query, so
+ * a read still running when the budget runs out (or the answer has been sent) is stopped in
+ * the database too, not only abandoned.
  */
+import type { Deadline } from '../deadline/deadline.js';
 import type { TapeDeps } from '../tapes/tape-service.js';
 import { readTape } from '../tapes/tape-service.js';
 import { getRun } from '../tapes/run-reader.js';
@@ -13,11 +16,13 @@ export async function loadDiffTape(
   deps: TapeDeps,
   tenant: string,
   run: string,
-  options: { maxSpans: number },
+  options: { maxSpans: number; deadline: Deadline },
 ): Promise<DiffTape | undefined> {
-  const tape = await readTape(deps, tenant, run, { maxSpans: options.maxSpans });
+  const { deadline } = options;
+  const tape = await readTape(deps, tenant, run, { maxSpans: options.maxSpans, signal: deadline.signal });
   if (!tape) return undefined;
-  const summary = await getRun(deps.db, tenant, run);
+  deadline.check('reading the runs');
+  const summary = await getRun(deps.db, tenant, run, { signal: deadline.signal });
   return {
     ...tape,
     first_start_ns: summary?.first_start_ns ?? null,

@@ -6,14 +6,30 @@
  * Conventions both adapters guarantee, so callers never branch on the adapter:
  * - int8 columns come back as bigint (nanosecond times must stay exact);
  * - json/jsonb come back parsed; bytea comes back as a Uint8Array (a Buffer under pg);
- * - errors that a retry may cure are wrapped in DatabaseUnavailableError.
+ * - errors that a retry may cure are wrapped in DatabaseUnavailableError;
+ * - a query given a signal rejects with the signal's reason once it aborts, and its
+ *   statement does not keep the database busy after that (QueryOptions).
  */
 import type { CopyColumn } from './copy-binary.js';
 
 export type { CopyColumn, CopyType } from './copy-binary.js';
 
+/**
+ * A request's hold on one statement. When `signal` aborts (the request's deadline passed, or
+ * it was answered), the statement is stopped: PostgreSQL cancels it on the server; PGlite,
+ * which cannot interrupt a statement it has started, never starts one whose signal aborted
+ * while it waited its turn.
+ */
+export interface QueryOptions {
+  signal?: AbortSignal;
+}
+
 export interface Queryable {
-  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  query<Row = Record<string, unknown>>(
+    sql: string,
+    params?: readonly unknown[],
+    options?: QueryOptions,
+  ): Promise<Row[]>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
   /**

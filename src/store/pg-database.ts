@@ -12,6 +12,7 @@ import {
 } from './database.js';
 import { redact } from '../config.js';
 import { copyRowsWith, copyTuplesWith } from './pg-copy.js';
+import { createStatementCanceller, queryCancellable } from './pg-cancel.js';
 
 const INT8_OID = 20;
 const BYTEA_OID = 17;
@@ -53,6 +54,7 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
   // would kill the process. The failed query already reports it, so listen and move on.
   pool.on('connect', (client) => client.on('error', () => {}));
 
+  const canceller = createStatementCanceller(url, settings.applicationName ?? 'tapedeck');
   const where = redact(url);
   const translate = (error: unknown): unknown => {
     const code = (error as { code?: unknown }).code;
@@ -76,9 +78,39 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
     }
   };
 
+  // A pool connection for one statement; waiting for one stops when the signal aborts.
+  const checkout = (signal: AbortSignal): Promise<pg.PoolClient> =>
+    new Promise((resolve, reject) => {
+      const onAbort = (): void => reject(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      pool.connect().then(
+        (client) => {
+          signal.removeEventListener('abort', onAbort);
+          if (signal.aborted) client.release();
+          else resolve(client);
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(translate(error));
+        },
+      );
+    });
+  const runSignalled = async <Row>(sql: string, params: readonly unknown[] | undefined, signal: AbortSignal) => {
+    signal.throwIfAborted();
+    const client = await checkout(signal);
+    try {
+      return await queryCancellable<Row>(client, sql, params, signal, canceller, (cancelled) =>
+        client.release(cancelled ? new Error('statement cancelled') : undefined),
+      );
+    } catch (error) {
+      throw signal.aborted ? error : translate(error);
+    }
+  };
+
   return {
     kind: 'postgres',
-    query: (sql, params) => run(pool, sql, params),
+    query: (sql, params, options) =>
+      options?.signal ? runSignalled(sql, params, options.signal) : run(pool, sql, params),
     exec: async (sql) => {
       await run(pool, sql);
     },
@@ -89,8 +121,21 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
       } catch (error) {
         throw translate(error);
       }
+      // Set when a statement was cancelled: the connection is destroyed, not rolled back and
+      // reused, so the cancel cannot reach a later statement on it.
+      let cancelled = false;
       const tx: Queryable = {
-        query: (sql, params) => run(client, sql, params),
+        query: async (sql, params, options) => {
+          const signal = options?.signal;
+          if (!signal) return run(client, sql, params);
+          try {
+            return await queryCancellable(client, sql, params, signal, canceller, (c) => {
+              if (c) cancelled = true;
+            });
+          } catch (error) {
+            throw signal.aborted ? error : translate(error);
+          }
+        },
         exec: async (sql) => {
           await run(client, sql);
         },
@@ -113,13 +158,13 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
         await tx.query('BEGIN');
         const value = await fn(tx);
         await tx.query('COMMIT');
-        client.release();
+        client.release(cancelled ? new Error('statement cancelled') : undefined);
         return value;
       } catch (error) {
-        if (error instanceof DatabaseUnavailableError) {
+        if (error instanceof DatabaseUnavailableError || cancelled) {
           // The connection is lost or not answering (a ROLLBACK would queue behind the query
           // that timed out): destroy it; the server rolls back a transaction whose session ends.
-          client.release(error);
+          client.release(error instanceof Error ? error : true);
           throw error;
         }
         // A failed ROLLBACK means the connection is broken: destroy it rather than reuse it.

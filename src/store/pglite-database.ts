@@ -1,13 +1,15 @@
 /**
  * @module store/pglite-database
  * Database port over embedded PGlite (PostgreSQL compiled to WASM), the zero-setup default.
- * PGlite runs one query at a time; its own queue serialises callers, and `transaction`
- * holds that queue for the whole transaction.
+ * PGlite runs one query at a time and `transaction` holds it for the whole transaction; the
+ * callers take turns in statement-turns.ts, where a statement whose signal aborts while it
+ * waits leaves the line (one PGlite has started runs to its end).
  */
 import { mkdirSync } from 'node:fs';
 import { PGlite, types } from '@electric-sql/pglite';
 import type { Database } from './database.js';
 import { lockDataDir } from './data-dir-lock.js';
+import { StatementTurns } from './statement-turns.js';
 
 /** dataDir: a directory for a persistent database, or undefined for an in-memory one (tests). */
 export async function createPgliteDatabase(dataDir?: string): Promise<Database> {
@@ -31,23 +33,29 @@ export async function createPgliteDatabase(dataDir?: string): Promise<Database> 
     const result = await runner.query<Row>(sql, params as unknown[] | undefined);
     return result.rows;
   };
+  const turns = new StatementTurns();
   return {
     kind: 'pglite',
-    query: (sql, params) => query(db, sql, params),
+    query: (sql, params, options) => turns.run(() => query(db, sql, params), options?.signal),
     exec: async (sql) => {
-      await db.exec(sql);
+      await turns.run(() => db.exec(sql));
     },
     transaction: (fn) =>
-      db.transaction((tx) =>
-        fn({
-          query: (sql, params) => query(tx, sql, params),
-          exec: async (sql) => {
-            await tx.exec(sql);
-          },
-        }),
+      turns.run(() =>
+        db.transaction((tx) =>
+          fn({
+            query: (sql, params, options) => {
+              options?.signal?.throwIfAborted();
+              return query(tx, sql, params);
+            },
+            exec: async (sql) => {
+              await tx.exec(sql);
+            },
+          }),
+        ),
       ),
     async ping() {
-      await db.query('SELECT 1');
+      await turns.run(() => db.query('SELECT 1'));
     },
     async close() {
       try {

@@ -81,10 +81,16 @@ export async function listRuns(
   };
 }
 
-export async function getRun(db: Queryable, tenant: string, run: string): Promise<RunSummary | undefined> {
+export async function getRun(
+  db: Queryable,
+  tenant: string,
+  run: string,
+  options: { signal?: AbortSignal } = {},
+): Promise<RunSummary | undefined> {
   const rows = await db.query<Record<string, unknown>>(
     `SELECT ${runColumns} FROM tapedeck.runs WHERE tenant_key = $1 AND run = $2`,
     [tenant, run],
+    { signal: options.signal },
   );
   return rows[0] ? toSummary(rows[0]) : undefined;
 }

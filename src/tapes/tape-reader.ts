@@ -53,6 +53,7 @@ export async function readRunsRows(
       WHERE position <= $3
       ORDER BY run, start_ns, span_id`,
     [tenant, runs, options.maxSpans + 1],
+    { signal: options.signal },
   );
   options.signal?.throwIfAborted();
   for (const r of spanRows) {
@@ -88,6 +89,7 @@ export async function readRunsRows(
       WHERE st.tenant = $1 AND s.run_id = ANY($2::text[])
       ORDER BY s.run_id, s.start_ns, st.span_id`,
     [tenant, [...byRun.keys()]],
+    { signal: options.signal },
   );
   options.signal?.throwIfAborted();
   for (const r of stepRows) {
