@@ -32,6 +32,8 @@ import { createPgDatabase } from '../dist/src/store/pg-database.js';
 import { migrate } from '../dist/src/store/migrate.js';
 import { createMemoryPayloadStore } from '../dist/src/payloads/memory-payload-store.js';
 import { readTape } from '../dist/src/tapes/tape-service.js';
+import { createApp } from '../dist/src/api/app.js';
+import { silentLogger } from '../dist/src/logger.js';
 import { createRecallRoutes } from '../dist/src/recall/routes.js';
 import { candidateStepBound, countMatches, newestMatches, queryWords } from '../dist/src/recall/query.js';
 import { queryTerms } from '../dist/src/recall/tokenize.js';
@@ -196,10 +198,12 @@ try {
   );
   console.log(`GIN index size: ${size}`);
 
-  const app = createRecallRoutes(
+  const recallRoutes = createRecallRoutes(
     { db, payloads: createMemoryPayloadStore(), readTape, pricing: null },
     { queryDeadlineMs: 60_000, nowNs: () => T0 + BigInt(RUNS + 100) * 60_000_000_000n },
   );
+  // Mounted in the application, whose error handler answers the refused queries.
+  const app = createApp({ routes: [recallRoutes], ready: async () => ({ ok: true }), logger: silentLogger() });
   const cases = [
     ['rare word (w20000, ~130 spans)', 'w20000'],
     ['topic word (topic42, ~95 spans)', 'topic42'],

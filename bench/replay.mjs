@@ -8,6 +8,8 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
+import { createErrorHandler } from '../dist/src/http/error-response.js';
+import { silentLogger } from '../dist/src/logger.js';
 import { createReplayRoutes } from '../dist/src/replay/index.js';
 
 const CALLS = Number(process.argv[2] ?? 2000); // per throughput series; a latency series is a quarter of it
@@ -36,6 +38,7 @@ app.route(
     { shareMaxReplays: 1024, shareMaxBytes: 1024 * 1024 * 1024, totalMaxBytes: 1024 * 1024 * 1024 },
   ),
 );
+app.onError(createErrorHandler(silentLogger()));
 const replayServer = await listen((port) => serve({ fetch: app.fetch, port, hostname: '127.0.0.1' }));
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 

@@ -75,7 +75,7 @@ export async function startTapedeck(
     const receiverDeps = { ingest: store.ingest, admission, logger };
     const app = createApp({
       logger,
-      routes: [createOtlpHttpRoutes(receiverDeps, config), ...createReadRoutes(store, config, logger)],
+      routes: [createOtlpHttpRoutes(receiverDeps, config), ...createReadRoutes(store, config)],
       async ready() {
         try {
           await store.db.ping();

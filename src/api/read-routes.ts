@@ -10,19 +10,19 @@ import type { Store } from '../store/open-store.js';
 import { readTape } from '../tapes/tape-service.js';
 import { InvalidCursorError, listRuns } from '../tapes/run-reader.js';
 import { withCosts } from '../tapes/run-costs.js';
-import { jsonResponse } from './app.js';
+import { jsonResponse } from '../http/json-response.js';
+import { parseBoolean, parseLimit } from '../http/query-params.js';
 import { createDiffRoutes } from '../diff/routes.js';
 import { loadDiffTape } from '../diff/load-tape.js';
 import { createRecallRoutes } from '../recall/routes.js';
 import { createRunRoutes } from './run-routes.js';
 import { createReplayRoutes, defaultReplaySettings } from '../replay/index.js';
-import type { Logger } from '../logger.js';
 import { PayloadIntegrityError } from '../payloads/payload-store.js';
 
 const MAX_RUNS_PAGE = 1000;
 const DEFAULT_RUNS_PAGE = 50;
 
-export function createReadRoutes(store: Store, config: Config, logger: Logger): Hono[] {
+export function createReadRoutes(store: Store, config: Config): Hono[] {
   const app = new Hono();
   const tenant = '';
 
@@ -30,17 +30,21 @@ export function createReadRoutes(store: Store, config: Config, logger: Logger): 
     const run = c.req.param('run');
     const resolve = parseBoolean(c.req.query('resolve'), 'resolve');
     const tape = await readTape(store, tenant, run, { resolve, maxResolveBytes: config.tapeMaxBytes });
-    if (!tape) throw new ApiError(404, 'not_found', `no run ${JSON.stringify(run)}`);
+    if (!tape) throw new ApiError('not_found', `no run ${JSON.stringify(run)}`);
     return jsonResponse(tape);
   });
 
   app.get('/v1/runs', async (c) => {
-    const limit = parseLimit(c.req.query('limit'));
+    const limit = parseLimit(c.req.query('limit'), 'limit', {
+      fallback: DEFAULT_RUNS_PAGE,
+      min: 1,
+      max: MAX_RUNS_PAGE,
+    });
     try {
       const page = await listRuns(store.db, tenant, { limit, cursor: c.req.query('cursor') || undefined });
       return jsonResponse({ ...page, runs: await withCosts(store.db, tenant, page.runs, store.pricing) });
     } catch (error) {
-      if (error instanceof InvalidCursorError) throw new ApiError(400, 'bad_input', error.message);
+      if (error instanceof InvalidCursorError) throw new ApiError('bad_input', error.message);
       throw error;
     }
   });
@@ -61,7 +65,6 @@ export function createReadRoutes(store: Store, config: Config, logger: Logger): 
           if (error instanceof PayloadIntegrityError) return undefined;
           throw error;
         }),
-      onInternalError: (error) => logger.error({ err: error }, 'replay request failed'),
     },
     { ...defaultReplaySettings, tapeMaxBytes: config.tapeMaxBytes },
   );
@@ -74,22 +77,4 @@ export function createReadRoutes(store: Store, config: Config, logger: Logger): 
   );
 
   return [app, createRunRoutes(store, config), diff, recall, mounted];
-}
-
-function parseBoolean(value: string | undefined, name: string): boolean {
-  if (value === undefined || value === '' || value === 'false' || value === '0') return false;
-  if (value === 'true' || value === '1') return true;
-  throw new ApiError(400, 'bad_input', `${name} must be true or false, got ${JSON.stringify(value)}`);
-}
-
-function parseLimit(value: string | undefined): number {
-  if (value === undefined || value === '') return DEFAULT_RUNS_PAGE;
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > MAX_RUNS_PAGE) {
-    throw new ApiError(
-      400,
-      'bad_input',
-      `limit must be a whole number from 1 to ${MAX_RUNS_PAGE}, got ${JSON.stringify(value)}`,
-    );
-  }
-  return Number(value);
 }

@@ -17,71 +17,50 @@
  */
 import { Hono } from 'hono';
 import type { Config } from '../config.js';
-import { Deadline } from '../deadline/deadline.js';
 import { ApiError } from '../errors.js';
 import type { Store } from '../store/open-store.js';
 import { chatDatasetLines, emptySummary, summarizeChatDataset, type DatasetFilter } from '../runs/dataset.js';
 import { datasetFilterOf, DatasetFilterError } from '../runs/dataset-filter.js';
 import { reconstructStoredRun } from '../runs/run-service.js';
 import { buildRunTree, DEFAULT_TREE_LIMITS, TREE_LIMIT_CEILINGS, type TreeLimits } from '../runs/tree.js';
-import { jsonResponse } from './app.js';
+import { deadlineOf, requestDeadline } from '../http/deadline-middleware.js';
+import { jsonResponse } from '../http/json-response.js';
+import { parseBoolean, parseLimit } from '../http/query-params.js';
 
 const tenant = '';
 
 export function createRunRoutes(store: Store, config: Config): Hono {
   const app = new Hono();
+  const withDeadline = requestDeadline(config.queryDeadlineMs);
 
-  app.get('/v1/runs/:run/reconstruct', async (c) => {
+  app.get('/v1/runs/:run/reconstruct', withDeadline, async (c) => {
     const run = c.req.param('run');
-    const deadline = new Deadline(config.queryDeadlineMs, { signal: c.req.raw.signal });
-    try {
-      const rec = await deadline.race(
-        reconstructStoredRun(store, tenant, run, { maxResolveBytes: config.tapeMaxBytes, signal: deadline.signal }),
-        'reconstructing the run',
-      );
-      if (!rec) throw new ApiError(404, 'not_found', `no run ${JSON.stringify(run)}`);
-      return jsonResponse(rec);
-    } finally {
-      deadline.release();
-    }
+    const deadline = deadlineOf(c);
+    const rec = await deadline.race(
+      reconstructStoredRun(store, tenant, run, { maxResolveBytes: config.tapeMaxBytes, signal: deadline.signal }),
+      'reconstructing the run',
+    );
+    if (!rec) throw new ApiError('not_found', `no run ${JSON.stringify(run)}`);
+    return jsonResponse(rec);
   });
 
-  app.get('/v1/runs/:run/tree', async (c) => {
+  app.get('/v1/runs/:run/tree', withDeadline, async (c) => {
     const run = c.req.param('run');
+    const limit = (name: string, fallback: number, min: number, max: number) =>
+      parseLimit(c.req.query(name), name, { fallback, min, max });
     const limits: TreeLimits = {
-      maxDepth: parseLimit(
-        c.req.query('max_depth'),
-        'max_depth',
-        DEFAULT_TREE_LIMITS.maxDepth,
-        TREE_LIMIT_CEILINGS.maxDepth,
-        0,
-      ),
-      maxChildren: parseLimit(
-        c.req.query('max_children'),
-        'max_children',
-        DEFAULT_TREE_LIMITS.maxChildren,
-        TREE_LIMIT_CEILINGS.maxChildren,
-        1,
-      ),
-      maxRuns: parseLimit(
-        c.req.query('max_runs'),
-        'max_runs',
-        DEFAULT_TREE_LIMITS.maxRuns,
-        TREE_LIMIT_CEILINGS.maxRuns,
-        1,
-      ),
+      maxDepth: limit('max_depth', DEFAULT_TREE_LIMITS.maxDepth, 0, TREE_LIMIT_CEILINGS.maxDepth),
+      maxChildren: limit('max_children', DEFAULT_TREE_LIMITS.maxChildren, 1, TREE_LIMIT_CEILINGS.maxChildren),
+      maxRuns: limit('max_runs', DEFAULT_TREE_LIMITS.maxRuns, 1, TREE_LIMIT_CEILINGS.maxRuns),
     };
-    const deadline = new Deadline(config.queryDeadlineMs, { signal: c.req.raw.signal });
-    try {
-      const tree = await buildRunTree(store, tenant, run, { limits, maxResolveBytes: config.tapeMaxBytes, deadline });
-      if (!tree) throw new ApiError(404, 'not_found', `no run ${JSON.stringify(run)}`);
-      return jsonResponse(tree);
-    } finally {
-      deadline.release();
-    }
+    const deadline = deadlineOf(c);
+    const tree = await buildRunTree(store, tenant, run, { limits, maxResolveBytes: config.tapeMaxBytes, deadline });
+    if (!tree) throw new ApiError('not_found', `no run ${JSON.stringify(run)}`);
+    return jsonResponse(tree);
   });
 
-  app.get('/v1/datasets/chat.jsonl', async (c) => {
+  // The JSONL export is not cut by the budget; only its summary spends it.
+  app.get('/v1/datasets/chat.jsonl', withDeadline, async (c) => {
     const filter = parseDatasetFilter({
       since: c.req.query('since'),
       until: c.req.query('until'),
@@ -89,19 +68,12 @@ export function createRunRoutes(store: Store, config: Config): Hono {
     });
     const summaryOnly = parseBoolean(c.req.query('summary'), 'summary');
     if (summaryOnly) {
-      const deadline = new Deadline(config.queryDeadlineMs, { signal: c.req.raw.signal });
-      try {
-        const summary = await deadline.race(
-          summarizeChatDataset(store, tenant, filter, {
-            maxResolveBytes: config.tapeMaxBytes,
-            signal: deadline.signal,
-          }),
-          'counting the dataset',
-        );
-        return jsonResponse(summary);
-      } finally {
-        deadline.release();
-      }
+      const deadline = deadlineOf(c);
+      const summary = await deadline.race(
+        summarizeChatDataset(store, tenant, filter, { maxResolveBytes: config.tapeMaxBytes, signal: deadline.signal }),
+        'counting the dataset',
+      );
+      return jsonResponse(summary);
     }
     const lines = chatDatasetLines(store, tenant, filter, emptySummary(), {
       maxResolveBytes: config.tapeMaxBytes,
@@ -137,25 +109,7 @@ function parseDatasetFilter(raw: { since?: string; until?: string; outcome?: str
   try {
     return datasetFilterOf(raw);
   } catch (error) {
-    if (error instanceof DatasetFilterError) throw new ApiError(400, 'bad_input', error.message);
+    if (error instanceof DatasetFilterError) throw new ApiError('bad_input', error.message);
     throw error;
   }
-}
-
-function parseBoolean(value: string | undefined, name: string): boolean {
-  if (value === undefined || value === '' || value === 'false' || value === '0') return false;
-  if (value === 'true' || value === '1') return true;
-  throw new ApiError(400, 'bad_input', `${name} must be true or false, got ${JSON.stringify(value)}`);
-}
-
-function parseLimit(value: string | undefined, name: string, fallback: number, ceiling: number, floor: number): number {
-  if (value === undefined || value === '') return fallback;
-  if (!/^\d+$/.test(value) || Number(value) < floor || Number(value) > ceiling) {
-    throw new ApiError(
-      400,
-      'bad_input',
-      `${name} must be a whole number from ${floor} to ${ceiling}, got ${JSON.stringify(value)}`,
-    );
-  }
-  return Number(value);
 }

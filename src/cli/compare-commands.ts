@@ -14,7 +14,7 @@ import { addConfigOptions } from './flags.js';
 import { formatDiff, formatRecall } from './format-compare.js';
 import { ApiError } from '../errors.js';
 import { recall } from '../recall/recall.js';
-import { parseTerms } from '../recall/routes.js';
+import { parseTerms } from '../recall/query-terms.js';
 import { DEFAULT_RECALL_BOUNDS, type OutcomeFilter } from '../recall/types.js';
 import { readTape } from '../tapes/tape-service.js';
 

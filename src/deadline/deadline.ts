@@ -6,9 +6,9 @@
  * database reads (through `signal`, which aborts when the budget runs out or the answer has
  * been sent), and pure computation (alignment, classification, explanation), which calls
  * `check()` as it goes — directly in coarse loops, through `checkEvery(n)` in tight ones.
- * When the budget is spent, `check()` throws `DeadlineExceeded`, an `ApiError` that renders
- * as HTTP 400 `{"error": {"type": "deadline_exceeded", ...}}`: retrying the same request
- * against the same data will not make it cheaper, so it is not a retryable error.
+ * When the budget is spent, `check()` throws `DeadlineExceeded`, an `ApiError` of type
+ * `deadline_exceeded` (HTTP 400, errors.ts): retrying the same request against the same data
+ * will not make it cheaper, so it is not a retryable error.
  *
  * "No work continues after the answer": the handler calls `release()` once it has answered
  * (in a `finally`), which aborts `signal` and makes every later `check()` throw, so a query
@@ -35,7 +35,6 @@ export class DeadlineExceeded extends ApiError {
     readonly afterAnswer = false,
   ) {
     super(
-      400,
       DEADLINE_ERROR_TYPE,
       afterAnswer
         ? `the request was already answered; work${stage ? ` (${stage})` : ''} stopped`

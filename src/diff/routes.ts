@@ -1,20 +1,21 @@
 /**
  * @module diff/routes
- * `GET /v1/diff?a=<run>&b=<run>` (docs/api.md).
+ * `GET /v1/diff?a=<run>&b=<run>`: compares two runs (docs/api.md).
  *
  * - 400 `bad_input` when a or b is missing, empty or longer than 1,024 characters.
  * - 404 `not_found` when either run does not exist for the caller's tenant (a run of another
  *   tenant is indistinguishable from one that does not exist).
- * - 400 `deadline_exceeded` when reading both runs and diffing them does not fit in one
- *   `--query-deadline-ms` budget. The budget starts when the handler does; the reads are raced
- *   against it (answered on time even if a read ignores its signal), and when the handler
- *   returns — whatever it returned — the deadline is released, which aborts any read still in
- *   flight and stops any loop still holding it.
+ * - 400 `deadline_exceeded` when reading both runs and diffing them does not fit in the
+ *   request's `--query-deadline-ms` budget (http/deadline-middleware.ts). The reads are raced
+ *   against it, so the answer is on time even if a read ignores its signal; once the handler
+ *   returns, the released deadline aborts any read still in flight.
  * - 200 with the RunDiff, keys sorted (renderJson), nanoseconds as exact integers.
  */
 import { Hono, type Context } from 'hono';
 import { renderJson } from '../json/canonical.js';
-import { Deadline, DeadlineExceeded } from '../deadline/deadline.js';
+import type { Deadline } from '../deadline/deadline.js';
+import { ApiError } from '../errors.js';
+import { deadlineOf, requestDeadline } from '../http/deadline-middleware.js';
 import type { PricingTable } from '../pricing/pricing-table.js';
 import { diffRuns } from './diff-runs.js';
 import { DEFAULT_MAX_DIFF_SPANS, DEFAULT_MAX_DIFF_STEPS, type DiffTape } from './types.js';
@@ -52,17 +53,15 @@ export function createDiffRoutes(deps: DiffDeps, settings: DiffRouteSettings): H
   const maxSteps = settings.maxSteps ?? DEFAULT_MAX_DIFF_STEPS;
   const nowNs = settings.nowNs ?? (() => BigInt(Date.now()) * 1_000_000n);
 
-  app.get('/v1/diff', async (c) => {
+  app.get('/v1/diff', requestDeadline(settings.queryDeadlineMs), async (c) => {
     const runs = { a: c.req.query('a'), b: c.req.query('b') };
     for (const side of ['a', 'b'] as const) {
       const run = runs[side];
       if (run === undefined || run === '') {
-        return fail(c, 400, 'bad_input', `missing run ${side}: GET /v1/diff?a=<run>&b=<run> compares run a with run b`);
+        throw new ApiError('bad_input', `missing run ${side}: GET /v1/diff?a=<run>&b=<run> compares run a with run b`);
       }
       if (run.length > MAX_RUN_ID_CHARS) {
-        return fail(
-          c,
-          400,
+        throw new ApiError(
           'bad_input',
           `run ${side} is ${run.length} characters long; a run id has at most ${MAX_RUN_ID_CHARS}`,
         );
@@ -71,27 +70,14 @@ export function createDiffRoutes(deps: DiffDeps, settings: DiffRouteSettings): H
     const a = runs.a as string;
     const b = runs.b as string;
     const tenant = settings.tenantOf ? settings.tenantOf(c) : null;
-    const deadline = new Deadline(settings.queryDeadlineMs, { signal: c.req.raw.signal });
-    try {
-      const readA = deps.loadTape(a, tenant, { maxSpans, deadline });
-      const readB = b === a ? readA : deps.loadTape(b, tenant, { maxSpans, deadline });
-      const [tapeA, tapeB] = await deadline.race(Promise.all([readA, readB]), 'reading the runs');
-      if (tapeA === undefined) return fail(c, 404, 'not_found', `run a (${JSON.stringify(a)}) was not found`);
-      if (tapeB === undefined) return fail(c, 404, 'not_found', `run b (${JSON.stringify(b)}) was not found`);
-      const diff = diffRuns(tapeA, tapeB, { deadline, pricing: settings.pricing, nowNs: nowNs(), maxSteps });
-      return c.body(renderJson(diff), 200, { 'content-type': 'application/json; charset=utf-8' });
-    } catch (error) {
-      if (error instanceof DeadlineExceeded) return fail(c, 400, error.type, error.message);
-      throw error;
-    } finally {
-      deadline.release();
-    }
+    const deadline = deadlineOf(c);
+    const readA = deps.loadTape(a, tenant, { maxSpans, deadline });
+    const readB = b === a ? readA : deps.loadTape(b, tenant, { maxSpans, deadline });
+    const [tapeA, tapeB] = await deadline.race(Promise.all([readA, readB]), 'reading the runs');
+    if (tapeA === undefined) throw new ApiError('not_found', `run a (${JSON.stringify(a)}) was not found`);
+    if (tapeB === undefined) throw new ApiError('not_found', `run b (${JSON.stringify(b)}) was not found`);
+    const diff = diffRuns(tapeA, tapeB, { deadline, pricing: settings.pricing, nowNs: nowNs(), maxSteps });
+    return c.body(renderJson(diff), 200, { 'content-type': 'application/json; charset=utf-8' });
   });
   return app;
-}
-
-function fail(c: Context, status: 400 | 404, type: string, message: string): Response {
-  return c.body(renderJson({ error: { type, message } }), status, {
-    'content-type': 'application/json; charset=utf-8',
-  });
 }

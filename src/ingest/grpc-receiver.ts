@@ -8,10 +8,10 @@ import * as grpc from '@grpc/grpc-js';
 import { decodeLogsRequest, decodeTraceRequest } from '../otlp/decode.js';
 import { LOGS_EXPORT_PATH, TRACE_EXPORT_PATH } from '../otlp/proto.js';
 import { encodeExportResponse, partialSuccessFor, type OtlpSignal } from '../otlp/response.js';
+import { classifyError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Admission } from './admission.js';
 import { type IngestDeps, ingestLogs, ingestSpans } from './ingest.js';
-import { classifyError } from './status.js';
 
 export interface GrpcReceiverDeps {
   ingest: IngestDeps;
@@ -65,10 +65,10 @@ function handler(signal: OtlpSignal, deps: GrpcReceiverDeps): grpc.handleUnaryCa
         (response) => callback(null, Buffer.from(response)),
         (error: unknown) => {
           const c = classifyError(error);
-          if (c.kind === 'internal') deps.logger.error({ err: error, signal }, 'OTLP/gRPC export failed');
+          if (c.type === 'internal') deps.logger.error({ err: error, signal }, 'OTLP/gRPC export failed');
           const metadata = new grpc.Metadata();
-          if (c.status.retryable) metadata.set('retry-after', String(c.retryAfterSeconds ?? 1));
-          callback({ code: c.status.grpc, details: c.message, metadata });
+          if (c.retryAfterSeconds !== undefined) metadata.set('retry-after', String(c.retryAfterSeconds));
+          callback({ code: c.spec.grpc, details: c.message, metadata });
         },
       );
   };

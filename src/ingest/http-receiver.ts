@@ -8,12 +8,11 @@
 import { Hono, type Context } from 'hono';
 import { decodeLogsRequest, decodeTraceRequest, type OtlpEncoding } from '../otlp/decode.js';
 import { encodeExportResponse, encodeStatus, partialSuccessFor, type OtlpSignal } from '../otlp/response.js';
-import { IngestError } from '../errors.js';
+import { classifyError, errorHeaders, IngestError } from '../errors.js';
 import type { Admission } from './admission.js';
 import { decodeContentEncoding, readBoundedBody } from './body.js';
 import { untouchedIncoming } from '../api/node-incoming.js';
 import { type IngestDeps, type IngestMeta, ingestLogs, ingestSpans } from './ingest.js';
-import { classifyError } from './status.js';
 import type { Logger } from '../logger.js';
 
 export interface HttpReceiverDeps {
@@ -73,8 +72,7 @@ async function handleExport(
       return new Response(payload, { status: 200, headers: { 'content-type': contentTypeOf(encoding) } });
     }, announced);
   } catch (error) {
-    const classified = classifyError(error);
-    if (classified.kind === 'internal') deps.logger.error({ err: error, signal }, 'OTLP/HTTP export failed');
+    if (classifyError(error).type === 'internal') deps.logger.error({ err: error, signal }, 'OTLP/HTTP export failed');
     return errorResponse(error, encoding);
   }
 }
@@ -94,9 +92,8 @@ async function readBody(
 
 function errorResponse(error: unknown, encoding: OtlpEncoding): Response {
   const c = classifyError(error);
-  const headers: Record<string, string> = { 'content-type': contentTypeOf(encoding) };
-  if (c.status.retryable) headers['retry-after'] = String(c.retryAfterSeconds ?? 1);
-  return new Response(encodeStatus(encoding, c.status.grpc, c.message), { status: c.status.http, headers });
+  const headers = { ...errorHeaders(c), 'content-type': contentTypeOf(encoding) };
+  return new Response(encodeStatus(encoding, c.spec.grpc, c.message), { status: c.spec.http, headers });
 }
 
 const contentTypeOf = (encoding: OtlpEncoding) => (encoding === 'json' ? 'application/json' : 'application/x-protobuf');

@@ -124,7 +124,6 @@ function tooBroad(terms: readonly Term[], max: number): ApiError {
   const words = terms.map((t) => JSON.stringify(t.text)).join(', ');
   const subject = terms.length === 1 ? `the word ${words} appears` : `the words ${words} appear together`;
   return new ApiError(
-    400,
     QUERY_TOO_BROAD,
     `${subject} in more than ${max.toLocaleString('en-US')} spans: recall ranks every match to find the newest, ` +
       'so it refuses a query this broad. Add a word to narrow it.',

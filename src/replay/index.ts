@@ -12,7 +12,7 @@ export {
   type ReplaySettings,
   type UnreadableReason,
 } from './settings.js';
-export type { ReplayErrorType, RefusalReason } from './errors.js';
+export type { RefusalReason } from './errors.js';
 export { readAnthropicRequest, readOpenAiRequest, type AgentRequest } from './request-shapes.js';
 export { normalizeMessages } from './canonical-messages.js';
 export { explainDifference, type Difference } from './explain.js';

@@ -1,6 +1,6 @@
 /**
  * @module replay/read-body
- * Reads a request body as text, refusing it (413 request_too_large) past the bound without
+ * Reads a request body as text, refusing it (413 too_large) past the bound without
  * holding more than the bound. Under @hono/node-server the body is read from the Node request
  * itself when nothing upstream has touched it (api/node-incoming.ts): asking the lightweight
  * request for its web body builds a whole fetch Request first, which costs more than the rest
@@ -8,10 +8,10 @@
  */
 import type { Context } from 'hono';
 import { untouchedIncoming } from '../api/node-incoming.js';
-import { ReplayError } from './errors.js';
+import { ApiError } from '../errors.js';
 
-function tooLarge(maxBytes: number): ReplayError {
-  return new ReplayError(413, 'request_too_large', `the request body is larger than ${maxBytes} bytes`);
+function tooLarge(maxBytes: number): ApiError {
+  return new ApiError('too_large', `the request body is larger than ${maxBytes} bytes`);
 }
 
 export async function readBodyText(c: Context, maxBytes: number): Promise<string> {

@@ -11,7 +11,8 @@
  * whole share can never be held: 409, as soon as building passes the share. A live replay is
  * never evicted to make room; expired ones are forgotten lazily.
  */
-import { ReplayError, refusal } from './errors.js';
+import { ApiError } from '../errors.js';
+import { refusal } from './errors.js';
 import type { ReplaySettings } from './settings.js';
 
 /** What the registry needs to know about a held replay. */
@@ -203,14 +204,11 @@ export class ReplayRegistry<R extends Held> {
     return Math.max(1, seconds);
   }
 
-  private busy(message: string, retryAfterSeconds: number): ReplayError {
-    return new ReplayError(
-      429,
-      'too_many_replays',
-      `${message}; try again in ${retryAfterSeconds} s, when replays expire`,
-      { retry_after_seconds: retryAfterSeconds },
-      { 'retry-after': String(retryAfterSeconds) },
-    );
+  private busy(message: string, retryAfterSeconds: number): ApiError {
+    return new ApiError('too_many_replays', `${message}; try again in ${retryAfterSeconds} s, when replays expire`, {
+      retryAfterSeconds,
+      extra: { retry_after_seconds: retryAfterSeconds },
+    });
   }
 }
 

@@ -7,7 +7,7 @@
  */
 import type { Message } from '../normalize/step.js';
 import { isObject, requestBodyMessages } from './canonical-messages.js';
-import { ReplayError } from './errors.js';
+import { ApiError } from '../errors.js';
 
 export type Wire = 'openai' | 'anthropic';
 
@@ -29,8 +29,8 @@ export function usableName(v: unknown): string | null {
   return Buffer.byteLength(v) > MAX_NAME_BYTES ? null : v;
 }
 
-function invalid(message: string): ReplayError {
-  return new ReplayError(400, 'invalid_request', message);
+function invalid(message: string): ApiError {
+  return new ApiError('bad_input', message);
 }
 
 /** The body's messages by the normalizer's provider reader (Anthropic `system` first); refuses a non-message. */

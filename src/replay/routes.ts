@@ -12,7 +12,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Hono, type Context } from 'hono';
-import { errorResponse, jsonResponse, ReplayError } from './errors.js';
+import { ApiError } from '../errors.js';
+import { jsonResponse } from '../http/json-response.js';
 import { readBodyText } from './read-body.js';
 import { ReplayRegistry } from './registry.js';
 import { Replay } from './replay.js';
@@ -37,20 +38,12 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
   const ctx: CallContext = { deps, settings: s, now };
   const app = new Hono();
 
+  // A call's time runs from when its request line and headers were read. Errors thrown
+  // here are rendered by the application's onError (http/error-response.ts).
   const handle =
     (fn: (c: Context, receivedNs: bigint) => Promise<Response>) =>
-    async (c: Context): Promise<Response> => {
-      const receivedNs = now(); // a call's time runs from when its request line and headers were read
-      try {
-        return await fn(c, receivedNs);
-      } catch (err) {
-        if (err instanceof ReplayError) return errorResponse(err);
-        deps.onInternalError?.(err);
-        return errorResponse(
-          new ReplayError(500, 'internal', 'the replay could not answer this call because of an internal error'),
-        );
-      }
-    };
+    (c: Context): Promise<Response> =>
+      fn(c, now());
 
   async function principalOf(c: Context): Promise<Principal> {
     const auth = c.req.header('authorization');
@@ -59,8 +52,7 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
     if (!deps.authenticate) return OPERATOR;
     const principal = await deps.authenticate(credential, c.req.raw);
     if (!principal)
-      throw new ReplayError(
-        401,
+      throw new ApiError(
         'unauthorized',
         'a valid credential is required (Authorization: Bearer <token> or x-api-key: <token>)',
       );
@@ -73,11 +65,7 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
     const id = c.req.param('id') ?? '';
     const replay = registry.get(id);
     if (!replay || (principal.bound && replay.tenant !== principal.tenant)) {
-      throw new ReplayError(
-        404,
-        'not_found',
-        `no live replay ${JSON.stringify(id)} (replays live one hour, in memory)`,
-      );
+      throw new ApiError('not_found', `no live replay ${JSON.stringify(id)} (replays live one hour, in memory)`);
     }
     return replay;
   }
@@ -89,16 +77,16 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
       const body = await readJsonBody(c, s.maxRequestBytes, false);
       const run = body.run;
       if (typeof run !== 'string' || run === '')
-        throw new ReplayError(400, 'invalid_request', 'the body must name a run: {"run": "<run id>"}');
+        throw new ApiError('bad_input', 'the body must name a run: {"run": "<run id>"}');
       const mode = body.mode ?? 'strict';
       if (mode !== 'strict' && mode !== 'loose')
-        throw new ReplayError(400, 'invalid_request', `mode must be "strict" or "loose", not ${JSON.stringify(mode)}`);
+        throw new ApiError('bad_input', `mode must be "strict" or "loose", not ${JSON.stringify(mode)}`);
       const shareKey = principal.bound ? `tenant:${principal.tenant ?? ''}` : 'operator';
       const reservation = registry.reserve(shareKey, principal.bound);
       try {
         const readTenant = principal.bound ? principal.tenant : null;
         const tape = await deps.loadTape(run, readTenant);
-        if (!tape) throw new ReplayError(404, 'not_found', `no run ${JSON.stringify(run)}`);
+        if (!tape) throw new ApiError('not_found', `no run ${JSON.stringify(run)}`);
         const snapshot = await buildSnapshot(tape, deps, { mode, settings: s, charge: (n) => reservation.charge(n) });
         const id = `rp_${randomBytes(16).toString('hex')}`;
         const createdNs = now();
@@ -113,16 +101,19 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
         });
         reservation.commit(replay);
         const base = `${(deps.baseUrl?.(c.req.raw) ?? new URL(c.req.url).origin).replace(/\/$/, '')}${s.mountPath}/${id}`;
-        return jsonResponse(201, {
-          id,
-          run: snapshot.run,
-          mode,
-          steps: snapshot.steps,
-          llm_steps: snapshot.llm.length,
-          expires_at_ns: replay.expiresNs,
-          unreadable_tool_steps: snapshot.unreadableToolSteps,
-          base_urls: { openai: `${base}/openai/v1`, anthropic: `${base}/anthropic` },
-        });
+        return jsonResponse(
+          {
+            id,
+            run: snapshot.run,
+            mode,
+            steps: snapshot.steps,
+            llm_steps: snapshot.llm.length,
+            expires_at_ns: replay.expiresNs,
+            unreadable_tool_steps: snapshot.unreadableToolSteps,
+            base_urls: { openai: `${base}/openai/v1`, anthropic: `${base}/anthropic` },
+          },
+          201,
+        );
       } finally {
         reservation.release(); // no-op once committed
       }
@@ -131,7 +122,7 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
 
   app.get(
     '/:id',
-    handle(async (c) => jsonResponse(200, (await replayOf(c)).status())),
+    handle(async (c) => jsonResponse((await replayOf(c)).status())),
   );
 
   app.post(
@@ -140,9 +131,8 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
       const replay = await replayOf(c);
       const body = await readJsonBody(c, s.maxRequestBytes, true);
       const tool = body.tool ?? null;
-      if (tool !== null && typeof tool !== 'string')
-        throw new ReplayError(400, 'invalid_request', '"tool" must be a tool name');
-      return jsonResponse(200, await serveNextTool(replay, tool, ctx));
+      if (tool !== null && typeof tool !== 'string') throw new ApiError('bad_input', '"tool" must be a tool name');
+      return jsonResponse(await serveNextTool(replay, tool, ctx));
     }),
   );
 
@@ -171,10 +161,9 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
   return app;
 }
 
-function unsupported(c: Context): ReplayError {
+function unsupported(c: Context): ApiError {
   const path = new URL(c.req.url).pathname;
-  return new ReplayError(
-    400,
+  return new ApiError(
     'unsupported_endpoint',
     `${c.req.method} ${path} is not replayed: a replay answers only POST …/openai/v1/chat/completions and POST …/anthropic/v1/messages (not the Responses API, embeddings or legacy completions)`,
   );
@@ -184,15 +173,15 @@ async function readJsonBody(c: Context, maxBytes: number, emptyAllowed: boolean)
   const text = await readBodyText(c, maxBytes);
   if (text.trim() === '') {
     if (emptyAllowed) return {};
-    throw new ReplayError(400, 'invalid_request', 'the request has no body; a JSON object was expected');
+    throw new ApiError('bad_input', 'the request has no body; a JSON object was expected');
   }
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    throw new ReplayError(400, 'invalid_request', 'malformed JSON in the request body');
+    throw new ApiError('bad_input', 'malformed JSON in the request body');
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw new ReplayError(400, 'invalid_request', 'the request body must be a JSON object');
+    throw new ApiError('bad_input', 'the request body must be a JSON object');
   return body as Record<string, unknown>;
 }

@@ -14,7 +14,7 @@
  */
 import type { JsonValue } from '../normalize/step.js';
 import { digestOf } from '../json/canonical.js';
-import { permanentConflict, ReplayError } from './errors.js';
+import { ApiError } from '../errors.js';
 import { type Difference, explainDifference } from './explain.js';
 import { PayloadReader } from './payload-refs.js';
 import { readRecordedPrompt } from './recorded-prompt.js';
@@ -31,8 +31,8 @@ export interface CallContext {
   now: () => bigint;
 }
 
-function expired(replay: Replay): ReplayError {
-  return new ReplayError(404, 'not_found', `replay ${replay.id} has expired`);
+function expired(replay: Replay): ApiError {
+  return new ApiError('not_found', `replay ${replay.id} has expired`);
 }
 
 export async function serveModelCall(
@@ -47,11 +47,10 @@ export async function serveModelCall(
     const llm = replay.snapshot.llm;
     if (replay.cursor >= llm.length) {
       replay.exhaustedCalls++;
-      throw new ReplayError(
-        410,
+      throw new ApiError(
         'replay_exhausted',
         `every one of the recording's ${llm.length} model steps has been served; this call has no recorded answer`,
-        { served: replay.served },
+        { extra: { served: replay.served } },
       );
     }
     const entry = llm[replay.cursor];
@@ -65,10 +64,10 @@ export async function serveModelCall(
         ...(difference ? { difference } : {}),
       };
       replay.diverged ??= { ...divergence, at_ns: receivedNs };
-      throw permanentConflict(
+      throw new ApiError(
         'replay_divergence',
         `this request's messages do not match recorded step ${entry.step}: the agent diverged from the recording, so replaying the recorded answer would answer a different question`,
-        divergence,
+        { extra: divergence },
       );
     }
     const input: RenderInput = {
@@ -88,10 +87,10 @@ export async function serveModelCall(
       rendered = req.wire === 'openai' ? renderOpenAi(input) : renderAnthropic(input);
     } catch (err) {
       if (!(err instanceof TooLarge)) throw err;
-      throw permanentConflict(
+      throw new ApiError(
         'response_too_large',
         `step ${entry.step}'s answer would render past ${err.limitBytes} bytes${req.stream ? ' as a stream (the same step unstreamed may fit)' : ''}; the step was not consumed`,
-        { step: entry.step, limit_bytes: err.limitBytes },
+        { extra: { step: entry.step, limit_bytes: err.limitBytes } },
       );
     }
     if (replay.expiredAt(ctx.now())) throw expired(replay);
@@ -132,18 +131,14 @@ export async function serveNextTool(
     const entry = replay.nextTool(tool);
     if (!entry) {
       const which = tool === null ? 'tool step' : `tool step for ${JSON.stringify(tool)}`;
-      throw new ReplayError(
-        410,
-        'tools_exhausted',
-        `no recorded ${which} is left to serve`,
-        tool === null ? {} : { tool },
-      );
+      throw new ApiError('tools_exhausted', `no recorded ${which} is left to serve`, {
+        extra: tool === null ? {} : { tool },
+      });
     }
     if (entry.unreadable !== null) {
       // not consumed: moving past it would hand the harness the next step's result as this one's
-      throw permanentConflict('tool_unreadable', `${entry.unreadable}; it is not served as a result`, {
-        step: entry.step,
-        tool: entry.tool,
+      throw new ApiError('tool_unreadable', `${entry.unreadable}; it is not served as a result`, {
+        extra: { step: entry.step, tool: entry.tool },
       });
     }
     replay.markToolServed(entry.step);

@@ -30,8 +30,6 @@ export interface ReplayDeps {
    * Absent: an open server, where any key or none is the operator view.
    */
   authenticate?(credential: string | null, req: Request): Promise<Principal | undefined>;
-  /** Told of an unexpected failure, which the caller only sees as a 500 `internal` error. */
-  onInternalError?(err: unknown): void;
 }
 
 export interface ReplaySettings {

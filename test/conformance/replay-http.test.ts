@@ -33,7 +33,7 @@ function send(
 }
 
 describe('request bodies on a real socket', () => {
-  it('answers 413 request_too_large for a declared length over the bound, and for a chunked body that grows past it', async () => {
+  it('answers 413 too_large for a declared length over the bound, and for a chunked body that grows past it', async () => {
     const { id } = await h.createReplay(weather.tape.run);
     const path = `/v1/replays/${id}/openai/v1/chat/completions`;
     const big = JSON.stringify({ ...weather.calls[0].request, padding: 'x'.repeat(8000) });
@@ -43,7 +43,7 @@ describe('request bodies on a real socket', () => {
     });
     expect(declared.status).toBe(413);
     expect(JSON.parse(declared.body)).toEqual({
-      error: { type: 'request_too_large', message: 'the request body is larger than 4096 bytes' },
+      error: { type: 'too_large', message: 'the request body is larger than 4096 bytes' },
     });
     const chunked = await send(path, [big.slice(0, 3000), big.slice(3000)], {
       'content-type': 'application/json',

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Deadline } from '../../../src/deadline/deadline.js';
+import { appWith } from '../../helpers/app.js';
 import { createDiffRoutes, type DiffDeps } from '../../../src/diff/routes.js';
 import type { Tape } from '../../../src/normalize/step.js';
 import { LATER_NS, callsOnlyLyon, callsOnlyWeather } from '../../fixtures/diff/weather-lyon.js';
@@ -19,8 +20,8 @@ function memoryDeps(
 
 const settings = { queryDeadlineMs: 5_000, pricing: null, nowNs: () => LATER_NS };
 
-async function get(app: ReturnType<typeof createDiffRoutes>, query: string) {
-  const res = await app.request(`/v1/diff${query}`);
+async function get(routes: ReturnType<typeof createDiffRoutes>, query: string) {
+  const res = await appWith(routes).request(`/v1/diff${query}`);
   return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
 }
 

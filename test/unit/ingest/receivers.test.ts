@@ -63,7 +63,7 @@ const cases = [
       grpc: grpc.status.INTERNAL,
       retryAfter: undefined,
       logged: 1,
-      message: 'internal error while storing the request; see the server log',
+      message: 'internal error; see the server log',
     },
   ],
 ] as const;

@@ -8,6 +8,7 @@ import { ingestSpans } from '../../../src/ingest/ingest.js';
 import { silentLogger } from '../../../src/logger.js';
 import { createMemoryPayloadStore } from '../../../src/payloads/memory-payload-store.js';
 import { parsePricingTable } from '../../../src/pricing/pricing-table.js';
+import { appWith } from '../../helpers/app.js';
 import { createRecallRoutes, type RecallRouteSettings } from '../../../src/recall/routes.js';
 import type { Attributes, SpanRecord } from '../../../src/spans/span-record.js';
 import { openStore, type Store } from '../../../src/store/open-store.js';
@@ -118,9 +119,11 @@ export async function openRecallFixture(kind: DatabaseKind, runs: readonly RunSp
   return {
     store,
     async get(query, settings = {}) {
-      const app = createRecallRoutes(
-        { db: store.db, payloads: store.payloads, readTape, pricing },
-        { queryDeadlineMs: 10_000, nowNs: () => NOW_NS, ...settings },
+      const app = appWith(
+        createRecallRoutes(
+          { db: store.db, payloads: store.payloads, readTape, pricing },
+          { queryDeadlineMs: 10_000, nowNs: () => NOW_NS, ...settings },
+        ),
       );
       const res = await app.request(`/v1/recall${query}`);
       return { status: res.status, body: JSON.parse(await res.text()) };

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryPayloadStore } from '../../../src/payloads/memory-payload-store.js';
 import type { RecallDeps } from '../../../src/recall/recall.js';
 import { createRecallRoutes } from '../../../src/recall/routes.js';
+import { appWith } from '../../helpers/app.js';
 import type { Database } from '../../../src/store/database.js';
 
 /** A database whose every query takes `ms` and ignores any signal. */
@@ -29,7 +30,7 @@ function deps(db: Database): RecallDeps {
 describe('GET /v1/recall (in memory)', () => {
   it('answers 400 deadline_exceeded on time when a read overruns, and starts nothing after answering', async () => {
     const log: string[] = [];
-    const app = createRecallRoutes(deps(slowDb(300, log)), { queryDeadlineMs: 30 });
+    const app = appWith(createRecallRoutes(deps(slowDb(300, log)), { queryDeadlineMs: 30 }));
     const started = performance.now();
     const res = await app.request('/v1/recall?q=weather');
     expect(performance.now() - started).toBeLessThan(250);
@@ -56,7 +57,9 @@ describe('GET /v1/recall (in memory)', () => {
 
   it('refuses more words than a query may hold', async () => {
     const q = Array.from({ length: 33 }, (_, i) => `w${i}`).join('+');
-    const res = await createRecallRoutes(deps(slowDb(0, [])), { queryDeadlineMs: 1000 }).request(`/v1/recall?q=${q}`);
+    const res = await appWith(createRecallRoutes(deps(slowDb(0, [])), { queryDeadlineMs: 1000 })).request(
+      `/v1/recall?q=${q}`,
+    );
     expect(res.status).toBe(400);
     expect(JSON.parse(await res.text()).error.message).toBe(
       'q holds 33 different words; a recall query has at most 32',

@@ -29,12 +29,12 @@ describe('model calls through a replay', () => {
     expect((await t.call('GET', `/v1/replays/${id}`)).body.served).toBe(0);
   });
 
-  it('answers 400 invalid_request for a body without messages', async () => {
+  it('answers 400 bad_input for a body without messages', async () => {
     const t = testApp();
     const { id } = (await t.create(weather.tape.run)).body;
     const r = await t.call('POST', `/v1/replays/${id}/anthropic/v1/messages`, { model: 'claude', prompt: 'hi' });
     expect(r.status).toBe(400);
-    expect(errorOf(r)).toEqual({ type: 'invalid_request', message: 'the anthropic request has no "messages" array' });
+    expect(errorOf(r)).toEqual({ type: 'bad_input', message: 'the anthropic request has no "messages" array' });
   });
 
   it('answers 404 not_found for an unknown replay and for one past its hour', async () => {
@@ -54,12 +54,12 @@ describe('model calls through a replay', () => {
     }
   });
 
-  it('answers 413 request_too_large for a body over the bound', async () => {
+  it('answers 413 too_large for a body over the bound', async () => {
     const t = testApp({ settings: { maxRequestBytes: 1024 } });
     const { id } = (await t.create(weather.tape.run)).body;
     const r = await t.ask(id, 0, { padding: 'x'.repeat(2000) });
     expect(r.status).toBe(413);
-    expect(errorOf(r)).toMatchObject({ type: 'request_too_large' });
+    expect(errorOf(r)).toMatchObject({ type: 'too_large' });
   });
 
   it('refuses a changed request 409 replay_divergence with both digests and the first difference, without consuming the step', async () => {
@@ -235,12 +235,12 @@ describe('POST /v1/replays/{id}/tools/next', () => {
     }
   });
 
-  it('answers 400 invalid_request when tool is not a name', async () => {
+  it('answers 400 bad_input when tool is not a name', async () => {
     const t = testApp();
     const { id } = (await t.create(weather.tape.run)).body;
     const r = await t.call('POST', `/v1/replays/${id}/tools/next`, { tool: 5 });
     expect(r.status).toBe(400);
-    expect(errorOf(r).type).toBe('invalid_request');
+    expect(errorOf(r).type).toBe('bad_input');
   });
 });
 

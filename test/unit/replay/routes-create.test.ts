@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Logger } from '../../../src/logger.js';
 import type { JsonValue } from '../../../src/normalize/step.js';
 import { cloneTape } from '../../fixtures/replay/harness.js';
 import { errorOf, testApp, weather } from './routes-helpers.js';
@@ -30,7 +31,7 @@ describe('POST /v1/replays', () => {
     expect(r.body.base_urls.openai).toBe(`https://tapedeck.example:8443/v1/replays/${r.body.id}/openai/v1`);
   });
 
-  it('answers 400 invalid_request for a body without a run, an unknown mode, or malformed JSON', async () => {
+  it('answers 400 bad_input for a body without a run, an unknown mode, or malformed JSON', async () => {
     const t = testApp();
     for (const [body, pattern] of [
       [{}, /must name a run/],
@@ -40,7 +41,7 @@ describe('POST /v1/replays', () => {
     ] as const) {
       const r = await t.call('POST', '/v1/replays', body);
       expect(r.status).toBe(400);
-      expect(errorOf(r)).toMatchObject({ type: 'invalid_request', message: expect.stringMatching(pattern) });
+      expect(errorOf(r)).toMatchObject({ type: 'bad_input', message: expect.stringMatching(pattern) });
     }
   });
 
@@ -136,21 +137,19 @@ describe('POST /v1/replays', () => {
 
   it('answers 500 internal when the tape cannot be loaded, without leaking the cause', async () => {
     const told: unknown[] = [];
+    const logger = { error: (fields: { err: unknown }) => told.push(fields.err) } as unknown as Logger;
     const t = testApp({
       deps: {
         loadTape: async () => {
           throw new Error('database is down: password=secret');
         },
-        onInternalError: (e) => told.push(e),
       },
+      logger,
     });
     const r = await t.create('x');
     expect(r.status).toBe(500);
-    expect(told).toHaveLength(1);
-    expect(errorOf(r)).toEqual({
-      type: 'internal',
-      message: 'the replay could not answer this call because of an internal error',
-    });
+    expect(told).toEqual([new Error('database is down: password=secret')]);
+    expect(errorOf(r)).toEqual({ type: 'internal', message: 'internal error; see the server log' });
   });
 });
 
