@@ -249,4 +249,44 @@ describe.runIf(hasServer)('an unreachable database (postgres)', () => {
     expect(retried.status).toBe(200);
     expect(await stored(traceId)).toEqual(spans.map((s) => s.spanId).sort());
   });
+  it('answers the read API and the replay routes 503 unavailable with Retry-After while it is away, naming no address', async () => {
+    // arrange
+    const reads = [
+      ['GET', '/v1/runs'],
+      ['GET', '/v1/tapes/some-run'],
+      ['GET', '/v1/runs/some-run/reconstruct'],
+      ['GET', '/v1/runs/some-run/tree'],
+      ['GET', '/v1/datasets/chat.jsonl?summary=true'],
+      ['GET', '/v1/diff?a=some-run&b=other-run'],
+      ['GET', '/v1/recall?q=weather'],
+      ['POST', '/v1/replays'],
+    ] as const;
+    await proxy.stop();
+    try {
+      // act
+      const answers = await Promise.all(
+        reads.map(async ([method, path]) => {
+          const res = await fetch(`${t.url}${path}`, {
+            method,
+            ...(method === 'POST'
+              ? { body: '{"run":"some-run"}', headers: { 'content-type': 'application/json' } }
+              : {}),
+          });
+          return [path, res.status, res.headers.get('retry-after'), await res.text()];
+        }),
+      );
+      // assert: retryable, never 500, and the database's address stays on the server
+      for (const answer of answers) {
+        expect(answer).toEqual([
+          answer[0],
+          503,
+          '1',
+          '{"error":{"message":"the database is unavailable; retry later","type":"unavailable"}}',
+        ]);
+      }
+    } finally {
+      await proxy.start();
+    }
+    expect((await fetch(`${t.url}/v1/runs`)).status).toBe(200);
+  });
 });
