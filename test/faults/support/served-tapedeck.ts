@@ -75,7 +75,7 @@ export class ServedTapedeck {
     this.child = child;
     this.starts++;
     child.stderr!.on('data', (c: Buffer) => {
-      this.stderrTail = (this.stderrTail + c.toString('utf8')).slice(-8_000);
+      this.stderrTail = (this.stderrTail + c.toString('utf8')).slice(-64_000);
     });
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     const deadline = Date.now() + timeoutMs;
