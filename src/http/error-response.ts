@@ -1,20 +1,40 @@
 /**
  * @module http/error-response
  * The one renderer of errors on the HTTP routes, installed as the application's onError:
- * {"error": {"type", "message", ...extra}} with sorted keys, the status from the error
- * table, Retry-After on retryable types and `x-should-retry: false` where the table says.
- * OTLP/HTTP answers the same table in the OTLP wire format instead (ingest/http-receiver.ts).
+ * the status from the error table (errors.ts), Retry-After on retryable types and
+ * `x-should-retry: false` where the table says, and the body
+ * {"error": {"type", "message", ...extra}} with sorted keys; on the OTLP/HTTP routes, which
+ * OTLP exporters read, a google.rpc.Status {code, message} in the request's encoding.
  */
-import type { ErrorHandler } from 'hono';
+import type { Context, ErrorHandler } from 'hono';
 import { ApiError, classifyError, errorHeaders } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { OtlpEncoding } from '../otlp/decode.js';
+import { encodeStatus, otlpContentType } from '../otlp/response.js';
 import { DatabaseUnavailableError } from '../store/database.js';
 import { jsonResponse } from './json-response.js';
 
-/** The error as the HTTP answer for it. */
-export function errorResponse(error: unknown): Response {
+declare module 'hono' {
+  interface ContextVariableMap {
+    otlpErrors: OtlpEncoding;
+  }
+}
+
+/** This request's errors are answered as an OTLP google.rpc.Status in this encoding. */
+export function answerErrorsAsOtlp(c: Context, encoding: OtlpEncoding): void {
+  c.set('otlpErrors', encoding);
+}
+
+/** The error as the HTTP answer for it: JSON, or a Status in the given OTLP encoding. */
+export function errorResponse(error: unknown, otlp?: OtlpEncoding): Response {
   const c = classifyError(asApiError(error));
-  return jsonResponse({ error: { ...c.extra, type: c.type, message: c.message } }, c.spec.http, errorHeaders(c));
+  if (otlp === undefined) {
+    return jsonResponse({ error: { ...c.extra, type: c.type, message: c.message } }, c.spec.http, errorHeaders(c));
+  }
+  return new Response(encodeStatus(otlp, c.spec.grpc, c.message), {
+    status: c.spec.http,
+    headers: { ...errorHeaders(c), 'content-type': otlpContentType(otlp) },
+  });
 }
 
 /** The application's onError: renders every error, logging the ones that are not the client's. */
@@ -26,7 +46,7 @@ export function createErrorHandler(logger: Logger): ErrorHandler {
     } else if (known.type === 'unavailable') {
       logger.warn({ err: error, method: c.req.method, path: c.req.path }, 'request failed: retryable');
     }
-    return errorResponse(known);
+    return errorResponse(known, c.get('otlpErrors'));
   };
 }
 

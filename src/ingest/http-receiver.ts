@@ -7,18 +7,17 @@
  */
 import { Hono, type Context } from 'hono';
 import { decodeLogsRequest, decodeTraceRequest, type OtlpEncoding } from '../otlp/decode.js';
-import { encodeExportResponse, encodeStatus, partialSuccessFor, type OtlpSignal } from '../otlp/response.js';
-import { classifyError, errorHeaders, IngestError } from '../errors.js';
+import { encodeExportResponse, otlpContentType, partialSuccessFor, type OtlpSignal } from '../otlp/response.js';
+import { IngestError } from '../errors.js';
+import { answerErrorsAsOtlp } from '../http/error-response.js';
 import type { Admission } from './admission.js';
 import { decodeContentEncoding, readBoundedBody } from './body.js';
 import { untouchedIncoming } from '../api/node-incoming.js';
 import { type IngestDeps, type IngestMeta, ingestLogs, ingestSpans } from './ingest.js';
-import type { Logger } from '../logger.js';
 
 export interface HttpReceiverDeps {
   ingest: IngestDeps;
   admission: Admission;
-  logger: Logger;
 }
 
 export interface HttpReceiverSettings {
@@ -46,35 +45,31 @@ async function handleExport(
 ): Promise<Response> {
   const mediaType = (c.req.header('content-type') ?? '').split(';')[0].trim().toLowerCase();
   const encoding = contentTypes[mediaType];
+  // Errors thrown from here on are rendered by the application's onError as a Status.
+  answerErrorsAsOtlp(c, encoding ?? 'json');
   if (!encoding) {
-    const error = new IngestError(
+    throw new IngestError(
       'unsupported_media_type',
       `unsupported Content-Type ${JSON.stringify(mediaType || '(none)')}: send application/x-protobuf or application/json`,
     );
-    return errorResponse(error, 'json');
   }
   const length = Number(c.req.header('content-length'));
   const announced = Number.isSafeInteger(length) && length >= 0 ? length : undefined; // absent: NaN
-  try {
-    return await deps.admission.run(async () => {
-      const meta: IngestMeta = { tenant: '' };
-      let rejected;
-      if (signal === 'traces') {
-        const decoded = decodeTraceRequest(await readBody(c, settings, announced), encoding);
-        rejected = decoded.rejected;
-        await ingestSpans(decoded.spans, meta, deps.ingest);
-      } else {
-        const decoded = decodeLogsRequest(await readBody(c, settings, announced), encoding);
-        rejected = decoded.rejected;
-        await ingestLogs(decoded.logs, meta, deps.ingest);
-      }
-      const payload = encodeExportResponse(signal, encoding, partialSuccessFor(signal, rejected));
-      return new Response(payload, { status: 200, headers: { 'content-type': contentTypeOf(encoding) } });
-    }, announced);
-  } catch (error) {
-    if (classifyError(error).type === 'internal') deps.logger.error({ err: error, signal }, 'OTLP/HTTP export failed');
-    return errorResponse(error, encoding);
-  }
+  return deps.admission.run(async () => {
+    const meta: IngestMeta = { tenant: '' };
+    let rejected;
+    if (signal === 'traces') {
+      const decoded = decodeTraceRequest(await readBody(c, settings, announced), encoding);
+      rejected = decoded.rejected;
+      await ingestSpans(decoded.spans, meta, deps.ingest);
+    } else {
+      const decoded = decodeLogsRequest(await readBody(c, settings, announced), encoding);
+      rejected = decoded.rejected;
+      await ingestLogs(decoded.logs, meta, deps.ingest);
+    }
+    const payload = encodeExportResponse(signal, encoding, partialSuccessFor(signal, rejected));
+    return new Response(payload, { status: 200, headers: { 'content-type': otlpContentType(encoding) } });
+  }, announced);
 }
 
 /**
@@ -89,11 +84,3 @@ async function readBody(
   const raw = await readBoundedBody(untouchedIncoming(c) ?? c.req.raw.body, settings.maxBodyBytes, announcedBytes);
   return decodeContentEncoding(c.req.header('content-encoding'), raw, settings.maxBodyBytes);
 }
-
-function errorResponse(error: unknown, encoding: OtlpEncoding): Response {
-  const c = classifyError(error);
-  const headers = { ...errorHeaders(c), 'content-type': contentTypeOf(encoding) };
-  return new Response(encodeStatus(encoding, c.spec.grpc, c.message), { status: c.spec.http, headers });
-}
-
-const contentTypeOf = (encoding: OtlpEncoding) => (encoding === 'json' ? 'application/json' : 'application/x-protobuf');

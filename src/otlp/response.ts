@@ -40,6 +40,11 @@ export function encodeExportResponse(signal: OtlpSignal, encoding: OtlpEncoding,
   return type.encode(type.fromObject(value)).finish();
 }
 
+/** The Content-Type of an OTLP/HTTP answer in this encoding. */
+export function otlpContentType(encoding: OtlpEncoding): string {
+  return encoding === 'json' ? 'application/json' : 'application/x-protobuf';
+}
+
 /** google.rpc.Status {code, message}: the body of an OTLP/HTTP error response. */
 export function encodeStatus(encoding: OtlpEncoding, grpcCode: number, message: string): Uint8Array {
   if (encoding === 'json') return Buffer.from(JSON.stringify({ code: grpcCode, message }));

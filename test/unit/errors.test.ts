@@ -8,6 +8,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { ApiError, classifyError, errorTable, type ErrorType, GrpcCode, IngestError } from '../../src/errors.js';
+import { answerErrorsAsOtlp } from '../../src/http/error-response.js';
 import { DatabaseUnavailableError } from '../../src/store/database.js';
 import { appWith } from '../helpers/app.js';
 
@@ -119,6 +120,21 @@ describe('the renderer', () => {
     const res = await appWith([]).request('/v1/nope');
     expect(res.status).toBe(404);
     expect(await res.text()).toBe('{"error":{"message":"no such route","type":"not_found"}}');
+  });
+
+  it('answers an OTLP/HTTP route with a google.rpc.Status in its encoding, from the same table', async () => {
+    const routes = new Hono();
+    routes.post('/v1/traces', (c) => {
+      answerErrorsAsOtlp(c, 'json');
+      throw new IngestError('busy', 'too many export requests in flight');
+    });
+    const res = await appWith(routes).request('/v1/traces', { method: 'POST' });
+    expect([res.status, res.headers.get('retry-after'), res.headers.get('content-type')]).toEqual([
+      429,
+      '1',
+      'application/json',
+    ]);
+    expect(await res.text()).toBe('{"code":14,"message":"too many export requests in flight"}');
   });
 
   it('keeps the kind, message and Retry-After of an IngestError for the OTLP transports', () => {

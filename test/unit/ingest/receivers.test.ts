@@ -14,6 +14,7 @@ import { bindGrpcServer, createGrpcServer } from '../../../src/ingest/grpc-recei
 import { createOtlpHttpRoutes } from '../../../src/ingest/http-receiver.js';
 import type { IngestDeps } from '../../../src/ingest/ingest.js';
 import { type Database, DatabaseUnavailableError } from '../../../src/store/database.js';
+import { appWith } from '../../helpers/app.js';
 import { grpcExport, readStatus, traceBody } from '../../helpers/tapedeck-server.js';
 
 function failingStore(error: Error): IngestDeps {
@@ -72,9 +73,9 @@ describe('the OTLP/HTTP receiver', () => {
   it.each(cases)('answers when %s', async (_case, error, expected) => {
     // arrange
     const { logger, lines } = recordingLogger();
-    const app = createOtlpHttpRoutes(
-      { ingest: failingStore(error), admission: createAdmission(4), logger },
-      { maxBodyBytes: 1 << 20 },
+    const app = appWith(
+      createOtlpHttpRoutes({ ingest: failingStore(error), admission: createAdmission(4) }, { maxBodyBytes: 1 << 20 }),
+      logger,
     );
     // act
     const res = await app.request('/v1/traces', {
@@ -90,7 +91,7 @@ describe('the OTLP/HTTP receiver', () => {
       message: expected.message,
     });
     await new Promise((r) => setImmediate(r));
-    expect(lines.filter((l) => l.msg === 'OTLP/HTTP export failed')).toHaveLength(expected.logged);
+    expect(lines.filter((l) => l.msg === 'request failed')).toHaveLength(expected.logged);
     if (expected.logged) expect(JSON.stringify(lines)).toContain('column \\"x\\" does not exist');
   });
 });
