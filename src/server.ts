@@ -12,7 +12,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { Config } from './config.js';
 import { redact } from './config.js';
 import type { Logger } from './logger.js';
-import { openStore, type Store } from './store/open-store.js';
+import { openStore, type Store } from './open-store.js';
 import { NORMALIZER_VERSION } from './normalize/normalize.js';
 import { hasStepsOlderThan, reindexReasons } from './tapes/reindex.js';
 import type { Database } from './store/database.js';

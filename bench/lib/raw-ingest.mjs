@@ -9,7 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { decodeTraceRequest } from '../../dist/src/otlp/decode.js';
-import { AttributeJson } from '../../dist/src/spans/attribute-json.js';
+import { AttributeJson } from '../../dist/src/tapes/attribute-json.js';
 import { spanColumns, spanToRow } from '../../dist/src/tapes/span-rows.js';
 import { createBinaryCopyEncoder } from './copy-binary.mjs';
 
@@ -40,7 +40,7 @@ export async function createRawIngest(databaseUrl, workers) {
     let size = 0;
     for (const s of spans) {
       // the JSON columns as text, as a plain receiver builds them (tapedeck's own COPY writes
-      // them into its buffer instead: AttributeJson, src/spans/attribute-json.ts)
+      // them into its buffer instead: AttributeJson, src/tapes/attribute-json.ts)
       const row = spanToRow('', s, null, null).map(asText);
       createHash('sha256').update(row[12]).update(row[13]).digest();
       const bytes = encoder.row(row);

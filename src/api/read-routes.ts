@@ -6,7 +6,7 @@
 import { Hono } from 'hono';
 import type { Config } from '../config.js';
 import { ApiError } from '../errors.js';
-import type { Store } from '../store/open-store.js';
+import type { Store } from '../open-store.js';
 import { readTape } from '../tapes/tape-service.js';
 import { InvalidCursorError, listRuns } from '../tapes/run-reader.js';
 import { withCosts } from '../tapes/run-costs.js';

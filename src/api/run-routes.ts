@@ -18,7 +18,7 @@
 import { Hono } from 'hono';
 import type { Config } from '../config.js';
 import { ApiError } from '../errors.js';
-import type { Store } from '../store/open-store.js';
+import type { Store } from '../open-store.js';
 import { chatDatasetLines, emptySummary, summarizeChatDataset, type DatasetFilter } from '../runs/dataset.js';
 import { datasetFilterOf, DatasetFilterError } from '../runs/dataset-filter.js';
 import { reconstructStoredRun } from '../runs/run-service.js';

@@ -5,7 +5,7 @@
  */
 import { loadConfig, type Config } from '../config.js';
 import { silentLogger } from '../logger.js';
-import { openStore, type Store } from '../store/open-store.js';
+import { openStore, type Store } from '../open-store.js';
 import { flagsOf } from './flags.js';
 
 export async function withStore<T>(

@@ -1,5 +1,6 @@
 /** Human-readable renderings for the terminal. */
-import type { JsonValue, Tape } from '../normalize/step.js';
+import type { Tape } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
 import type { RunPage } from '../tapes/run-reader.js';
 import type { ReconstructedRun } from '../runs/reconstruct.js';
 import type { RunTree, RunTreeNode } from '../runs/tree.js';

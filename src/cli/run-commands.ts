@@ -13,7 +13,7 @@ import { datasetFilterOf, DatasetFilterError } from '../runs/dataset-filter.js';
 import { countRuns } from '../runs/run-pages.js';
 import { reconstructStoredRun } from '../runs/run-service.js';
 import { buildRunTree, DEFAULT_TREE_LIMITS, TREE_LIMIT_CEILINGS } from '../runs/tree.js';
-import type { Store } from '../store/open-store.js';
+import type { Store } from '../open-store.js';
 import { CliError, EXIT } from './cli-error.js';
 import { print, withStore } from './context.js';
 import { addConfigOptions } from './flags.js';

@@ -15,7 +15,7 @@ import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import { BinaryCopyWriter } from '../store/copy-binary.js';
 import type { StepKey } from '../recall/backlog.js';
 import { stepColumns, stepToRow } from '../tapes/step-rows.js';
-import { copyColumnsOf } from '../tapes/bulk-insert.js';
+import { copyColumnsOf } from '../store/bulk-insert.js';
 import { inlineStep, normalizeFacts } from './derive.js';
 import type { DerivedSpan } from '../tapes/derived-span.js';
 

@@ -6,7 +6,8 @@
  * get the same replacement, so its text and jsonb columns take it and a tape reads it back
  * as it was stored.
  */
-import type { JsonValue, SpanFacts, StepDraft } from '../normalize/step.js';
+import type { SpanFacts, StepDraft } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { storableString, storableValue } from '../spans/storable-text.js';
 
 export function storableFacts(facts: SpanFacts): SpanFacts {

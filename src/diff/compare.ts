@@ -8,7 +8,7 @@
  * explicit stack, ticking once per node, and compares long strings in slices, ticking between
  * them. Object keys compare as sets (key order is not a difference).
  */
-import type { JsonValue } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
 
 const STRING_SLICE = 64 * 1024;
 

@@ -14,7 +14,7 @@ import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { loadConfig, type Config } from '../config.js';
 import { ingestSpans } from '../ingest/ingest.js';
 import { silentLogger } from '../logger.js';
-import { openStore, type Store } from '../store/open-store.js';
+import { openStore, type Store } from '../open-store.js';
 import { readableSpanToRecord } from './readable-span.js';
 
 export interface TapedeckSpanExporterOptions {

@@ -10,7 +10,7 @@ import { IngestError } from '../errors.js';
 const gunzipAsync = promisify(gunzip);
 
 /**
- * The body's bytes, from the web body or the Node request itself (api/node-incoming.ts); on
+ * The body's bytes, from the web body or the Node request itself (http/node-incoming.ts); on
  * a body past the bound, reading stops (the stream is cancelled or destroyed) and too_large
  * is thrown.
  */

@@ -12,7 +12,7 @@ import { IngestError } from '../errors.js';
 import { answerErrorsAsOtlp } from '../http/error-response.js';
 import type { Admission } from './admission.js';
 import { decodeContentEncoding, readBoundedBody } from './body.js';
-import { untouchedIncoming } from '../api/node-incoming.js';
+import { untouchedIncoming } from '../http/node-incoming.js';
 import { type IngestDeps, type IngestMeta, ingestLogs, ingestSpans } from './ingest.js';
 
 export interface HttpReceiverDeps {

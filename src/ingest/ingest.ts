@@ -16,7 +16,7 @@ import { IngestError } from '../errors.js';
 import { type Database, DatabaseUnavailableError, type Queryable } from '../store/database.js';
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import { storableLogs, storableSpans } from '../spans/storable-text.js';
-import { insertRows } from '../tapes/bulk-insert.js';
+import { insertRows } from '../store/bulk-insert.js';
 import { logRecordKeys } from '../tapes/log-key.js';
 import { logColumns, logToRow } from '../tapes/span-rows.js';
 import type { DeriveSpans } from '../tapes/derived-span.js';

@@ -22,7 +22,7 @@
  */
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import type { Queryable } from '../store/database.js';
-import { copyColumnsOf, insertRows } from '../tapes/bulk-insert.js';
+import { copyColumnsOf, insertRows } from '../store/bulk-insert.js';
 import { enqueueSteps, type StepKey } from '../recall/backlog.js';
 import { BinaryCopyWriter } from '../store/copy-binary.js';
 import { resolveRunsInMemory, type RunNode } from '../tapes/run-resolution.js';

@@ -14,7 +14,7 @@
  * escapes, object members sorted by the UTF-16 code units of their names.
  */
 import crypto from 'node:crypto';
-import type { JsonValue } from '../normalize/step.js';
+import type { JsonValue } from './json-value.js';
 import { memberJson, TextSink, writeJsonString, type ByteSink } from './json-string.js';
 import { utf8Room, writeUtf8 } from './write-utf8.js';
 

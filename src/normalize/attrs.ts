@@ -5,7 +5,7 @@
  * dialects read through these instead of casting.
  */
 import type { AttributeValue, Attributes } from '../spans/span-record.js';
-import type { JsonValue } from './step.js';
+import type { JsonValue } from '../json/json-value.js';
 
 /** A non-empty string, or null. Empty strings carry nothing (docs/architecture.md, invariant 5). */
 export function str(v: AttributeValue | undefined): string | null {

@@ -7,7 +7,8 @@
  * _process_response) every output is an object {text, reasoning_content?, tool_calls?,
  * logprobs?, citations?}, which has no flattened form, so the answer is read from here.
  */
-import type { JsonValue, Message, ToolCall } from './step.js';
+import type { Message, ToolCall } from './step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { asObject } from './attrs.js';
 import { makeMessage, makeToolCall } from './messages.js';
 import { providerToolCall } from './provider-messages.js';

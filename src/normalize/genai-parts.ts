@@ -8,7 +8,8 @@
  *   OutputMessages = [{role, parts: [...], finish_reason}]
  *   SystemInstructions = [parts]  (a raw string in @opentelemetry/instrumentation-openai's Responses spans)
  */
-import type { JsonValue, Message, ToolCall } from './step.js';
+import type { Message, ToolCall } from './step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { asObject, jsonAttr } from './attrs.js';
 import type { AttributeValue } from '../spans/span-record.js';
 import { canonicalContent, canonicalPart, makeMessage, makeToolCall, type Part } from './messages.js';

@@ -9,7 +9,8 @@
  *   message object, e.g. the ToolMessage a tool returned).
  * Used for OpenInference LangChain input.value / output.value bodies.
  */
-import type { JsonValue, Message } from './step.js';
+import type { Message } from './step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { asObject } from './attrs.js';
 import { fromProviderMessage } from './provider-messages.js';
 

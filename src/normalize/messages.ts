@@ -8,7 +8,8 @@
  *   @opentelemetry/instrumentation-openai does before it logs a message), other parts stay a list;
  * - tool-call arguments are parsed JSON; finish reasons use OpenAI chat's vocabulary.
  */
-import type { JsonValue, Message, ToolCall } from './step.js';
+import type { Message, ToolCall } from './step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { asObject, parseJson, readJsonShaped } from './attrs.js';
 
 type Role = Message['role'];

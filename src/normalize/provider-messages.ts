@@ -12,7 +12,8 @@
  * It is used for OpenInference's input.value / output.value bodies, Traceloop's legacy indexed
  * keys, OTel event bodies and ADK's request and response attributes.
  */
-import type { JsonValue, Message, ToolCall } from './step.js';
+import type { Message, ToolCall } from './step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { asObject, readJsonShaped } from './attrs.js';
 import { canonicalContent, canonicalPart, isPartsList, makeMessage, makeToolCall, type Part } from './messages.js';
 

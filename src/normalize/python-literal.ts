@@ -5,7 +5,7 @@
  * openinference-instrumentation-langchain records a structured tool input as "{'city': 'Paris'}".
  * Anything else (an object repr, bytes, a set) is not read: undefined.
  */
-import type { JsonValue } from './step.js';
+import type { JsonValue } from '../json/json-value.js';
 
 const ESCAPES: Record<string, string> = {
   n: '\n',

@@ -14,7 +14,8 @@
  * - reasoning {summary: [{text}]}: the reasoning part of the assistant message it precedes;
  * - other items (web_search_call, file_search_call, mcp_*, ...) carry no message.
  */
-import type { JsonValue, Message } from './step.js';
+import type { Message } from './step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { asObject } from './attrs.js';
 import { fromProviderMessage } from './provider-messages.js';
 

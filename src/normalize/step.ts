@@ -3,7 +3,7 @@
  * The canonical step model: what every layout folds into (docs/architecture.md "Steps").
  */
 
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+import type { JsonValue } from '../json/json-value.js';
 
 export type StepKind = 'llm' | 'tool' | 'agent';
 

@@ -10,7 +10,8 @@
  * A count the span did not report is null, never 0 (docs/architecture.md, invariant 5).
  */
 import type { Attributes } from '../spans/span-record.js';
-import type { JsonValue, Tokens } from './step.js';
+import type { Tokens } from './step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { firstNum, toJson } from './attrs.js';
 import { isResponse } from './responses-items.js';
 

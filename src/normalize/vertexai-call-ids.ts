@@ -9,7 +9,7 @@
  * results pair up by id, as they do in the other layouts, and the history's call equal the
  * earlier step's answer.
  */
-import type { JsonValue } from './step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { asObject } from './attrs.js';
 
 /** The instrumentation's gen_ai.system (GenAiSystemValues.VERTEX_AI), before latest semconv. */

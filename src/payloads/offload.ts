@@ -24,7 +24,8 @@
  * here so callers find both halves of the format in one place.
  */
 import { canonicalJson, sha256Hex } from '../json/canonical.js';
-import type { JsonValue, PayloadRef } from '../normalize/step.js';
+import type { PayloadRef } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
 import type { PayloadStore } from './payload-store.js';
 import { countLeadingSystemMessages } from './system-prefix.js';
 

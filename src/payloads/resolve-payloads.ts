@@ -16,7 +16,7 @@
  * - References inside an inlined payload are not followed: offload never writes any.
  * `resolvedPartial` is true whenever any reference is left in the output, for either reason.
  */
-import type { JsonValue } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { type PayloadStore, PayloadIntegrityError, isPayloadRef } from './payload-store.js';
 import { isSystemPrefixedRef } from './system-prefix.js';
 

@@ -4,7 +4,7 @@
  * as [system…, {"$payload": ref-of-the-rest}]. Offload writes it and resolve reads it back,
  * so both use these predicates and cannot drift apart on what counts as a system message.
  */
-import type { JsonValue } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { isPayloadRef } from './payload-store.js';
 
 export function isSystemMessage(value: JsonValue | undefined): boolean {

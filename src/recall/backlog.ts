@@ -14,7 +14,7 @@
  */
 import type { Database, Queryable } from '../store/database.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
-import { storedJson } from '../tapes/step-rows.js';
+import { storedJson } from '../json/json-value.js';
 import { searchWords, withFullText } from './recorded-text.js';
 import { TraceWords, writeTraceWords } from './trace-words.js';
 

@@ -11,7 +11,7 @@
  * pages are stable.
  */
 import type { Queryable } from '../store/database.js';
-import { storedJson } from '../tapes/step-rows.js';
+import { storedJson } from '../json/json-value.js';
 import type { RunFacts } from './rank.js';
 import type { RecordedStep } from './recorded-text.js';
 import { termLexemes, type Term } from './tokenize.js';

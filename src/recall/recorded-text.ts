@@ -11,7 +11,7 @@
  * number in it. Object keys are structure, not text, and are left out. A payload reference
  * that could not be resolved contributes nothing.
  */
-import type { JsonValue } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { isPayloadRef, type PayloadStore } from '../payloads/payload-store.js';
 import { createPayloadResolver } from '../payloads/resolve-payloads.js';
 import { indexWords } from './tokenize.js';

@@ -13,8 +13,7 @@
  * row holds one trace's steps or several small traces'. A step written again gets a new row;
  * its old row keeps matching until `tapedeck reindex` drops rows older than its start.
  */
-import { copyColumnsOf, insertRows, type Column } from '../tapes/bulk-insert.js';
-import { hexToBytes } from '../tapes/span-rows.js';
+import { copyColumnsOf, insertRows, type Column } from '../store/bulk-insert.js';
 import type { Database, Queryable } from '../store/database.js';
 import { ascendingWords, indexOfWord, WordTable, wordIds } from './word-hash.js';
 
@@ -101,8 +100,8 @@ class RowBuilder {
   add(step: StepWords): void {
     const bit = this.steps;
     const lanes = step.words;
-    this.traceIds.push(hexToBytes(step.traceId));
-    this.spanIds.push(hexToBytes(step.spanId));
+    this.traceIds.push(Buffer.from(step.traceId, 'hex'));
+    this.spanIds.push(Buffer.from(step.spanId, 'hex'));
     const half = bit < 32 ? 1 : 0;
     const flag = 1 << (bit & 31);
     if (bit === 0 && lanes.length >> 1 > ROW_WORDS) {

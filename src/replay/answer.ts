@@ -9,7 +9,7 @@
  * response body (OpenAI `choices`, Anthropic `type: "message"`) as that body; text, and JSON
  * that is neither, as answer text, served as written.
  */
-import type { JsonValue } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { providerToolCall } from '../normalize/provider-messages.js';
 import { isMessageLike, isObject } from './canonical-messages.js';
 import { isRef, type PayloadReader, textOfPayload } from './payload-refs.js';

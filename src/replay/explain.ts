@@ -5,7 +5,8 @@
  * longer), the character where they part, and a quote of each side around it.
  * Pure: both sides arrive as canonical messages.
  */
-import type { JsonValue, Message } from '../normalize/step.js';
+import type { Message } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { canonicalJson } from '../json/canonical.js';
 
 export type DifferenceField = 'role' | 'content' | 'tool_call_id' | 'tool_calls' | 'missing' | 'extra';

@@ -10,7 +10,7 @@
  * Answers and tool records are read up to a byte budget (--tape-max-bytes between them);
  * prompts are read, digested and dropped, so they spend no budget.
  */
-import type { JsonValue } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
 import type { ReplayDeps, UnreadableReason } from './settings.js';
 
 export interface PayloadRef {

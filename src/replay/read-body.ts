@@ -2,12 +2,12 @@
  * @module replay/read-body
  * Reads a request body as text, refusing it (413 too_large) past the bound without
  * holding more than the bound. Under @hono/node-server the body is read from the Node request
- * itself when nothing upstream has touched it (api/node-incoming.ts): asking the lightweight
+ * itself when nothing upstream has touched it (http/node-incoming.ts): asking the lightweight
  * request for its web body builds a whole fetch Request first, which costs more than the rest
  * of a replayed call. Anywhere else (app.request, other runtimes) the web body is read.
  */
 import type { Context } from 'hono';
-import { untouchedIncoming } from '../api/node-incoming.js';
+import { untouchedIncoming } from '../http/node-incoming.js';
 import { ApiError } from '../errors.js';
 
 function tooLarge(maxBytes: number): ApiError {

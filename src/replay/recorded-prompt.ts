@@ -8,7 +8,8 @@
  * A prompt that is not a message list cannot be compared: a bare text, a JSON object (a whole
  * request body, even one that reads like a message), or a list holding a non-message.
  */
-import type { JsonValue, Message } from '../normalize/step.js';
+import type { Message } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { normalizeMessages } from './canonical-messages.js';
 import { isRef, type PayloadReader, UnreadableValue } from './payload-refs.js';
 

@@ -7,7 +7,7 @@
  * the usage totals; message_stop. One message per answer: several recorded assistant messages
  * were already folded into one text and one list of tool calls.
  */
-import type { JsonValue } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { chunkText } from './chunk-text.js';
 import { renderJson } from '../json/canonical.js';
 import {

@@ -4,7 +4,8 @@
  * ids, created time, usage), the ones invented where the recording has none, and a body that
  * refuses to grow past the response bound while it is rendered.
  */
-import type { JsonValue, Tokens } from '../normalize/step.js';
+import type { Tokens } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { renderJson } from '../json/canonical.js';
 import type { Answer } from './answer.js';
 

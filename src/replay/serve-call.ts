@@ -12,7 +12,7 @@
  * 5. the step is consumed and the call logged.
  * tools/next takes the same turns, on its own cursor.
  */
-import type { JsonValue } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { digestOf } from '../json/canonical.js';
 import { ApiError } from '../errors.js';
 import { type Difference, explainDifference } from './explain.js';

@@ -9,7 +9,8 @@
  * that cannot be read (and why), in strict mode a prompt that is not a message list; and a
  * run longer than the span bound, which would otherwise replay as its beginning.
  */
-import type { JsonValue, Tape, Tokens } from '../normalize/step.js';
+import type { Tape, Tokens } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { digestOf } from '../json/canonical.js';
 import { type Answer, readAnswer } from './answer.js';
 import { refusal } from './errors.js';

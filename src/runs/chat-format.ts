@@ -16,7 +16,8 @@
  *   exactly one tool message per call (any order) before the next turn; the last message is
  *   an assistant answer without tool calls.
  */
-import type { JsonValue, Message } from '../normalize/step.js';
+import type { Message } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { contentText } from './messages.js';
 
 export interface ChatToolCall {

@@ -4,7 +4,8 @@
  * Pure. A list is usable only when it is a real list of messages: a step whose content was
  * not recorded (null) or is still an unresolved payload reference has none.
  */
-import type { JsonValue, Message, Step } from '../normalize/step.js';
+import type { Message, Step } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
 
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 

@@ -21,7 +21,8 @@
  *   `status_reason` says which rule decided. `outcome` (success/failure/unknown, from
  *   tapedeck.runs) is reported beside it: `unknown` means the run may still be going.
  */
-import type { JsonValue, Message, Step, Tape } from '../normalize/step.js';
+import type { Message, Step, Tape } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
 import type { RunSummary } from '../tapes/run-reader.js';
 import { answerText, holdsPayloadRef, llmSteps, messagesOf } from './messages.js';
 import { reconstructToolCalls, type ReconstructedToolCall } from './tool-calls.js';

@@ -16,7 +16,8 @@
  * order; a call only the model's answer knows comes right after the step before it in the
  * model's own order (its answer, or the previous call of that answer).
  */
-import type { JsonValue, Step, StepStatus } from '../normalize/step.js';
+import type { Step, StepStatus } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { messagesOf } from './messages.js';
 
 export interface ReconstructedToolCall {

@@ -29,7 +29,7 @@ export const COPY_HEADER = Buffer.concat([Buffer.from('PGCOPY\n\xff\r\n\0', 'lat
 export const COPY_TRAILER = Buffer.from([0xff, 0xff]);
 
 /**
- * A text or jsonb value that writes its own UTF-8 into the COPY data (spans/attribute-json.ts
+ * A text or jsonb value that writes its own UTF-8 into the COPY data (tapes/attribute-json.ts
  * AttributeJson: long JSON with no string built for it). Anywhere else it is a value's
  * String().
  */

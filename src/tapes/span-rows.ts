@@ -4,9 +4,9 @@
  * Times inside events and links are kept as decimal strings so they stay exact in every
  * JSON reader; the top-level times are bigint columns.
  */
-import { AttributeJson, toJsonText } from '../spans/attribute-json.js';
+import { AttributeJson, toJsonText } from './attribute-json.js';
 import type { Attributes, LogRecord, SpanRecord } from '../spans/span-record.js';
-import type { Column } from './bulk-insert.js';
+import type { Column } from '../store/bulk-insert.js';
 
 /** attributes, events and links are AttributeJson in a row (binary COPY writes their JSON); a query parameter takes the text */
 const jsonText = (value: unknown): string => String(value);

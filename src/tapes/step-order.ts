@@ -16,7 +16,7 @@
  * and arguments (Traceloop and OpenInference tool spans carry no id).
  */
 import type { StepRow } from '../normalize/finish.js';
-import type { JsonValue } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
 import { canonicalJson } from '../json/canonical.js';
 import { spanKey, type SpanTree } from './span-tree.js';
 

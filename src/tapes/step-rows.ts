@@ -2,8 +2,9 @@
  * @module tapes/step-rows
  * Finished steps ⇄ rows of tapedeck_store.steps.
  */
-import type { JsonValue, LayoutName, StepDraft, StepKind, StepStatus, Tokens } from '../normalize/step.js';
-import type { Column } from './bulk-insert.js';
+import type { LayoutName, StepDraft, StepKind, StepStatus, Tokens } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
+import type { Column } from '../store/bulk-insert.js';
 import { hexToBytes } from './span-rows.js';
 
 /** A step as the writer stores it: the draft in stored (offloaded) form plus its identities. */
@@ -53,11 +54,6 @@ export const stepColumns: readonly Column[] = [
   { name: 'cost_usd', cast: 'double precision' },
   { name: 'normalizer_version', cast: 'integer' },
 ];
-
-/** A stored request or response (steps.request, steps.response: JSON text) as its value. */
-export function storedJson(text: string | null): JsonValue | null {
-  return text === null ? null : (JSON.parse(text) as JsonValue);
-}
 
 /** Re-deriving a step (late log records, a normalizer fix) replaces it. */
 export const stepUpsertTail = `ON CONFLICT (tenant, trace_id, span_id) DO UPDATE SET

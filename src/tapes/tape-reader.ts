@@ -9,7 +9,8 @@
 import type { Queryable } from '../store/database.js';
 import type { StepStatus } from '../normalize/step.js';
 import type { StepRow } from '../normalize/finish.js';
-import { storedJson, tokensOf, type StepViewRow } from './step-rows.js';
+import { storedJson } from '../json/json-value.js';
+import { tokensOf, type StepViewRow } from './step-rows.js';
 
 export interface SpanLink {
   trace_id: string;

@@ -6,7 +6,7 @@ import type { Queryable } from '../store/database.js';
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import type { DerivedSpan } from './derived-span.js';
 import { enqueueSteps } from '../recall/backlog.js';
-import { insertRows } from './bulk-insert.js';
+import { insertRows } from '../store/bulk-insert.js';
 import { hexToBytes, logSelectList, rowToLogRecord, rowToSpanRecord, spanSelectList } from './span-rows.js';
 import { stepColumns, stepToRow, stepUpsertTail } from './step-rows.js';
 import type { RunNode, RunOf } from './run-resolution.js';

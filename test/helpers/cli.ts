@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/logger.js';
-import { openStore, type Store } from '../../src/store/open-store.js';
+import { openStore, type Store } from '../../src/open-store.js';
 import { ingestRecords, loadCaptureRecords } from '../unit/runs/store-fixtures.js';
 import { listCaptures } from './corpus.js';
 

@@ -12,7 +12,7 @@ import { ingestSpans } from '../../src/ingest/ingest.js';
 import { silentLogger } from '../../src/logger.js';
 import { createMemoryPayloadStore } from '../../src/payloads/memory-payload-store.js';
 import type { Database } from '../../src/store/database.js';
-import { openStore, type Store } from '../../src/store/open-store.js';
+import { openStore, type Store } from '../../src/open-store.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
 import { recallRuns, spansOf } from '../unit/recall/recall-fixtures.js';
 

@@ -10,7 +10,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digestOf } from '../../src/json/canonical.js';
-import type { JsonValue, Step, Tape } from '../../src/normalize/step.js';
+import type { Step, Tape } from '../../src/normalize/step.js';
+import type { JsonValue } from '../../src/json/json-value.js';
 import { defaultReplaySettings } from '../../src/replay/settings.js';
 import { buildSnapshot } from '../../src/replay/snapshot.js';
 import { NORMALIZER_VERSION } from '../../src/normalize/normalize.js';

@@ -16,7 +16,7 @@ import { silentLogger } from '../../src/logger.js';
 import { createMemoryPayloadStore } from '../../src/payloads/memory-payload-store.js';
 import type { Database, Queryable } from '../../src/store/database.js';
 import { createPgliteDatabase } from '../../src/store/pglite-database.js';
-import { openStore, type Store } from '../../src/store/open-store.js';
+import { openStore, type Store } from '../../src/open-store.js';
 
 const seen: boolean[] = [];
 const record = () => seen.push(isTracingSuppressed(context.active()));

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, databaseKinds } from '../helpers/databases.js';
 import { digestOf } from '../../src/json/canonical.js';
-import type { JsonValue } from '../../src/normalize/step.js';
+import type { JsonValue } from '../../src/json/json-value.js';
 import { createFsPayloadStore } from '../../src/payloads/fs-payload-store.js';
 import { createMemoryPayloadStore } from '../../src/payloads/memory-payload-store.js';
 import { createPgPayloadStore } from '../../src/payloads/pg-payload-store.js';

@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/logger.js';
 import { createMemoryPayloadStore } from '../../src/payloads/memory-payload-store.js';
 import type { SpanRecord } from '../../src/spans/span-record.js';
-import { openStore, type Store } from '../../src/store/open-store.js';
+import { openStore, type Store } from '../../src/open-store.js';
 import { getRun, listRuns, type RunSummary } from '../../src/tapes/run-reader.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
 import { span } from '../helpers/span-builder.js';

@@ -9,7 +9,8 @@
  * also carries another layout's keys is read by that layout.
  */
 import type { Attributes, SpanRecord } from '../../spans/span-record.js';
-import type { JsonValue, Message, StepDraft, StepKind } from '../step.js';
+import type { Message, StepDraft, StepKind } from '../step.js';
+import type { JsonValue } from '../../json/json-value.js';
 import { asObject, jsonAttr, str } from '../attrs.js';
 import { canonicalValue } from '../messages.js';
 import {

@@ -14,7 +14,8 @@
  * layout's family (layout `otel-genai`): Mastra's later exporter writes that layout.
  */
 import type { AttributeValue, SpanRecord } from '../../spans/span-record.js';
-import type { JsonValue, Message, StepDraft } from '../step.js';
+import type { Message, StepDraft } from '../step.js';
+import type { JsonValue } from '../../json/json-value.js';
 import { asObject, jsonAttr, str, toJson } from '../attrs.js';
 import { canonicalValue } from '../messages.js';
 import { fromProviderMessage, fromProviderMessages } from '../provider-messages.js';

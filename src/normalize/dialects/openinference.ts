@@ -13,7 +13,8 @@
  * Streamed calls have plain-text output.value, so the flattened answer is used there.
  */
 import type { Attributes, SpanRecord } from '../../spans/span-record.js';
-import type { JsonValue, Message, StepDraft } from '../step.js';
+import type { Message, StepDraft } from '../step.js';
+import type { JsonValue } from '../../json/json-value.js';
 import { asObject, firstNum, firstStr, indexedGroups, parseJson, str } from '../attrs.js';
 import { readPythonLiteral } from '../python-literal.js';
 import {

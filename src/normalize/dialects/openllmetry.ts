@@ -12,7 +12,8 @@
  * the Traceloop scope and the indexed keys, never the `traceloop.` prefix.
  */
 import type { AttributeValue, Attributes, LogRecord, SpanRecord } from '../../spans/span-record.js';
-import type { JsonValue, Message, StepDraft } from '../step.js';
+import type { Message, StepDraft } from '../step.js';
+import type { JsonValue } from '../../json/json-value.js';
 import { asObject, firstStr, hasIndexedKey, indexedGroups, parseJson, str, toJson } from '../attrs.js';
 import { canonicalValue, isPartsList } from '../messages.js';
 import { genAiInput, genAiOutput } from '../genai-parts.js';

@@ -17,7 +17,8 @@
  * The whole history is re-emitted on every call, so one span's records are its full request.
  */
 import type { AttributeValue, Attributes, LogRecord, SpanRecord } from '../../spans/span-record.js';
-import type { JsonValue, Message } from '../step.js';
+import type { Message } from '../step.js';
+import type { JsonValue } from '../../json/json-value.js';
 import { asObject, jsonAttr, str, toJson } from '../attrs.js';
 import {
   converseBlocksOfText,

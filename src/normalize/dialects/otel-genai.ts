@@ -8,7 +8,8 @@
  * use the same keys plus a few of their own.
  */
 import type { AttributeValue, Attributes, LogRecord, SpanRecord } from '../../spans/span-record.js';
-import type { JsonValue, Message, StepDraft, StepKind } from '../step.js';
+import type { Message, StepDraft, StepKind } from '../step.js';
+import type { JsonValue } from '../../json/json-value.js';
 import { asObject, firstStr, jsonAttr, str, toJson } from '../attrs.js';
 import { canonicalFinishReason, canonicalValue, carriesContent } from '../messages.js';
 import { genAiInput, genAiOutput, genAiSystem } from '../genai-parts.js';

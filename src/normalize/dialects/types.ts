@@ -6,7 +6,8 @@
  * vendor convention is a new file, not a longer function.
  */
 import type { LogRecord, SpanRecord } from '../../spans/span-record.js';
-import type { JsonValue, LayoutName, StepDraft, StepKind, StepStatus } from '../step.js';
+import type { LayoutName, StepDraft, StepKind, StepStatus } from '../step.js';
+import type { JsonValue } from '../../json/json-value.js';
 import { NO_TOKENS } from '../usage.js';
 
 export interface Dialect {

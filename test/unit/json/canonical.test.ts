@@ -10,7 +10,7 @@ import canonicalizeModule from 'canonicalize';
 import { describe, expect, it } from 'vitest';
 import { prng } from '../../helpers/prng.js';
 import { canonicalJson, canonicalJsonBytes } from '../../../src/json/canonical.js';
-import type { JsonValue } from '../../../src/normalize/step.js';
+import type { JsonValue } from '../../../src/json/json-value.js';
 
 // The package is CommonJS (`module.exports = fn`) but its types declare a default export.
 const canonicalize = canonicalizeModule as unknown as (input: unknown) => string | undefined;

@@ -24,7 +24,7 @@ import { describe, expect, it } from 'vitest';
 import { listCaptures, loadCapture, type Capture } from '../../helpers/corpus.js';
 import { alignedSteps, contentCaptured } from '../../helpers/corpus-expectations.js';
 import { digestOf } from '../../../src/json/canonical.js';
-import type { JsonValue } from '../../../src/normalize/step.js';
+import type { JsonValue } from '../../../src/json/json-value.js';
 
 const CONTENT_OFF = (c: Capture) => !contentCaptured(c);
 const LOSSY_STREAM_ANSWER = (c: Capture, streamed: boolean | undefined) =>

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, digestOf } from '../../../src/json/canonical.js';
-import type { JsonValue } from '../../../src/normalize/step.js';
+import type { JsonValue } from '../../../src/json/json-value.js';
 import { createMemoryPayloadStore } from '../../../src/payloads/memory-payload-store.js';
 import { offloadLargeValues } from '../../../src/payloads/offload.js';
 import type { PayloadStore } from '../../../src/payloads/payload-store.js';

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../../src/json/canonical.js';
-import type { JsonValue } from '../../../src/normalize/step.js';
+import type { JsonValue } from '../../../src/json/json-value.js';
 import { createMemoryPayloadStore } from '../../../src/payloads/memory-payload-store.js';
 import { createPayloadResolver, offloadLargeValues, resolvePayloads } from '../../../src/payloads/offload.js';
 import type { PayloadStore } from '../../../src/payloads/payload-store.js';

@@ -11,7 +11,7 @@ import { parsePricingTable } from '../../../src/pricing/pricing-table.js';
 import { appWith } from '../../helpers/app.js';
 import { createRecallRoutes, type RecallRouteSettings } from '../../../src/recall/routes.js';
 import type { Attributes, SpanRecord } from '../../../src/spans/span-record.js';
-import { openStore, type Store } from '../../../src/store/open-store.js';
+import { openStore, type Store } from '../../../src/open-store.js';
 import { readTape } from '../../../src/tapes/tape-service.js';
 import { createTestDatabase, type DatabaseKind } from '../../helpers/databases.js';
 import { span } from '../../helpers/span-builder.js';

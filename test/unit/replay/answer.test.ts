@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { JsonValue } from '../../../src/normalize/step.js';
+import type { JsonValue } from '../../../src/json/json-value.js';
 import { readAnswer } from '../../../src/replay/answer.js';
 import { PayloadReader, UnreadableValue } from '../../../src/replay/payload-refs.js';
 import { readRecordedPrompt } from '../../../src/replay/recorded-prompt.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { digestOf } from '../../../src/json/canonical.js';
-import type { JsonValue, Message } from '../../../src/normalize/step.js';
+import type { Message } from '../../../src/normalize/step.js';
+import type { JsonValue } from '../../../src/json/json-value.js';
 import { messagesFromRequestBody } from '../../../src/normalize/provider-messages.js';
 import { normalizeMessages } from '../../../src/replay/canonical-messages.js';
 import { readAnthropicRequest, readOpenAiRequest } from '../../../src/replay/request-shapes.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Logger } from '../../../src/logger.js';
-import type { JsonValue } from '../../../src/normalize/step.js';
+import type { JsonValue } from '../../../src/json/json-value.js';
 import { cloneTape } from '../../fixtures/replay/harness.js';
 import { errorOf, testApp, weather } from './routes-helpers.js';
 

@@ -1,5 +1,6 @@
 /** Test helper: tapes built by hand, one step at a time. */
-import type { JsonValue, Message, Step, Tape } from '../../../src/normalize/step.js';
+import type { Message, Step, Tape } from '../../../src/normalize/step.js';
+import type { JsonValue } from '../../../src/json/json-value.js';
 
 let spanCounter = 0;
 

@@ -7,7 +7,7 @@ import { ingestLogs, ingestSpans } from '../../../src/ingest/ingest.js';
 import { silentLogger } from '../../../src/logger.js';
 import { createMemoryPayloadStore } from '../../../src/payloads/memory-payload-store.js';
 import type { LogRecord, SpanRecord } from '../../../src/spans/span-record.js';
-import { openStore, type Store } from '../../../src/store/open-store.js';
+import { openStore, type Store } from '../../../src/open-store.js';
 import { loadCapture, recordsFromRaw, type CaptureRef, type GroundTruth } from '../../helpers/corpus.js';
 import { createTestDatabase, type DatabaseKind } from '../../helpers/databases.js';
 

@@ -1,11 +1,11 @@
 /**
- * toJsonText (src/spans/attribute-json.ts): the JSON the span and log rows store for
+ * toJsonText (src/tapes/attribute-json.ts): the JSON the span and log rows store for
  * attributes, events and bodies. Plain values are exactly JSON.stringify's, whether they hold
  * long text (written by json-string.ts) or not; a bigint or bytes take the exact writer.
  */
 import { describe, expect, it } from 'vitest';
 import type { ByteSink } from '../../../src/json/json-string.js';
-import { AttributeJson, toJsonText, writeJsonText } from '../../../src/spans/attribute-json.js';
+import { AttributeJson, toJsonText, writeJsonText } from '../../../src/tapes/attribute-json.js';
 
 /** writeJsonText's bytes, gathered the way a COPY buffer takes them. */
 function written(value: unknown): Buffer {

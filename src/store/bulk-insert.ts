@@ -1,9 +1,9 @@
 /**
- * @module tapes/bulk-insert
+ * @module store/bulk-insert
  * Multi-row INSERT with per-column casts, chunked under PostgreSQL's 65,535 bind-parameter
  * limit. Portable across both adapters (PGlite has no COPY FROM STDIN over its query API).
  */
-import type { CopyColumn, CopyType, Queryable } from '../store/database.js';
+import type { CopyColumn, CopyType, Queryable } from './database.js';
 
 export interface Column {
   name: string;

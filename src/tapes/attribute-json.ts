@@ -1,5 +1,5 @@
 /**
- * @module spans/attribute-json
+ * @module tapes/attribute-json
  * Attribute values → JSON for jsonb columns. Plain values take the native JSON.stringify
  * path, unless they hold long text (a prompt, an answer): then its strings are written by
  * json-string.ts, several times quicker than JSON.stringify, and the rest as JSON.stringify
@@ -15,9 +15,9 @@
  */
 import { renderJson } from '../json/canonical.js';
 import { memberJson, TextSink, WASM_MIN_CHARS, writeJsonString, type ByteSink } from '../json/json-string.js';
-import type { JsonValue } from '../normalize/step.js';
+import type { JsonValue } from '../json/json-value.js';
 import type { Utf8Source } from '../store/copy-binary.js';
-import type { AttributeValue } from './span-record.js';
+import type { AttributeValue } from '../spans/span-record.js';
 
 export function toJsonText(value: unknown): string {
   const shape = shapeOf(value);

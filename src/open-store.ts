@@ -1,25 +1,25 @@
 /**
- * @module store/open-store
+ * @module open-store
  * Opens what every command needs from config: the database (PGlite under <dataDir>/pglite
  * when no URL is set, else PostgreSQL), with migrations applied, and the payload store
  * (filesystem under <dataDir>/payloads by default).
  */
 import path from 'node:path';
-import type { Config } from '../config.js';
-import type { Logger } from '../logger.js';
-import type { Database } from './database.js';
-import { createPgDatabase } from './pg-database.js';
-import { createPgliteDatabase } from './pglite-database.js';
-import { migrate } from './migrate.js';
-import type { PayloadStore } from '../payloads/payload-store.js';
-import { createFsPayloadStore } from '../payloads/fs-payload-store.js';
-import type { IngestDeps } from '../ingest/ingest.js';
-import type { DeriveSpans } from '../tapes/derived-span.js';
-import { createDeriveSpans } from '../derive/derive.js';
-import { createChunkedDerive } from '../derive/derive-thread.js';
-import type { SpanRecord } from '../spans/span-record.js';
-import { ConfigError } from '../config.js';
-import { loadPricingFile, type PricingTable } from '../pricing/pricing-table.js';
+import type { Config } from './config.js';
+import type { Logger } from './logger.js';
+import type { Database } from './store/database.js';
+import { createPgDatabase } from './store/pg-database.js';
+import { createPgliteDatabase } from './store/pglite-database.js';
+import { migrate } from './store/migrate.js';
+import type { PayloadStore } from './payloads/payload-store.js';
+import { createFsPayloadStore } from './payloads/fs-payload-store.js';
+import type { IngestDeps } from './ingest/ingest.js';
+import type { DeriveSpans } from './tapes/derived-span.js';
+import { createDeriveSpans } from './derive/derive.js';
+import { createChunkedDerive } from './derive/derive-thread.js';
+import type { SpanRecord } from './spans/span-record.js';
+import { ConfigError } from './config.js';
+import { loadPricingFile, type PricingTable } from './pricing/pricing-table.js';
 
 export interface Store {
   db: Database;

@@ -1,5 +1,5 @@
 /**
- * @module api/node-incoming
+ * @module http/node-incoming
  * Under @hono/node-server a handler can read a request's body from the Node request itself
  * (c.env.incoming) rather than through the fetch Request the adapter builds on demand: that
  * Request, and the web stream over the Node one, cost more than the rest of a small replayed

@@ -1,0 +1,111 @@
+/**
+ * The layers of src/ and the directions imports may run between them (npm run lint checks
+ * them with `depcruise src`). Every import inside src/ must match an `allowed` rule; one that
+ * matches none is reported as not-in-allowed. docs/architecture.md describes the layers.
+ *
+ *   entry        index.ts, server.ts, cli/
+ *   transports   ingest's receivers (HTTP, gRPC, admission, body, status), exporter/, api/
+ *   composition  open-store.ts: the database, payload store and deriving, wired from config
+ *   read side    diff/, recall/ (search), replay/, runs/       beside    ingest (ingest.ts, write-spans.ts)
+ *                                                                       derive/
+ *   tapes/       stored spans, steps and runs; tapes read back
+ *   recall index recall's backlog, words and indexer, written with the steps
+ *   pricing/, payloads/, normalize/, http/, store/
+ *   shared       spans/, json/, otlp/, deadline/, config.ts, errors.ts, logger.ts, ...
+ */
+const RECALL_INDEX =
+  'backlog|trace-words|recall-indexer|recorded-text|tokenize|word-hash|ascii-words|ascii-words-wasm|scan';
+
+const LAYERS = {
+  entry: '^src/(index|server)[.]ts$|^src/cli/',
+  receivers: '^src/ingest/(http-receiver|grpc-receiver|admission|body|status)[.]ts$',
+  exporter: '^src/exporter/',
+  api: '^src/api/',
+  composition: '^src/open-store[.]ts$',
+  diff: '^src/diff/',
+  recall: `^src/recall/(?!(${RECALL_INDEX})[.]ts$)`,
+  replay: '^src/replay/',
+  runs: '^src/runs/',
+  ingest: '^src/ingest/(ingest|write-spans)[.]ts$',
+  derive: '^src/derive/',
+  tapes: '^src/tapes/',
+  recallIndex: `^src/recall/(${RECALL_INDEX})[.]ts$`,
+  pricing: '^src/pricing/',
+  payloads: '^src/payloads/',
+  normalize: '^src/normalize/',
+  store: '^src/store/',
+  http: '^src/http/',
+  shared: '^src/(spans|json|otlp|deadline)/|^src/(config|errors|logger|package-root|wasm-module)[.]ts$',
+};
+
+const BASE = ['pricing', 'payloads', 'normalize', 'http', 'store', 'shared'];
+const READ = ['tapes', 'recallIndex', ...BASE];
+
+/** What each layer may import, besides itself and packages. */
+const MAY_IMPORT = {
+  entry: Object.keys(LAYERS),
+  receivers: ['ingest', 'http', 'shared'],
+  exporter: ['ingest', 'composition', 'shared'],
+  api: ['composition', 'diff', 'recall', 'replay', 'runs', ...READ],
+  composition: ['ingest', 'derive', ...READ],
+  diff: READ,
+  // recall ranks a run by how its steps align with the query's (diff/align.ts)
+  recall: ['diff', ...READ],
+  replay: READ,
+  runs: READ,
+  ingest: ['derive', ...READ],
+  derive: READ,
+  tapes: ['recallIndex', ...BASE],
+  recallIndex: BASE,
+  pricing: ['normalize', 'shared'],
+  payloads: ['normalize', 'store', 'shared'],
+  normalize: ['shared'],
+  // HTTP helpers shared by the API, the OTLP receiver and replay (an unavailable database is a 503)
+  http: ['store', 'shared'],
+  store: ['shared'],
+  shared: [],
+};
+
+const pathOf = (names) => names.map((n) => LAYERS[n]).join('|');
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'An import cycle in src/: modules that need each other belong in one module or one layer.',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      comment: 'An import that resolves to no file.',
+      from: { path: '^src/' },
+      to: { couldNotResolve: true },
+    },
+    {
+      name: 'src-not-to-test',
+      severity: 'error',
+      comment: 'src/ stands alone: it imports nothing from test/, bench/ or scripts/.',
+      from: { path: '^src/' },
+      to: { path: '^(test|bench|scripts)/' },
+    },
+  ],
+  allowed: [
+    { comment: 'packages and Node built-ins', from: { path: '^src/' }, to: { pathNot: '^src/' } },
+    ...Object.entries(MAY_IMPORT).map(([layer, below]) => ({
+      comment: `${layer} imports ${['itself', ...below].join(', ')}`,
+      from: { path: LAYERS[layer] },
+      to: { path: pathOf([layer, ...below]) },
+    })),
+  ],
+  allowedSeverity: 'error',
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(node_modules|dist)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+};
