@@ -25,6 +25,7 @@ const KNOWN = [
   { name: 'replay', args: [], quick: ['500'], limitS: 120 },
   { name: 'recall', args: [], quick: [], env: QUICK ? { BENCH_SPANS: '100000' } : {}, limitS: 240 },
   { name: 'dataset', args: [], quick: ['--runs', '10000'], limitS: 180 },
+  { name: 'overload', args: [], quick: [], limitS: 300 },
 ];
 
 const present = new Set(

@@ -21,7 +21,7 @@ export async function sendExports({ url, source, senders, seconds, minRequests =
     for (let sent = 0; sent < minRequests || performance.now() < deadline; sent++) {
       body = source.next(body);
       for (;;) {
-        const status = await post(agent, target, body);
+        const { status } = await postExport(agent, target, body);
         if (status === 200) break;
         if (status !== 429 && status !== 503) throw new Error(`tapedeck answered ${status}`);
         retries++;
@@ -36,7 +36,11 @@ export async function sendExports({ url, source, senders, seconds, minRequests =
   return { spans, bytes, retries, elapsed: (performance.now() - started) / 1000 };
 }
 
-function post(agent, target, body) {
+/**
+ * POSTs one protobuf export request; resolves with the status and Retry-After header once the
+ * answer has been read. With `timeoutMs`, a request unanswered by then fails.
+ */
+export function postExport(agent, target, body, timeoutMs) {
   return new Promise((resolve, reject) => {
     const req = http.request(
       {
@@ -49,10 +53,11 @@ function post(agent, target, body) {
       },
       (res) => {
         res.resume();
-        res.on('end', () => resolve(res.statusCode));
+        res.on('end', () => resolve({ status: res.statusCode, retryAfter: res.headers['retry-after'] }));
         res.on('error', reject);
       },
     );
+    if (timeoutMs) req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end(body);
   });
