@@ -18,6 +18,12 @@ export interface Config {
   maxBodyBytes: number;
   /** export requests being decoded or written at once; past it senders get a retryable 503/429 */
   maxInflightRequests: number;
+  /** spans, or log records, in one export request; past it the request is refused (413) */
+  maxRecordsPerRequest: number;
+  /** how long an admitted export request may wait for its turn before a retryable 429 */
+  queueTimeoutMs: number;
+  /** how long an OTLP/HTTP body may take to arrive once read; past it a retryable 503 */
+  bodyTimeoutMs: number;
   /** values larger than this go to the payload store */
   payloadThresholdBytes: number;
   /** resolve=true inlines at most this many payload bytes per tape */
@@ -48,6 +54,9 @@ export const defaultConfig: Readonly<Config> = Object.freeze({
   grpcPort: 4317,
   maxBodyBytes: 64 * 1024 * 1024,
   maxInflightRequests: 32,
+  maxRecordsPerRequest: 65_536,
+  queueTimeoutMs: 5_000,
+  bodyTimeoutMs: 30_000,
   payloadThresholdBytes: 256 * 1024,
   tapeMaxBytes: 8 * 1024 * 1024,
   queryDeadlineMs: 10_000,
@@ -76,6 +85,9 @@ export const settings = [
   { key: 'grpcPort', env: 'TAPEDECK_GRPC_PORT', flag: '--grpc-port' },
   { key: 'maxBodyBytes', env: 'TAPEDECK_MAX_BODY_BYTES', flag: '--max-body-bytes' },
   { key: 'maxInflightRequests', env: 'TAPEDECK_MAX_INFLIGHT_REQUESTS', flag: '--max-inflight-requests' },
+  { key: 'maxRecordsPerRequest', env: 'TAPEDECK_MAX_RECORDS_PER_REQUEST', flag: '--max-records-per-request' },
+  { key: 'queueTimeoutMs', env: 'TAPEDECK_QUEUE_TIMEOUT_MS', flag: '--queue-timeout-ms' },
+  { key: 'bodyTimeoutMs', env: 'TAPEDECK_BODY_TIMEOUT_MS', flag: '--body-timeout-ms' },
   { key: 'payloadThresholdBytes', env: 'TAPEDECK_PAYLOAD_THRESHOLD_BYTES', flag: '--payload-threshold-bytes' },
   { key: 'tapeMaxBytes', env: 'TAPEDECK_TAPE_MAX_BYTES', flag: '--tape-max-bytes' },
   { key: 'queryDeadlineMs', env: 'TAPEDECK_QUERY_DEADLINE_MS', flag: '--query-deadline-ms' },
@@ -109,6 +121,9 @@ const integerBounds: Partial<Record<keyof Config, [number, number]>> = {
   grpcPort: [0, 65535],
   maxBodyBytes: [1024, 2 ** 31],
   maxInflightRequests: [1, 10_000],
+  maxRecordsPerRequest: [1, 10_000_000],
+  queueTimeoutMs: [1, 600_000],
+  bodyTimeoutMs: [1, 600_000],
   payloadThresholdBytes: [1, 2 ** 31],
   tapeMaxBytes: [0, 2 ** 31],
   queryDeadlineMs: [1, 3_600_000],

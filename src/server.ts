@@ -17,7 +17,7 @@ import { NORMALIZER_VERSION } from './normalize/normalize.js';
 import { hasStepsOlderThan, reindexReasons } from './tapes/reindex.js';
 import type { Database } from './store/database.js';
 import type { PayloadStore } from './payloads/payload-store.js';
-import { createAdmission } from './ingest/admission.js';
+import { createAdmission, DEFAULT_WORK_UNITS } from './ingest/admission.js';
 import { JSON_STRING_WASM_LOADED } from './json/json-string.js';
 import { createOtlpHttpRoutes } from './ingest/http-receiver.js';
 import { bindGrpcServer, createGrpcServer } from './ingest/grpc-receiver.js';
@@ -63,7 +63,12 @@ export async function startTapedeck(
       "WebAssembly SIMD is not available here: ingest escapes JSON strings with JSON.stringify and finds recall's words in JavaScript, several times slower for long prompts",
     );
   }
-  const admission = createAdmission(config.maxInflightRequests);
+  // Waiting gRPC messages may hold one maximal body between them (requests past that are
+  // answered busy): with the two large ones being worked on, three at most in memory.
+  const admission = createAdmission(config.maxInflightRequests, DEFAULT_WORK_UNITS, {
+    queueTimeoutMs: config.queueTimeoutMs,
+    maxHeldBytes: config.maxBodyBytes,
+  });
   const indexer = new RecallIndexer(store.db, store.payloads, {
     busy: () => admission.inflight > 0,
     maxLagMs: config.recallMaxLagMs,
@@ -86,8 +91,9 @@ export async function startTapedeck(
       },
     });
     const httpPort = await new Promise<number>((resolve, reject) => {
-      const server = serve({ fetch: app.fetch, hostname: config.host, port: config.httpPort }, (info: AddressInfo) =>
-        resolve(info.port),
+      const server = serve(
+        { fetch: app.fetch, hostname: config.host, port: config.httpPort, serverOptions: httpTimeouts(config) },
+        (info: AddressInfo) => resolve(info.port),
       );
       server.once('error', reject);
       http = server;
@@ -114,6 +120,26 @@ export async function startTapedeck(
     await shutdown(http, grpcServer, store, indexer, Promise.resolve(), 0, logger).catch(() => {});
     throw error;
   }
+}
+
+/**
+ * The HTTP server's own timeouts. Node's would answer 408 (which OTLP senders do not retry)
+ * to an export that waited for its turn and then read its body slowly, so the request
+ * timeout leaves room for both of ours (--queue-timeout-ms, --body-timeout-ms), which answer
+ * retryably first. Headers come at once from any real sender; keep-alive outlasts the 60 s
+ * idle timeout common to load balancers and Collector connection pools, so a connection is
+ * not closed under a request being sent on it. Node checks these every 30 s by default:
+ * every second here, so they hold to the second.
+ */
+export function httpTimeouts(config: Pick<Config, 'queueTimeoutMs' | 'bodyTimeoutMs'>) {
+  const headersTimeout = 20_000;
+  return {
+    headersTimeout,
+    // Node refuses a request timeout shorter than the headers one
+    requestTimeout: Math.max(headersTimeout, config.queueTimeoutMs + config.bodyTimeoutMs + 10_000),
+    keepAliveTimeout: 65_000,
+    connectionsCheckingInterval: 1_000,
+  };
 }
 
 /**

@@ -16,12 +16,33 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--http-port <port>', 'OTLP/HTTP and API port (env TAPEDECK_HTTP_PORT, default 4318)'))
     .addOption(new Option('--grpc-port <port>', 'OTLP/gRPC port (env TAPEDECK_GRPC_PORT, default 4317)'))
     .addOption(
-      new Option('--max-body-bytes <n>', 'decoded request body bound (env TAPEDECK_MAX_BODY_BYTES, default 64 MiB)'),
+      new Option(
+        '--max-body-bytes <n>',
+        'request body bound, received and decompressed (env TAPEDECK_MAX_BODY_BYTES, default 64 MiB)',
+      ),
     )
     .addOption(
       new Option(
         '--max-inflight-requests <n>',
         'export requests handled at once (env TAPEDECK_MAX_INFLIGHT_REQUESTS, default 32)',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--max-records-per-request <n>',
+        'spans or log records per export request (env TAPEDECK_MAX_RECORDS_PER_REQUEST, default 65536)',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--queue-timeout-ms <n>',
+        'how long an export request may wait for its turn (env TAPEDECK_QUEUE_TIMEOUT_MS, default 5000)',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--body-timeout-ms <n>',
+        'how long an OTLP/HTTP body may take to arrive (env TAPEDECK_BODY_TIMEOUT_MS, default 30000)',
       ),
     )
     .addOption(new Option('--payload-threshold-bytes <n>', 'offload values larger than this (default 262144)'))

@@ -10,9 +10,16 @@
  * derives for all of them: more at once only holds more decoded batches in memory (about
  * twice their size each) for little more throughput. The work capacity is counted in units:
  * a request takes one, or two when it is large (LARGE_REQUEST_BYTES) or says no size, so four
- * small batches, two large ones, or one large and two small, are worked on at once.
- * Two large batches at once gave more throughput than one at a time, within the same memory
- * once the heap's growth is bounded (cli/serve.ts); docs/benchmarks.md has the figures.
+ * small batches, two large ones, or one large and two small, are worked on at once. The size
+ * that counts is the decoded one: a compressed body takes two units until it is decoded, and
+ * gives one back if it turned out small. Two large batches at once gave more throughput than
+ * one at a time, within the same memory once the heap's growth is bounded (cli/serve.ts);
+ * docs/benchmarks.md has the figures.
+ *
+ * No wait is unbounded: a request whose turn has not come within the queue timeout (or its
+ * gRPC deadline) is answered busy, and its sender retries; a cancelled gRPC call stops
+ * waiting. A gRPC request waits holding its whole message (grpc-js reads it before the
+ * handler runs), so the bytes held by waiting requests are bounded too.
  */
 import { IngestError } from '../errors.js';
 
@@ -21,12 +28,43 @@ export const DEFAULT_WORK_UNITS = 4;
 /** A request announcing more than this (or nothing) takes two units. */
 export const LARGE_REQUEST_BYTES = 4 * 1024 * 1024;
 
+/** What admission knows of a request before its turn. */
+export interface AdmissionRequest {
+  /** the request's size as announced (Content-Length, the gRPC message), when known */
+  sizeBytes?: number;
+  /** the announced size is of compressed bytes: the decoded size is not known until read */
+  compressed?: boolean;
+  /** bytes the request already holds while it waits (a gRPC message is read before its handler) */
+  heldBytes?: number;
+  /** ends the wait (a cancelled gRPC call) */
+  signal?: AbortSignal;
+  /** waits at most this long (a gRPC call's own deadline), if sooner than the queue timeout */
+  waitMs?: number;
+}
+
+/** The request's turn, given to its work. */
+export interface Turn {
+  /**
+   * The decoded size, once known: a request that took two units because its size was unknown
+   * (compressed) gives one back when it turns out small.
+   */
+  decoded(bytes: number): void;
+}
+
+export interface AdmissionSettings {
+  /** how long a request may wait for its turn before it is answered busy */
+  queueTimeoutMs: number;
+  /** bytes that waiting requests may hold in memory together (gRPC messages) */
+  maxHeldBytes: number;
+}
+
 export interface Admission {
   /**
-   * Runs work if a slot is free, else throws IngestError('busy'). `sizeBytes` is the request's
-   * size as announced (Content-Length, the gRPC message), when known.
+   * Runs work in its turn. Throws IngestError('busy') when too many requests are in flight,
+   * when waiting ones already hold maxHeldBytes, or when the turn has not come within the
+   * queue timeout; IngestError('unavailable') when the signal ended the wait.
    */
-  run<T>(work: () => Promise<T>, sizeBytes?: number): Promise<T>;
+  run<T>(work: (turn: Turn) => Promise<T>, request?: AdmissionRequest): Promise<T>;
   /** requests admitted: working or waiting their turn */
   readonly inflight: number;
   /** Resolves when no request is in flight (graceful shutdown). */
@@ -38,11 +76,23 @@ export function workUnitsOf(sizeBytes: number | undefined): number {
   return sizeBytes === undefined || sizeBytes > LARGE_REQUEST_BYTES ? 2 : 1;
 }
 
-export function createAdmission(maxInflight: number, workUnits = DEFAULT_WORK_UNITS): Admission {
+const unbounded: AdmissionSettings = { queueTimeoutMs: 2 ** 31 - 1, maxHeldBytes: Number.POSITIVE_INFINITY };
+
+export function createAdmission(
+  maxInflight: number,
+  workUnits = DEFAULT_WORK_UNITS,
+  settings: Partial<AdmissionSettings> = {},
+): Admission {
+  const { queueTimeoutMs, maxHeldBytes } = { ...unbounded, ...settings };
   let inflight = 0;
   let busyUnits = 0;
+  let heldBytes = 0;
   let waiters: (() => void)[] = [];
-  const turns: { units: number; start: () => void }[] = [];
+  interface Waiting {
+    units: number;
+    start: () => void;
+  }
+  const turns: Waiting[] = [];
   const startTurns = (): void => {
     // In arrival order: a large request at the head is not overtaken by small ones.
     while (turns.length > 0 && busyUnits + turns[0].units <= workUnits) {
@@ -51,26 +101,91 @@ export function createAdmission(maxInflight: number, workUnits = DEFAULT_WORK_UN
       next.start();
     }
   };
+  /** Waits for the request's turn, or refuses it: held bytes over the bound, timeout, abort. */
+  const turnFor = (units: number, request: AdmissionRequest): Promise<void> => {
+    const waiting: Waiting = { units, start: () => {} };
+    const turn = new Promise<void>((start) => {
+      waiting.start = start;
+    });
+    turns.push(waiting);
+    startTurns();
+    if (!turns.includes(waiting)) return turn;
+    const held = request.heldBytes ?? 0;
+    if (held > 0 && heldBytes + held > maxHeldBytes) {
+      turns.splice(turns.indexOf(waiting), 1);
+      return Promise.reject(
+        new IngestError(
+          'busy',
+          `export requests waiting their turn already hold ${heldBytes} bytes (limit ${maxHeldBytes}); retry shortly`,
+          { retryAfterSeconds: 1 },
+        ),
+      );
+    }
+    heldBytes += held;
+    const waitMs = Math.min(queueTimeoutMs, request.waitMs ?? queueTimeoutMs);
+    return new Promise<void>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const settle = () => {
+        heldBytes -= held;
+        clearTimeout(timer);
+        request.signal?.removeEventListener('abort', onAbort);
+      };
+      const leave = (error: IngestError) => {
+        const at = turns.indexOf(waiting);
+        if (at < 0) return; // its turn came first
+        turns.splice(at, 1);
+        settle();
+        reject(error);
+        startTurns(); // a large request leaving the head may let smaller ones start
+      };
+      const onAbort = () =>
+        leave(new IngestError('unavailable', 'the request was cancelled while waiting its turn; nothing was stored'));
+      timer = setTimeout(
+        () =>
+          leave(
+            new IngestError(
+              'busy',
+              `no turn to store this export request within ${waitMs} ms (--queue-timeout-ms); retry shortly`,
+              { retryAfterSeconds: 1 },
+            ),
+          ),
+        waitMs,
+      );
+      if (request.signal?.aborted) onAbort();
+      else request.signal?.addEventListener('abort', onAbort, { once: true });
+      turn.then(() => {
+        settle();
+        resolve();
+      });
+    });
+  };
   return {
     get inflight() {
       return inflight;
     },
-    async run(work, sizeBytes) {
+    async run(work, request = {}) {
       if (inflight >= maxInflight) {
         throw new IngestError('busy', `too many export requests in flight (limit ${maxInflight}); retry shortly`, {
           retryAfterSeconds: 1,
         });
       }
       inflight++;
-      // A request never needs more than the whole capacity (a capacity of 1 runs one at a time).
-      const units = Math.min(workUnitsOf(sizeBytes), workUnits);
       try {
-        await new Promise<void>((start) => {
-          turns.push({ units, start });
-          startTurns();
-        });
+        // A request never needs more than the whole capacity (a capacity of 1 runs one at a time).
+        // A compressed one may decode to the whole body bound: two units until it is decoded.
+        let units = Math.min(request.compressed ? 2 : workUnitsOf(request.sizeBytes), workUnits);
+        await turnFor(units, request);
+        const turn: Turn = {
+          decoded(bytes) {
+            if (units > 1 && workUnitsOf(bytes) < units) {
+              busyUnits -= units - workUnitsOf(bytes);
+              units = workUnitsOf(bytes);
+              startTurns();
+            }
+          },
+        };
         try {
-          return await work();
+          return await work(turn);
         } finally {
           busyUnits -= units;
           startTurns();

@@ -1,76 +1,192 @@
 /**
  * @module ingest/body
- * Reads an OTLP/HTTP request body within the size bound. The bound applies to the bytes
- * received and again to the decompressed size, so a small gzip bomb is refused too.
+ * Reads an OTLP/HTTP request body within its bounds: the bytes received, the bytes they
+ * decode to (decompressed as they arrive, so a small gzip or zstd bomb stops at the bound
+ * instead of inflating whole), and the time the body takes to arrive.
  */
-import { promisify } from 'node:util';
-import { gunzip } from 'node:zlib';
+import type { Readable } from 'node:stream';
 import { IngestError } from '../errors.js';
+import { contentDecoder, type ContentCoding } from './content-decoder.js';
 
-const gunzipAsync = promisify(gunzip);
-
-/**
- * The body's bytes, from the web body or the Node request itself (http/node-incoming.ts); on
- * a body past the bound, reading stops (the stream is cancelled or destroyed) and too_large
- * is thrown.
- */
-export async function readBoundedBody(
-  body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array> | null,
-  maxBytes: number,
-  expectedBytes?: number,
-): Promise<Buffer> {
-  if (!body) return Buffer.alloc(0);
-  // With the length announced (Content-Length), chunks are copied into one buffer as they
-  // arrive and dropped, instead of being held until a concat makes a second copy of the body.
-  let into = expectedBytes !== undefined && expectedBytes <= maxBytes ? Buffer.allocUnsafe(expectedBytes) : undefined;
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  // both iterate; leaving early (too large) cancels the web stream or destroys the Node one
-  for await (const value of body as AsyncIterable<Uint8Array>) {
-    if (size + value.byteLength > maxBytes) throw tooLarge(maxBytes, 'received');
-    if (into && size + value.byteLength <= into.length) {
-      into.set(value, size);
-    } else {
-      // More than announced (or nothing announced): collect, and concat at the end.
-      if (into) chunks.push(into.subarray(0, size));
-      into = undefined;
-      chunks.push(value);
-    }
-    size += value.byteLength;
-  }
-  return into ? into.subarray(0, size) : Buffer.concat(chunks, size);
+export interface BodyBounds {
+  /** bytes received, and again bytes decoded (--max-body-bytes) */
+  maxBytes: number;
+  /** the whole body must have arrived within this many milliseconds of the first read */
+  timeoutMs: number;
+  /** Content-Length, when announced: an identity body is read straight into one buffer */
+  expectedBytes?: number;
 }
 
-/** Content-Encoding: absent or identity → as is; gzip → inflated within maxBytes; else 415. */
-export async function decodeContentEncoding(
-  encoding: string | undefined,
-  body: Buffer,
-  maxBytes: number,
+/**
+ * The body's decoded bytes, from the web body or the Node request itself (http/node-incoming.ts).
+ * On a bound passed, reading stops and too_large is thrown; on the deadline, `unavailable`
+ * (the sender retries). A Node request is left unread rather than destroyed, so the answer
+ * still reaches the sender (the HTTP server drains or closes the connection after it).
+ */
+export async function readRequestBody(
+  body: ReadableStream<Uint8Array> | Readable | null,
+  coding: ContentCoding,
+  bounds: BodyBounds,
 ): Promise<Buffer> {
-  const value = (encoding ?? '').trim().toLowerCase();
-  if (value === '' || value === 'identity') return body;
-  if (value !== 'gzip' && value !== 'x-gzip') {
-    throw new IngestError(
-      'unsupported_media_type',
-      `unsupported Content-Encoding ${JSON.stringify(encoding)}: send gzip or no encoding`,
-    );
+  const decoded = new BoundedBytes(
+    bounds.maxBytes,
+    coding === 'identity' ? 'received' : 'decompressed',
+    coding === 'identity' ? bounds.expectedBytes : undefined,
+  );
+  const decoder = contentDecoder(coding, (chunk) => decoded.add(chunk), bounds.maxBytes);
+  if (!body) {
+    await decoder.end();
+    return decoded.bytes();
   }
+  const source = 'getReader' in body ? webChunks(body) : nodeChunks(body);
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(bodyTimedOut(bounds.timeoutMs)), bounds.timeoutMs);
+  });
+  deadline.catch(() => {}); // raced below; unobserved once the body is complete
+  let received = 0;
   try {
-    return await gunzipAsync(body, { maxOutputLength: maxBytes });
-  } catch (error) {
-    if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError)
-      throw tooLarge(maxBytes, 'decompressed');
-    throw new IngestError(
-      'bad_input',
-      `Content-Encoding is gzip but the body does not inflate: ${(error as Error).message}; nothing was stored`,
-      { cause: error },
-    );
+    for (;;) {
+      const chunk = await Promise.race([source.next(), deadline]);
+      if (chunk === null) break;
+      received += chunk.byteLength;
+      if (received > bounds.maxBytes) throw tooLarge(bounds.maxBytes, 'received');
+      await Promise.race([decoder.write(chunk), deadline]);
+    }
+    await Promise.race([decoder.end(), deadline]);
+    return decoded.bytes();
+  } finally {
+    clearTimeout(timer);
+    source.stop();
+    decoder.destroy();
   }
+}
+
+/** The decoded bytes, refused past the bound. */
+class BoundedBytes {
+  private chunks: Uint8Array[] = [];
+  private size = 0;
+  // With the length announced, chunks are copied into one buffer as they arrive and dropped,
+  // instead of being held until a concat makes a second copy of the body.
+  private into: Buffer | undefined;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly what: string,
+    expectedBytes: number | undefined,
+  ) {
+    if (expectedBytes !== undefined && expectedBytes <= maxBytes) this.into = Buffer.allocUnsafe(expectedBytes);
+  }
+
+  add(chunk: Uint8Array): void {
+    if (this.size + chunk.byteLength > this.maxBytes) throw tooLarge(this.maxBytes, this.what);
+    if (this.into && this.size + chunk.byteLength <= this.into.length) {
+      this.into.set(chunk, this.size);
+    } else {
+      // More than announced (or nothing announced): collect, and concat at the end.
+      if (this.into) this.chunks.push(this.into.subarray(0, this.size));
+      this.into = undefined;
+      this.chunks.push(chunk);
+    }
+    this.size += chunk.byteLength;
+  }
+
+  bytes(): Buffer {
+    return this.into ? this.into.subarray(0, this.size) : Buffer.concat(this.chunks, this.size);
+  }
+}
+
+interface ChunkSource {
+  /** the next chunk, or null at the end of the body */
+  next(): Promise<Uint8Array | null>;
+  /** stops reading (the rest of the body is left to the HTTP server) */
+  stop(): void;
+}
+
+/** Chunks of the Node request, one at a time (paused in between), without destroying it. */
+function nodeChunks(stream: Readable): ChunkSource {
+  const queue: Uint8Array[] = [];
+  let ended = stream.readableEnded;
+  let failure: Error | undefined;
+  let wake: (() => void) | undefined;
+  const onData = (chunk: Uint8Array) => {
+    queue.push(chunk);
+    stream.pause();
+    wake?.();
+  };
+  const onEnd = () => {
+    ended = true;
+    wake?.();
+  };
+  const onError = (error: Error) => {
+    failure ??= error;
+    wake?.();
+  };
+  const onClose = () => {
+    if (!ended) failure ??= new Error('the connection closed');
+    wake?.();
+  };
+  stream.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+  stream.pause();
+  return {
+    async next() {
+      for (;;) {
+        const chunk = queue.shift();
+        if (chunk) return chunk;
+        if (failure) throw bodyCutOff(failure);
+        if (ended) return null;
+        const woken = new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        stream.resume();
+        await woken;
+        wake = undefined;
+      }
+    },
+    stop() {
+      stream.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      stream.pause();
+    },
+  };
+}
+
+function webChunks(body: ReadableStream<Uint8Array>): ChunkSource {
+  const reader = body.getReader();
+  let done = false;
+  return {
+    async next() {
+      const result = await reader.read().catch((error: unknown) => {
+        throw bodyCutOff(error as Error);
+      });
+      done = result.done;
+      return result.done ? null : result.value;
+    },
+    stop() {
+      if (!done) reader.cancel().catch(() => {});
+      reader.releaseLock();
+    },
+  };
 }
 
 function tooLarge(maxBytes: number, what: string): IngestError {
   return new IngestError(
     'too_large',
     `request body ${what} exceeds the ${maxBytes}-byte limit (--max-body-bytes); split the batch; nothing was stored`,
+  );
+}
+
+function bodyTimedOut(timeoutMs: number): IngestError {
+  return new IngestError(
+    'unavailable',
+    `request body did not arrive within ${timeoutMs} ms (--body-timeout-ms); nothing was stored; retry`,
+    { retryAfterSeconds: 1 },
+  );
+}
+
+function bodyCutOff(cause: Error): IngestError {
+  return new IngestError(
+    'bad_input',
+    `the request body was cut off before its end (${cause.message}); nothing was stored`,
+    { cause },
   );
 }

@@ -3,14 +3,21 @@
  * OTLP/gRPC: TraceService/Export and LogsService/Export on @grpc/grpc-js. Messages pass
  * through as raw bytes (identity serializers) into the same decode and ingest core as HTTP;
  * grpc-js inflates gzip-compressed messages and enforces the message size bound.
+ *
+ * grpc-js reads a call's whole message before its handler runs, so bounds come before that:
+ * each connection carries at most a bounded number of calls at once (HTTP/2
+ * max_concurrent_streams: the sender's calls past it wait on its side, costing us nothing),
+ * and a call waiting its turn counts its message against admission's held-bytes bound. A
+ * call cancelled by its sender, or past its deadline, stops waiting; one cancelled while it
+ * is stored still finishes its transaction, but no answer reaches the sender.
  */
 import * as grpc from '@grpc/grpc-js';
-import { decodeLogsRequest, decodeTraceRequest } from '../otlp/decode.js';
 import { LOGS_EXPORT_PATH, TRACE_EXPORT_PATH } from '../otlp/proto.js';
 import { encodeExportResponse, partialSuccessFor, type OtlpSignal } from '../otlp/response.js';
 import { classifyError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Admission } from './admission.js';
+import { decodeLogsWithin, decodeTracesWithin } from './decode-bounded.js';
 import { type IngestDeps, ingestLogs, ingestSpans } from './ingest.js';
 
 export interface GrpcReceiverDeps {
@@ -21,6 +28,9 @@ export interface GrpcReceiverDeps {
 
 export interface GrpcReceiverSettings {
   maxBodyBytes: number;
+  maxRecordsPerRequest: number;
+  /** calls one connection carries at once (HTTP/2 max_concurrent_streams) */
+  maxInflightRequests: number;
 }
 
 const passThrough = (b: Buffer) => b;
@@ -41,26 +51,40 @@ export function createGrpcServer(deps: GrpcReceiverDeps, settings: GrpcReceiverS
   const server = new grpc.Server({
     'grpc.max_receive_message_length': settings.maxBodyBytes,
     'grpc.max_send_message_length': 4 * 1024 * 1024,
+    'grpc.max_concurrent_streams': settings.maxInflightRequests,
   });
-  server.addService({ Export: exportMethod(TRACE_EXPORT_PATH) }, { Export: handler('traces', deps) });
-  server.addService({ Export: exportMethod(LOGS_EXPORT_PATH) }, { Export: handler('logs', deps) });
+  const max = settings.maxRecordsPerRequest;
+  server.addService({ Export: exportMethod(TRACE_EXPORT_PATH) }, { Export: handler('traces', deps, max) });
+  server.addService({ Export: exportMethod(LOGS_EXPORT_PATH) }, { Export: handler('logs', deps, max) });
   return server;
 }
 
-function handler(signal: OtlpSignal, deps: GrpcReceiverDeps): grpc.handleUnaryCall<Buffer, Buffer> {
+function handler(signal: OtlpSignal, deps: GrpcReceiverDeps, maxRecords: number): grpc.handleUnaryCall<Buffer, Buffer> {
   return (call, callback) => {
+    const cancelled = new AbortController();
+    call.once('cancelled', () => cancelled.abort());
+    const deadline = call.getDeadline();
+    const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
     deps.admission
-      .run(async () => {
-        const meta = { tenant: '' };
-        if (signal === 'traces') {
-          const decoded = decodeTraceRequest(call.request, 'protobuf');
-          await ingestSpans(decoded.spans, meta, deps.ingest);
+      .run(
+        async () => {
+          const meta = { tenant: '' };
+          if (signal === 'traces') {
+            const decoded = decodeTracesWithin(call.request, 'protobuf', maxRecords);
+            await ingestSpans(decoded.spans, meta, deps.ingest);
+            return encodeExportResponse(signal, 'protobuf', partialSuccessFor(signal, decoded.rejected));
+          }
+          const decoded = decodeLogsWithin(call.request, 'protobuf', maxRecords);
+          await ingestLogs(decoded.logs, meta, deps.ingest);
           return encodeExportResponse(signal, 'protobuf', partialSuccessFor(signal, decoded.rejected));
-        }
-        const decoded = decodeLogsRequest(call.request, 'protobuf');
-        await ingestLogs(decoded.logs, meta, deps.ingest);
-        return encodeExportResponse(signal, 'protobuf', partialSuccessFor(signal, decoded.rejected));
-      }, call.request.length)
+        },
+        {
+          sizeBytes: call.request.length,
+          heldBytes: call.request.length,
+          signal: cancelled.signal,
+          waitMs: Number.isFinite(deadlineMs) ? Math.max(0, deadlineMs - Date.now()) : undefined,
+        },
+      )
       .then(
         (response) => callback(null, Buffer.from(response)),
         (error: unknown) => {

@@ -1,17 +1,20 @@
 /**
  * @module ingest/http-receiver
- * OTLP/HTTP: POST /v1/traces and POST /v1/logs, protobuf or JSON, optionally gzip. The answer
+ * OTLP/HTTP: POST /v1/traces and POST /v1/logs, protobuf or JSON, optionally compressed
+ * (gzip, deflate, zstd). The answer
  * is encoded in the request's own content type: an Export*ServiceResponse on success (with
  * partial_success when some records were rejected), a google.rpc.Status on failure, with
  * Retry-After on retryable failures. Decoding and storing are the shared core's.
  */
 import { Hono, type Context } from 'hono';
-import { decodeLogsRequest, decodeTraceRequest, type OtlpEncoding } from '../otlp/decode.js';
+import type { OtlpEncoding } from '../otlp/decode.js';
 import { encodeExportResponse, otlpContentType, partialSuccessFor, type OtlpSignal } from '../otlp/response.js';
 import { IngestError } from '../errors.js';
 import { answerErrorsAsOtlp } from '../http/error-response.js';
-import type { Admission } from './admission.js';
-import { decodeContentEncoding, readBoundedBody } from './body.js';
+import type { Admission, Turn } from './admission.js';
+import { readRequestBody } from './body.js';
+import { type ContentCoding, contentCodingOf } from './content-decoder.js';
+import { decodeLogsWithin, decodeTracesWithin } from './decode-bounded.js';
 import { untouchedIncoming } from '../http/node-incoming.js';
 import { type IngestDeps, type IngestMeta, ingestLogs, ingestSpans } from './ingest.js';
 
@@ -22,6 +25,8 @@ export interface HttpReceiverDeps {
 
 export interface HttpReceiverSettings {
   maxBodyBytes: number;
+  maxRecordsPerRequest: number;
+  bodyTimeoutMs: number;
 }
 
 const contentTypes: Record<string, OtlpEncoding> = {
@@ -55,32 +60,45 @@ async function handleExport(
   }
   const length = Number(c.req.header('content-length'));
   const announced = Number.isSafeInteger(length) && length >= 0 ? length : undefined; // absent: NaN
-  return deps.admission.run(async () => {
-    const meta: IngestMeta = { tenant: '' };
-    let rejected;
-    if (signal === 'traces') {
-      const decoded = decodeTraceRequest(await readBody(c, settings, announced), encoding);
-      rejected = decoded.rejected;
-      await ingestSpans(decoded.spans, meta, deps.ingest);
-    } else {
-      const decoded = decodeLogsRequest(await readBody(c, settings, announced), encoding);
-      rejected = decoded.rejected;
-      await ingestLogs(decoded.logs, meta, deps.ingest);
-    }
-    const payload = encodeExportResponse(signal, encoding, partialSuccessFor(signal, rejected));
-    return new Response(payload, { status: 200, headers: { 'content-type': otlpContentType(encoding) } });
-  }, announced);
+  const coding = contentCodingOf(c.req.header('content-encoding'));
+  return deps.admission.run(
+    async (turn) => {
+      const meta: IngestMeta = { tenant: '' };
+      const max = settings.maxRecordsPerRequest;
+      let rejected;
+      if (signal === 'traces') {
+        const decoded = decodeTracesWithin(await readBody(c, coding, settings, announced, turn), encoding, max);
+        rejected = decoded.rejected;
+        await ingestSpans(decoded.spans, meta, deps.ingest);
+      } else {
+        const decoded = decodeLogsWithin(await readBody(c, coding, settings, announced, turn), encoding, max);
+        rejected = decoded.rejected;
+        await ingestLogs(decoded.logs, meta, deps.ingest);
+      }
+      const payload = encodeExportResponse(signal, encoding, partialSuccessFor(signal, rejected));
+      return new Response(payload, { status: 200, headers: { 'content-type': otlpContentType(encoding) } });
+    },
+    { sizeBytes: announced, compressed: coding !== 'identity' },
+  );
 }
 
 /**
- * The request body, gunzipped, within the bound. Its own function so that no variable of the
- * handler keeps the body alive while the decoded batch is being written.
+ * The request body, decompressed, within the bounds; the turn learns its decoded size. Its
+ * own function so that no variable of the handler keeps the body alive while the decoded
+ * batch is being written.
  */
 async function readBody(
   c: Context,
+  coding: ContentCoding,
   settings: HttpReceiverSettings,
   announcedBytes: number | undefined,
+  turn: Turn,
 ): Promise<Buffer> {
-  const raw = await readBoundedBody(untouchedIncoming(c) ?? c.req.raw.body, settings.maxBodyBytes, announcedBytes);
-  return decodeContentEncoding(c.req.header('content-encoding'), raw, settings.maxBodyBytes);
+  const body = await readRequestBody(untouchedIncoming(c) ?? c.req.raw.body, coding, {
+    maxBytes: settings.maxBodyBytes,
+    timeoutMs: settings.bodyTimeoutMs,
+    expectedBytes: announcedBytes,
+  });
+  turn.decoded(body.length);
+  return body;
 }

@@ -189,7 +189,7 @@ describe.each(databaseKinds)('bad input (%s)', (kind) => {
           answer,
           415,
           encodingOf(contentType),
-          'unsupported Content-Encoding "br": send gzip or no encoding',
+          'unsupported Content-Encoding "br": send gzip, deflate, zstd or no encoding',
         );
         await unchanged();
       },

@@ -27,11 +27,14 @@ describe('admission turns', () => {
     const started: string[] = [];
     const gates = new Map(['a', 'b', 'c', 'd'].map((k) => [k, gate()]));
     const runs = [...gates].map(([k, g]) =>
-      admission.run(async () => {
-        started.push(k);
-        await g.opened;
-        return k;
-      }, SMALL),
+      admission.run(
+        async () => {
+          started.push(k);
+          await g.opened;
+          return k;
+        },
+        { sizeBytes: SMALL },
+      ),
     );
     await tick();
     expect(started).toEqual(['a', 'b']);
@@ -57,10 +60,13 @@ describe('admission turns', () => {
     const gates = new Map(['small', 'large', 'later'].map((k) => [k, gate()]));
     const sizes: Record<string, number> = { small: SMALL, large: LARGE, later: SMALL };
     const runs = [...gates].map(([k, g]) =>
-      admission.run(async () => {
-        started.push(k);
-        await g.opened;
-      }, sizes[k]),
+      admission.run(
+        async () => {
+          started.push(k);
+          await g.opened;
+        },
+        { sizeBytes: sizes[k] },
+      ),
     );
     await tick();
     expect(started).toEqual(['small', 'large']);
@@ -73,15 +79,15 @@ describe('admission turns', () => {
 
   it('runs a request larger than the whole capacity alone rather than never', async () => {
     const admission = createAdmission(10, 1);
-    expect(await admission.run(async () => 'ran', LARGE)).toBe('ran');
+    expect(await admission.run(async () => 'ran', { sizeBytes: LARGE })).toBe('ran');
   });
 
   it('counts waiting requests against the in-flight limit', async () => {
     const admission = createAdmission(2, 1);
     const g = gate();
-    const first = admission.run(() => g.opened, SMALL);
-    const second = admission.run(async () => 'second', SMALL);
-    await expect(admission.run(async () => 'third', SMALL)).rejects.toMatchObject({ kind: 'busy' });
+    const first = admission.run(() => g.opened, { sizeBytes: SMALL });
+    const second = admission.run(async () => 'second', { sizeBytes: SMALL });
+    await expect(admission.run(async () => 'third', { sizeBytes: SMALL })).rejects.toMatchObject({ kind: 'busy' });
     g.open();
     await first;
     expect(await second).toBe('second');
@@ -89,13 +95,16 @@ describe('admission turns', () => {
 
   it('passes the turn on when the work fails', async () => {
     const admission = createAdmission(4, 1);
-    const failed = admission.run(async () => {
-      throw new Error('write failed');
-    }, SMALL);
-    const next = admission.run(async () => 'next', SMALL);
+    const failed = admission.run(
+      async () => {
+        throw new Error('write failed');
+      },
+      { sizeBytes: SMALL },
+    );
+    const next = admission.run(async () => 'next', { sizeBytes: SMALL });
     await expect(failed).rejects.toThrow('write failed');
     expect(await next).toBe('next');
-    expect(await admission.run(async () => 'after', SMALL)).toBe('after');
+    expect(await admission.run(async () => 'after', { sizeBytes: SMALL })).toBe('after');
   });
 
   it('works on four small requests, two large ones, or one large and two small, at once by default', async () => {
@@ -109,10 +118,13 @@ describe('admission turns', () => {
       const started: number[] = [];
       const g = gate();
       const runs = sizes.map((size, i) =>
-        admission.run(async () => {
-          started.push(i);
-          await g.opened;
-        }, size),
+        admission.run(
+          async () => {
+            started.push(i);
+            await g.opened;
+          },
+          { sizeBytes: size },
+        ),
       );
       await tick();
       expect(started).toEqual(sizes.slice(0, first).map((_, i) => i));
@@ -120,5 +132,99 @@ describe('admission turns', () => {
       await Promise.all(runs);
       expect(started).toEqual(sizes.map((_, i) => i));
     }
+  });
+});
+
+describe('admission waits', () => {
+  const full = (admission: ReturnType<typeof createAdmission>) => {
+    const g = gate();
+    const working = Array.from({ length: 4 }, () => admission.run(() => g.opened, { sizeBytes: SMALL }));
+    return { release: () => g.open(), done: () => Promise.all(working) };
+  };
+
+  it('refuses a request whose turn has not come within the queue timeout as busy, and lets the rest go on', async () => {
+    const admission = createAdmission(10, 4, { queueTimeoutMs: 30 });
+    const busy = full(admission);
+    const error = await admission.run(async () => 'never', { sizeBytes: SMALL }).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      kind: 'busy',
+      retryAfterSeconds: 1,
+      message: 'no turn to store this export request within 30 ms (--queue-timeout-ms); retry shortly',
+    });
+    expect(admission.inflight).toBe(4);
+    busy.release();
+    await busy.done();
+    expect(await admission.run(async () => 'after', { sizeBytes: SMALL })).toBe('after');
+  });
+
+  it('waits no longer than the request allows (a gRPC deadline)', async () => {
+    const admission = createAdmission(10, 4, { queueTimeoutMs: 60_000 });
+    const busy = full(admission);
+    const started = Date.now();
+    await expect(admission.run(async () => 'never', { waitMs: 30 })).rejects.toMatchObject({ kind: 'busy' });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    busy.release();
+    await busy.done();
+  });
+
+  it('stops waiting when the signal aborts, and never runs the work', async () => {
+    const admission = createAdmission(10, 4);
+    const busy = full(admission);
+    const cancelled = new AbortController();
+    let ran = false;
+    const waiting = admission.run(
+      async () => {
+        ran = true;
+      },
+      { signal: cancelled.signal },
+    );
+    await tick();
+    expect(admission.inflight).toBe(5);
+    cancelled.abort();
+    await expect(waiting).rejects.toMatchObject({ kind: 'unavailable' });
+    expect(admission.inflight).toBe(4);
+    busy.release();
+    await busy.done();
+    expect(ran).toBe(false);
+  });
+
+  it('bounds the bytes that waiting requests hold, and counts none for a request that starts at once', async () => {
+    const admission = createAdmission(10, 4, { maxHeldBytes: 100 });
+    expect(await admission.run(async () => 'at once', { heldBytes: 1_000 })).toBe('at once');
+    const busy = full(admission);
+    const first = admission.run(async () => 'first', { sizeBytes: 60, heldBytes: 60 });
+    await expect(admission.run(async () => 'second', { sizeBytes: 60, heldBytes: 60 })).rejects.toMatchObject({
+      kind: 'busy',
+      message: 'export requests waiting their turn already hold 60 bytes (limit 100); retry shortly',
+    });
+    const small = admission.run(async () => 'small', { sizeBytes: 40, heldBytes: 40 });
+    busy.release();
+    expect(await Promise.all([first, small])).toEqual(['first', 'small']);
+    await busy.done();
+  });
+
+  it('takes two units for a compressed request until it is decoded, and gives one back when it is small', async () => {
+    const admission = createAdmission(10, 4);
+    const started: string[] = [];
+    const decodedGate = gate();
+    const finish = gate();
+    const compressed = ['a', 'b', 'c'].map((k) =>
+      admission.run(
+        async (turn) => {
+          started.push(k);
+          await decodedGate.opened;
+          turn.decoded(SMALL);
+          await finish.opened;
+        },
+        { sizeBytes: 10, compressed: true },
+      ),
+    );
+    await tick();
+    expect(started).toEqual(['a', 'b']);
+    decodedGate.open();
+    await tick();
+    expect(started).toEqual(['a', 'b', 'c']);
+    finish.open();
+    await Promise.all(compressed);
   });
 });

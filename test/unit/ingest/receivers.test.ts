@@ -74,7 +74,10 @@ describe('the OTLP/HTTP receiver', () => {
     // arrange
     const { logger, lines } = recordingLogger();
     const app = appWith(
-      createOtlpHttpRoutes({ ingest: failingStore(error), admission: createAdmission(4) }, { maxBodyBytes: 1 << 20 }),
+      createOtlpHttpRoutes(
+        { ingest: failingStore(error), admission: createAdmission(4) },
+        { maxBodyBytes: 1 << 20, maxRecordsPerRequest: 1000, bodyTimeoutMs: 10_000 },
+      ),
       logger,
     );
     // act
@@ -105,7 +108,7 @@ describe('the OTLP/gRPC receiver', () => {
     const { logger, lines } = recordingLogger();
     server = createGrpcServer(
       { ingest: failingStore(error), admission: createAdmission(4), logger },
-      { maxBodyBytes: 1 << 20 },
+      { maxBodyBytes: 1 << 20, maxRecordsPerRequest: 1000, maxInflightRequests: 4 },
     );
     const port = await bindGrpcServer(server, '127.0.0.1', 0);
     // act
