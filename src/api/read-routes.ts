@@ -11,7 +11,7 @@ import { readTape } from '../tapes/tape-service.js';
 import { InvalidCursorError, listRuns } from '../tapes/run-reader.js';
 import { withCosts } from '../tapes/run-costs.js';
 import { jsonResponse } from '../http/json-response.js';
-import { parseBoolean, parseLimit } from '../http/query-params.js';
+import { parseBoolean, parseLimit, storedRunId } from '../http/query-params.js';
 import { createDiffRoutes } from '../diff/routes.js';
 import { loadDiffTape } from '../diff/load-tape.js';
 import { createRecallRoutes } from '../recall/routes.js';
@@ -27,7 +27,7 @@ export function createReadRoutes(store: Store, config: Config): Hono[] {
   const tenant = '';
 
   app.get('/v1/tapes/:run', async (c) => {
-    const run = c.req.param('run');
+    const run = storedRunId(c.req.param('run'));
     const resolve = parseBoolean(c.req.query('resolve'), 'resolve');
     const tape = await readTape(store, tenant, run, { resolve, maxResolveBytes: config.tapeMaxBytes });
     if (!tape) throw new ApiError('not_found', `no run ${JSON.stringify(run)}`);

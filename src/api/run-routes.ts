@@ -25,7 +25,7 @@ import { reconstructStoredRun } from '../runs/run-service.js';
 import { buildRunTree, DEFAULT_TREE_LIMITS, TREE_LIMIT_CEILINGS, type TreeLimits } from '../runs/tree.js';
 import { deadlineOf, requestDeadline } from '../http/deadline-middleware.js';
 import { jsonResponse } from '../http/json-response.js';
-import { parseBoolean, parseLimit } from '../http/query-params.js';
+import { parseBoolean, parseLimit, storedRunId } from '../http/query-params.js';
 
 const tenant = '';
 
@@ -34,7 +34,7 @@ export function createRunRoutes(store: Store, config: Config): Hono {
   const withDeadline = requestDeadline(config.queryDeadlineMs);
 
   app.get('/v1/runs/:run/reconstruct', withDeadline, async (c) => {
-    const run = c.req.param('run');
+    const run = storedRunId(c.req.param('run'));
     const deadline = deadlineOf(c);
     const rec = await deadline.race(
       reconstructStoredRun(store, tenant, run, { maxResolveBytes: config.tapeMaxBytes, signal: deadline.signal }),
@@ -45,7 +45,7 @@ export function createRunRoutes(store: Store, config: Config): Hono {
   });
 
   app.get('/v1/runs/:run/tree', withDeadline, async (c) => {
-    const run = c.req.param('run');
+    const run = storedRunId(c.req.param('run'));
     const limit = (name: string, fallback: number, min: number, max: number) =>
       parseLimit(c.req.query(name), name, { fallback, min, max });
     const limits: TreeLimits = {

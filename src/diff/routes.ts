@@ -16,6 +16,7 @@ import { renderJson } from '../json/canonical.js';
 import type { Deadline } from '../deadline/deadline.js';
 import { ApiError } from '../errors.js';
 import { deadlineOf, requestDeadline } from '../http/deadline-middleware.js';
+import { storedRunId } from '../http/query-params.js';
 import type { PricingTable } from '../pricing/pricing-table.js';
 import { diffRuns } from './diff-runs.js';
 import { DEFAULT_MAX_DIFF_SPANS, DEFAULT_MAX_DIFF_STEPS, type DiffTape } from './types.js';
@@ -67,8 +68,8 @@ export function createDiffRoutes(deps: DiffDeps, settings: DiffRouteSettings): H
         );
       }
     }
-    const a = runs.a as string;
-    const b = runs.b as string;
+    const a = storedRunId(runs.a as string);
+    const b = storedRunId(runs.b as string);
     const tenant = settings.tenantOf ? settings.tenantOf(c) : null;
     const deadline = deadlineOf(c);
     const readA = deps.loadTape(a, tenant, { maxSpans, deadline });

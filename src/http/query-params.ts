@@ -1,9 +1,19 @@
 /**
  * @module http/query-params
- * Query-string values read the same way on every route; a bad one is 400 bad_input naming
+ * Path and query-string values read the same way on every route; a bad one is 400 bad_input naming
  * the parameter, the accepted values and what was sent.
  */
 import { ApiError } from '../errors.js';
+import { storableString } from '../spans/storable-text.js';
+
+/**
+ * A run id from a request, spelled as the store holds it. Ingest stores NUL and lone
+ * surrogates as U+FFFD (spans/storable-text.ts); the same replacement here finds that run,
+ * and never hands the database a character it refuses.
+ */
+export function storedRunId(raw: string): string {
+  return storableString(raw);
+}
 
 /** Absent, empty, false or 0 is false; true or 1 is true. */
 export function parseBoolean(value: string | undefined, name: string): boolean {

@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { ApiError } from '../errors.js';
 import { jsonResponse } from '../http/json-response.js';
+import { storedRunId } from '../http/query-params.js';
 import { readBodyText } from './read-body.js';
 import { ReplayRegistry } from './registry.js';
 import { Replay } from './replay.js';
@@ -75,9 +76,9 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
     handle(async (c) => {
       const principal = await principalOf(c);
       const body = await readJsonBody(c, s.maxRequestBytes, false);
-      const run = body.run;
-      if (typeof run !== 'string' || run === '')
+      if (typeof body.run !== 'string' || body.run === '')
         throw new ApiError('bad_input', 'the body must name a run: {"run": "<run id>"}');
+      const run = storedRunId(body.run);
       const mode = body.mode ?? 'strict';
       if (mode !== 'strict' && mode !== 'loose')
         throw new ApiError('bad_input', `mode must be "strict" or "loose", not ${JSON.stringify(mode)}`);

@@ -3,6 +3,7 @@
  * Runs, newest first (by the end of their last span), summarised by the tapedeck.runs view,
  * paged with an opaque cursor that names the last run of the previous page.
  */
+import { isStorable } from '../spans/storable-text.js';
 import type { Queryable } from '../store/database.js';
 
 export interface RunSummary {
@@ -30,6 +31,8 @@ export interface RunPage {
 }
 
 export class InvalidCursorError extends Error {}
+
+const INT64_MAX = 2n ** 63n - 1n;
 
 const runColumns = `tenant, run, parent_run, spans, steps, llm_steps, tool_steps, agent_steps, errors,
   tokens_input, tokens_output, tokens_cache_read, tokens_cache_write, metered_cost_usd,
@@ -129,7 +132,9 @@ function encodeCursor(lastEndNs: bigint, run: string): string {
 function decodeCursor(cursor: string): { lastEndNs: bigint; run: string } {
   try {
     const [end, run] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    if (typeof run !== 'string' || !/^\d+$/.test(end)) throw new Error('shape');
+    // Issued cursors hold a stored run id and a signed 64-bit time; anything else is forged.
+    if (typeof run !== 'string' || !isStorable(run) || !/^\d{1,19}$/.test(end) || BigInt(end) > INT64_MAX)
+      throw new Error('shape');
     return { lastEndNs: BigInt(end), run };
   } catch {
     throw new InvalidCursorError(`cursor ${JSON.stringify(cursor)} is not one this server issued`);
