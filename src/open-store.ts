@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import type { Config } from './config.js';
-import type { Logger } from './logger.js';
+import { type Logger, ThrottledLog } from './logger.js';
 import type { Database } from './store/database.js';
 import { createPgDatabase } from './store/pg-database.js';
 import { createPgliteDatabase } from './store/pglite-database.js';
@@ -56,11 +56,16 @@ export async function openStore(config: Config, logger: Logger, options: OpenSto
     throw error;
   }
   const payloads = options.payloads ?? createFsPayloadStore({ dir: path.join(config.dataDir, 'payloads') });
+  // One line a minute at most, however many spans of a batch (or of many) a bug trips over.
+  const unreadable = new ThrottledLog<{ span: SpanRecord; error: unknown; layout: string }>(
+    (count, { span, error, layout }) =>
+      logger.warn(
+        { spans: count, traceId: span.traceId, spanId: span.spanId, layout, err: error },
+        `could not read ${count === 1 ? 'a span' : `${count} spans`} as a step; stored with no step (tapedeck reindex re-derives them after a normalizer fix); the last one named here`,
+      ),
+  );
   const onDialectError = (span: SpanRecord, error: unknown, layout: string): void =>
-    logger.warn(
-      { traceId: span.traceId, spanId: span.spanId, layout, err: error },
-      'could not read this span as a step; it is stored with no step (tapedeck reindex re-derives it after a normalizer fix)',
-    );
+    unreadable.record({ span, error, layout });
   const derive = createDeriveSpans(
     { payloads, onDialectError },
     { payloadThresholdBytes: config.payloadThresholdBytes },
@@ -92,6 +97,7 @@ export async function openStore(config: Config, logger: Logger, options: OpenSto
     ingest: { db, derive: config.derive ? derive : null, chunked },
     pricing,
     async close() {
+      unreadable.flush();
       await chunked?.close();
       await db.close();
     },

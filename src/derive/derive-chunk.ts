@@ -16,7 +16,7 @@ import { BinaryCopyWriter } from '../store/copy-binary.js';
 import type { StepKey } from '../recall/backlog.js';
 import { stepColumns, stepToRow } from '../tapes/step-rows.js';
 import { copyColumnsOf } from '../store/bulk-insert.js';
-import { inlineStep, normalizeFacts } from './derive.js';
+import { DERIVE_FAILED, inlineStep, normalizeFacts } from './derive.js';
 import type { DerivedSpan } from '../tapes/derived-span.js';
 
 export const stepCopyColumns = copyColumnsOf(stepColumns);
@@ -43,7 +43,7 @@ export interface DeriveChunkResult {
   restated: DerivedSpan[];
   /** indexes (in this chunk) of spans with a value over the payload threshold */
   local: number[];
-  /** dialects that threw (each span then has no step), for the caller to report */
+  /** dialects that threw, or deriving that threw elsewhere (each span then has no step), for the caller to report */
   dialectErrors: { index: number; layout: string; error: Error }[];
   /** the keys of the steps in `steps`, in order, for recall's backlog */
   copied: StepKey[];
@@ -62,13 +62,21 @@ export class ChunkDeriver {
     const local: number[] = [];
     const dialectErrors: DeriveChunkResult['dialectErrors'] = [];
     req.spans.forEach((span, index) => {
-      const f = normalizeFacts(span, req.logs[index] ?? [], (error, layout) =>
-        dialectErrors.push({ index, layout, error: asError(error) }),
-      );
-      if (!f.step) return;
-      const step = inlineStep(span, f.step, this.thresholdBytes);
-      if (step) placeStep(req.tenant, { ownRun: f.ownRun, ownParentRun: f.parentRun, step }, req.isNew[index], out);
-      else local.push(index);
+      let derived: DerivedSpan | undefined;
+      try {
+        const f = normalizeFacts(span, req.logs[index] ?? [], (error, layout) =>
+          dialectErrors.push({ index, layout, error: asError(error) }),
+        );
+        if (!f.step) return;
+        const step = inlineStep(span, f.step, this.thresholdBytes);
+        if (!step) return void local.push(index);
+        derived = { ownRun: f.ownRun, ownParentRun: f.parentRun, step };
+      } catch (error) {
+        // stored with no step; its run facts are read from its attributes by the caller
+        return void dialectErrors.push({ index, layout: DERIVE_FAILED, error: asError(error) });
+      }
+      // outside the try: a tuple is written whole or not at all
+      placeStep(req.tenant, derived, req.isNew[index], out);
     });
     return { job: req.job, steps: out.steps.take(), restated: out.restated, local, dialectErrors, copied: out.copied };
   }

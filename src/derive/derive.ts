@@ -5,7 +5,7 @@
  * by reindex, so a normalizer fix re-derives exactly what ingest would derive today.
  */
 import { DIALECTS } from '../normalize/dialects/index.js';
-import { normalizeSpan, NORMALIZER_VERSION, type DialectErrorHandler } from '../normalize/normalize.js';
+import { normalizeSpan, NORMALIZER_VERSION, runFactsOf, type DialectErrorHandler } from '../normalize/normalize.js';
 import { fingerprintName, fingerprintOf } from '../normalize/finish.js';
 import { canonicalJsonBytes, sha256Hex } from '../json/canonical.js';
 import type { SpanFacts, StepDraft } from '../normalize/step.js';
@@ -19,7 +19,10 @@ import { storableFacts } from './storable-facts.js';
 
 export interface DeriveDeps {
   payloads: PayloadStore;
-  /** told when a dialect throws on a span, which is then stored with no step */
+  /**
+   * told when a dialect throws on a span, or deriving it throws elsewhere (layout
+   * DERIVE_FAILED), which is then stored with no step
+   */
   onDialectError?: (span: SpanRecord, error: unknown, layout: string) => void;
 }
 
@@ -33,15 +36,40 @@ export function createDeriveSpans(deps: DeriveDeps, settings: DeriveSettings): D
     const onError = deps.onDialectError;
     // One at a time: offloading may hold a large value's canonical JSON in memory.
     for (const span of spans) {
-      const facts = normalizeFacts(span, logsOf(span), onError && ((error, layout) => onError(span, error, layout)));
-      const step =
-        facts.step &&
-        (inlineStep(span, facts.step, settings.payloadThresholdBytes) ??
-          (await offloadedStep(span, facts.step, deps.payloads, settings.payloadThresholdBytes)));
+      let facts: SpanFacts;
+      let step: StoredStep | null | undefined;
+      try {
+        facts = normalizeFacts(span, logsOf(span), onError && ((error, layout) => onError(span, error, layout)));
+        step = facts.step && inlineStep(span, facts.step, settings.payloadThresholdBytes);
+      } catch (error) {
+        onError?.(span, error, DERIVE_FAILED);
+        out.push(withoutStep(span));
+        continue;
+      }
+      // Outside the try: a payload store that cannot write fails the batch (its sender
+      // retries). Its value was canonicalised once already, by inlineStep.
+      if (step === undefined)
+        step = await offloadedStep(span, facts.step!, deps.payloads, settings.payloadThresholdBytes);
       out.push({ ownRun: facts.ownRun, ownParentRun: facts.parentRun, step });
     }
     return out;
   };
+}
+
+/**
+ * The layout reported when deriving a span threw outside its dialect (a value nested deeper
+ * than the stack, say): the span is stored with no step, as when a dialect throws.
+ */
+export const DERIVE_FAILED = '(deriving)';
+
+/** A span whose derivation failed: its run facts when they can be read, and no step. */
+export function withoutStep(span: SpanRecord): DerivedSpan {
+  try {
+    const facts = runFactsOf(span);
+    return { ownRun: facts.ownRun, ownParentRun: facts.parentRun, step: null };
+  } catch {
+    return { ownRun: null, ownParentRun: null, step: null };
+  }
 }
 
 /** normalizeSpan with the dialects ingest uses, its strings storable (storable-facts.ts). */

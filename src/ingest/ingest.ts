@@ -3,10 +3,11 @@
  * The one core every front door calls (OTLP/HTTP, OTLP/gRPC, the in-process SpanExporter).
  *
  * Contract: resolves only after everything it was given is committed; rejects with
- * IngestError('unavailable') when the database cannot take it, in which case nothing of the
- * request is stored (one transaction) and the sender should retry. Redelivery is harmless:
- * a span or log record already stored is not stored again. Text PostgreSQL cannot hold (NUL,
- * lone surrogates) is replaced first (spans/storable-text.ts): content never fails a batch.
+ * IngestError('unavailable') when the database or the payload store cannot take it, in
+ * which case nothing of the request is stored (one transaction) and the sender should retry.
+ * Redelivery is harmless: a span or log record already stored is not stored again. Text
+ * PostgreSQL cannot hold (NUL, lone surrogates) is replaced first (spans/storable-text.ts),
+ * and a span that derivation cannot read is stored with no step: content never fails a batch.
  *
  * Writes to one trace take turns (a transaction-scoped advisory lock per trace), so a span
  * and the log records carrying its content, arriving in two concurrent requests, always
@@ -23,6 +24,7 @@ import type { DeriveSpans } from '../tapes/derived-span.js';
 import { distinct, lockTraces, readLogsFor, readSpans, spanKey, upsertSteps } from '../tapes/trace-store.js';
 import type { ChunkedDerive } from '../derive/derive-thread.js';
 import { writeSpans } from './write-spans.js';
+import { PayloadStoreUnavailableError } from '../payloads/payload-store.js';
 
 export interface IngestDeps {
   db: Database;
@@ -115,6 +117,13 @@ async function withDatabase<T>(work: () => Promise<T>): Promise<T> {
           cause: error,
           retryAfterSeconds: 5,
         },
+      );
+    }
+    if (error instanceof PayloadStoreUnavailableError) {
+      throw new IngestError(
+        'unavailable',
+        'the payload store cannot write (see the server log); nothing from this request was stored, retry later',
+        { cause: error, retryAfterSeconds: 5 },
       );
     }
     throw error;

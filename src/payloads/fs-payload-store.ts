@@ -19,7 +19,14 @@ import { readdirSync, unlinkSync } from 'node:fs';
 import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { isProcessRunning } from '../store/process-running.js';
-import { type PayloadStore, asPlainBytes, parsePayloadRef, payloadRefOf, verifyPayload } from './payload-store.js';
+import {
+  type PayloadStore,
+  PayloadStoreUnavailableError,
+  asPlainBytes,
+  parsePayloadRef,
+  payloadRefOf,
+  verifyPayload,
+} from './payload-store.js';
 
 export interface FsPayloadStoreSettings {
   /** The payload directory, e.g. path.join(config.dataDir, 'payloads'). Created on demand. */
@@ -48,28 +55,40 @@ export function createFsPayloadStore(settings: FsPayloadStoreSettings): PayloadS
     return { hex, shard, file: path.join(shard, hex) };
   };
 
+  const putFile = async (bytes: Uint8Array): Promise<string> => {
+    const ref = payloadRefOf(bytes);
+    const { hex, shard, file } = locate(ref);
+    // Write-once: a file already there under this name is these bytes. Comparing its size
+    // (not its hash, which would mean reading it) is enough to notice a truncated or
+    // foreign file and put the right bytes back instead of keeping it forever.
+    if ((await sizeOf(file)) === bytes.byteLength) return ref;
+    await mkdir(shard, { recursive: true });
+    await makeIncoming();
+    // Unique per call: concurrent puts of the same bytes each write their own temporary
+    // file, and whichever rename lands last replaces identical bytes with identical bytes.
+    const temporary = path.join(incoming, `${process.pid}.${hex}.${randomBytes(6).toString('hex')}.tmp`);
+    try {
+      await writeDurably(temporary, bytes);
+      await rename(temporary, file);
+    } catch (error) {
+      await unlink(temporary).catch(() => {});
+      throw error;
+    }
+    await syncDirectory(shard);
+    return ref;
+  };
+
   return {
     async put(bytes) {
-      const ref = payloadRefOf(bytes);
-      const { hex, shard, file } = locate(ref);
-      // Write-once: a file already there under this name is these bytes. Comparing its size
-      // (not its hash, which would mean reading it) is enough to notice a truncated or
-      // foreign file and put the right bytes back instead of keeping it forever.
-      if ((await sizeOf(file)) === bytes.byteLength) return ref;
-      await mkdir(shard, { recursive: true });
-      await makeIncoming();
-      // Unique per call: concurrent puts of the same bytes each write their own temporary
-      // file, and whichever rename lands last replaces identical bytes with identical bytes.
-      const temporary = path.join(incoming, `${process.pid}.${hex}.${randomBytes(6).toString('hex')}.tmp`);
       try {
-        await writeDurably(temporary, bytes);
-        await rename(temporary, file);
+        return await putFile(bytes);
       } catch (error) {
-        await unlink(temporary).catch(() => {});
-        throw error;
+        if (!isStorageFault(error)) throw error;
+        throw new PayloadStoreUnavailableError(
+          `the payload directory ${root} cannot be written (${(error as NodeJS.ErrnoException).code}): ${(error as Error).message}`,
+          { cause: error },
+        );
       }
-      await syncDirectory(shard);
-      return ref;
     },
 
     async get(ref) {
@@ -159,6 +178,15 @@ async function sizeOf(file: string): Promise<number | undefined> {
     if (isAbsent(error)) return undefined;
     throw error;
   }
+}
+
+/**
+ * Any file system error while putting is a fault of the disk or directory rather than of the
+ * bytes: no space or quota, an unwritable or read-only directory (which a recursive mkdir can
+ * report as ENOENT), an I/O error, no file descriptors left.
+ */
+function isStorageFault(error: unknown): boolean {
+  return typeof (error as NodeJS.ErrnoException | null)?.code === 'string';
 }
 
 // ENOTDIR: a shard path component exists as a file (foreign content); the payload is absent.

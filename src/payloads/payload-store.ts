@@ -57,6 +57,17 @@ export class PayloadIntegrityError extends Error {
   }
 }
 
+/**
+ * The payload store cannot write now (a full disk, a read-only or unwritable directory, an I/O
+ * error): nothing was stored under the name, and a retry once the fault is cleared succeeds.
+ */
+export class PayloadStoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'PayloadStoreUnavailableError';
+  }
+}
+
 export interface ParsedPayloadRef {
   algorithm: typeof PAYLOAD_REF_ALGORITHM;
   /** 64 lower-case hex digits */

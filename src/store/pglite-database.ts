@@ -7,7 +7,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { PGlite, types } from '@electric-sql/pglite';
-import type { Database } from './database.js';
+import { type Database, DatabaseUnavailableError, isTransientSqlState } from './database.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { StatementTurns } from './statement-turns.js';
 
@@ -25,35 +25,50 @@ export async function createPgliteDatabase(dataDir?: string): Promise<Database> 
     lock?.release();
     throw error;
   }
+  const where = dataDir ?? 'memory';
   const query = async <Row>(
     runner: Pick<PGlite, 'query'>,
     sql: string,
     params?: readonly unknown[],
   ): Promise<Row[]> => {
-    const result = await runner.query<Row>(sql, params as unknown[] | undefined);
-    return result.rows;
+    try {
+      const result = await runner.query<Row>(sql, params as unknown[] | undefined);
+      return result.rows;
+    } catch (error) {
+      throw translate(error, where);
+    }
   };
   const turns = new StatementTurns();
   return {
     kind: 'pglite',
     query: (sql, params, options) => turns.run(() => query(db, sql, params), options?.signal),
     exec: async (sql) => {
-      await turns.run(() => db.exec(sql));
+      await turns
+        .run(() => db.exec(sql))
+        .catch((error: unknown) => {
+          throw translate(error, where);
+        });
     },
     transaction: (fn) =>
-      turns.run(() =>
-        db.transaction((tx) =>
-          fn({
-            query: (sql, params, options) => {
-              options?.signal?.throwIfAborted();
-              return query(tx, sql, params);
-            },
-            exec: async (sql) => {
-              await tx.exec(sql);
-            },
-          }),
-        ),
-      ),
+      turns
+        .run(() =>
+          db.transaction((tx) =>
+            fn({
+              query: (sql, params, options) => {
+                options?.signal?.throwIfAborted();
+                return query(tx, sql, params);
+              },
+              exec: async (sql) => {
+                await tx.exec(sql).catch((error: unknown) => {
+                  throw translate(error, where);
+                });
+              },
+            }),
+          ),
+        )
+        .catch((error: unknown) => {
+          throw translate(error, where);
+        }),
     async ping() {
       await turns.run(() => db.query('SELECT 1'));
     },
@@ -66,3 +81,21 @@ export async function createPgliteDatabase(dataDir?: string): Promise<Database> 
     },
   };
 }
+
+/**
+ * The same classes of fault as a PostgreSQL server's (database.ts isTransientSqlState: a full
+ * disk is 53100, too many locks 53200), plus the file system's own under PGlite's data
+ * directory, are unavailable: a retry may succeed. Anything else is left as it is.
+ */
+function translate(error: unknown, where: string): unknown {
+  if (error instanceof DatabaseUnavailableError) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (isTransientSqlState(code) || (typeof code === 'string' && FILE_SYSTEM_FAULTS.has(code))) {
+    return new DatabaseUnavailableError(`PGlite (${where}) is unavailable: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  return error;
+}
+
+const FILE_SYSTEM_FAULTS = new Set(['ENOSPC', 'EDQUOT', 'EIO', 'EACCES', 'EPERM', 'EROFS', 'EMFILE', 'ENFILE']);

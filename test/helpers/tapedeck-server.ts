@@ -11,8 +11,10 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import { pino } from 'pino';
 import { defaultConfig, type Config } from '../../src/config.js';
-import { silentLogger } from '../../src/logger.js';
+import { type Logger, silentLogger } from '../../src/logger.js';
+import type { PayloadStore } from '../../src/payloads/payload-store.js';
 import { LOGS_EXPORT_PATH, TRACE_EXPORT_PATH, otlpTypes } from '../../src/otlp/proto.js';
 import { createMemoryPayloadStore } from '../../src/payloads/memory-payload-store.js';
 import { startTapedeck, type RunningTapedeck } from '../../src/server.js';
@@ -48,6 +50,10 @@ export interface TestTapedeckOptions {
   pgSettings?: PgDatabaseSettings;
   /** false: ingest derives on the main thread only (src/derive/derive-thread.ts) */
   deriveWorker?: boolean;
+  /** the payload store (default: in memory) */
+  payloads?: PayloadStore;
+  /** the logger tapedeck logs to (default: silent) */
+  logger?: Logger;
 }
 
 /** Starts tapedeck on free loopback ports over a fresh, empty database of this kind. */
@@ -84,9 +90,9 @@ export async function startTestTapedeck(
   };
   let running: RunningTapedeck;
   try {
-    running = await startTapedeck(config, silentLogger(), {
+    running = await startTapedeck(config, options.logger ?? silentLogger(), {
       db,
-      payloads: createMemoryPayloadStore(),
+      payloads: options.payloads ?? createMemoryPayloadStore(),
       deriveWorker: options.deriveWorker,
       recallIndexer: options.recallIndexer,
     });
@@ -344,3 +350,10 @@ export function randomSpanId(): string {
  * which takes tens of seconds on a busy 2-core machine (about one on an idle one).
  */
 export const START_TIMEOUT_MS = 120_000;
+
+/** A logger whose lines (parsed) land in `lines`, for tests that count what was logged. */
+export function capturingLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level: 'debug' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+  return { logger, lines };
+}
