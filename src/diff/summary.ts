@@ -11,14 +11,10 @@
  *   `first_start_ns` / `last_end_ns`, else of its steps; null for an empty tape.
  * - errors: steps whose status is error.
  *
- * Outcome (`deriveOutcome`), the same rule the store's `runs` view applies to spans:
- * - unknown when the run was cut at the span bound (how it ended cannot be read from its
- *   beginning), when it has no steps, or when its last span ended within 15 minutes of now
- *   (it may still be running);
- * - failure when a root step (a span with no parent) or the step that ended last has status
- *   error;
- * - success otherwise: an error the run recovered from does not make it a failure.
- * The view sees context spans too (a workflow wrapper that errored); steps alone cannot, so a
+ * Outcome (`deriveOutcome`): tapes/run-outcome.ts, the store's rule, applied to the steps:
+ * unknown when the run was cut at the span bound or has no steps; the run failed when a root
+ * step (a span with no parent) or the step that ended last has status error, so an error the
+ * run recovered from does not make it a failure. The view sees context spans too (a workflow wrapper that errored); steps alone cannot, so a
  * loader that has the view's outcome passes it as `outcome` on the tape and it is used as is
  * (a truncated side stays unknown either way).
  */
@@ -26,7 +22,8 @@ import type { Deadline } from '../deadline/deadline.js';
 import type { Step } from '../normalize/step.js';
 import { costOfSteps, roundUsd } from '../pricing/cost.js';
 import type { PricingTable } from '../pricing/pricing-table.js';
-import { ACTIVE_WINDOW_NS, type DiffDelta, type DiffTape, type Outcome, type SideSummary } from './types.js';
+import { runOutcome } from '../tapes/run-outcome.js';
+import type { DiffDelta, DiffTape, Outcome, SideSummary } from './types.js';
 
 export function summarizeSide(
   tape: DiffTape,
@@ -72,8 +69,12 @@ export function deriveOutcome(
   run: { truncated: boolean; lastEndNs: bigint | null; nowNs: bigint },
   tick: () => void = () => {},
 ): Outcome {
-  if (run.truncated || steps.length === 0 || run.lastEndNs === null) return 'unknown';
-  if (run.nowNs - run.lastEndNs < ACTIVE_WINDOW_NS) return 'unknown';
+  if (steps.length === 0 || run.lastEndNs === null) return 'unknown';
+  return runOutcome({ lastEndNs: run.lastEndNs, failed: stepsFailed(steps, tick) }, run.truncated, run.nowNs);
+}
+
+/** A root step, or the step that ended last, has status error. */
+function stepsFailed(steps: readonly Step[], tick: () => void): boolean {
   let lastEnding: Step | null = null;
   let lastEnd = 0n;
   for (const s of steps) {
@@ -83,9 +84,9 @@ export function deriveOutcome(
       lastEnding = s;
       lastEnd = end;
     }
-    if (s.parent_span_id === null && s.status === 'error') return 'failure';
+    if (s.parent_span_id === null && s.status === 'error') return true;
   }
-  return lastEnding !== null && lastEnding.status === 'error' ? 'failure' : 'success';
+  return lastEnding !== null && lastEnding.status === 'error';
 }
 
 /** b minus a, field by field; null where either side is null. */

@@ -11,7 +11,9 @@ import type { PricingTable } from '../pricing/pricing-table.js';
 export type DiffOp = 'same' | 'changed' | 'insert' | 'delete';
 /** input, decision and config go with `changed`; structure with `insert` / `delete` */
 export type DiffWhy = 'input' | 'decision' | 'config' | 'structure';
-export type Outcome = 'success' | 'failure' | 'unknown';
+import type { RunOutcome } from '../tapes/run-outcome.js';
+
+export type Outcome = RunOutcome;
 
 export interface AlignedStep {
   op: DiffOp;
@@ -92,5 +94,3 @@ export interface DiffOptions {
 export const DEFAULT_MAX_DIFF_STEPS = 5_000;
 /** spans read per side; the loader is asked for at most this many */
 export const DEFAULT_MAX_DIFF_SPANS = 50_000;
-/** a run whose last span ended this recently may still be running */
-export const ACTIVE_WINDOW_NS = 15n * 60n * 1_000_000_000n;

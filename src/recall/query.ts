@@ -12,7 +12,7 @@
  */
 import type { Queryable } from '../store/database.js';
 import { storedJson } from '../json/json-value.js';
-import type { RunFacts } from './rank.js';
+import type { RunEnd } from '../tapes/run-outcome.js';
 import type { RecordedStep } from './recorded-text.js';
 import { termLexemes, type Term } from './tokenize.js';
 import { wordHash, wordId } from './word-hash.js';
@@ -133,15 +133,14 @@ export async function readStepTexts(
 }
 
 /**
- * Each run's last span end, over all its spans, and whether it failed by the `runs` view's
- * rule: a span with status error that starts the run (no parent inside the run) or that
- * ended last.
+ * Each run's last span end, over all its spans, and whether it failed (the SQL rule,
+ * tapedeck_store.run_failed; tapes/run-outcome.ts turns these into the outcome).
  */
-export async function readRunFacts(
+export async function readRunEnds(
   db: Queryable,
   tenant: string,
   runs: readonly string[],
-): Promise<Map<string, RunFacts>> {
+): Promise<Map<string, RunEnd>> {
   if (runs.length === 0) return new Map();
   const rows = await db.query<{ run: string; last_end_ns: bigint; failed: boolean }>(
     `WITH wanted AS (SELECT DISTINCT unnest($2::text[]) AS run_id),
@@ -150,16 +149,7 @@ export async function readRunFacts(
          FROM tapedeck_store.spans s JOIN wanted w ON s.run_id = w.run_id
         WHERE s.tenant = $1
         GROUP BY s.run_id)
-     SELECT l.run_id AS run, l.last_end_ns,
-            EXISTS (
-              SELECT 1 FROM tapedeck_store.spans s
-               WHERE s.tenant = $1 AND s.run_id = l.run_id AND s.status_code = 'error'
-                 AND (s.end_ns = l.last_end_ns
-                      OR s.parent_span_id IS NULL
-                      OR NOT EXISTS (SELECT 1 FROM tapedeck_store.spans p
-                                      WHERE p.tenant = s.tenant AND p.trace_id = s.trace_id
-                                        AND p.span_id = s.parent_span_id AND p.run_id = s.run_id))
-            ) AS failed
+     SELECT l.run_id AS run, l.last_end_ns, tapedeck_store.run_failed($1, l.run_id, l.last_end_ns) AS failed
        FROM last l`,
     [tenant, runs],
   );

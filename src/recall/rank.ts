@@ -6,11 +6,10 @@
  *
  * - Runs to read: the newest matching spans grouped by run; the runs with the most matches
  *   among them, ties to the run matched most recently, then by run id.
- * - Outcome, the rule of the store's `runs` view, with now injected: unknown when the tape
- *   was cut at the span bound (how a run ended cannot be read from its beginning, so a long
- *   run that failed late is never a success on the strength of its start) or when the run's
- *   last span ended within 15 minutes of now (it may still be running); failure when a span
- *   that starts the run, or the span that ended last, has status error; else success.
+ * - Outcome: tapes/run-outcome.ts, with now injected, over the run's last end and whether it
+ *   failed as the store reads them; unknown too when the tape was cut at the span bound (how
+ *   a run ended cannot be read from its beginning, so a long run that failed late is never a
+ *   success on the strength of its start).
  * - Cause of a failure: the last step on the tape whose status is error — a tape lists a
  *   wrapper before what it wraps, so this is the innermost, latest error, where an agent's
  *   failure started. When no step errored (a workflow wrapper or another context span
@@ -24,7 +23,8 @@ import { signatureOf } from '../diff/align.js';
 import type { Step, Tape } from '../normalize/step.js';
 import { costOfSteps } from '../pricing/cost.js';
 import type { PricingTable } from '../pricing/pricing-table.js';
-import { ACTIVE_WINDOW_NS, type Outcome, type OutcomeFilter, type RecallCause, type RecalledRun } from './types.js';
+import { type RunEnd, runOutcome } from '../tapes/run-outcome.js';
+import type { OutcomeFilter, RecallCause, RecalledRun } from './types.js';
 
 export interface MatchedSpan {
   run: string;
@@ -114,19 +114,6 @@ export function causeOf(steps: readonly Step[]): RecallCause | null {
   return { index: chosen.index, signature: signatureOf(chosen), span_id: chosen.span_id, status: chosen.status };
 }
 
-export interface RunFacts {
-  /** end of the run's last span, over all its spans */
-  lastEndNs: bigint;
-  /** a span that starts the run, or the one that ended last, has status error */
-  failed: boolean;
-}
-
-export function outcomeOf(facts: RunFacts, truncated: boolean, nowNs: bigint): Outcome {
-  if (truncated) return 'unknown';
-  if (nowNs - facts.lastEndNs < ACTIVE_WINDOW_NS) return 'unknown';
-  return facts.failed ? 'failure' : 'success';
-}
-
 export interface EntryOptions {
   pricing: PricingTable | null;
   nowNs: bigint;
@@ -135,9 +122,9 @@ export interface EntryOptions {
 }
 
 /** A read run's entry in the answer. */
-export function recallEntry(tape: Tape, matches: RunMatches, facts: RunFacts, options: EntryOptions): RecalledRun {
+export function recallEntry(tape: Tape, matches: RunMatches, facts: RunEnd, options: EntryOptions): RecalledRun {
   const tick = options.tick ?? (() => {});
-  const outcome = outcomeOf(facts, tape.truncated, options.nowNs);
+  const outcome = runOutcome(facts, tape.truncated, options.nowNs);
   const { skeleton, truncated: skeletonTruncated } = foldSkeleton(
     tape.steps.map(signatureOf),
     options.maxSkeletonEntries,

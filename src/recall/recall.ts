@@ -34,7 +34,7 @@ import {
   candidateStepBound,
   countMatches,
   newestMatches,
-  readRunFacts,
+  readRunEnds,
   readStepTexts,
   queryWords,
   type MatchRow,
@@ -92,7 +92,7 @@ export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallCo
   const tapes = await readTapes(deps, query.tenant, grouped.runs, ctx);
   const present = grouped.runs.filter((_, i) => tapes[i] !== undefined);
   const facts = await deadline.race(
-    readRunFacts(
+    readRunEnds(
       deps.db,
       query.tenant,
       present.map((r) => r.run),

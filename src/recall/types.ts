@@ -4,7 +4,9 @@
  * the bounds it works within. Keys are rendered sorted; nanoseconds as exact integers.
  */
 
-export type Outcome = 'success' | 'failure' | 'unknown';
+import type { RunOutcome } from '../tapes/run-outcome.js';
+
+export type Outcome = RunOutcome;
 export type OutcomeFilter = 'success' | 'failure' | 'any';
 
 /** The step a failed run's failure is attributed to. */

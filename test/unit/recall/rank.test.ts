@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Step, StepKind, StepStatus, Tape } from '../../../src/normalize/step.js';
-import {
-  causeOf,
-  foldSkeleton,
-  groupMatches,
-  keepOutcome,
-  outcomeOf,
-  rankRuns,
-  recallEntry,
-} from '../../../src/recall/rank.js';
+import { causeOf, foldSkeleton, groupMatches, keepOutcome, rankRuns, recallEntry } from '../../../src/recall/rank.js';
 import type { RecalledRun } from '../../../src/recall/types.js';
 
 const NOW = 1_800_000_000_000_000_000n;
@@ -99,15 +91,6 @@ describe('foldSkeleton', () => {
       skeleton: [...sigs.slice(0, 39), 'x x3'],
       truncated: false,
     });
-  });
-});
-
-describe('outcomeOf', () => {
-  it('is unknown for a cut tape or a run active in the last 15 minutes, whatever its spans say', () => {
-    expect(outcomeOf({ lastEndNs: NOW - HOUR, failed: false }, true, NOW)).toBe('unknown');
-    expect(outcomeOf({ lastEndNs: NOW - 14n * 60_000_000_000n, failed: false }, false, NOW)).toBe('unknown');
-    expect(outcomeOf({ lastEndNs: NOW - 16n * 60_000_000_000n, failed: false }, false, NOW)).toBe('success');
-    expect(outcomeOf({ lastEndNs: NOW - HOUR, failed: true }, false, NOW)).toBe('failure');
   });
 });
 
