@@ -52,6 +52,7 @@ import {
   spanKindName,
   STATUS_CODE_NUMBERS,
   statusCodeName,
+  timeProblem,
 } from './values.js';
 
 /** Deeper AnyValue nesting than protobufjs allows on the binary path is refused here too,
@@ -142,7 +143,13 @@ export function decodeLogsJson(body: Uint8Array): { logs: LogRecord[]; rejected:
           rejected.push({ index, reason: `log record: ${traceId.problem}` });
         else if (spanId !== null && typeof spanId === 'object')
           rejected.push({ index, reason: `log record: ${spanId.problem}` });
-        else logs.push(record);
+        else {
+          const badTime =
+            timeProblem('timeUnixNano', record.timeUnixNano) ??
+            timeProblem('observedTimeUnixNano', record.observedTimeUnixNano);
+          if (badTime !== undefined) rejected.push({ index, reason: `log record: ${badTime}` });
+          else logs.push(record);
+        }
         index++;
       }
     }
@@ -266,7 +273,10 @@ function spanRecord(o: JsonObject, path: string, res: ResourceInfo, scope: SpanR
     scope,
     serviceName: res.serviceName,
   };
-  // Ids are judged after the whole span parsed, as on the log path: structure first.
+  // Ids and times are judged after the whole span parsed, as on the log path: structure first.
+  problem ??=
+    timeProblem('startTimeUnixNano', record.startTimeUnixNano) ??
+    timeProblem('endTimeUnixNano', record.endTimeUnixNano);
   return problem === undefined ? record : `span "${name}": ${problem}`;
 }
 

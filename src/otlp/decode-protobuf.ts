@@ -34,6 +34,7 @@ import {
   signedToValue,
   spanKindName,
   statusCodeName,
+  timeProblem,
   unsignedToBigInt,
 } from './values.js';
 
@@ -148,17 +149,22 @@ export function decodeLogsProtobuf(body: Uint8Array): { logs: LogRecord[]; rejec
       for (const r of sl.logRecords) {
         const traceId = optionalId(idFromBytes(r.traceId, TRACE_ID_BYTES, 'traceId'));
         const spanId = optionalId(idFromBytes(r.spanId, SPAN_ID_BYTES, 'spanId'));
+        const timeUnixNano = unsignedToBigInt(r.timeUnixNano);
+        const observedTimeUnixNano = unsignedToBigInt(r.observedTimeUnixNano);
+        const badTime =
+          timeProblem('timeUnixNano', timeUnixNano) ?? timeProblem('observedTimeUnixNano', observedTimeUnixNano);
         if (traceId !== null && typeof traceId === 'object')
           rejected.push({ index, reason: `log record: ${traceId.problem}` });
         else if (spanId !== null && typeof spanId === 'object')
           rejected.push({ index, reason: `log record: ${spanId.problem}` });
+        else if (badTime !== undefined) rejected.push({ index, reason: `log record: ${badTime}` });
         else {
           const attrs = attributes(r.attributes);
           logs.push({
             traceId,
             spanId,
-            timeUnixNano: unsignedToBigInt(r.timeUnixNano),
-            observedTimeUnixNano: unsignedToBigInt(r.observedTimeUnixNano),
+            timeUnixNano,
+            observedTimeUnixNano,
             severityNumber: r.severityNumber,
             severityText: r.severityText,
             eventName: eventNameOf(r.eventName, attrs),
@@ -204,7 +210,12 @@ function spanRecord(
   const traceId = idFromBytes(s.traceId, TRACE_ID_BYTES, 'traceId');
   const spanId = idFromBytes(s.spanId, SPAN_ID_BYTES, 'spanId');
   const parent = idFromBytes(s.parentSpanId, SPAN_ID_BYTES, 'parentSpanId');
-  const problem = spanIdProblem(traceId, spanId, parent);
+  const startTimeUnixNano = unsignedToBigInt(s.startTimeUnixNano);
+  const endTimeUnixNano = unsignedToBigInt(s.endTimeUnixNano);
+  const problem =
+    spanIdProblem(traceId, spanId, parent) ??
+    timeProblem('startTimeUnixNano', startTimeUnixNano) ??
+    timeProblem('endTimeUnixNano', endTimeUnixNano);
   if (problem !== undefined) return problem;
   const links: SpanLink[] = [];
   for (let i = 0; i < s.links.length; i++) {
@@ -240,8 +251,8 @@ function spanRecord(
     flags: s.flags,
     name: s.name,
     kind: spanKindName(s.kind),
-    startTimeUnixNano: unsignedToBigInt(s.startTimeUnixNano),
-    endTimeUnixNano: unsignedToBigInt(s.endTimeUnixNano),
+    startTimeUnixNano,
+    endTimeUnixNano,
     attributes: attributes(s.attributes),
     droppedAttributesCount: s.droppedAttributesCount,
     events,

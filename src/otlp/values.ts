@@ -40,6 +40,20 @@ export interface LongBits {
 
 const TWO_32 = 4294967296n;
 
+/**
+ * The latest time a record may carry: times are stored as PostgreSQL bigint nanoseconds, so
+ * an OTLP fixed64 time past 2^63 - 1 (the year 2262) cannot be kept; such a record is
+ * rejected on its own (partial_success), the rest of its request stored.
+ */
+export const MAX_STORED_NANOS = 2n ** 63n - 1n;
+
+/** Why this time cannot be stored, or undefined. */
+export function timeProblem(field: string, ns: bigint): string | undefined {
+  return ns > MAX_STORED_NANOS
+    ? `${field} ${ns} is past the latest time tapedeck stores (${MAX_STORED_NANOS} ns, in the year 2262)`
+    : undefined;
+}
+
 /** fixed64 (times): an unsigned Long, or a plain number for a prototype default. */
 export function unsignedToBigInt(v: LongBits | number): bigint {
   if (typeof v === 'number') return BigInt(v);

@@ -235,3 +235,58 @@ describe('log records with unusable ids', () => {
     ]);
   });
 });
+
+describe('records with times past what the store holds', () => {
+  // Times are fixed64 on the wire but stored as PostgreSQL bigint: 2^63 and above cannot be kept.
+  const LAST = '9223372036854775807';
+  const PAST = '9223372036854775808';
+  const past = (field: string) =>
+    `${field} ${PAST} is past the latest time tapedeck stores (${LAST} ns, in the year 2262)`;
+
+  it('are rejected one by one from protobuf and OTLP/JSON, while the rest decode', () => {
+    const pb = decodeTraceRequest(
+      traceRequestBytes(
+        oneScope([
+          pbSpan({ name: 'last', startTimeUnixNano: LAST, endTimeUnixNano: LAST }),
+          pbSpan({ name: 'late start', startTimeUnixNano: PAST }),
+          pbSpan({ name: 'late end', endTimeUnixNano: '18446744073709551615' }),
+        ]),
+      ),
+      'protobuf',
+    );
+    expect(pb.spans.map((s) => [s.name, s.startTimeUnixNano])).toEqual([['last', BigInt(LAST)]]);
+    expect(pb.rejected).toEqual([
+      { index: 1, reason: `span "late start": ${past('startTimeUnixNano')}` },
+      {
+        index: 2,
+        reason:
+          'span "late end": endTimeUnixNano 18446744073709551615 is past the latest time tapedeck stores (9223372036854775807 ns, in the year 2262)',
+      },
+    ]);
+    const fromJson = decodeTraceRequest(
+      jsonRequest([jsonSpan({ name: 'ok' }), jsonSpan({ name: 'late', endTimeUnixNano: PAST })]),
+      'json',
+    );
+    expect(fromJson.spans.map((s) => s.name)).toEqual(['ok']);
+    expect(fromJson.rejected).toEqual([{ index: 1, reason: `span "late": ${past('endTimeUnixNano')}` }]);
+  });
+
+  it('reject log records alone in both encodings', () => {
+    const records = [
+      { timeUnixNano: '1', body: { stringValue: 'kept' } },
+      { timeUnixNano: PAST, body: { stringValue: 'late' } },
+      { timeUnixNano: '1', observedTimeUnixNano: PAST, body: { stringValue: 'late seen' } },
+    ];
+    const request = { resourceLogs: [{ scopeLogs: [{ logRecords: records }] }] };
+    const expected = [
+      { index: 1, reason: `log record: ${past('timeUnixNano')}` },
+      { index: 2, reason: `log record: ${past('observedTimeUnixNano')}` },
+    ];
+    const pb = decodeLogsRequest(logsRequestBytes(request), 'protobuf');
+    expect(pb.logs.map((l) => l.body)).toEqual(['kept']);
+    expect(pb.rejected).toEqual(expected);
+    const fromJson = decodeLogsRequest(json(request), 'json');
+    expect(fromJson.logs.map((l) => l.body)).toEqual(['kept']);
+    expect(fromJson.rejected).toEqual(expected);
+  });
+});
