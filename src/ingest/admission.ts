@@ -17,8 +17,8 @@
  * docs/benchmarks.md has the figures.
  *
  * No wait is unbounded: a request whose turn has not come within the queue timeout (or its
- * gRPC deadline) is answered busy, and its sender retries; a cancelled gRPC call stops
- * waiting. A gRPC request waits holding its whole message (grpc-js reads it before the
+ * gRPC deadline) is answered busy, and its sender retries; a cancelled gRPC call, or an
+ * HTTP request whose connection closed, stops waiting. A gRPC request waits holding its whole message (grpc-js reads it before the
  * handler runs), so the bytes held by waiting requests are bounded too.
  */
 import { IngestError } from '../errors.js';
@@ -36,7 +36,7 @@ export interface AdmissionRequest {
   compressed?: boolean;
   /** bytes the request already holds while it waits (a gRPC message is read before its handler) */
   heldBytes?: number;
-  /** ends the wait (a cancelled gRPC call) */
+  /** ends the wait (a cancelled gRPC call, a sender's connection closed) */
   signal?: AbortSignal;
   /** waits at most this long (a gRPC call's own deadline), if sooner than the queue timeout */
   waitMs?: number;

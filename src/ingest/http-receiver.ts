@@ -6,6 +6,7 @@
  * partial_success when some records were rejected), a google.rpc.Status on failure, with
  * Retry-After on retryable failures. Decoding and storing are the shared core's.
  */
+import { ServerResponse } from 'node:http';
 import { Hono, type Context } from 'hono';
 import type { OtlpEncoding } from '../otlp/decode.js';
 import { encodeExportResponse, otlpContentType, partialSuccessFor, type OtlpSignal } from '../otlp/response.js';
@@ -78,8 +79,20 @@ async function handleExport(
       const payload = encodeExportResponse(signal, encoding, partialSuccessFor(signal, rejected));
       return new Response(payload, { status: 200, headers: { 'content-type': otlpContentType(encoding) } });
     },
-    { sizeBytes: announced, compressed: coding !== 'identity' },
+    { sizeBytes: announced, compressed: coding !== 'identity', signal: senderGone(c) },
   );
+}
+
+/**
+ * Aborts when the sender's connection closes before it was answered, so a request whose
+ * sender gave up stops waiting for its turn.
+ */
+function senderGone(c: Context): AbortSignal | undefined {
+  const outgoing = (c.env as { outgoing?: unknown } | undefined)?.outgoing;
+  if (!(outgoing instanceof ServerResponse)) return undefined;
+  const gone = new AbortController();
+  outgoing.once('close', () => gone.abort());
+  return gone.signal;
 }
 
 /**

@@ -228,6 +228,37 @@ describe(`receiver limits (${kind})`, () => {
       expect(await readSpanRows(t.db, [traceId])).toHaveLength(6);
     }, 60_000);
 
+    it('an OTLP/HTTP request whose sender disconnects while it waits stops waiting and frees its place', async () => {
+      // arrange: every work unit taken
+      gate.close();
+      const traceId = randomTraceId();
+      const working = Array.from({ length: 4 }, () => postOtlp(t, 'traces', spanOfSize(10, traceId), PROTOBUF));
+      await gate.waitForHeld(4);
+      // act: four requests wait, and their senders give up; then four more, which fit under
+      // --max-inflight-requests (8) only once those left
+      const gone = randomTraceId();
+      const leaving = Array.from({ length: 4 }, () => {
+        const body = Buffer.from(spanOfSize(10, gone));
+        const req = http.request(`${t.url}/v1/traces`, {
+          method: 'POST',
+          agent: false,
+          headers: { 'content-type': PROTOBUF, 'content-length': String(body.length) },
+        });
+        req.on('error', () => {});
+        req.end(body);
+        return req;
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      for (const req of leaving) req.destroy();
+      await new Promise((r) => setTimeout(r, 300));
+      const later = Array.from({ length: 4 }, () => postOtlp(t, 'traces', spanOfSize(10, traceId), PROTOBUF));
+      await new Promise((r) => setTimeout(r, 300));
+      gate.open();
+      // assert
+      expect((await Promise.all([...working, ...later])).map((a) => a.status)).toEqual(Array(8).fill(200));
+      expect(await readSpanRows(t.db, [gone])).toEqual([]);
+    }, 60_000);
+
     it('a call cancelled or past its deadline while waiting stops waiting, frees its place and stores nothing', async () => {
       // arrange: every work unit taken
       gate.close();
