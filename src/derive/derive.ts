@@ -116,7 +116,7 @@ function storedStep(
     draft: d,
     requestDigest,
     responseDigest,
-    fingerprint: fingerprintOf(d.kind, fingerprintName(d.kind, d.name, d.model, d.tool), requestDigest),
+    fingerprint: fingerprintOf(d.kind, fingerprintName(d), requestDigest),
     normalizerVersion: NORMALIZER_VERSION,
     requestJson,
     responseJson,

@@ -19,11 +19,18 @@ export type FinishedStep = Omit<
 /** A stored step before it has a place on a tape (assemble.ts numbers them). */
 export type StepRow = Omit<Step, 'index'>;
 
-/** Model for llm steps ("unknown" when none was recorded), tool name for tools, agent name for agents. */
-export function fingerprintName(kind: StepKind, name: string, model: string | null, tool: string | null): string {
-  if (kind === 'llm') return model ?? 'unknown';
-  if (kind === 'tool') return tool ?? name;
-  return name;
+/**
+ * For llm steps the request model, else the model shown ("unknown" when none was recorded):
+ * the request model is what every layout records for the same call, where the response model
+ * (a dated snapshot name) is missing from some, e.g. OpenInference's streamed calls. Tool
+ * name for tools, agent name for agents.
+ */
+export function fingerprintName(
+  d: Pick<StepDraft, 'kind' | 'name' | 'model' | 'tool'> & { requestModel?: string | null },
+): string {
+  if (d.kind === 'llm') return d.requestModel ?? d.model ?? 'unknown';
+  if (d.kind === 'tool') return d.tool ?? d.name;
+  return d.name;
 }
 
 /**
@@ -47,11 +54,7 @@ export function finishStep(draft: StepDraft): FinishedStep {
     response: draft.response,
     request_digest: requestDigest,
     response_digest: digestOf(draft.response),
-    fingerprint: fingerprintOf(
-      draft.kind,
-      fingerprintName(draft.kind, draft.name, draft.model, draft.tool),
-      requestDigest,
-    ),
+    fingerprint: fingerprintOf(draft.kind, fingerprintName(draft), requestDigest),
     tokens: draft.tokens,
     params: draft.params,
     layout: draft.layout,

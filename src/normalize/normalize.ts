@@ -19,7 +19,7 @@ import { ownRunOf, parentRunOf } from './run-identity.js';
  * canonical shape), so stored steps can be recognized as stale and reindexed from spans.
  * What each version changed: CHANGELOG.md, "Normalizer versions".
  */
-export const NORMALIZER_VERSION = 8;
+export const NORMALIZER_VERSION = 9;
 
 const NO_LOGS: readonly LogRecord[] = Object.freeze([]);
 

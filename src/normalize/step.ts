@@ -53,7 +53,13 @@ export type LayoutName =
 export interface StepDraft {
   kind: StepKind;
   name: string;
+  /** llm steps: the response model when recorded, else the request model (what a tape shows) */
   model: string | null;
+  /**
+   * llm steps: the model the call asked for, when the layout recorded it. The fingerprint is
+   * named by it (finish.ts), since every layout records it while some record no response model.
+   */
+  requestModel?: string | null;
   tool: string | null;
   status: StepStatus;
   /** llm: Message[]; tool: the arguments; agent: its input. null when content was not recorded. */

@@ -193,9 +193,7 @@ describe('tapedeck recall', () => {
       [WEATHER, 'success'],
       [FAILED, 'failure'],
     ]);
-    expect(lines[1]).toBe(
-      '    agent:weather-agent → llm:gpt-4o-mini-2024-07-18 → tool:get_weather → llm:gpt-4o-mini-2024-07-18',
-    );
+    expect(lines[1]).toBe('    agent:weather-agent → llm:gpt-4o-mini → tool:get_weather → llm:gpt-4o-mini');
     expect(r.stderr).toBe('');
   });
 

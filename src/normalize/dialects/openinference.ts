@@ -382,6 +382,9 @@ function readLlm(span: SpanRecord, draft: StepDraft): StepDraft {
     langChainResponseModel(bodyOf(attrs, 'output', true)) ??
     firstStr(attrs, ['llm.model_name', 'llm.request.model_name']) ??
     invokedModel;
+  // llm.model_name is no request model once the answer named another: only the keys that are.
+  draft.requestModel =
+    firstStr(attrs, ['llm.request.model_name']) ?? invokedModel ?? str(asObject(inputBody)?.model as string);
   draft.tokens = makeTokens(
     firstNum(attrs, ['llm.token_count.prompt']), // includes cache reads and writes (OI-Anthropic 0.2.8)
     firstNum(attrs, ['llm.token_count.completion']),

@@ -25,6 +25,7 @@ import {
   hasToolCallKeys,
   isLlmOperation,
   llmModel,
+  llmRequestModel,
   otelGenAi,
   recorded,
 } from './otel-genai.js';
@@ -255,6 +256,7 @@ function readLlm(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft)
     response ??= events?.response;
   }
   draft.model = llmModel(attrs);
+  draft.requestModel = llmRequestModel(attrs);
   draft.request = recorded(request);
   draft.response = recorded(response);
   // Traceloop JS 0.27's Anthropic instrumentation reports Anthropic's raw input_tokens

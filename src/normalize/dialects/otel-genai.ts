@@ -157,6 +157,11 @@ export function llmModel(attrs: Attributes): string | null {
   return firstStr(attrs, ['gen_ai.response.model', 'gen_ai.request.model']);
 }
 
+/** The model the call asked for (the fingerprint's name: finish.ts). */
+export function llmRequestModel(attrs: Attributes): string | null {
+  return str(attrs['gen_ai.request.model']);
+}
+
 /** Google ADK: the whole Gemini request and response as JSON (gcp.vertex.agent.llm_request / llm_response). */
 function adkMessages(attrs: Attributes): Exchange {
   const request = attrs['gcp.vertex.agent.llm_request'];
@@ -233,6 +238,7 @@ function readLlm(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft)
     }
   });
   draft.model = llmModel(attrs);
+  draft.requestModel = llmRequestModel(attrs);
   draft.request = recorded(request);
   draft.response = recorded(response);
   return draft;

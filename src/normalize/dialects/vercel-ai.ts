@@ -89,6 +89,7 @@ export const vercelAi: Dialect = {
         'ai.model.id',
         'gen_ai.request.model',
       ]);
+      draft.requestModel = firstStr(attrs, ['gen_ai.request.model', 'ai.model.id']);
       draft.tokens = makeTokens(
         firstNum(attrs, ['gen_ai.usage.input_tokens', 'ai.usage.inputTokens', 'ai.usage.promptTokens']),
         firstNum(attrs, ['gen_ai.usage.output_tokens', 'ai.usage.outputTokens', 'ai.usage.completionTokens']),

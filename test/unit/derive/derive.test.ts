@@ -43,9 +43,7 @@ describe.each([256 * 1024, 2048, 300, 0])('derive at threshold %i bytes', (thres
         expect(got!.draft).toEqual(ref.draft);
         expect([got!.requestDigest, got!.responseDigest]).toEqual([ref.requestDigest, ref.responseDigest]);
         const d = ref.draft;
-        expect(got!.fingerprint).toBe(
-          fingerprintOf(d.kind, fingerprintName(d.kind, d.name, d.model, d.tool), ref.requestDigest),
-        );
+        expect(got!.fingerprint).toBe(fingerprintOf(d.kind, fingerprintName(d), ref.requestDigest));
         // the bytes stored are the canonical JSON the digests are of
         const text = (bytes: Uint8Array | null) => (bytes === null ? null : Buffer.from(bytes).toString('utf8'));
         if (got!.requestJson !== undefined)

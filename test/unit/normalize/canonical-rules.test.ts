@@ -306,6 +306,59 @@ describe('finishing', () => {
     expect(finished.request_digest).toBe(digestOf({ city: 'Paris' }));
   });
 
+  it('names a model step by the model it asked for, and shows the one that answered', () => {
+    const messages = j([{ role: 'user', parts: [{ type: 'text', content: 'hi' }] }]);
+    const layouts: [string, Attributes][] = [
+      [
+        'otel-genai',
+        {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.request.model': 'gpt-4o-mini',
+          'gen_ai.response.model': 'gpt-4o-mini-2024-07-18',
+          'gen_ai.input.messages': messages,
+        },
+      ],
+      [
+        'openinference (invocation parameters)',
+        {
+          'openinference.span.kind': 'LLM',
+          'llm.model_name': 'gpt-4o-mini-2024-07-18',
+          'llm.invocation_parameters': j({ model: 'gpt-4o-mini' }),
+          'llm.input_messages.0.message.role': 'user',
+          'llm.input_messages.0.message.content': 'hi',
+        },
+      ],
+      [
+        'openinference (request body)',
+        {
+          'openinference.span.kind': 'LLM',
+          'llm.model_name': 'gpt-4o-mini-2024-07-18',
+          'input.value': j({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+          'input.mime_type': 'application/json',
+        },
+      ],
+      [
+        'vercel-ai',
+        {
+          'operation.name': 'ai.generateText.doGenerate',
+          'ai.model.id': 'gpt-4o-mini',
+          'ai.response.model': 'gpt-4o-mini-2024-07-18',
+          'ai.prompt.messages': j([{ role: 'user', content: [{ type: 'text', text: 'hi' }] }]),
+        },
+      ],
+    ];
+    for (const [layout, attributes] of layouts) {
+      const finished = finishStep(normalizeSpan(span({ name: 'chat', attributes })).step as StepDraft);
+      expect(finished.model, layout).toBe('gpt-4o-mini-2024-07-18');
+      expect(finished.fingerprint, layout).toBe(`llm:gpt-4o-mini#${(finished.request_digest as string).slice(0, 16)}`);
+    }
+    // Only the response model recorded (OpenInference with no request model): that names it.
+    const only = { 'openinference.span.kind': 'LLM', 'llm.model_name': 'gpt-4o-mini-2024-07-18' };
+    expect(finishStep(normalizeSpan(span({ name: 'chat', attributes: only })).step as StepDraft).fingerprint).toBe(
+      'llm:gpt-4o-mini-2024-07-18#',
+    );
+  });
+
   it('exports a normalizer version', () => {
     expect(Number.isInteger(NORMALIZER_VERSION)).toBe(true);
   });

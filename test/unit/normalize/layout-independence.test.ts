@@ -1,11 +1,14 @@
 /**
- * Layout independence (docs/architecture.md "Digests and fingerprints"): the same logical call recorded through
- * OpenLLMetry, OpenInference or OTel GenAI instrumentation produces the same request digest,
- * and the same response digest where the layouts carry the same answer.
+ * Layout independence (docs/architecture.md "Digests and fingerprints"): the same logical
+ * call recorded through OpenLLMetry, OpenInference or OTel GenAI instrumentation produces the
+ * same request digest and fingerprint, and the same response digest where the layouts carry
+ * the same answer. A model step's fingerprint is named by its request model, which every
+ * layout records; OpenInference records no response model for a streamed OpenAI call.
  *
  * The corpus ran one scripted agent under every layout. The fake provider's tool-call ids are
  * deterministic per (layout, scenario), so they differ between captures of the same call; the
- * comparison renames them to their order of appearance (call#1, call#2) before digesting.
+ * comparison renames them to their order of appearance (call#1, call#2) before digesting,
+ * and compares fingerprints as their name with the first 16 hex digits of that digest.
  * The first model call of every scenario carries no id at all and is compared byte for byte,
  * across providers too (system prompt + user turn are the same messages everywhere).
  *
@@ -40,6 +43,9 @@ interface Recorded {
   requestDigest: string | null;
   responseDigest: string | null;
   rawRequestDigest: string | null;
+  /** the step's fingerprint, its request digest part that of the renamed request */
+  fingerprint: string;
+  rawFingerprint: string;
   lossyAnswer: boolean;
 }
 
@@ -75,10 +81,13 @@ async function recordedCalls(): Promise<{ records: Recorded[]; contentOff: Recor
         kind: step.kind as 'llm' | 'tool',
         position: position++,
         rawRequestDigest: step.request_digest,
+        rawFingerprint: step.fingerprint,
         requestDigest: digestOf(renameIds(step.request, ids)),
+        fingerprint: '',
         responseDigest: digestOf(renameIds(step.response, ids)),
         lossyAnswer: LOSSY_STREAM_ANSWER(c, truth.stream),
       };
+      rec.fingerprint = `${step.fingerprint.slice(0, step.fingerprint.indexOf('#'))}#${rec.requestDigest?.slice(0, 16) ?? ''}`;
       (CONTENT_OFF(c) ? contentOff : records).push(rec);
     }
   }
@@ -114,6 +123,11 @@ describe('layout independence: one call, one digest, whichever layout recorded i
     expect(rs[0].requestDigest).not.toBeNull();
   });
 
+  it.each(compared)('%s: fingerprints are equal', (_, rs) => {
+    const fingerprints = new Map(rs.map((r) => [r.capture, r.fingerprint]));
+    expect(new Set(fingerprints.values()).size, JSON.stringify(Object.fromEntries(fingerprints), null, 1)).toBe(1);
+  });
+
   it.each(compared)('%s: response digests are equal where the layout carries the answer', (_, rs) => {
     const carried = rs.filter((r) => !r.lossyAnswer);
     const digests = new Map(carried.map((r) => [r.capture, r.responseDigest]));
@@ -128,6 +142,13 @@ describe('layout independence: one call, one digest, whichever layout recorded i
       const digests = new Set(rs.map((r) => r.rawRequestDigest));
       expect(digests.size, scenario).toBe(1);
     }
+    // and within a provider, so with one request model, their fingerprints too
+    for (const [call, rs] of groupBy(
+      records.filter((r) => r.position === 0),
+      (r) => `${r.scenario} · ${r.provider}`,
+    )) {
+      expect(new Set(rs.map((r) => r.rawFingerprint)).size, call).toBe(1);
+    }
   });
 
   it('tool steps agree on arguments and results across every layout and provider', () => {
@@ -138,6 +159,7 @@ describe('layout independence: one call, one digest, whichever layout recorded i
       expect(new Set(rs.map((r) => r.responseDigest)).size).toBe(1);
     }
     expect(new Set(tools.map((r) => r.rawRequestDigest)).size).toBe(2); // Paris, Lyon
+    expect(new Set(tools.map((r) => r.rawFingerprint)).size).toBe(2);
   });
 
   it('content capture off leaves every digest null (exception CONTENT_OFF)', () => {
