@@ -20,24 +20,14 @@
  *   When the system messages alone exceed the threshold, the whole list is stored instead.
  * Values at or under the threshold, and null (not recorded), are left as they are.
  *
- * Resolution (inlining references again) lives in resolve-payloads.ts; it is re-exported
- * here so callers find both halves of the format in one place.
+ * Resolution (inlining references again) lives in resolve-payloads.ts; index.ts exports
+ * both halves of the format.
  */
 import { canonicalJson, sha256Hex } from '../json/canonical.js';
 import type { PayloadRef } from '../normalize/step.js';
 import type { JsonValue } from '../json/json-value.js';
 import type { PayloadStore } from './payload-store.js';
 import { countLeadingSystemMessages } from './system-prefix.js';
-
-export {
-  createPayloadResolver,
-  resolvePayloads,
-  type PayloadResolver,
-  type ResolveOptions,
-  type ResolveResult,
-  type UnreadablePayload,
-  type UnreadableReason,
-} from './resolve-payloads.js';
 
 export const JSON_MEDIA_TYPE = 'application/json';
 

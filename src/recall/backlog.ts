@@ -14,8 +14,7 @@
  */
 import type { Database, Queryable } from '../store/database.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
-import { storedJson } from '../json/json-value.js';
-import { searchWords, withFullText } from './recorded-text.js';
+import { recordedStepOf, searchWords, type StepTextRow, stepTextColumns, withFullText } from './recorded-text.js';
 import { TraceWords, writeTraceWords } from './trace-words.js';
 
 export interface StepKey {
@@ -108,15 +107,8 @@ export async function indexBacklogRow(
     const words = new TraceWords();
     for (let from = 0, count = FIRST_SLICE; from < row.steps; ) {
       options.signal?.throwIfAborted();
-      const steps = await tx.query<{
-        trace_id: string;
-        span_id: string;
-        name: string;
-        tool: string | null;
-        request: string | null;
-        response: string | null;
-      }>(
-        `SELECT encode(st.trace_id, 'hex') AS trace_id, encode(st.span_id, 'hex') AS span_id, st.name, st.tool, st.request, st.response
+      const steps = await tx.query<StepTextRow>(
+        `SELECT ${stepTextColumns}
            FROM tapedeck_store.recall_backlog b
            CROSS JOIN generate_series($2::int, least($3::int, b.steps) - 1) AS i
            JOIN tapedeck_store.steps st
@@ -130,7 +122,7 @@ export async function indexBacklogRow(
       let bytes = 0;
       for (const s of steps) {
         bytes += (s.request?.length ?? 0) + (s.response?.length ?? 0);
-        const stored = { name: s.name, tool: s.tool, request: storedJson(s.request), response: storedJson(s.response) };
+        const stored = recordedStepOf(s);
         // Most steps hold no reference: no need to walk their values for one.
         const offloaded = [s.request, s.response].some((text) => text?.includes('"$payload"'));
         const step = offloaded ? await withFullText(stored, payloads, options.signal) : stored;

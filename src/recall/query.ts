@@ -11,9 +11,8 @@
  * pages are stable.
  */
 import type { Queryable } from '../store/database.js';
-import { storedJson } from '../json/json-value.js';
 import type { RunEnd } from '../tapes/run-outcome.js';
-import type { RecordedStep } from './recorded-text.js';
+import { type RecordedStep, recordedStepOf, type StepTextRow, stepTextColumns } from './recorded-text.js';
 import { termLexemes, type Term } from './tokenize.js';
 import { wordHash, wordId } from './word-hash.js';
 
@@ -105,15 +104,8 @@ export async function readStepTexts(
   tenant: string,
   keys: readonly { trace_id: string; span_id: string }[],
 ): Promise<Map<string, RecordedStep>> {
-  const rows = await db.query<{
-    trace_id: string;
-    span_id: string;
-    name: string;
-    tool: string | null;
-    request: string | null;
-    response: string | null;
-  }>(
-    `SELECT encode(st.trace_id, 'hex') AS trace_id, encode(st.span_id, 'hex') AS span_id, st.name, st.tool, st.request, st.response
+  const rows = await db.query<StepTextRow>(
+    `SELECT ${stepTextColumns}
        FROM tapedeck_store.steps st
        JOIN unnest($2::text[], $3::text[]) AS k(trace_id, span_id)
          ON st.trace_id = decode(k.trace_id, 'hex') AND st.span_id = decode(k.span_id, 'hex')
@@ -122,12 +114,7 @@ export async function readStepTexts(
   );
   const out = new Map<string, RecordedStep>();
   for (const r of rows) {
-    out.set(`${r.trace_id}/${r.span_id}`, {
-      name: r.name,
-      tool: r.tool,
-      request: storedJson(r.request),
-      response: storedJson(r.response),
-    });
+    out.set(`${r.trace_id}/${r.span_id}`, recordedStepOf(r));
   }
   return out;
 }

@@ -11,7 +11,7 @@
  * number in it. Object keys are structure, not text, and are left out. A payload reference
  * that could not be resolved contributes nothing.
  */
-import type { JsonValue } from '../json/json-value.js';
+import { type JsonValue, storedJson } from '../json/json-value.js';
 import { isPayloadRef, type PayloadStore } from '../payloads/payload-store.js';
 import { createPayloadResolver } from '../payloads/resolve-payloads.js';
 import { indexWords } from './tokenize.js';
@@ -21,6 +21,24 @@ export interface RecordedStep {
   tool: string | null;
   request: JsonValue | null;
   response: JsonValue | null;
+}
+
+/** A step's recorded parts as a query reads them (`stepTextColumns` of tapedeck_store.steps st). */
+export interface StepTextRow {
+  trace_id: string;
+  span_id: string;
+  name: string;
+  tool: string | null;
+  request: string | null;
+  response: string | null;
+}
+
+export const stepTextColumns =
+  "encode(st.trace_id, 'hex') AS trace_id, encode(st.span_id, 'hex') AS span_id, st.name, st.tool, st.request, st.response";
+
+/** The row's step in its stored form (payload references unresolved). */
+export function recordedStepOf(row: StepTextRow): RecordedStep {
+  return { name: row.name, tool: row.tool, request: storedJson(row.request), response: storedJson(row.response) };
 }
 
 /** The step's searchable strings, in order; each is tokenized on its own. */

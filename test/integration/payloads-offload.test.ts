@@ -15,7 +15,8 @@ import type { JsonValue } from '../../src/json/json-value.js';
 import { createFsPayloadStore } from '../../src/payloads/fs-payload-store.js';
 import { createMemoryPayloadStore } from '../../src/payloads/memory-payload-store.js';
 import { createPgPayloadStore } from '../../src/payloads/pg-payload-store.js';
-import { createPayloadResolver, offloadLargeValues } from '../../src/payloads/offload.js';
+import { offloadLargeValues } from '../../src/payloads/offload.js';
+import { createPayloadResolver } from '../../src/payloads/resolve-payloads.js';
 import type { PayloadStore } from '../../src/payloads/payload-store.js';
 
 const KiB = 1024;

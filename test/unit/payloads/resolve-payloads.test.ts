@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../../src/json/canonical.js';
 import type { JsonValue } from '../../../src/json/json-value.js';
 import { createMemoryPayloadStore } from '../../../src/payloads/memory-payload-store.js';
-import { createPayloadResolver, offloadLargeValues, resolvePayloads } from '../../../src/payloads/offload.js';
+import { offloadLargeValues } from '../../../src/payloads/offload.js';
+import { createPayloadResolver, resolvePayloads } from '../../../src/payloads/resolve-payloads.js';
 import type { PayloadStore } from '../../../src/payloads/payload-store.js';
 
 const KiB = 1024;
