@@ -9,9 +9,10 @@
  * PostgreSQL cannot hold (NUL, lone surrogates) is replaced first (spans/storable-text.ts),
  * and a span that derivation cannot read is stored with no step: content never fails a batch.
  *
- * Writes to one trace take turns (a transaction-scoped advisory lock per trace), so a span
- * and the log records carrying its content, arriving in two concurrent requests, always
- * meet: whichever commits second sees the other and derives the complete step.
+ * Writes to one trace take turns (a transaction-scoped advisory lock on its bucket of traces,
+ * tapes/trace-store.ts lockTraces), so a span and the log records carrying its content,
+ * arriving in two concurrent requests, always meet: whichever commits second sees the other
+ * and derives the complete step.
  */
 import { IngestError } from '../errors.js';
 import { type Database, DatabaseUnavailableError, type Queryable } from '../store/database.js';

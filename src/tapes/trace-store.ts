@@ -27,11 +27,52 @@ export async function upsertSteps(tx: Queryable, tenant: string, derived: readon
   await enqueueSteps(tx, tenant, steps);
 }
 
-/** Advisory locks keyed by the trace id's first 8 bytes, taken in one order to avoid deadlock. */
+/**
+ * Writes to one trace take turns under a transaction-scoped advisory lock. A lock per trace
+ * would grow with the batch (8,192 short traces, 8,192 locks) until PostgreSQL's shared lock
+ * table (max_locks_per_transaction x connections) runs out; instead the full trace id is
+ * hashed into one of TRACE_LOCK_BUCKETS, and a transaction locks its distinct buckets in
+ * ascending order, so two transactions never wait on each other in a cycle.
+ */
 export async function lockTraces(tx: Queryable, traceIds: readonly string[]): Promise<void> {
   if (traceIds.length === 0) return;
-  const keys = distinct(traceIds.map((t) => Buffer.from(t.slice(0, 16), 'hex').readBigInt64BE(0).toString())).sort();
+  const keys = traceLockKeys(traceIds);
+  // unnest yields the keys in array order, and each is locked as its row is read
   await tx.query('SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::bigint[]) AS k', [keys]);
+}
+
+/**
+ * At most this many advisory locks per transaction: with several replicas of eight
+ * connections each, well inside the default lock table (64 x 100 connections). Two batches of
+ * few traces rarely share a bucket; batches of thousands of traces take turns anyway.
+ */
+export const TRACE_LOCK_BUCKETS = 128;
+
+/**
+ * The distinct advisory lock keys of these traces, ascending. The key space is offset so a
+ * bucket's key cannot be mistaken for a small number some other advisory lock might use.
+ */
+export function traceLockKeys(traceIds: readonly string[]): string[] {
+  const buckets = new Set<number>();
+  for (const t of traceIds) buckets.add(traceLockBucket(t));
+  return [...buckets].sort((a, b) => a - b).map((b) => String(TRACE_LOCK_KEY_BASE + b));
+}
+
+const TRACE_LOCK_KEY_BASE = 0x7464_0000_0000; // "td" in the high bytes
+
+/** FNV-1a (32-bit) over all 32 hex digits of the trace id, mixed (murmur3's finalizer), into a bucket. */
+export function traceLockBucket(traceId: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < traceId.length; i++) {
+    h ^= traceId.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return (h >>> 0) % TRACE_LOCK_BUCKETS;
 }
 
 export async function readLogsFor(
