@@ -13,6 +13,7 @@ import { silentLogger } from '../../src/logger.js';
 import { createMemoryPayloadStore } from '../../src/payloads/memory-payload-store.js';
 import type { Database } from '../../src/store/database.js';
 import { openStore, type Store } from '../../src/open-store.js';
+import { appWith } from '../helpers/app.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
 import { recallRuns, spansOf } from '../unit/recall/recall-fixtures.js';
 
@@ -29,9 +30,11 @@ describe.each(databaseKinds)('diff deadline on %s', (kind) => {
   });
 
   const diffApp = (db: Database, queryDeadlineMs: number) =>
-    createDiffRoutes(
-      { loadTape: (run, tenant, opts) => loadDiffTape({ db, payloads: store.payloads }, tenant ?? '', run, opts) },
-      { queryDeadlineMs, pricing: null },
+    appWith(
+      createDiffRoutes(
+        { loadTape: (run, tenant, opts) => loadDiffTape({ db, payloads: store.payloads }, tenant ?? '', run, opts) },
+        { queryDeadlineMs, pricing: null },
+      ),
     );
 
   it('passes the deadline signal to every query of the tape reads', async () => {
