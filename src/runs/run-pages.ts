@@ -8,8 +8,9 @@
  * DISTINCT FROM` cannot use the (tenant, run_id) index. Here the tenant is compared as stored
  * and the aggregate walks spans_run_idx in run id order, so a page costs one page.
  *
- * `outcome` is the view's own rule, the SQL function tapedeck_store.run_outcome
- * (0002_views.sql), applied to the page's runs only.
+ * `outcome` is the view's own rule, the SQL function tapedeck_store.run_outcome, applied to
+ * the page's runs only. The view is the reference: test/integration/runs-facts.test.ts holds
+ * every fact here equal to it.
  */
 import type { Queryable } from '../store/database.js';
 import type { RunSummary } from '../tapes/run-reader.js';

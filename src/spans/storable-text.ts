@@ -29,30 +29,27 @@ export function storableString(s: string): string {
 
 /** Replaces in spans; returns the same array when nothing had to change. */
 export function storableSpans(spans: readonly SpanRecord[]): readonly SpanRecord[] {
-  let out: SpanRecord[] | null = null;
   const shared = new Map<Attributes, Attributes>();
-  for (let i = 0; i < spans.length; i++) {
-    const s = storableSpan(spans[i], shared);
-    if (s !== spans[i]) {
-      out ??= spans.slice();
-      out[i] = s;
-    }
-  }
-  return out ?? spans;
+  return replaceChanged(spans, (s) => storableSpan(s, shared));
 }
 
 /** Replaces in log records; returns the same array when nothing had to change. */
 export function storableLogs(logs: readonly LogRecord[]): readonly LogRecord[] {
-  let out: LogRecord[] | null = null;
   const shared = new Map<Attributes, Attributes>();
-  for (let i = 0; i < logs.length; i++) {
-    const l = storableLog(logs[i], shared);
-    if (l !== logs[i]) {
-      out ??= logs.slice();
-      out[i] = l;
+  return replaceChanged(logs, (l) => storableLog(l, shared));
+}
+
+/** items with each replaced by storable(item), copied only once one of them changes. */
+function replaceChanged<T>(items: readonly T[], storable: (item: T) => T): readonly T[] {
+  let out: T[] | null = null;
+  for (let i = 0; i < items.length; i++) {
+    const item = storable(items[i]);
+    if (item !== items[i]) {
+      out ??= items.slice();
+      out[i] = item;
     }
   }
-  return out ?? logs;
+  return out ?? items;
 }
 
 function storableSpan(s: SpanRecord, shared: Map<Attributes, Attributes>): SpanRecord {

@@ -16,7 +16,8 @@
  *   own run or `trace:<trace_id>`, and keeps its parent run.
  * Where SQL's max() would choose between two different parent runs of one run, the choice
  * depends on the server's collation: resolveRunsInMemory then answers 'ambiguous' and the
- * caller lets resolve-runs.ts decide.
+ * caller lets resolve-runs.ts decide. test/integration/tapes-run-resolution.test.ts holds the
+ * two equal over random traces on PGlite and PostgreSQL.
  */
 
 /** A span's run facts; runId and parentRun are what is stored now (null for a new span). */
