@@ -9,13 +9,15 @@
  * a write. As root the payload store's incoming directory (<payloads>/tmp, where every payload
  * is written before it is renamed into place) gets the immutable attribute (chattr +i: no new
  * entries, EPERM, for root too; needs CAP_LINUX_IMMUTABLE and a file system with attributes,
- * as ext4 and xfs have); as any other user it loses its write permission (chmod 0500, EACCES).
+ * as ext4, xfs and tmpfs have). Where chattr is refused, the directory is moved aside and a
+ * file takes its place (ENOTDIR) until it is restored. As any other user it loses its write
+ * permission (chmod 0500, EACCES).
  *
  * Runs on PostgreSQL when TAPEDECK_TEST_DATABASE_URL is set, else on embedded PGlite: the
  * payload directory is on the local file system with either database.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -31,11 +33,26 @@ const kind = databaseKinds.includes('postgres') ? 'postgres' : 'pglite';
 const THRESHOLD = 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const asRoot = process.getuid?.() === 0;
-function setWritable(dir: string, writable: boolean): void {
-  if (asRoot) execFileSync('chattr', [writable ? '-i' : '+i', dir]);
-  else chmodSync(dir, writable ? 0o700 : 0o500);
+/** Makes the directory refuse new files; returns what makes it writable again. */
+function makeUnwritable(dir: string): () => void {
+  if (process.getuid?.() !== 0) {
+    chmodSync(dir, 0o500);
+    return () => chmodSync(dir, 0o700);
+  }
+  try {
+    execFileSync('chattr', ['+i', dir], { stdio: 'pipe' });
+    return () => execFileSync('chattr', ['-i', dir]);
+  } catch {
+    const aside = `${dir}.aside`;
+    renameSync(dir, aside);
+    writeFileSync(dir, '');
+    return () => {
+      rmSync(dir);
+      renameSync(aside, dir);
+    };
+  }
 }
+let restoreWritable: (() => void) | undefined;
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
@@ -47,7 +64,7 @@ it(`answers 503 while the payload directory is unwritable, then stores the retri
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-faults-payloads-'));
   const incoming = path.join(dataDir, 'payloads', 'tmp');
   cleanups.push(async () => {
-    if (existsSync(incoming)) setWritable(incoming, true);
+    restoreWritable?.();
     rmSync(dataDir, { recursive: true, force: true });
   });
   let direct: pg.Client | undefined;
@@ -83,7 +100,7 @@ it(`answers 503 while the payload directory is unwritable, then stores the retri
   expect(existsSync(incoming)).toBe(true);
 
   // act: the payload directory refuses writes for a while
-  setWritable(incoming, false);
+  restoreWritable = makeUnwritable(incoming);
   let probe: Awaited<ReturnType<typeof postOtlp>>;
   try {
     await sleep(500);
@@ -110,7 +127,8 @@ it(`answers 503 while the payload directory is unwritable, then stores the retri
     );
     await sleep(3_000);
   } finally {
-    setWritable(incoming, true);
+    restoreWritable();
+    restoreWritable = undefined;
   }
   await sleep(6_000); // past the Retry-After of the exports refused meanwhile
   await stream.stop();
