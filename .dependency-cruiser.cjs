@@ -4,7 +4,7 @@
  * matches none is reported as not-in-allowed. docs/architecture.md describes the layers.
  *
  *   entry        index.ts, server.ts, cli/
- *   transports   ingest's receivers (HTTP, gRPC, admission, body and its decoding, status), exporter/, api/
+ *   transports   ingest's receivers (HTTP, gRPC, admission, body and its decoding), exporter/, api/
  *   composition  open-store.ts: the database, payload store and deriving, wired from config
  *   read side    diff/, recall/ (search), replay/, runs/       beside    ingest (ingest.ts, write-spans.ts)
  *                                                                       derive/
@@ -18,7 +18,7 @@ const RECALL_INDEX =
 
 const LAYERS = {
   entry: '^src/(index|server)[.]ts$|^src/cli/',
-  receivers: '^src/ingest/(http-receiver|grpc-receiver|admission|body|content-decoder|zstd-frames|decode-bounded|status)[.]ts$',
+  receivers: '^src/ingest/(http-receiver|grpc-receiver|admission|body|content-decoder|zstd-frames|decode-bounded)[.]ts$',
   exporter: '^src/exporter/',
   api: '^src/api/',
   composition: '^src/open-store[.]ts$',
