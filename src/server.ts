@@ -72,7 +72,7 @@ export async function startTapedeck(
   const indexer = new RecallIndexer(store.db, store.payloads, {
     busy: () => admission.inflight > 0,
     maxLagMs: config.recallMaxLagMs,
-    onError: (error) => logger.warn({ err: error }, 'could not index stored steps for recall; trying again'),
+    logger,
   });
   let http: ServerType | undefined;
   let grpcServer: grpc.Server | undefined;

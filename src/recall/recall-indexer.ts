@@ -17,6 +17,7 @@
 import type { Database } from '../store/database.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import type { Deadline } from '../deadline/deadline.js';
+import type { Logger } from '../logger.js';
 import { backlogSteps, indexBacklogRow, lastBacklogRow, oldestBacklogRow } from './backlog.js';
 
 /** How often an idle indexer looks for rows other replicas or commands wrote. */
@@ -37,7 +38,10 @@ export interface RecallIndexerOptions {
   busy: () => boolean;
   /** how long a backlog row may wait for ingest to pause */
   maxLagMs: number;
-  onError: (error: unknown) => void;
+  /** where failing and recovering are told (not every failed attempt: see FailureReport) */
+  logger: Pick<Logger, 'warn' | 'info'>;
+  /** while attempts keep failing, how often a line counts them; default one minute */
+  reportEveryMs?: number;
 }
 
 /** Indexes rows until none is left up to `upTo`, or the signal aborts; resolves with the steps left. */
@@ -91,12 +95,15 @@ export class RecallIndexer {
   private stopped = false;
   private readonly sleepers = new Set<() => void>();
   private loops: Promise<void>[] | null = null;
+  private readonly failures: FailureReport;
 
   constructor(
     private readonly db: Database,
     private readonly payloads: PayloadStore,
     private readonly options: RecallIndexerOptions,
-  ) {}
+  ) {
+    this.failures = new FailureReport(options.logger, options.reportEveryMs ?? 60_000);
+  }
 
   start(): void {
     this.loops ??= Array.from({ length: LOOPS }, () => this.run());
@@ -113,6 +120,7 @@ export class RecallIndexer {
     while (!this.stopped) {
       try {
         const oldest = await oldestBacklogRow(this.db);
+        this.failures.succeeded();
         if (!oldest) {
           await this.sleep(IDLE_POLL_MS);
           continue;
@@ -126,7 +134,7 @@ export class RecallIndexer {
           await this.sleep(IDLE_POLL_MS);
       } catch (error) {
         if (this.stopped) break;
-        this.options.onError(error);
+        this.failures.failed(error);
         await this.sleep(RETRY_MS);
       }
     }
@@ -154,5 +162,49 @@ export class RecallIndexer {
       const timer = setTimeout(done, ms);
       this.sleepers.add(done);
     });
+  }
+}
+
+/**
+ * While the database is unreachable every attempt of every loop fails, about twice a second:
+ * the change to failing is logged once (with the error), then at most once per interval a
+ * count of the failed attempts since, and the recovery once.
+ */
+class FailureReport {
+  private failing = false;
+  private sinceReport = 0;
+  private total = 0;
+  private reportedAt = 0;
+
+  constructor(
+    private readonly logger: Pick<Logger, 'warn' | 'info'>,
+    private readonly everyMs: number,
+  ) {}
+
+  failed(error: unknown): void {
+    this.total++;
+    this.sinceReport++;
+    const now = performance.now();
+    if (!this.failing) {
+      this.failing = true;
+      this.sinceReport = 0;
+      this.reportedAt = now;
+      this.logger.warn({ err: error }, 'could not index stored steps for recall; trying again every second');
+    } else if (now - this.reportedAt >= this.everyMs) {
+      this.logger.warn(
+        { failures: this.sinceReport, err: error },
+        `recall's indexer still failing: ${this.sinceReport} failed attempts since the last report`,
+      );
+      this.sinceReport = 0;
+      this.reportedAt = now;
+    }
+  }
+
+  succeeded(): void {
+    if (!this.failing) return;
+    this.logger.info({ failures: this.total }, `recall's indexer works again after ${this.total} failed attempts`);
+    this.failing = false;
+    this.total = 0;
+    this.sinceReport = 0;
   }
 }

@@ -140,7 +140,8 @@ describe.each(databaseKinds)('recall backlog on %s', (kind) => {
     });
     const start = (busy: () => boolean, maxLagMs: number) => {
       const errors: unknown[] = [];
-      indexer = new RecallIndexer(fx.store.db, fx.store.payloads, { busy, maxLagMs, onError: (e) => errors.push(e) });
+      const logger = { warn: (o: unknown) => errors.push(o), info: () => {} };
+      indexer = new RecallIndexer(fx.store.db, fx.store.payloads, { busy, maxLagMs, logger });
       indexer.start();
       return errors;
     };
