@@ -77,6 +77,3 @@ export const DEFAULT_RECALL_BOUNDS: RecallBounds = Object.freeze({
   maxSkeletonEntries: 40,
   maxQueryTerms: 32,
 });
-
-/** a run whose last span ended this recently may still be running: its outcome is unknown */
-export const ACTIVE_WINDOW_NS = 15n * 60n * 1_000_000_000n;

@@ -5,6 +5,7 @@
  */
 import { isStorable } from '../spans/storable-text.js';
 import type { Queryable } from '../store/database.js';
+import type { RunOutcome } from './run-outcome.js';
 
 export interface RunSummary {
   run: string;
@@ -22,7 +23,7 @@ export interface RunSummary {
   last_end_ns: bigint;
   duration_ns: bigint;
   service: string | null;
-  outcome: 'success' | 'failure' | 'unknown';
+  outcome: RunOutcome;
 }
 
 export interface RunPage {
