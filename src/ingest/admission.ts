@@ -145,7 +145,9 @@ export function createAdmission(
           leave(
             new IngestError(
               'busy',
-              `no turn to store this export request within ${waitMs} ms (--queue-timeout-ms); retry shortly`,
+              waitMs < queueTimeoutMs
+                ? `no turn to store this export request before its deadline (${waitMs} ms); retry shortly`
+                : `no turn to store this export request within ${waitMs} ms (--queue-timeout-ms); retry shortly`,
               { retryAfterSeconds: 1 },
             ),
           ),

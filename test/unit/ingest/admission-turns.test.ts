@@ -161,7 +161,10 @@ describe('admission waits', () => {
     const admission = createAdmission(10, 4, { queueTimeoutMs: 60_000 });
     const busy = full(admission);
     const started = Date.now();
-    await expect(admission.run(async () => 'never', { waitMs: 30 })).rejects.toMatchObject({ kind: 'busy' });
+    await expect(admission.run(async () => 'never', { waitMs: 30 })).rejects.toMatchObject({
+      kind: 'busy',
+      message: 'no turn to store this export request before its deadline (30 ms); retry shortly',
+    });
     expect(Date.now() - started).toBeLessThan(10_000);
     busy.release();
     await busy.done();
