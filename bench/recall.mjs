@@ -22,8 +22,8 @@
 // tape reader), each 5 times (BENCH_REPEAT) after one warm-up; median and max in milliseconds. "find" is
 // the index part alone (candidate traces from the words index, their steps tested; the index's
 // upper bound, then, only past 200,000, the exact count up to 200,001, then the newest 5,001 matches with their runs);
-// the rest of "total" is reading up to 100 runs (tapes/tape-service readTape) and how they
-// ended. BENCH_RUN_INDEX=1 adds an index on spans(run_id), which the tape reader's step query
+// the rest of "total" is reading how up to 100 runs ended and their outlines (steps without
+// prompts and answers, tapes/tape-reader.ts). BENCH_RUN_INDEX=1 adds an index on spans(run_id), which the tape reader's step query
 // (tapedeck.tape_steps filtered by its NULLIF'd tenant and run) needs to avoid a scan of
 // every span per run read.
 import { randomBytes } from 'node:crypto';
@@ -31,7 +31,6 @@ import pg from 'pg';
 import { createPgDatabase } from '../dist/src/store/pg-database.js';
 import { migrate } from '../dist/src/store/migrate.js';
 import { createMemoryPayloadStore } from '../dist/src/payloads/memory-payload-store.js';
-import { readTape } from '../dist/src/tapes/tape-service.js';
 import { createApp } from '../dist/src/api/app.js';
 import { silentLogger } from '../dist/src/logger.js';
 import { createRecallRoutes } from '../dist/src/recall/routes.js';
@@ -199,7 +198,7 @@ try {
   console.log(`GIN index size: ${size}`);
 
   const recallRoutes = createRecallRoutes(
-    { db, payloads: createMemoryPayloadStore(), readTape, pricing: null },
+    { db, payloads: createMemoryPayloadStore(), pricing: null },
     { queryDeadlineMs: 60_000, nowNs: () => T0 + BigInt(RUNS + 100) * 60_000_000_000n },
   );
   // Mounted in the application, whose error handler answers the refused queries.

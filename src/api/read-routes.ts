@@ -72,7 +72,7 @@ export function createReadRoutes(store: Store, config: Config): Hono[] {
   mounted.route(defaultReplaySettings.mountPath, replays);
 
   const recall = createRecallRoutes(
-    { db: store.db, payloads: store.payloads, readTape, pricing: store.pricing },
+    { db: store.db, payloads: store.payloads, pricing: store.pricing },
     { queryDeadlineMs: config.queryDeadlineMs },
   );
 

@@ -16,7 +16,6 @@ import { ApiError } from '../errors.js';
 import { recall } from '../recall/recall.js';
 import { parseTerms } from '../recall/query-terms.js';
 import { DEFAULT_RECALL_BOUNDS, type OutcomeFilter } from '../recall/types.js';
-import { readTape } from '../tapes/tape-service.js';
 
 export function registerCompareCommands(program: Command): void {
   addConfigOptions(program.command('diff').description('compare two runs and name where they first diverge'))
@@ -74,7 +73,7 @@ export function registerCompareCommands(program: Command): void {
         try {
           const terms = parseTerms(words.join(' '), DEFAULT_RECALL_BOUNDS.maxQueryTerms);
           const result = await recall(
-            { db: store.db, payloads: store.payloads, readTape, pricing: store.pricing },
+            { db: store.db, payloads: store.payloads, pricing: store.pricing },
             { tenant: '', terms, outcome: outcome as OutcomeFilter, limit },
             { deadline, nowNs: BigInt(Date.now()) * 1_000_000n, bounds: DEFAULT_RECALL_BOUNDS },
           );

@@ -10,7 +10,7 @@
  * which of its steps hold them all. "Newest" is by the end of the span, ties by trace and span id (descending), so
  * pages are stable.
  */
-import type { Queryable } from '../store/database.js';
+import type { Queryable, QueryOptions } from '../store/database.js';
 import type { RunEnd } from '../tapes/run-outcome.js';
 import { type RecordedStep, recordedStepOf, type StepTextRow, stepTextColumns } from './recorded-text.js';
 import { termLexemes, type Term } from './tokenize.js';
@@ -42,10 +42,16 @@ const MATCHING_STEPS = `SELECT DISTINCT substring(w.trace_ids FROM b * 16 + 1 FO
  * At least the number of matching steps, from the index alone: the steps of the rows that
  * hold every word (trace_words.steps).
  */
-export async function candidateStepBound(db: Queryable, tenant: string, words: readonly string[]): Promise<number> {
+export async function candidateStepBound(
+  db: Queryable,
+  tenant: string,
+  words: readonly string[],
+  options: QueryOptions = {},
+): Promise<number> {
   const [row] = await db.query<{ n: bigint | number | null }>(
     'SELECT sum(steps) AS n FROM tapedeck_store.trace_words WHERE tenant = $1 AND words @> $2::bigint[]',
     [tenant, words],
+    options,
   );
   return Number(row.n ?? 0);
 }
@@ -56,12 +62,13 @@ export async function countMatches(
   tenant: string,
   words: readonly string[],
   cap: number,
+  options: QueryOptions = {},
 ): Promise<number> {
-  const [row] = await db.query<{ n: bigint | number }>(`SELECT count(*) AS n FROM (${MATCHING_STEPS} LIMIT $3) m`, [
-    tenant,
-    words,
-    cap,
-  ]);
+  const [row] = await db.query<{ n: bigint | number }>(
+    `SELECT count(*) AS n FROM (${MATCHING_STEPS} LIMIT $3) m`,
+    [tenant, words, cap],
+    options,
+  );
   return Number(row.n);
 }
 
@@ -79,6 +86,7 @@ export async function newestMatches(
   words: readonly string[],
   limit: number,
   after: MatchRow | null = null,
+  options: QueryOptions = {},
 ): Promise<MatchRow[]> {
   const params: unknown[] = [tenant, words, limit];
   let page = '';
@@ -94,6 +102,7 @@ export async function newestMatches(
       ORDER BY s.end_ns DESC, m.trace_id DESC, m.span_id DESC
       LIMIT $3`,
     params,
+    options,
   );
   return rows.map((r) => ({ ...r, end_ns: BigInt(r.end_ns) }));
 }
@@ -103,6 +112,7 @@ export async function readStepTexts(
   db: Queryable,
   tenant: string,
   keys: readonly { trace_id: string; span_id: string }[],
+  options: QueryOptions = {},
 ): Promise<Map<string, RecordedStep>> {
   const rows = await db.query<StepTextRow>(
     `SELECT ${stepTextColumns}
@@ -111,6 +121,7 @@ export async function readStepTexts(
          ON st.trace_id = decode(k.trace_id, 'hex') AND st.span_id = decode(k.span_id, 'hex')
       WHERE st.tenant = $1`,
     [tenant, keys.map((k) => k.trace_id), keys.map((k) => k.span_id)],
+    options,
   );
   const out = new Map<string, RecordedStep>();
   for (const r of rows) {
@@ -127,6 +138,7 @@ export async function readRunEnds(
   db: Queryable,
   tenant: string,
   runs: readonly string[],
+  options: QueryOptions = {},
 ): Promise<Map<string, RunEnd>> {
   if (runs.length === 0) return new Map();
   const rows = await db.query<{ run: string; last_end_ns: bigint; failed: boolean }>(
@@ -139,6 +151,7 @@ export async function readRunEnds(
      SELECT l.run_id AS run, l.last_end_ns, tapedeck_store.run_failed($1, l.run_id, l.last_end_ns) AS failed
        FROM last l`,
     [tenant, runs],
+    options,
   );
   return new Map(rows.map((r) => [r.run, { lastEndNs: BigInt(r.last_end_ns), failed: r.failed === true }]));
 }

@@ -15,20 +15,23 @@
  * 2. Take the newest maxMatchingSpans matching spans (5,000); more says `truncated`. Runs of
  *    three or more characters of an unspaced script are checked in their steps' text, newest
  *    first, until enough have passed (match.ts).
- * 3. Group them by run; read the maxRunsRead runs (100) with the most matches among them,
- *    each up to maxSpansPerRun spans (20,000). More runs than that also says `truncated`.
- * 4. Read how each run ended (its last span end over all its spans, and the failure rule),
- *    build each entry (rank.ts), rank, keep the outcome asked for, and cut to the limit.
+ * 3. Group them by run; take the maxRunsRead runs (100) with the most matches among them.
+ *    More runs than that also says `truncated`.
+ * 4. Read how each run ended (its last span end over all its spans, and the failure rule).
+ * 5. Summarize each run from its outline, up to maxSpansPerRun spans (20,000): its steps in
+ *    tape order without their prompts and answers (tape-reader.ts, 'outline'), which is all
+ *    an entry needs (rank.ts). A few runs are read at a time and each outline is dropped
+ *    once its entry is built, so recall holds a few runs' step rows, not a hundred tapes.
+ * 6. Rank, keep the outcome asked for, and cut to the limit.
  */
 import type { Deadline } from '../deadline/deadline.js';
 import { ApiError } from '../errors.js';
-import type { Tape } from '../normalize/step.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import type { PricingTable } from '../pricing/pricing-table.js';
 import type { Database } from '../store/database.js';
 import { catchUp } from './recall-indexer.js';
 import { withFullText } from './recorded-text.js';
-import type { TapeDeps, ReadTapeOptions } from '../tapes/tape-service.js';
+import { readTape } from '../tapes/tape-service.js';
 import { stepHasRuns, termsToCheck } from './match.js';
 import {
   candidateStepBound,
@@ -39,6 +42,7 @@ import {
   queryWords,
   type MatchRow,
 } from './query.js';
+import type { RunEnd } from '../tapes/run-outcome.js';
 import { groupMatches, keepOutcome, rankRuns, recallEntry, type RunMatches } from './rank.js';
 import type { Term } from './tokenize.js';
 import type { OutcomeFilter, RecallBounds, RecallResult, RecalledRun } from './types.js';
@@ -46,8 +50,6 @@ import type { OutcomeFilter, RecallBounds, RecallResult, RecalledRun } from './t
 export interface RecallDeps {
   db: Database;
   payloads: PayloadStore;
-  /** tapes/tape-service readTape, or a stand-in with its signature */
-  readTape(deps: TapeDeps, tenant: string, run: string, options: ReadTapeOptions): Promise<Tape | undefined>;
   /** --pricing, loaded; null when not configured */
   pricing: PricingTable | null;
 }
@@ -70,18 +72,23 @@ export interface RecallContext {
 
 export const QUERY_TOO_BROAD = 'query_too_broad';
 
-const TAPE_READERS = 4;
+/** runs summarized at once: how many outlines recall holds at a time */
+const OUTLINE_READERS = 4;
 const TEXT_BATCH = 100;
 
 export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallContext): Promise<RecallResult> {
   const { deadline, bounds } = ctx;
   const words = queryWords(query.terms);
+  const signal = { signal: deadline.signal };
   const unindexed = await catchUp(deps.db, deps.payloads, deadline);
   // The index bounds the matches from above; only past the limit are they counted exactly.
-  const bound = await deadline.race(candidateStepBound(deps.db, query.tenant, words), 'counting candidate spans');
+  const bound = await deadline.race(
+    candidateStepBound(deps.db, query.tenant, words, signal),
+    'counting candidate spans',
+  );
   if (bound > bounds.maxTotalMatches) {
     const total = await deadline.race(
-      countMatches(deps.db, query.tenant, words, bounds.maxTotalMatches + 1),
+      countMatches(deps.db, query.tenant, words, bounds.maxTotalMatches + 1, signal),
       'counting matching spans',
     );
     if (total > bounds.maxTotalMatches) throw tooBroad(query.terms, bounds.maxTotalMatches);
@@ -89,32 +96,16 @@ export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallCo
 
   const newest = await newestMatching(deps, query, words, ctx);
   const grouped = groupMatches(newest.matches, bounds.maxRunsRead);
-  const tapes = await readTapes(deps, query.tenant, grouped.runs, ctx);
-  const present = grouped.runs.filter((_, i) => tapes[i] !== undefined);
   const facts = await deadline.race(
     readRunEnds(
       deps.db,
       query.tenant,
-      present.map((r) => r.run),
+      grouped.runs.map((r) => r.run),
+      signal,
     ),
     'reading how the runs ended',
   );
-
-  const tick = deadline.checkEvery(1024, 'summarizing the runs');
-  const entries: RecalledRun[] = [];
-  grouped.runs.forEach((matches, i) => {
-    const tape = tapes[i];
-    const fact = facts.get(matches.run);
-    if (tape === undefined || fact === undefined) return; // gone since it matched (erased)
-    entries.push(
-      recallEntry(tape, matches, fact, {
-        pricing: deps.pricing,
-        nowNs: ctx.nowNs,
-        maxSkeletonEntries: bounds.maxSkeletonEntries,
-        tick,
-      }),
-    );
-  });
+  const entries = await summarizeRuns(deps, query.tenant, grouped.runs, facts, ctx);
   deadline.check('ranking the runs');
   const runs = keepOutcome(rankRuns(entries), query.outcome).slice(0, query.limit);
   return { runs, truncated: newest.overflow || grouped.overflow, unindexed_steps: unindexed };
@@ -142,7 +133,7 @@ async function newestMatching(
   const runs = termsToCheck(query.terms);
   if (runs.length === 0) {
     const rows = await deadline.race(
-      newestMatches(deps.db, query.tenant, words, max + 1),
+      newestMatches(deps.db, query.tenant, words, max + 1, null, { signal: deadline.signal }),
       'finding the newest matches',
     );
     return { matches: rows.slice(0, max), overflow: rows.length > max };
@@ -152,13 +143,13 @@ async function newestMatching(
   for (;;) {
     const want = Math.max(64, max + 1 - passed.length);
     const page: MatchRow[] = await deadline.race(
-      newestMatches(deps.db, query.tenant, words, want, after),
+      newestMatches(deps.db, query.tenant, words, want, after, { signal: deadline.signal }),
       'finding the newest matches',
     );
     for (let i = 0; i < page.length && passed.length <= max; i += TEXT_BATCH) {
       const batch = page.slice(i, i + TEXT_BATCH);
       const texts = await deadline.race(
-        readStepTexts(deps.db, query.tenant, batch),
+        readStepTexts(deps.db, query.tenant, batch, { signal: deadline.signal }),
         'reading the text of matching steps',
       );
       for (const row of batch) {
@@ -175,27 +166,39 @@ async function newestMatching(
   return { matches: passed.slice(0, max), overflow: passed.length > max };
 }
 
-/** Each run's tape, a few at a time; undefined where the run no longer exists. */
-async function readTapes(
+/** Each run's entry, in the order given, a few runs at a time; none for a run gone since it matched (erased). */
+async function summarizeRuns(
   deps: RecallDeps,
   tenant: string,
   runs: readonly RunMatches[],
+  facts: ReadonlyMap<string, RunEnd>,
   ctx: RecallContext,
-): Promise<(Tape | undefined)[]> {
-  const { deadline } = ctx;
-  const out = new Array<Tape | undefined>(runs.length);
+): Promise<RecalledRun[]> {
+  const { deadline, bounds } = ctx;
+  const out = new Array<RecalledRun | undefined>(runs.length);
+  const tick = deadline.checkEvery(1024, 'summarizing the runs');
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < runs.length) {
       const i = next++;
+      const fact = facts.get(runs[i].run);
+      if (fact === undefined) continue;
       deadline.check('reading the runs');
-      out[i] = await deps.readTape(deps, tenant, runs[i].run, {
-        maxSpans: ctx.bounds.maxSpansPerRun,
+      const outline = await readTape(deps, tenant, runs[i].run, {
+        maxSpans: bounds.maxSpansPerRun,
         signal: deadline.signal,
+        bodies: 'outline',
+      });
+      if (outline === undefined) continue;
+      out[i] = recallEntry(outline, runs[i], fact, {
+        pricing: deps.pricing,
+        nowNs: ctx.nowNs,
+        maxSkeletonEntries: bounds.maxSkeletonEntries,
+        tick,
       });
     }
   };
-  const workers = Array.from({ length: Math.min(TAPE_READERS, runs.length) }, worker);
+  const workers = Array.from({ length: Math.min(OUTLINE_READERS, runs.length) }, worker);
   await deadline.race(Promise.all(workers), 'reading the runs');
-  return out;
+  return out.filter((entry): entry is RecalledRun => entry !== undefined);
 }

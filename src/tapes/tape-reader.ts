@@ -5,6 +5,13 @@
  * runs are read in two queries (export pages, tree levels, recall); one run is the same read.
  * The tables are queried with the tenant as stored, so the (tenant, run_id, start_ns) index
  * serves every read. Ordering ties and duplicate model spans are settled by assemble (pure).
+ *
+ * `bodies: 'outline'` reads a step's request and response cut down, in SQL, to what ordering
+ * and duplicate folding look at (step-order.ts, collapse-duplicates.ts): a model call's
+ * request keeps only its tool-result messages' ids, its response only the tool calls it asked
+ * for; a tool step keeps its arguments; the rest is left out, a recorded value standing as an
+ * empty list so that whether one was recorded still reads. The tape assembles in the same
+ * order, without holding its prompts and answers: for callers that summarize a run.
  */
 import type { Queryable } from '../store/database.js';
 import type { StepStatus } from '../normalize/step.js';
@@ -40,7 +47,7 @@ export async function readRunsRows(
   db: Queryable,
   tenant: string,
   runs: readonly string[],
-  options: { maxSpans: number; signal?: AbortSignal },
+  options: { maxSpans: number; signal?: AbortSignal; bodies?: 'stored' | 'outline' },
 ): Promise<Map<string, RunRows>> {
   const byRun = new Map<string, RunRows>();
   if (runs.length === 0) return byRun;
@@ -82,7 +89,7 @@ export async function readRunsRows(
             encode(s.parent_span_id, 'hex') AS parent_span_id,
             st.kind, st.name, st.model, st.tool, st.tool_call_id, s.service_name AS service,
             s.start_ns, s.end_ns - s.start_ns AS duration_ns, st.status,
-            st.request, st.response, st.request_digest, st.response_digest, st.fingerprint,
+            ${options.bodies === 'outline' ? OUTLINE_BODIES : 'st.request, st.response'}, st.request_digest, st.response_digest, st.fingerprint,
             st.tokens_input, st.tokens_output, st.tokens_cache_read, st.tokens_cache_write, st.tokens_context,
             st.params, st.layout, st.cost_usd
        FROM tapedeck_store.steps st
@@ -102,6 +109,24 @@ export async function readRunsRows(
   }
   return byRun;
 }
+
+/** The request and response columns of an outline read (module comment); stored as JSON text. */
+const OUTLINE_BODIES = `CASE
+         WHEN st.request IS NULL OR st.kind = 'agent' THEN NULL
+         WHEN st.kind = 'tool' THEN st.request
+         WHEN json_typeof(st.request::json) <> 'array' THEN '[]'
+         ELSE COALESCE((SELECT json_agg(json_build_object('role', 'tool', 'tool_call_id', m -> 'tool_call_id'))
+                          FROM json_array_elements(st.request::json) AS m
+                         WHERE json_typeof(m) = 'object' AND m ->> 'role' = 'tool'
+                           AND json_typeof(m -> 'tool_call_id') = 'string')::text, '[]')
+       END AS request,
+       CASE
+         WHEN st.response IS NULL OR st.kind <> 'llm' THEN NULL
+         WHEN json_typeof(st.response::json) <> 'array' THEN '[]'
+         ELSE COALESCE((SELECT json_agg(json_build_object('tool_calls', m -> 'tool_calls'))
+                          FROM json_array_elements(st.response::json) AS m
+                         WHERE json_typeof(m) = 'object' AND json_typeof(m -> 'tool_calls') = 'array')::text, '[]')
+       END AS response`;
 
 function atOrBefore(startNs: bigint, spanId: string, last: SpanLink): boolean {
   return startNs < last.start_ns || (startNs === last.start_ns && spanId <= last.span_id);

@@ -22,6 +22,8 @@ export interface ReadTapeOptions {
   resolve?: boolean;
   maxResolveBytes?: number;
   signal?: AbortSignal;
+  /** 'outline': steps without their prompts and answers, for summaries (tape-reader.ts) */
+  bodies?: 'stored' | 'outline';
 }
 
 const DEFAULT_MAX_RESOLVE_BYTES = 8 * 1024 * 1024;
@@ -36,6 +38,7 @@ export async function readTapes(
   const rowsByRun = await readRunsRows(deps.db, tenant, runs, {
     maxSpans: options.maxSpans ?? DEFAULT_MAX_TAPE_SPANS,
     signal: options.signal,
+    bodies: options.bodies,
   });
   const out = new Map<string, Tape>();
   for (const run of runs) {

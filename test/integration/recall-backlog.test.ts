@@ -9,7 +9,6 @@ import { enqueueSteps, indexBacklogRow } from '../../src/recall/backlog.js';
 import { drainBacklog, indexUpTo, RecallIndexer } from '../../src/recall/recall-indexer.js';
 import type { PayloadStore } from '../../src/payloads/payload-store.js';
 import { createRecallRoutes } from '../../src/recall/routes.js';
-import { readTape } from '../../src/tapes/tape-service.js';
 import type { Queryable } from '../../src/store/database.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { openRecallFixture, spansOf, type RecallFixture, type RunSpec } from '../unit/recall/recall-fixtures.js';
@@ -104,10 +103,7 @@ describe.each(databaseKinds)('recall backlog on %s', (kind) => {
     );
     expect(await counts(fx.store.db)).toEqual({ backlogRows: 1, backlogSteps: STEPS_PER_RUN, indexedSteps: 0 });
     // recall answers from the index as it is, and says what it could not search
-    const app = createRecallRoutes(
-      { db: fx.store.db, payloads: failing, readTape, pricing: null },
-      { queryDeadlineMs: 10_000 },
-    );
+    const app = createRecallRoutes({ db: fx.store.db, payloads: failing, pricing: null }, { queryDeadlineMs: 10_000 });
     const res = await app.request('/v1/recall?q=marseille');
     expect(res.status).toBe(200);
     expect(JSON.parse(await res.text())).toEqual({ runs: [], truncated: false, unindexed_steps: STEPS_PER_RUN });

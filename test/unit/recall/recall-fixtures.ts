@@ -12,7 +12,6 @@ import { appWith } from '../../helpers/app.js';
 import { createRecallRoutes, type RecallRouteSettings } from '../../../src/recall/routes.js';
 import type { Attributes, SpanRecord } from '../../../src/spans/span-record.js';
 import { openStore, type Store } from '../../../src/open-store.js';
-import { readTape } from '../../../src/tapes/tape-service.js';
 import { createTestDatabase, type DatabaseKind } from '../../helpers/databases.js';
 import { span } from '../../helpers/span-builder.js';
 
@@ -121,7 +120,7 @@ export async function openRecallFixture(kind: DatabaseKind, runs: readonly RunSp
     async get(query, settings = {}) {
       const app = appWith(
         createRecallRoutes(
-          { db: store.db, payloads: store.payloads, readTape, pricing },
+          { db: store.db, payloads: store.payloads, pricing },
           { queryDeadlineMs: 10_000, nowNs: () => NOW_NS, ...settings },
         ),
       );

@@ -24,7 +24,7 @@ function slowDb(ms: number, log: string[]): Database {
 }
 
 function deps(db: Database): RecallDeps {
-  return { db, payloads: createMemoryPayloadStore(), pricing: null, readTape: async () => undefined };
+  return { db, payloads: createMemoryPayloadStore(), pricing: null };
 }
 
 describe('GET /v1/recall (in memory)', () => {
