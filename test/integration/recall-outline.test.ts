@@ -13,6 +13,7 @@ import { createRecallRoutes } from '../../src/recall/routes.js';
 import type { Database, QueryOptions } from '../../src/store/database.js';
 import { openStore, type Store } from '../../src/open-store.js';
 import { readTape } from '../../src/tapes/tape-service.js';
+import { appWith } from '../helpers/app.js';
 import { type CaptureRef, listCaptures } from '../helpers/corpus.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
 import { ingestRecords, loadCaptureRecords, openTestStore, type TestStore } from '../unit/runs/store-fixtures.js';
@@ -94,9 +95,11 @@ describe.each(databaseKinds)('recall outlines on %s', (kind) => {
           return rows;
         },
       };
-      const app = createRecallRoutes(
-        { db: counting, payloads: store.payloads, pricing: null },
-        { queryDeadlineMs: 60_000, nowNs: () => NOW_NS },
+      const app = appWith(
+        createRecallRoutes(
+          { db: counting, payloads: store.payloads, pricing: null },
+          { queryDeadlineMs: 60_000, nowNs: () => NOW_NS },
+        ),
       );
       // The first query indexes the runs (reading their text once); the second only answers.
       expect((await app.request('/v1/recall?q=zeppelin+lyon')).status).toBe(200);
