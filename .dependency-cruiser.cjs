@@ -60,8 +60,9 @@ const MAY_IMPORT = {
   pricing: ['normalize', 'shared'],
   payloads: ['normalize', 'store', 'shared'],
   normalize: ['shared'],
-  // HTTP helpers shared by the API, the OTLP receiver and replay (an unavailable database is a 503)
-  http: ['store', 'shared'],
+  // HTTP helpers shared by the API, the OTLP receiver and replay (an unavailable database or
+  // payload store is a 503)
+  http: ['payloads', 'store', 'shared'],
   store: ['shared'],
   shared: [],
 };

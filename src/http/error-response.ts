@@ -11,6 +11,7 @@ import { ApiError, classifyError, errorHeaders } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { OtlpEncoding } from '../otlp/decode.js';
 import { encodeStatus, otlpContentType } from '../otlp/response.js';
+import { PayloadStoreUnavailableError } from '../payloads/payload-store.js';
 import { DatabaseUnavailableError } from '../store/database.js';
 import { jsonResponse } from './json-response.js';
 
@@ -52,11 +53,14 @@ export function createErrorHandler(logger: Logger): ErrorHandler {
 
 /**
  * Transient failures from below that do not know about the error table, as the type they
- * answer. The database's own message names its address, so the client gets a plain one.
+ * answer. Their own messages name addresses and paths, so the client gets a plain one.
  */
 function asApiError(error: unknown): unknown {
   if (error instanceof DatabaseUnavailableError) {
     return new ApiError('unavailable', 'the database is unavailable; retry later', { cause: error });
+  }
+  if (error instanceof PayloadStoreUnavailableError) {
+    return new ApiError('unavailable', 'the payload store is unavailable; retry later', { cause: error });
   }
   return error;
 }

@@ -98,7 +98,11 @@ export function createFsPayloadStore(settings: FsPayloadStoreSettings): PayloadS
         bytes = await readFile(file);
       } catch (error) {
         if (isAbsent(error)) return undefined;
-        throw error;
+        if (!isStorageFault(error)) throw error;
+        throw new PayloadStoreUnavailableError(
+          `the payload directory ${root} cannot be read (${(error as NodeJS.ErrnoException).code}): ${(error as Error).message}`,
+          { cause: error },
+        );
       }
       return verifyPayload(ref, asPlainBytes(bytes), 'filesystem');
     },

@@ -58,8 +58,9 @@ export class PayloadIntegrityError extends Error {
 }
 
 /**
- * The payload store cannot write now (a full disk, a read-only or unwritable directory, an I/O
- * error): nothing was stored under the name, and a retry once the fault is cleared succeeds.
+ * The payload store cannot write or read now (a full disk, a read-only or unwritable
+ * directory, an I/O error): nothing was stored under the name, and a retry once the fault is
+ * cleared succeeds.
  */
 export class PayloadStoreUnavailableError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
