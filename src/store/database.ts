@@ -56,8 +56,12 @@ export type TupleSource = Iterable<Uint8Array> | AsyncIterable<Uint8Array>;
 
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';
-  /** Runs fn in one transaction: commit when it resolves, roll back when it throws. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn in one transaction: commit when it resolves, roll back when it throws. `untimed`:
+   * no query or statement timeout applies (migrations, whose rewrites of large tables take
+   * as long as they take); on PostgreSQL it runs on a connection of its own.
+   */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: { untimed?: boolean }): Promise<T>;
   /** Cheap liveness probe for /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;

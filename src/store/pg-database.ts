@@ -114,10 +114,27 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
     exec: async (sql) => {
       await run(pool, sql);
     },
-    async transaction(fn) {
+    async transaction(fn, options) {
       let client: pg.PoolClient;
       try {
-        client = await pool.connect();
+        if (options?.untimed) {
+          // The pool's query_timeout would end a long migration, and one that waits for
+          // another replica's migration to finish: a client of its own has none.
+          const own = new pg.Client({
+            connectionString: url,
+            application_name: settings.applicationName ?? 'tapedeck',
+            types: types as pg.CustomTypesConfig,
+          });
+          own.on('error', () => {});
+          await own.connect().catch(async (error: unknown) => {
+            await own.end().catch(() => {});
+            throw error;
+          });
+          // released by ending it
+          client = Object.assign(own, { release: () => void own.end().catch(() => {}) }) as pg.PoolClient;
+        } else {
+          client = await pool.connect();
+        }
       } catch (error) {
         throw translate(error);
       }
@@ -156,6 +173,8 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
       };
       try {
         await tx.query('BEGIN');
+        // and none the server or the role may set
+        if (options?.untimed) await tx.query('SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0');
         const value = await fn(tx);
         await tx.query('COMMIT');
         client.release(cancelled ? new Error('statement cancelled') : undefined);

@@ -6,7 +6,8 @@ import { reindexReasons } from '../../src/tapes/reindex.js';
 import { countMatches } from '../../src/recall/query.js';
 import { TraceWords, writeTraceWords } from '../../src/recall/trace-words.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
+import { createServerDatabase, createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
+import { createPgDatabase } from '../../src/store/pg-database.js';
 import { isSchemaCurrent, loadMigrations, migrate, SchemaTooNewError } from '../../src/store/migrate.js';
 
 describe.each(databaseKinds)('migrations on %s', (kind) => {
@@ -177,4 +178,32 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
     expect(row.x).toBe(1791964800010000001n);
     expect(Buffer.from(row.y).toString()).toBe('ab');
   });
+});
+
+/**
+ * Replicas starting at once on one fresh database, through pools whose query timeout (1 s)
+ * is shorter than a migration (a pg_sleep of 2 s after the real ones): both start, each
+ * migration is applied once, and the one that waited for the other's lock was not timed out.
+ */
+describe.skipIf(!databaseKinds.includes('postgres'))('migrations from several replicas (postgres)', () => {
+  it('migrate once, untimed, when two pools start on one fresh database together', async () => {
+    const { url, drop } = await createServerDatabase();
+    const pools = [0, 1].map(() => createPgDatabase(url, { maxConnections: 2, queryTimeoutMillis: 1_000 }));
+    try {
+      const real = loadMigrations();
+      const slow = { version: real.length + 1, name: 'slower_than_the_query_timeout', sql: 'SELECT pg_sleep(2)' };
+      const migrations = [...real, slow];
+      const applied = await Promise.all(pools.map((db) => migrate(db, migrations)));
+      expect(applied.map((a) => a.length).sort((x, y) => x - y)).toEqual([0, migrations.length]);
+      const rows = await pools[0].query<{ version: number; n: number }>(
+        'SELECT version, count(*)::int AS n FROM tapedeck_store.schema_migrations GROUP BY version ORDER BY version',
+      );
+      expect(rows).toEqual(migrations.map((m) => ({ version: m.version, n: 1 })));
+      // the pools' own statements are still timed
+      await expect(pools[0].query('SELECT pg_sleep(2)')).rejects.toThrow();
+    } finally {
+      await Promise.all(pools.map((db) => db.close()));
+      await drop();
+    }
+  }, 60_000);
 });
