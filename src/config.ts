@@ -30,6 +30,12 @@ export interface Config {
   tapeMaxBytes: number;
   /** one budget per read request: reads, alignment, classification, explanation */
   queryDeadlineMs: number;
+  /** read API requests worked on at once; a few more wait, the rest get a retryable 429 */
+  readConcurrency: number;
+  /** replay requests (creating, calls, tool steps, status) worked on at once, likewise */
+  replayConcurrency: number;
+  /** how long a read or replay request may wait for its slot before a retryable 429 */
+  readQueueTimeoutMs: number;
   /** per-model price table (JSON); null: cost is only what spans report themselves */
   pricingFile: string | null;
   /** how long SIGTERM waits for in-flight requests before closing anyway */
@@ -60,6 +66,9 @@ export const defaultConfig: Readonly<Config> = Object.freeze({
   payloadThresholdBytes: 256 * 1024,
   tapeMaxBytes: 8 * 1024 * 1024,
   queryDeadlineMs: 10_000,
+  readConcurrency: 4,
+  replayConcurrency: 4,
+  readQueueTimeoutMs: 5_000,
   pricingFile: null,
   shutdownGraceMs: 10_000,
   derive: true,
@@ -91,6 +100,9 @@ export const settings = [
   { key: 'payloadThresholdBytes', env: 'TAPEDECK_PAYLOAD_THRESHOLD_BYTES', flag: '--payload-threshold-bytes' },
   { key: 'tapeMaxBytes', env: 'TAPEDECK_TAPE_MAX_BYTES', flag: '--tape-max-bytes' },
   { key: 'queryDeadlineMs', env: 'TAPEDECK_QUERY_DEADLINE_MS', flag: '--query-deadline-ms' },
+  { key: 'readConcurrency', env: 'TAPEDECK_READ_CONCURRENCY', flag: '--read-concurrency' },
+  { key: 'replayConcurrency', env: 'TAPEDECK_REPLAY_CONCURRENCY', flag: '--replay-concurrency' },
+  { key: 'readQueueTimeoutMs', env: 'TAPEDECK_READ_QUEUE_TIMEOUT_MS', flag: '--read-queue-timeout-ms' },
   { key: 'pricingFile', env: 'TAPEDECK_PRICING', flag: '--pricing' },
   { key: 'shutdownGraceMs', env: 'TAPEDECK_SHUTDOWN_GRACE_MS', flag: '--shutdown-grace-ms' },
   { key: 'derive', env: 'TAPEDECK_DERIVE', flag: '--derive' },
@@ -127,6 +139,9 @@ const integerBounds: Partial<Record<keyof Config, [number, number]>> = {
   payloadThresholdBytes: [1, 2 ** 31],
   tapeMaxBytes: [0, 2 ** 31],
   queryDeadlineMs: [1, 3_600_000],
+  readConcurrency: [1, 1_000],
+  replayConcurrency: [1, 1_000],
+  readQueueTimeoutMs: [1, 600_000],
   shutdownGraceMs: [0, 3_600_000],
   recallMaxLagMs: [0, 86_400_000],
 };

@@ -18,11 +18,40 @@ import { createRecallRoutes } from '../recall/routes.js';
 import { createRunRoutes } from './run-routes.js';
 import { createReplayRoutes, defaultReplaySettings } from '../replay/index.js';
 import { PayloadIntegrityError } from '../payloads/payload-store.js';
+import { createRequestSlots, requestSlotsFor, WAITING_PER_SLOT } from '../http/request-slots.js';
 
 const MAX_RUNS_PAGE = 1000;
 const DEFAULT_RUNS_PAGE = 50;
 
+/** The read API's paths: what --read-concurrency bounds. */
+const READ_PATHS = /^\/v1\/(tapes|runs|diff|recall|datasets)(\/|$)/;
+
+/**
+ * The read and replay routes, behind their concurrency bounds (--read-concurrency,
+ * --replay-concurrency; http/request-slots.ts). The first group holds only the bounds, so
+ * they run before any handler of these routes; other paths pass through.
+ */
 export function createReadRoutes(store: Store, config: Config): Hono[] {
+  const slotSettings = (kind: string, setting: string, concurrency: number) => ({
+    kind,
+    setting,
+    concurrency,
+    maxWaiting: concurrency * WAITING_PER_SLOT,
+    waitMs: config.readQueueTimeoutMs,
+  });
+  const readSlots = createRequestSlots(slotSettings('read', '--read-concurrency', config.readConcurrency));
+  const replaySlots = createRequestSlots(slotSettings('replay', '--replay-concurrency', config.replayConcurrency));
+  const replayPath = defaultReplaySettings.mountPath;
+  const bounds = new Hono();
+  bounds.use(
+    '*',
+    requestSlotsFor((path) => READ_PATHS.test(path), readSlots),
+  );
+  bounds.use(
+    '*',
+    requestSlotsFor((path) => path === replayPath || path.startsWith(`${replayPath}/`), replaySlots),
+  );
+
   const app = new Hono();
   const tenant = '';
 
@@ -76,5 +105,5 @@ export function createReadRoutes(store: Store, config: Config): Hono[] {
     { queryDeadlineMs: config.queryDeadlineMs },
   );
 
-  return [app, createRunRoutes(store, config), diff, recall, mounted];
+  return [bounds, app, createRunRoutes(store, config), diff, recall, mounted];
 }

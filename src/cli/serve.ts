@@ -48,6 +48,24 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--payload-threshold-bytes <n>', 'offload values larger than this (default 262144)'))
     .addOption(new Option('--tape-max-bytes <n>', 'payload bytes resolve=true inlines per tape (default 8 MiB)'))
     .addOption(new Option('--query-deadline-ms <n>', 'budget per read request (default 10000)'))
+    .addOption(
+      new Option(
+        '--read-concurrency <n>',
+        'read API requests worked on at once (env TAPEDECK_READ_CONCURRENCY, default 4)',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--replay-concurrency <n>',
+        'replay requests worked on at once (env TAPEDECK_REPLAY_CONCURRENCY, default 4)',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--read-queue-timeout-ms <n>',
+        'how long a read or replay request may wait for a slot (env TAPEDECK_READ_QUEUE_TIMEOUT_MS, default 5000)',
+      ),
+    )
     .addOption(new Option('--pricing <file>', 'per-model price table (JSON)'))
     .addOption(new Option('--shutdown-grace-ms <n>', 'how long SIGTERM waits for in-flight requests (default 10000)'))
     .addOption(
