@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import http2 from 'node:http2';
+import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -363,6 +364,27 @@ describe(`receiver deadlines (${kind})`, () => {
     expect((await Promise.all(working)).map((a) => a.status)).toEqual([200, 200, 200, 200]);
     expect(await readSpanRows(t.db, [traceId])).toHaveLength(4);
   }, 30_000);
+
+  it('cuts off a sender whose headers have not arrived within 20 s (Node waits 60 s)', async () => {
+    const socket = net.connect(Number(new URL(t.url).port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const started = Date.now();
+    socket.write('POST /v1/traces HTTP/1.1\r\nHost: tapedeck\r\nContent-Type: application/x-protobuf\r\n');
+    let answer = '';
+    socket.on('data', (d: Buffer) => {
+      answer += d.toString('latin1');
+    });
+    socket.on('error', () => {});
+    await new Promise((resolve) => {
+      socket.once('close', resolve);
+      setTimeout(resolve, 27_000);
+    });
+    const elapsed = Date.now() - started;
+    socket.destroy();
+    expect(elapsed).toBeGreaterThanOrEqual(19_000);
+    expect(elapsed).toBeLessThan(27_000);
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+  }, 40_000);
 
   it("keeps an idle connection open past Node's default 5 s keep-alive, for a sender to reuse", async () => {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
