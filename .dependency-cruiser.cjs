@@ -86,6 +86,14 @@ module.exports = {
       to: { couldNotResolve: true },
     },
     {
+      name: 'routes-from-the-http-app',
+      severity: 'error',
+      comment:
+        "A feature's HTTP routes are mounted by api/ (or its own index.ts); what the CLI or another module needs from one belongs in a module of its own.",
+      from: { path: '^src/', pathNot: '^src/(api/|server[.]ts$|[^/]+/index[.]ts$)' },
+      to: { path: '^src/[^/]+/routes[.]ts$' },
+    },
+    {
       name: 'src-not-to-test',
       severity: 'error',
       comment: 'src/ stands alone: it imports nothing from test/, bench/ or scripts/.',
