@@ -15,7 +15,7 @@ import { StatementTurns } from './statement-turns.js';
 export async function createPgliteDatabase(dataDir?: string): Promise<Database> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   // Two processes writing one directory corrupt it; PGlite does not stop the second.
-  const lock = dataDir ? lockDataDir(dataDir) : undefined;
+  const lock = dataDir ? await lockDataDir(dataDir) : undefined;
   let db: PGlite;
   try {
     db = await PGlite.create(dataDir, {

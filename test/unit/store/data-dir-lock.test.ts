@@ -1,109 +1,157 @@
 /**
  * One process at a time on an embedded database directory (src/store/data-dir-lock.ts):
- * PGlite itself opens a directory another process has open.
+ * PGlite itself opens a directory another process has open. The lock is held by real child
+ * processes, killed with SIGKILL as a crash or an OOM kill would, and started as PID 1 of
+ * a PID namespace of their own, as node runs in a container, where the system allows it.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DataDirInUseError, LOCK_FILE, lockDataDir } from '../../../src/store/data-dir-lock.js';
 import { createPgliteDatabase } from '../../../src/store/pglite-database.js';
 import { buildCli, ROOT } from '../../helpers/cli.js';
 
+const MODULE = path.join(ROOT, 'dist', 'src', 'store', 'data-dir-lock.js');
+const pidNamespaces =
+  process.platform === 'linux' &&
+  spawnSync('unshare', [
+    '--pid',
+    '--fork',
+    '--kill-child',
+    process.execPath,
+    '-e',
+    'process.exit(process.pid === 1 ? 0 : 1)',
+  ]).status === 0;
+
 let dir: string;
+const children: ChildProcess[] = [];
+beforeAll(async () => {
+  await buildCli();
+}, 120_000);
 beforeEach(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-lock-'));
 });
 afterEach(() => {
+  for (const c of children.splice(0)) c.kill('SIGKILL');
   rmSync(dir, { recursive: true, force: true });
 });
 
-const lockOf = (pid: number, host = os.hostname()) =>
-  writeFileSync(path.join(dir, LOCK_FILE), `${JSON.stringify({ pid, host })}\n`);
+interface Holder {
+  process: ChildProcess;
+  /** the child's first line: "locked <pid>" or "<error name> <message>" */
+  said: Promise<string>;
+  /** resolves once the child (and, in a namespace, its node) is gone */
+  gone: Promise<void>;
+}
+
+/** A child process that takes the directory's lock and holds it until killed. */
+function holder(options: { pidNamespace?: boolean; at?: number } = {}): Holder {
+  const script = `const { lockDataDir } = await import(${JSON.stringify(MODULE)});
+    while (Date.now() < ${options.at ?? 0}) {}
+    try { await lockDataDir(${JSON.stringify(dir)}); console.log('locked ' + process.pid); }
+    catch (e) { console.log(e.name + ' ' + e.message); process.exit(0); }
+    setInterval(() => {}, 1000);`;
+  const node = [process.execPath, '--input-type=module', '-e', script];
+  const [command, ...args] = options.pidNamespace ? ['unshare', '--pid', '--fork', '--kill-child', ...node] : node;
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  let out = '';
+  const said = new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (c) => {
+      out += c;
+      if (out.includes('\n')) resolve(out.split('\n')[0]);
+    });
+    child.on('error', reject);
+    child.on('close', () => resolve(out.trim()));
+  });
+  const gone = new Promise<void>((resolve) => child.on('close', () => resolve()));
+  return { process: child, said, gone };
+}
+
+async function killed(h: Holder): Promise<void> {
+  h.process.kill('SIGKILL');
+  await h.gone;
+}
 
 describe('lockDataDir', () => {
-  it('writes its pid into the lock and removes it on release, once', () => {
-    const lock = lockDataDir(dir);
-    expect(JSON.parse(readFileSync(path.join(dir, LOCK_FILE), 'utf8'))).toEqual({
-      pid: process.pid,
-      host: os.hostname(),
-    });
+  it('holds a socket at tapedeck.lock and removes it on release, once', async () => {
+    const lock = await lockDataDir(dir);
+    expect(statSync(path.join(dir, LOCK_FILE)).isSocket()).toBe(true);
+    expect(readdirSync(dir)).toEqual([LOCK_FILE]);
     lock.release();
     expect(existsSync(path.join(dir, LOCK_FILE))).toBe(false);
-    const again = lockDataDir(dir);
+    const again = await lockDataDir(dir);
     lock.release(); // a second release of the first lock leaves the new one alone
     expect(existsSync(path.join(dir, LOCK_FILE))).toBe(true);
+    await expect(lockDataDir(dir)).rejects.toBeInstanceOf(DataDirInUseError);
     again.release();
   });
 
-  it('refuses a directory whose lock names a live process, naming it and what to do instead', () => {
-    lockOf(process.ppid);
-    const error = (() => {
-      try {
-        lockDataDir(dir);
-      } catch (e) {
-        return e;
-      }
-    })();
+  it('refuses a directory another live process holds, naming it and what to do instead', async () => {
+    const h = holder();
+    const said = await h.said;
+    expect(said).toMatch(/^locked \d+$/);
+    const error = await lockDataDir(dir).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DataDirInUseError);
-    expect((error as Error).message).toContain(`in use by process ${process.ppid}`);
+    expect((error as Error).message).toContain(`in use by process ${said.split(' ')[1]}`);
     expect((error as Error).message).toContain('TAPEDECK_DATA_DIR');
     expect((error as Error).message).toContain('TAPEDECK_DATABASE_URL');
-  });
+    // and the holder still holds it after the refusal
+    expect(await holder().said).toMatch(/^DataDirInUseError /);
+  }, 30_000);
 
-  it('refuses a lock held by another host (it cannot tell whether that process runs)', () => {
-    lockOf(1, 'some-other-host');
-    expect(() => lockDataDir(dir)).toThrow(/process 1 on some-other-host/);
-  });
-
-  it('takes over the lock of a process that is gone (a crash)', () => {
-    const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
-    lockOf(gone);
-    const lock = lockDataDir(dir);
-    expect(JSON.parse(readFileSync(path.join(dir, LOCK_FILE), 'utf8')).pid).toBe(process.pid);
+  it('takes over the lock of a process killed with SIGKILL, by itself', async () => {
+    const h = holder();
+    expect(await h.said).toMatch(/^locked /);
+    await killed(h);
+    expect(statSync(path.join(dir, LOCK_FILE)).isSocket()).toBe(true); // left behind
+    const lock = await lockDataDir(dir);
+    expect(readdirSync(dir)).toEqual([LOCK_FILE]);
     lock.release();
-  });
+  }, 30_000);
 
-  it('takes over an unreadable lock (a crash while writing it)', () => {
-    writeFileSync(path.join(dir, LOCK_FILE), '{"pi');
-    lockDataDir(dir).release();
+  it.skipIf(!pidNamespaces)(
+    'takes over the lock of a killed PID 1 when it starts again as PID 1 (a container restarted)',
+    async () => {
+      const first = holder({ pidNamespace: true });
+      expect(await first.said).toBe('locked 1');
+      await killed(first);
+      const second = holder({ pidNamespace: true });
+      expect(await second.said).toBe('locked 1');
+      // and the restarted one holds it against others
+      await expect(lockDataDir(dir)).rejects.toThrow(/in use by process 1/);
+    },
+    30_000,
+  );
+
+  it('takes over a pid lock file naming a live process or another host (left by an older tapedeck)', async () => {
+    writeFileSync(path.join(dir, LOCK_FILE), `${JSON.stringify({ pid: process.ppid, host: os.hostname() })}\n`);
+    (await lockDataDir(dir)).release();
+    writeFileSync(path.join(dir, LOCK_FILE), `${JSON.stringify({ pid: 1, host: 'a-recreated-container' })}\n`);
+    (await lockDataDir(dir)).release();
   });
 
   it('lets exactly one of several processes starting at once take over a stale lock', async () => {
-    await buildCli();
-    const module = path.join(ROOT, 'dist', 'src', 'store', 'data-dir-lock.js');
-    // Each child waits for the same moment, tries, and holds what it got for a while.
-    const child = `const { lockDataDir } = await import(${JSON.stringify(module)});
-      while (Date.now() < Number(process.argv[1])) {}
-      try { lockDataDir(${JSON.stringify(dir)}); console.log('got'); await new Promise((r) => setTimeout(r, 1500)); }
-      catch (e) { console.log(e.name); }`;
     for (let round = 0; round < 3; round++) {
-      lockOf(spawnSync(process.execPath, ['-e', '0']).pid!);
-      const start = Date.now() + 700;
-      const outcomes = await Promise.all(
-        Array.from(
-          { length: 6 },
-          () =>
-            new Promise<string>((resolve, reject) => {
-              const p = spawn(process.execPath, ['--input-type=module', '-e', child, String(start)], {
-                stdio: ['ignore', 'pipe', 'inherit'],
-              });
-              let out = '';
-              p.stdout.on('data', (c) => {
-                out += c;
-              });
-              p.on('error', reject);
-              p.on('exit', () => resolve(out.trim()));
-            }),
-        ),
-      );
+      const stale = holder();
+      expect(await stale.said).toMatch(/^locked /);
+      await killed(stale);
+      const at = Date.now() + 700;
+      const outcomes = await Promise.all(Array.from({ length: 6 }, () => holder({ at }).said));
       expect(
-        outcomes.filter((o) => o === 'got'),
+        outcomes.filter((o) => o.startsWith('locked')),
         outcomes.join(', '),
       ).toHaveLength(1);
-      expect(outcomes.filter((o) => o !== 'got')).toEqual(Array(5).fill('DataDirInUseError'));
-      // Nothing left behind but the winner's lock (its process has exited: stale for the next round).
+      expect(outcomes.filter((o) => !o.startsWith('locked')).map((o) => o.split(' ')[0])).toEqual(
+        Array(5).fill('DataDirInUseError'),
+      );
+      for (const c of children.splice(0)) {
+        c.kill('SIGKILL');
+      }
+      await new Promise((r) => setTimeout(r, 200));
+      // Nothing left behind but the winner's lock (its process is killed: stale for the next round).
       expect(readdirSync(dir)).toEqual([LOCK_FILE]);
     }
   }, 120_000);

@@ -1,0 +1,20 @@
+/**
+ * @module store/data-dir-in-use
+ * What the embedded database directory's locks (data-dir-lock.ts, pid-lock.ts) answer.
+ */
+export class DataDirInUseError extends Error {
+  constructor(
+    readonly dir: string,
+    readonly owner: string,
+  ) {
+    super(
+      `the embedded database in ${dir} is in use by ${owner}: stop that tapedeck first, or use another ` +
+        '--data-dir (TAPEDECK_DATA_DIR), or a PostgreSQL server (TAPEDECK_DATABASE_URL) that several processes can share',
+    );
+    this.name = 'DataDirInUseError';
+  }
+}
+
+export interface DataDirLock {
+  release(): void;
+}
