@@ -49,8 +49,7 @@ const MAY_IMPORT = {
   api: ['composition', 'diff', 'recall', 'replay', 'runs', ...READ],
   composition: ['ingest', 'derive', ...READ],
   diff: READ,
-  // recall ranks a run by how its steps align with the query's (diff/align.ts)
-  recall: ['diff', ...READ],
+  recall: READ,
   replay: READ,
   runs: READ,
   ingest: ['derive', ...READ],

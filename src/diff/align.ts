@@ -17,18 +17,8 @@
  * so the fill stops within microseconds of the budget running out.
  */
 import type { Deadline } from '../deadline/deadline.js';
+import { signatureOf } from '../normalize/finish.js';
 import type { Step } from '../normalize/step.js';
-
-/** `kind:name`: the fingerprint without its `#<input hash>` suffix. */
-export function signatureOf(step: Step): string {
-  const fp = step.fingerprint;
-  const hash = fp.lastIndexOf('#');
-  if (hash > 0 && /^[0-9a-f]*$/.test(fp.slice(hash + 1))) return fp.slice(0, hash);
-  if (fp) return fp;
-  const name =
-    step.kind === 'llm' ? (step.model ?? step.name) : step.kind === 'tool' ? (step.tool ?? step.name) : step.name;
-  return `${step.kind}:${name}`;
-}
 
 /** Interns the signatures of both sides into one id space. */
 export function internSignatures(

@@ -16,7 +16,7 @@
  */
 import type { Deadline } from '../deadline/deadline.js';
 import type { Step } from '../normalize/step.js';
-import { signatureOf } from './align.js';
+import { signatureOf } from '../normalize/finish.js';
 import type { Entry } from './classify.js';
 import { differingParams } from './compare.js';
 import type { FirstDivergence } from './types.js';

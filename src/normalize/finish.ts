@@ -75,3 +75,14 @@ export function toStepRow(span: SpanRecord, finished: FinishedStep): StepRow {
     duration_ns: span.endTimeUnixNano - span.startTimeUnixNano,
   };
 }
+
+/** `kind:name`: the fingerprint without its `#<input hash>` suffix. */
+export function signatureOf(step: Step): string {
+  const fp = step.fingerprint;
+  const hash = fp.lastIndexOf('#');
+  if (hash > 0 && /^[0-9a-f]*$/.test(fp.slice(hash + 1))) return fp.slice(0, hash);
+  if (fp) return fp;
+  const name =
+    step.kind === 'llm' ? (step.model ?? step.name) : step.kind === 'tool' ? (step.tool ?? step.name) : step.name;
+  return `${step.kind}:${name}`;
+}

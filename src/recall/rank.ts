@@ -19,7 +19,7 @@
  * - Ranking: successes first, then more matching spans, then the most recent last span,
  *   then run id, so equal inputs always rank alike.
  */
-import { signatureOf } from '../diff/align.js';
+import { signatureOf } from '../normalize/finish.js';
 import type { Step, Tape } from '../normalize/step.js';
 import { costOfSteps } from '../pricing/cost.js';
 import type { PricingTable } from '../pricing/pricing-table.js';

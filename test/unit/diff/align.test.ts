@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Deadline, DeadlineExceeded } from '../../../src/deadline/deadline.js';
-import { longestCommonSubsequence, signatureOf } from '../../../src/diff/align.js';
+import { longestCommonSubsequence } from '../../../src/diff/align.js';
+import { signatureOf } from '../../../src/normalize/finish.js';
 import { diffRuns } from '../../../src/diff/diff-runs.js';
 import { syntheticTape } from '../../fixtures/diff/build.js';
 import { LATER_NS, callsOnlyWeather } from '../../fixtures/diff/weather-lyon.js';
