@@ -22,7 +22,7 @@ export interface Config {
   maxRecordsPerRequest: number;
   /** how long an admitted export request may wait for its turn before a retryable 429 */
   queueTimeoutMs: number;
-  /** how long an OTLP/HTTP body may take to arrive once read; past it a retryable 503 */
+  /** how long an OTLP/HTTP or replay call body may take to arrive once read; past it a retryable 503 */
   bodyTimeoutMs: number;
   /** values larger than this go to the payload store */
   payloadThresholdBytes: number;

@@ -95,7 +95,7 @@ export function createReadRoutes(store: Store, config: Config): Hono[] {
           throw error;
         }),
     },
-    { ...defaultReplaySettings, tapeMaxBytes: config.tapeMaxBytes },
+    { ...defaultReplaySettings, tapeMaxBytes: config.tapeMaxBytes, bodyTimeoutMs: config.bodyTimeoutMs },
   );
   const mounted = new Hono();
   mounted.route(defaultReplaySettings.mountPath, replays);

@@ -42,7 +42,7 @@ export function registerServe(program: Command): void {
     .addOption(
       new Option(
         '--body-timeout-ms <n>',
-        'how long an OTLP/HTTP body may take to arrive (env TAPEDECK_BODY_TIMEOUT_MS, default 30000)',
+        'how long an OTLP/HTTP or replay call body may take to arrive (env TAPEDECK_BODY_TIMEOUT_MS, default 30000)',
       ),
     )
     .addOption(new Option('--payload-threshold-bytes <n>', 'offload values larger than this (default 262144)'))

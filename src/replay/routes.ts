@@ -130,10 +130,13 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
     '/:id/tools/next',
     handle(async (c) => {
       const replay = await replayOf(c);
-      const body = await readJsonBody(c, s.maxRequestBytes, true);
-      const tool = body.tool ?? null;
-      if (tool !== null && typeof tool !== 'string') throw new ApiError('bad_input', '"tool" must be a tool name');
-      return jsonResponse(await serveNextTool(replay, tool, ctx));
+      const served = await replay.takeTurn(async () => {
+        const body = await readJsonBody(c, s.maxRequestBytes, true, s.bodyTimeoutMs);
+        const tool = body.tool ?? null;
+        if (tool !== null && typeof tool !== 'string') throw new ApiError('bad_input', '"tool" must be a tool name');
+        return serveNextTool(replay, tool, ctx);
+      });
+      return jsonResponse(served);
     }),
   );
 
@@ -141,9 +144,12 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
     handle(async (c, receivedNs) => {
       const replay = await replayOf(c);
       if (c.req.method !== 'POST') throw unsupported(c);
-      const body = await readJsonBody(c, s.maxRequestBytes, false);
-      const req = wire === 'openai' ? readOpenAiRequest(body) : readAnthropicRequest(body);
-      const rendered = await serveModelCall(replay, req, receivedNs, ctx);
+      // The turn first, then the body: calls waiting for this replay hold no body.
+      const rendered = await replay.takeTurn(async () => {
+        const body = await readJsonBody(c, s.maxRequestBytes, false, s.bodyTimeoutMs);
+        const req = wire === 'openai' ? readOpenAiRequest(body) : readAnthropicRequest(body);
+        return serveModelCall(replay, req, receivedNs, ctx);
+      });
       return new Response(rendered.body, {
         status: 200,
         headers: { 'content-type': rendered.contentType, 'cache-control': 'no-store' },
@@ -170,8 +176,13 @@ function unsupported(c: Context): ApiError {
   );
 }
 
-async function readJsonBody(c: Context, maxBytes: number, emptyAllowed: boolean): Promise<Record<string, unknown>> {
-  const text = await readBodyText(c, maxBytes);
+async function readJsonBody(
+  c: Context,
+  maxBytes: number,
+  emptyAllowed: boolean,
+  timeoutMs?: number,
+): Promise<Record<string, unknown>> {
+  const text = await readBodyText(c, maxBytes, timeoutMs);
   if (text.trim() === '') {
     if (emptyAllowed) return {};
     throw new ApiError('bad_input', 'the request has no body; a JSON object was expected');

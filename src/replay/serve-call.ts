@@ -10,7 +10,9 @@
  * 4. the answer is rendered within the response bound (409 response_too_large otherwise, step
  *    not consumed); an answer that finishes rendering after expiry is dropped unserved;
  * 5. the step is consumed and the call logged.
- * tools/next takes the same turns, on its own cursor.
+ * tools/next takes the same turns, on its own cursor. The caller takes the turn
+ * (Replay.takeTurn) before it reads the request's body, so calls waiting for one replay hold
+ * no body; these functions run inside it.
  */
 import type { JsonValue } from '../json/json-value.js';
 import { digestOf } from '../json/canonical.js';
@@ -42,61 +44,59 @@ export async function serveModelCall(
   ctx: CallContext,
 ): Promise<Rendered> {
   const gotDigest = digestOf(req.messages as unknown as JsonValue) as string;
-  return replay.takeTurn(async () => {
-    if (replay.expiredAt(ctx.now())) throw expired(replay);
-    const llm = replay.snapshot.llm;
-    if (replay.cursor >= llm.length) {
-      replay.exhaustedCalls++;
-      throw new ApiError(
-        'replay_exhausted',
-        `every one of the recording's ${llm.length} model steps has been served; this call has no recorded answer`,
-        { extra: { served: replay.served } },
-      );
-    }
-    const entry = llm[replay.cursor];
-    const matched = entry.digest !== null && entry.digest === gotDigest;
-    if (!matched && replay.snapshot.mode === 'strict') {
-      const difference = await explainOnce(replay, entry.step, entry.digest, req, ctx);
-      const divergence = {
-        step: entry.step,
-        expected_digest: entry.digest,
-        got_digest: gotDigest,
-        ...(difference ? { difference } : {}),
-      };
-      replay.diverged ??= { ...divergence, at_ns: receivedNs };
-      throw new ApiError(
-        'replay_divergence',
-        `this request's messages do not match recorded step ${entry.step}: the agent diverged from the recording, so replaying the recorded answer would answer a different question`,
-        { extra: divergence },
-      );
-    }
-    const input: RenderInput = {
-      replayId: replay.id,
+  if (replay.expiredAt(ctx.now())) throw expired(replay);
+  const llm = replay.snapshot.llm;
+  if (replay.cursor >= llm.length) {
+    replay.exhaustedCalls++;
+    throw new ApiError(
+      'replay_exhausted',
+      `every one of the recording's ${llm.length} model steps has been served; this call has no recorded answer`,
+      { extra: { served: replay.served } },
+    );
+  }
+  const entry = llm[replay.cursor];
+  const matched = entry.digest !== null && entry.digest === gotDigest;
+  if (!matched && replay.snapshot.mode === 'strict') {
+    const difference = await explainOnce(replay, entry.step, entry.digest, req, ctx);
+    const divergence = {
       step: entry.step,
-      answer: entry.answer,
-      tokens: entry.tokens,
-      stepModel: entry.model,
-      startNs: entry.startNs,
-      requestModel: req.model,
-      stream: req.stream,
-      includeUsage: req.includeUsage,
-      maxBytes: ctx.settings.maxResponseBytes,
+      expected_digest: entry.digest,
+      got_digest: gotDigest,
+      ...(difference ? { difference } : {}),
     };
-    let rendered: Rendered;
-    try {
-      rendered = req.wire === 'openai' ? renderOpenAi(input) : renderAnthropic(input);
-    } catch (err) {
-      if (!(err instanceof TooLarge)) throw err;
-      throw new ApiError(
-        'response_too_large',
-        `step ${entry.step}'s answer would render past ${err.limitBytes} bytes${req.stream ? ' as a stream (the same step unstreamed may fit)' : ''}; the step was not consumed`,
-        { extra: { step: entry.step, limit_bytes: err.limitBytes } },
-      );
-    }
-    if (replay.expiredAt(ctx.now())) throw expired(replay);
-    replay.consume(matched, receivedNs);
-    return rendered;
-  });
+    replay.diverged ??= { ...divergence, at_ns: receivedNs };
+    throw new ApiError(
+      'replay_divergence',
+      `this request's messages do not match recorded step ${entry.step}: the agent diverged from the recording, so replaying the recorded answer would answer a different question`,
+      { extra: divergence },
+    );
+  }
+  const input: RenderInput = {
+    replayId: replay.id,
+    step: entry.step,
+    answer: entry.answer,
+    tokens: entry.tokens,
+    stepModel: entry.model,
+    startNs: entry.startNs,
+    requestModel: req.model,
+    stream: req.stream,
+    includeUsage: req.includeUsage,
+    maxBytes: ctx.settings.maxResponseBytes,
+  };
+  let rendered: Rendered;
+  try {
+    rendered = req.wire === 'openai' ? renderOpenAi(input) : renderAnthropic(input);
+  } catch (err) {
+    if (!(err instanceof TooLarge)) throw err;
+    throw new ApiError(
+      'response_too_large',
+      `step ${entry.step}'s answer would render past ${err.limitBytes} bytes${req.stream ? ' as a stream (the same step unstreamed may fit)' : ''}; the step was not consumed`,
+      { extra: { step: entry.step, limit_bytes: err.limitBytes } },
+    );
+  }
+  if (replay.expiredAt(ctx.now())) throw expired(replay);
+  replay.consume(matched, receivedNs);
+  return rendered;
 }
 
 /**
@@ -126,22 +126,20 @@ export async function serveNextTool(
   tool: string | null,
   ctx: CallContext,
 ): Promise<Record<string, unknown>> {
-  return replay.takeTurn(async () => {
-    if (replay.expiredAt(ctx.now())) throw expired(replay);
-    const entry = replay.nextTool(tool);
-    if (!entry) {
-      const which = tool === null ? 'tool step' : `tool step for ${JSON.stringify(tool)}`;
-      throw new ApiError('tools_exhausted', `no recorded ${which} is left to serve`, {
-        extra: tool === null ? {} : { tool },
-      });
-    }
-    if (entry.unreadable !== null) {
-      // not consumed: moving past it would hand the harness the next step's result as this one's
-      throw new ApiError('tool_unreadable', `${entry.unreadable}; it is not served as a result`, {
-        extra: { step: entry.step, tool: entry.tool },
-      });
-    }
-    replay.markToolServed(entry.step);
-    return { step: entry.step, tool: entry.tool, arguments: entry.arguments, result: entry.result };
-  });
+  if (replay.expiredAt(ctx.now())) throw expired(replay);
+  const entry = replay.nextTool(tool);
+  if (!entry) {
+    const which = tool === null ? 'tool step' : `tool step for ${JSON.stringify(tool)}`;
+    throw new ApiError('tools_exhausted', `no recorded ${which} is left to serve`, {
+      extra: tool === null ? {} : { tool },
+    });
+  }
+  if (entry.unreadable !== null) {
+    // not consumed: moving past it would hand the harness the next step's result as this one's
+    throw new ApiError('tool_unreadable', `${entry.unreadable}; it is not served as a result`, {
+      extra: { step: entry.step, tool: entry.tool },
+    });
+  }
+  replay.markToolServed(entry.step);
+  return { step: entry.step, tool: entry.tool, arguments: entry.arguments, result: entry.result };
 }

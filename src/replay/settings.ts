@@ -45,6 +45,11 @@ export interface ReplaySettings {
   maxResponseBytes: number;
   /** an agent's request body, in bytes */
   maxRequestBytes: number;
+  /**
+   * how long a request body may take to arrive once its turn came (--body-timeout-ms): a
+   * call reads its body holding its replay's turn, so a stalled upload must not hold it
+   */
+  bodyTimeoutMs: number;
   /** live replays per share (one tenant's data, or the operator view) */
   shareMaxReplays: number;
   /** counted memory per share */
@@ -70,6 +75,7 @@ export const defaultReplaySettings: Readonly<ReplaySettings> = Object.freeze({
   tapeMaxBytes: 8 * MiB, // --tape-max-bytes default
   maxResponseBytes: 64 * MiB,
   maxRequestBytes: 64 * MiB, // the same bound as an OTLP body
+  bodyTimeoutMs: 30_000, // --body-timeout-ms default
   shareMaxReplays: 64,
   shareMaxBytes: 64 * MiB,
   totalMaxReplays: 1024,

@@ -55,6 +55,56 @@ describe('calls to replays take turns', () => {
     expect((await waiting).status).toBe(200);
   });
 
+  it("reads a call's body only in its turn: a waiting call has not read or judged it", async () => {
+    const gate = heldRereads();
+    const t = testApp({ deps: { loadTape: gate.loadTape } });
+    const a = (await t.create('a')).body.id;
+    const slow = t.ask(a, 0, diverging);
+    await gate.rereading;
+    let answered = false;
+    const path = `/v1/replays/${a}/openai/v1/chat/completions`;
+    const malformed = t.call('POST', path, '{"messages": [').then((r) => {
+      answered = true;
+      return r;
+    });
+    const tool = t.call('POST', `/v1/replays/${a}/tools/next`, '{"tool": 7}').then((r) => {
+      answered = true;
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 30));
+    expect(answered).toBe(false); // the bodies wait unread behind the call holding the turn
+    gate.release();
+    expect((await slow).status).toBe(409);
+    expect(errorOf(await malformed)).toMatchObject({
+      type: 'bad_input',
+      message: 'malformed JSON in the request body',
+    });
+    expect(errorOf(await tool)).toMatchObject({ type: 'bad_input' });
+  });
+
+  it('answers 503 a call whose body stalls in its turn, and lets the next call have the turn', async () => {
+    const t = testApp({ settings: { bodyTimeoutMs: 100 } });
+    const id = (await t.create(weather.tape.run)).body.id;
+    const stalled = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"messages": ['));
+      },
+    });
+    const res = await t.app.request(`/v1/replays/${id}/openai/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: stalled,
+      duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(((await res.json()) as { error: { type: string; message: string } }).error).toMatchObject({
+      type: 'unavailable',
+      message: expect.stringMatching(/did not arrive within 100 ms/),
+    });
+    expect((await t.ask(id, 0)).status).toBe(200); // nothing was consumed
+  });
+
   it('refuses 404 a call whose turn comes after the replay expired, without rendering or consuming anything', async () => {
     const gate = heldRereads();
     const t = testApp({ deps: { loadTape: gate.loadTape } });
