@@ -1,9 +1,10 @@
-// How long the heaviest migration takes on a large store: a fresh database is migrated up to
-// 0008, filled with BENCH_SPANS spans (default 1,000,000: runs of 20, a context root and 19
-// steps, each step with a short prompt and answer) in SQL (generate_series), then the
-// migrations after 0008 are applied as a start of tapedeck applies them (migrate(), untimed).
-// 0009 rewrites the steps table (request and response from json to text) and rebuilds the
-// views over it. Not part of `npm test` or `npm run bench`; docs/deploy.md has a figure.
+// How long the heaviest migrations take on a large store: a fresh database is migrated up to
+// 0008 (BENCH_FROM=6: up to 0006, so that 0007 rewrites the steps table too), filled with
+// BENCH_SPANS spans (default 1,000,000: runs of 20, a context root and 19 steps, each step
+// with a short prompt and answer) in SQL (generate_series), then the migrations after it are
+// applied as a start of tapedeck applies them (migrate(), untimed). 0009 rewrites the steps
+// table (request and response from json to text) and rebuilds the views over it. Not part of
+// `npm test` or `npm run bench`; docs/deploy.md has the figures.
 //
 // Run after `npm run build`:  node scripts/migration-timing.mjs
 // Needs a PostgreSQL server: TAPEDECK_BENCH_DATABASE_URL, else TAPEDECK_TEST_DATABASE_URL,
@@ -22,7 +23,7 @@ const server =
 const SPANS = Number(process.env.BENCH_SPANS ?? 1_000_000);
 const PER_RUN = 20;
 const RUNS = Math.ceil(SPANS / PER_RUN);
-const BEFORE = 8;
+const BEFORE = Number(process.env.BENCH_FROM ?? 8);
 
 const name = `tapedeck_migration_${randomBytes(4).toString('hex')}`;
 const admin = new pg.Client({ connectionString: server });
