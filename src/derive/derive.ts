@@ -6,7 +6,7 @@
  */
 import { DIALECTS } from '../normalize/dialects/index.js';
 import { normalizeSpan, NORMALIZER_VERSION, runFactsOf, type DialectErrorHandler } from '../normalize/normalize.js';
-import { fingerprintName, fingerprintOf } from '../normalize/finish.js';
+import { fingerprintName, fingerprintOf, requestDigestOf } from '../normalize/finish.js';
 import { canonicalJsonBytes, sha256Hex } from '../json/canonical.js';
 import type { SpanFacts, StepDraft } from '../normalize/step.js';
 import type { JsonValue } from '../json/json-value.js';
@@ -87,7 +87,7 @@ export function inlineStep(span: SpanRecord, draft: StepDraft, thresholdBytes: n
   const request = inlineJson(draft.request, thresholdBytes);
   const response = request === undefined ? undefined : inlineJson(draft.response, thresholdBytes);
   if (request === undefined || response === undefined) return undefined;
-  const requestDigest = request === null ? null : sha256Hex(request);
+  const requestDigest = requestDigestOf(draft, request === null ? null : sha256Hex(request));
   return storedStep(span, draft, requestDigest, response === null ? null : sha256Hex(response), request, response);
 }
 
@@ -99,7 +99,7 @@ export async function offloadedStep(
   thresholdBytes: number,
 ): Promise<StoredStep> {
   const stored = await offloadLargeValues(draft, payloads, thresholdBytes);
-  return storedStep(span, stored.draft, stored.requestDigest, stored.responseDigest);
+  return storedStep(span, stored.draft, requestDigestOf(draft, stored.requestDigest), stored.responseDigest);
 }
 
 function storedStep(

@@ -9,6 +9,7 @@
 import type { SpanRecord } from '../spans/span-record.js';
 import type { Step, StepDraft, StepKind } from './step.js';
 import { digestOf } from '../json/canonical.js';
+import { requestIdentity, requestOptionsOf } from './request-options.js';
 
 /** The step fields a draft determines; span placement (ids, times, service) comes from the span. */
 export type FinishedStep = Omit<
@@ -42,8 +43,25 @@ export function fingerprintOf(kind: StepKind, name: string, requestDigest: strin
   return `${kind}:${name}#${requestDigest ? requestDigest.slice(0, 16) : ''}`;
 }
 
+/**
+ * The request digest: of the request, and for a model step that recorded request options
+ * (tools, tool_choice, response_format: request-options.ts) of them with its messages.
+ * `valueDigest` is the request's own digest when the caller has it already.
+ */
+export function requestDigestOf(
+  draft: Pick<StepDraft, 'kind' | 'request' | 'params'>,
+  valueDigest?: string | null,
+): string | null {
+  if (draft.request === null) return null;
+  if (draft.kind === 'llm') {
+    const identity = requestIdentity(draft.request, requestOptionsOf(draft.params));
+    if (identity !== draft.request) return digestOf(identity);
+  }
+  return valueDigest ?? digestOf(draft.request);
+}
+
 export function finishStep(draft: StepDraft): FinishedStep {
-  const requestDigest = digestOf(draft.request);
+  const requestDigest = requestDigestOf(draft);
   return {
     kind: draft.kind,
     name: draft.name,

@@ -13,13 +13,36 @@ import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import type { SpanFacts, StepDraft } from './step.js';
 import { DIALECTS, type Dialect } from './dialects/index.js';
 import { ownRunOf, parentRunOf } from './run-identity.js';
+import { optionsFromAttributes, optionsFromBody, withRequestOptions } from './request-options.js';
+import { jsonAttr } from './attrs.js';
+
+/**
+ * A model step's request options (tools, tool_choice, response_format), read here for every
+ * layout from the attributes that record them, in canonical shape among its params.
+ */
+const OPTION_IN_TEXT = /"(tools|tool_choice|response_format|functions|function_call)"/;
+
+function withOptions(span: SpanRecord, step: StepDraft | null): StepDraft | null {
+  if (step?.kind !== 'llm') return step;
+  const attrs = span.attributes;
+  // A request body is parsed again only when it can hold an option (prompts can be large).
+  const text = attrs['input.value'];
+  const body = typeof text === 'string' && OPTION_IN_TEXT.test(text) ? jsonAttr(text) : undefined;
+  step.params = withRequestOptions(
+    step.params,
+    optionsFromAttributes(attrs),
+    optionsFromBody(jsonAttr(attrs['llm.invocation_parameters'])),
+    optionsFromBody(body),
+  );
+  return step;
+}
 
 /**
  * Bumped whenever the same span would normalize differently (new dialect rules, a changed
  * canonical shape), so stored steps can be recognized as stale and reindexed from spans.
  * What each version changed: CHANGELOG.md, "Normalizer versions".
  */
-export const NORMALIZER_VERSION = 9;
+export const NORMALIZER_VERSION = 10;
 
 const NO_LOGS: readonly LogRecord[] = Object.freeze([]);
 
@@ -57,7 +80,7 @@ function stepOf(
   let dialect: Dialect | undefined;
   try {
     for (dialect of dialects) {
-      if (dialect.matches(span, logs)) return dialect.read(span, logs);
+      if (dialect.matches(span, logs)) return withOptions(span, dialect.read(span, logs));
     }
   } catch (error) {
     // Said, not swallowed: the step is missing until a fixed normalizer's reindex derives it.

@@ -8,11 +8,22 @@
 import type { Message } from '../normalize/step.js';
 import type { JsonValue } from '../json/json-value.js';
 import { canonicalJson } from '../json/canonical.js';
+import { REQUEST_OPTION_KEYS, type RequestOptions } from '../normalize/request-options.js';
 
-export type DifferenceField = 'role' | 'content' | 'tool_call_id' | 'tool_calls' | 'missing' | 'extra';
+export type DifferenceField =
+  | 'role'
+  | 'content'
+  | 'tool_call_id'
+  | 'tool_calls'
+  | 'missing'
+  | 'extra'
+  | 'tools'
+  | 'tool_choice'
+  | 'response_format';
 
 export interface Difference {
-  message: number;
+  /** the message index; null for a request option (tools, tool_choice, response_format) */
+  message: number | null;
   role: string | null;
   field: DifferenceField;
   /** index, in characters (code points), of the first character that differs */
@@ -45,7 +56,7 @@ function quote(chars: string[], at: number): string {
 }
 
 function compareField(
-  index: number,
+  index: number | null,
   role: string | null,
   field: DifferenceField,
   recorded: string,
@@ -101,6 +112,19 @@ export function explainDifference(recorded: readonly Message[], got: readonly Me
       recorded: '',
       got: quote(Array.from(summary(m)), 0),
     };
+  }
+  return null;
+}
+
+/**
+ * The first request option (tools, tool_choice, response_format, in that order) the agent's
+ * request sends differently from the recording, as canonical JSON; null when they agree.
+ */
+export function explainOptionsDifference(recorded: RequestOptions, got: RequestOptions): Difference | null {
+  for (const field of REQUEST_OPTION_KEYS) {
+    const r = recorded[field] === undefined ? '' : canonicalJson(recorded[field] as JsonValue);
+    const g = got[field] === undefined ? '' : canonicalJson(got[field] as JsonValue);
+    if (r !== g) return compareField(null, null, field, r, g);
   }
   return null;
 }

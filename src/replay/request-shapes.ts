@@ -5,7 +5,9 @@
  * provider reader, so they fold exactly as the recorded spans did), the requested model, and
  * how the answer must be rendered (stream, usage chunk).
  */
+import type { JsonValue } from '../json/json-value.js';
 import type { Message } from '../normalize/step.js';
+import { optionsFromBody, type RequestOptions } from '../normalize/request-options.js';
 import { isObject, requestBodyMessages } from './canonical-messages.js';
 import { ApiError } from '../errors.js';
 
@@ -14,6 +16,8 @@ export type Wire = 'openai' | 'anthropic';
 export interface AgentRequest {
   wire: Wire;
   messages: Message[];
+  /** tools, tool_choice and response_format, in the normalizer's canonical shape */
+  options: RequestOptions;
   /** the model the agent asked for, when it is a usable name */
   model: string | null;
   stream: boolean;
@@ -47,6 +51,7 @@ export function readOpenAiRequest(body: unknown): AgentRequest {
   return {
     wire: 'openai',
     messages: messagesOf(body, 'openai'),
+    options: optionsFromBody(body as JsonValue),
     model: usableName(body.model),
     stream: body.stream === true,
     includeUsage: options.include_usage === true,
@@ -59,6 +64,7 @@ export function readAnthropicRequest(body: unknown): AgentRequest {
   return {
     wire: 'anthropic',
     messages: messagesOf(body, 'anthropic'),
+    options: optionsFromBody(body as JsonValue),
     model: usableName(body.model),
     stream: body.stream === true,
     includeUsage: false,

@@ -14,16 +14,17 @@
  * (Replay.takeTurn) before it reads the request's body, so calls waiting for one replay hold
  * no body; these functions run inside it.
  */
-import type { JsonValue } from '../json/json-value.js';
-import { digestOf } from '../json/canonical.js';
+import type { RequestOptions } from '../normalize/request-options.js';
+import type { Message } from '../normalize/step.js';
 import { ApiError } from '../errors.js';
-import { type Difference, explainDifference } from './explain.js';
+import { type Difference, explainDifference, explainOptionsDifference } from './explain.js';
 import { PayloadReader } from './payload-refs.js';
 import { readRecordedPrompt } from './recorded-prompt.js';
 import { renderAnthropic } from './render-anthropic.js';
 import { type Rendered, type RenderInput, TooLarge } from './render-common.js';
 import { renderOpenAi } from './render-openai.js';
 import type { Replay } from './replay.js';
+import { comparableOptions, type LlmEntry, requestDigest } from './snapshot.js';
 import type { AgentRequest } from './request-shapes.js';
 import type { ReplayDeps, ReplaySettings } from './settings.js';
 
@@ -43,7 +44,6 @@ export async function serveModelCall(
   receivedNs: bigint,
   ctx: CallContext,
 ): Promise<Rendered> {
-  const gotDigest = digestOf(req.messages as unknown as JsonValue) as string;
   if (replay.expiredAt(ctx.now())) throw expired(replay);
   const llm = replay.snapshot.llm;
   if (replay.cursor >= llm.length) {
@@ -55,9 +55,11 @@ export async function serveModelCall(
     );
   }
   const entry = llm[replay.cursor];
+  const gotOptions = comparableOptions(req.options, entry.options);
+  const gotDigest = requestDigest(req.messages, gotOptions);
   const matched = entry.digest !== null && entry.digest === gotDigest;
   if (!matched && replay.snapshot.mode === 'strict') {
-    const difference = await explainOnce(replay, entry.step, entry.digest, req, ctx);
+    const difference = await explainOnce(replay, entry, req.messages, gotOptions, ctx);
     const divergence = {
       step: entry.step,
       expected_digest: entry.digest,
@@ -106,19 +108,20 @@ export async function serveModelCall(
  */
 async function explainOnce(
   replay: Replay,
-  step: number,
-  expected: string | null,
-  req: AgentRequest,
+  entry: LlmEntry,
+  messages: readonly Message[],
+  options: RequestOptions,
   ctx: CallContext,
 ): Promise<Difference | null> {
+  const { step, digest: expected } = entry;
   if (expected === null || replay.explanations >= ctx.settings.maxExplanations) return null;
   replay.explanations++;
   const tape = await ctx.deps.loadTape(replay.snapshot.run, replay.readTenant);
   const recorded = tape?.steps.find((s) => s.index === step && s.kind === 'llm');
   if (!recorded) return null;
   const prompt = await readRecordedPrompt(recorded.request, new PayloadReader(ctx.deps, null));
-  if (prompt.kind !== 'messages' || digestOf(prompt.messages as unknown as JsonValue) !== expected) return null;
-  return explainDifference(prompt.messages, req.messages);
+  if (prompt.kind !== 'messages' || requestDigest(prompt.messages, entry.options) !== expected) return null;
+  return explainDifference(prompt.messages, messages) ?? explainOptionsDifference(entry.options, options);
 }
 
 export async function serveNextTool(

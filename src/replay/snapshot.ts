@@ -9,9 +9,10 @@
  * that cannot be read (and why), in strict mode a prompt that is not a message list; and a
  * run longer than the span bound, which would otherwise replay as its beginning.
  */
-import type { Tape, Tokens } from '../normalize/step.js';
+import type { Message, Tape, Tokens } from '../normalize/step.js';
 import type { JsonValue } from '../json/json-value.js';
 import { digestOf } from '../json/canonical.js';
+import { type RequestOptions, requestIdentity, requestOptionsOf } from '../normalize/request-options.js';
 import { type Answer, readAnswer } from './answer.js';
 import { refusal } from './errors.js';
 import { describeUnreadable, PayloadReader, UnreadableValue } from './payload-refs.js';
@@ -23,8 +24,13 @@ export type ReplayMode = 'strict' | 'loose';
 
 export interface LlmEntry {
   step: number;
-  /** digest of the recorded prompt's canonical messages; null when it cannot be compared */
+  /**
+   * digest of the recorded prompt's canonical messages with the request options the step
+   * recorded (normalize/request-options.ts); null when it cannot be compared
+   */
   digest: string | null;
+  /** the request options the step recorded: a call is compared on these alone */
+  options: RequestOptions;
   answer: Answer;
   tokens: Tokens;
   model: string | null;
@@ -128,6 +134,7 @@ export async function buildSnapshot(
         );
       }
       const prompt = await readRecordedPrompt(step.request, prompts);
+      const options = requestOptionsOf(step.params);
       if (prompt.kind !== 'messages' && mode === 'strict') {
         throw refusal(
           'prompt_not_messages',
@@ -137,14 +144,19 @@ export async function buildSnapshot(
       }
       const entry: LlmEntry = {
         step: step.index,
-        digest: prompt.kind === 'messages' ? digestOf(prompt.messages as unknown as JsonValue) : null,
+        digest: prompt.kind === 'messages' ? requestDigest(prompt.messages, options) : null,
+        options,
         answer,
         tokens: { ...step.tokens },
         model: usableName(step.model),
         startNs: step.start_ns,
       };
       opts.charge(
-        ENTRY_OVERHEAD_BYTES + estimateBytes(answer) + estimateBytes(entry.model) + estimateBytes(entry.digest),
+        ENTRY_OVERHEAD_BYTES +
+          estimateBytes(answer) +
+          estimateBytes(entry.model) +
+          estimateBytes(entry.digest) +
+          estimateBytes(options),
       );
       snap.llm.push(entry);
     } else if (step.kind === 'tool') {
@@ -183,4 +195,20 @@ async function readToolStep(
     entry.result = null;
   }
   return entry;
+}
+
+/**
+ * The digest a model call is matched on: its canonical messages with the request options
+ * (the tape's request_digest, finish.ts requestDigestOf, for a recorded prompt).
+ */
+export function requestDigest(messages: readonly Message[], options: RequestOptions): string {
+  return digestOf(requestIdentity(messages as unknown as JsonValue, options)) as string;
+}
+
+/** The agent's request options that the recording has too: a layout that recorded none compares messages alone. */
+export function comparableOptions(got: RequestOptions, recorded: RequestOptions): RequestOptions {
+  const out: RequestOptions = {};
+  for (const k of Object.keys(recorded) as (keyof RequestOptions)[])
+    if (got[k] !== undefined) (out as Record<string, unknown>)[k] = got[k];
+  return out;
 }

@@ -14,7 +14,7 @@
  *    field content and the character, which neither SDK retries (requests counted by a fetch
  *    wrapper); a swapped pair of calls is a divergence;
  * 3. the same run replays in strict mode for an agent speaking the other provider's shape
- *    (recorded requests rewritten OpenAI ↔ Anthropic, same messages; text spelled as several
+ *    (recorded requests rewritten OpenAI ↔ Anthropic, same messages and tools; text spelled as several
  *    text parts where an SDK user would, which the normalizer folds to one text).
  *
  * Where a layout provably cannot carry an answer, the exception is named in EXCEPTIONS (see
@@ -27,6 +27,7 @@ import Anthropic, { APIError as AnthropicAPIError } from '@anthropic-ai/sdk';
 import OpenAI, { APIError as OpenAIAPIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digestOf } from '../../src/json/canonical.js';
+import { requestIdentity, requestOptionsOf } from '../../src/normalize/request-options.js';
 import { normalizeMessages } from '../../src/replay/index.js';
 import {
   listCaptures,
@@ -379,11 +380,18 @@ function openAiToAnthropic(request: Any): Any {
   }
   // the system prompt as an Anthropic agent with prompt caching sends it: two text blocks, the
   // first ending at a cache breakpoint (their text concatenated is the prompt)
+  // the same tools, in Anthropic's spelling
+  const tools = request.tools?.map((t: Any) => ({
+    name: t.function.name,
+    description: t.function.description,
+    input_schema: t.function.parameters,
+  }));
   return {
     model: request.model,
     max_tokens: 1024,
     ...(system ? { system: inTwoTextParts(system, true) } : {}),
     messages,
+    ...(tools ? { tools } : {}),
   };
 }
 
@@ -429,7 +437,12 @@ function anthropicToOpenAi(request: Any): Any {
   // the first user turn as text parts, as an agent building multi-part content sends it
   const user = messages.find((m) => m.role === 'user' && typeof m.content === 'string' && m.content.includes(' '));
   if (user) user.content = inTwoTextParts(user.content);
-  return { model: request.model, messages };
+  // the same tools, in OpenAI's spelling
+  const tools = request.tools?.map((t: Any) => ({
+    type: 'function',
+    function: { name: t.name, description: t.description, parameters: t.input_schema },
+  }));
+  return { model: request.model, messages, ...(tools ? { tools } : {}) };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -546,10 +559,14 @@ describe.each(layouts)('replaying %s captures through a running tapedeck', (layo
         expect(llmSteps.length).toBe(calls.length);
         // big-prompt's 300 KB prompt is past the payload threshold: the replay reads it from the payload store
         if (ref.scenario === 'big-prompt') expect(JSON.stringify(llmSteps[0].request)).toContain('"$payload"');
-        // the stored prompt is canonical already: strict matching digests it to the tape's request_digest
+        // the stored prompt is canonical already: strict matching digests it (with the tools and
+        // options the step recorded) to the tape's request_digest
         for (const s of llmSteps.filter((x: Any) => !JSON.stringify(x.request).includes('"$payload"'))) {
           const read = normalizeMessages(s.request);
-          expect(read.ok && digestOf(read.messages as Any), `step ${s.index}`).toBe(s.request_digest);
+          expect(
+            read.ok && digestOf(requestIdentity(read.messages as Any, requestOptionsOf(s.params))),
+            `step ${s.index}`,
+          ).toBe(s.request_digest);
         }
         const replay = await replayOf(g.session_id);
         expect(replay).toMatchObject({

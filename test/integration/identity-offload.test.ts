@@ -14,13 +14,16 @@ import type { Step, Tape } from '../../src/normalize/step.js';
 import type { JsonValue } from '../../src/json/json-value.js';
 import { defaultReplaySettings } from '../../src/replay/settings.js';
 import { buildSnapshot } from '../../src/replay/snapshot.js';
+import { requestDigestOf } from '../../src/normalize/finish.js';
 import { NORMALIZER_VERSION } from '../../src/normalize/normalize.js';
 import { hasStepsOlderThan, reindex } from '../../src/tapes/reindex.js';
 import { readTape } from '../../src/tapes/tape-service.js';
-import { listCaptures } from '../helpers/corpus.js';
+import { type CaptureRef, listCaptures } from '../helpers/corpus.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { START_TIMEOUT_MS, startTestTapedeck, type TestTapedeck } from '../helpers/tapedeck-server.js';
 import { ingestRecords, loadCaptureRecords } from '../unit/runs/store-fixtures.js';
+
+type Any = any;
 
 const SMALL_THRESHOLD = 64;
 const DEFAULT_THRESHOLD = 256 * 1024;
@@ -78,7 +81,7 @@ describe.each(databaseKinds)('identities whatever the payload threshold, on %s',
     expect(offloaded).toBeGreaterThan(50);
   });
 
-  it('digests an offloaded value as the value it stands for', async () => {
+  it('digests an offloaded value as the value it stands for (with the tools offered)', async () => {
     let checked = 0;
     for (const [run, tape] of smallTapes) {
       const resolved = (await readTape(small.running.store, '', run, { resolve: true })) as Tape;
@@ -86,7 +89,7 @@ describe.each(databaseKinds)('identities whatever the payload threshold, on %s',
       for (const s of tape.steps) {
         const r = resolved.steps[s.index] as Step;
         if (hasRef(s.request)) {
-          expect(s.request_digest, `${run} step ${s.index}`).toBe(digestOf(r.request));
+          expect(s.request_digest, `${run} step ${s.index}`).toBe(requestDigestOf(r));
           checked++;
         }
         if (hasRef(s.response)) expect(s.response_digest, `${run} step ${s.index}`).toBe(digestOf(r.response));
@@ -142,6 +145,41 @@ describe.each(databaseKinds)('identities whatever the payload threshold, on %s',
     expect(call.status).toBe(409);
     const body = (await call.json()) as { error: { expected_digest: string } };
     expect(body.error.expected_digest).toBe(firstLlm(tape)?.request_digest);
+  });
+
+  it('names a changed tool set as the difference when a strict replay diverges', async () => {
+    const ref = listCaptures().find((c) => c.layout === 'openllmetry-openai' && c.scenario === 'weather');
+    const truth = (await loadCaptureRecords(ref as CaptureRef)).groundTruth;
+    const request = truth.steps.find((st) => st.type === 'model_call')?.request as Record<string, Any>;
+    expect(request.tools).toHaveLength(1);
+    const created = await fetch(`${large.url}/v1/replays`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ run: truth.session_id, mode: 'strict' }),
+    });
+    const { base_urls } = (await created.json()) as { base_urls: { openai: string } };
+    const ask = (body: unknown) =>
+      fetch(`${base_urls.openai}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const described = structuredClone(request);
+    described.tools[0].function.description = 'Get the weather forecast for a city.';
+    for (const [tools, recorded, got] of [
+      [described.tools, 'Get the current weather', 'Get the weather forecast'],
+      [[], 'get_weather', ''],
+    ] as const) {
+      const diverged = await ask({ ...request, tools });
+      expect(diverged.status).toBe(409);
+      const { error } = (await diverged.json()) as { error: Any };
+      expect(error.type).toBe('replay_divergence');
+      expect(error.expected_digest).not.toBe(error.got_digest);
+      expect(error.difference).toMatchObject({ field: 'tools', message: null, role: null });
+      expect(error.difference.recorded).toContain(recorded);
+      expect(error.difference.got).toContain(got);
+    }
+    expect((await ask(request)).status).toBe(200);
   });
 
   it('reindex rewrites the digests an older normalizer stored for offloaded values', async () => {

@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { createDeriveSpans } from '../../../src/derive/derive.js';
 import { canonicalJson } from '../../../src/json/canonical.js';
-import { fingerprintName, fingerprintOf } from '../../../src/normalize/finish.js';
+import { fingerprintName, fingerprintOf, requestDigestOf } from '../../../src/normalize/finish.js';
 import { normalizeSpan } from '../../../src/normalize/normalize.js';
 import { createMemoryPayloadStore } from '../../../src/payloads/memory-payload-store.js';
 import { offloadLargeValues } from '../../../src/payloads/offload.js';
@@ -41,9 +41,11 @@ describe.each([256 * 1024, 2048, 300, 0])('derive at threshold %i bytes', (thres
         const ref = await offloadLargeValues(facts.step, referenceStore, threshold);
         expect(got).not.toBeNull();
         expect(got!.draft).toEqual(ref.draft);
-        expect([got!.requestDigest, got!.responseDigest]).toEqual([ref.requestDigest, ref.responseDigest]);
+        // a model step's request digest covers the tools and options it recorded (finish.ts)
+        const requestDigest = requestDigestOf(facts.step, ref.requestDigest);
+        expect([got!.requestDigest, got!.responseDigest]).toEqual([requestDigest, ref.responseDigest]);
         const d = ref.draft;
-        expect(got!.fingerprint).toBe(fingerprintOf(d.kind, fingerprintName(d), ref.requestDigest));
+        expect(got!.fingerprint).toBe(fingerprintOf(d.kind, fingerprintName(d), requestDigest));
         // the bytes stored are the canonical JSON the digests are of
         const text = (bytes: Uint8Array | null) => (bytes === null ? null : Buffer.from(bytes).toString('utf8'));
         if (got!.requestJson !== undefined)

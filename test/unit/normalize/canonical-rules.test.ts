@@ -11,6 +11,7 @@ import { unwrapEntityInput } from '../../../src/normalize/dialects/openllmetry.j
 import { digestOf } from '../../../src/json/canonical.js';
 import type { Attributes } from '../../../src/spans/span-record.js';
 import type { StepDraft } from '../../../src/normalize/step.js';
+import type { JsonValue } from '../../../src/json/json-value.js';
 import { log, span } from '../../helpers/span-builder.js';
 
 const j = (v: unknown) => JSON.stringify(v);
@@ -357,6 +358,72 @@ describe('finishing', () => {
     expect(finishStep(normalizeSpan(span({ name: 'chat', attributes: only })).step as StepDraft).fingerprint).toBe(
       'llm:gpt-4o-mini-2024-07-18#',
     );
+  });
+
+  it('digests the tools offered, tool_choice and response_format with the messages', () => {
+    const weatherTool = {
+      name: 'get_weather',
+      description: 'Get the current weather for a city.',
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    };
+    const chat = (extra: Attributes) =>
+      finishStep(
+        normalizeSpan(
+          span({
+            name: 'chat gpt-4o',
+            attributes: {
+              'gen_ai.operation.name': 'chat',
+              'gen_ai.request.model': 'gpt-4o',
+              'gen_ai.input.messages': j([{ role: 'user', parts: [{ type: 'text', content: 'Paris?' }] }]),
+              ...extra,
+            },
+          }),
+        ).step as StepDraft,
+      );
+    const bare = chat({});
+    const openAi = chat({ 'gen_ai.tool.definitions': j([{ type: 'function', function: weatherTool }]) });
+    const other = chat({
+      'gen_ai.tool.definitions': j([{ type: 'function', function: { ...weatherTool, name: 'get_forecast' } }]),
+    });
+    // no options recorded: the messages alone, as before
+    expect(bare.request_digest).toBe(digestOf(bare.request));
+    expect(bare.params.tools).toBeUndefined();
+    // only the tools differ: the digests differ, and the fingerprints with them
+    expect(openAi.params.tools).toEqual([weatherTool]);
+    expect(openAi.request_digest).toBe(digestOf({ messages: openAi.request as JsonValue, tools: [weatherTool] }));
+    expect(new Set([bare.request_digest, openAi.request_digest, other.request_digest]).size).toBe(3);
+    expect(openAi.fingerprint).not.toBe(other.fingerprint);
+    // the same tool in Anthropic's spelling (OpenInference's llm.tools) is the same request
+    const { parameters, ...rest } = weatherTool;
+    const anthropic = chat({ 'llm.tools.0.tool.json_schema': j({ ...rest, input_schema: parameters }) });
+    expect(anthropic.request_digest).toBe(openAi.request_digest);
+    // tool_choice in either provider's spelling, and response_format, as recorded
+    const forced = (choice: JsonValue) =>
+      normalizeSpan(
+        span({
+          name: 'ChatCompletion',
+          attributes: {
+            'openinference.span.kind': 'LLM',
+            'llm.model_name': 'gpt-4o',
+            'llm.invocation_parameters': j({
+              tool_choice: choice,
+              response_format: { type: 'json_object' },
+              temperature: 0,
+            }),
+            'llm.input_messages.0.message.role': 'user',
+            'llm.input_messages.0.message.content': 'Paris?',
+          },
+        }),
+      ).step as StepDraft;
+    const openAiChoice = forced({ type: 'function', function: { name: 'get_weather' } });
+    expect(openAiChoice.params).toEqual({
+      temperature: 0,
+      tool_choice: { name: 'get_weather' },
+      response_format: { type: 'json_object' },
+    });
+    expect(forced({ type: 'tool', name: 'get_weather' }).params.tool_choice).toEqual({ name: 'get_weather' });
+    expect(forced({ type: 'any' }).params.tool_choice).toBe('required');
+    expect(finishStep(openAiChoice).request_digest).not.toBe(finishStep(forced('auto')).request_digest);
   });
 
   it('exports a normalizer version', () => {

@@ -20,6 +20,11 @@
  * - SHORTENED: big-prompt captures kept only as decoded.json (strings shortened for display,
  *   raw bodies not copied) cannot be digested faithfully; excluded (openllmetry-openai keeps
  *   its raw big-prompt bodies and is compared).
+ * - TOOLS_NOT_RECORDED: otel-genai-openai and openllmetry-anthropic record no tool definitions
+ *   (the instrumentations write no gen_ai.tool.definitions), so their model requests digest
+ *   the messages alone while the other layouts' cover the tools offered too: requests and
+ *   fingerprints are compared among the layouts that recorded tools and among those that did
+ *   not, and the messages alone across all of them.
  * - Failed calls with no span are simply absent; failed calls with a span have a request
  *   (compared) and no response (null everywhere).
  */
@@ -28,6 +33,7 @@ import { listCaptures, loadCapture, type Capture } from '../../helpers/corpus.js
 import { alignedSteps, contentCaptured } from '../../helpers/corpus-expectations.js';
 import { digestOf } from '../../../src/json/canonical.js';
 import type { JsonValue } from '../../../src/json/json-value.js';
+import { requestIdentity, requestOptionsOf } from '../../../src/normalize/request-options.js';
 
 const CONTENT_OFF = (c: Capture) => !contentCaptured(c);
 const LOSSY_STREAM_ANSWER = (c: Capture, streamed: boolean | undefined) =>
@@ -41,6 +47,10 @@ interface Recorded {
   kind: 'llm' | 'tool';
   position: number;
   requestDigest: string | null;
+  /** of the messages alone (request options left out) */
+  messagesDigest: string | null;
+  /** whether the step recorded the tools offered (a model step's params.tools) */
+  toolsRecorded: boolean;
   responseDigest: string | null;
   rawRequestDigest: string | null;
   /** the step's fingerprint, its request digest part that of the renamed request */
@@ -82,11 +92,18 @@ async function recordedCalls(): Promise<{ records: Recorded[]; contentOff: Recor
         position: position++,
         rawRequestDigest: step.request_digest,
         rawFingerprint: step.fingerprint,
-        requestDigest: digestOf(renameIds(step.request, ids)),
+        requestDigest: null,
+        messagesDigest: digestOf(renameIds(step.request, ids)),
+        toolsRecorded: step.kind === 'llm' && step.params.tools !== undefined,
         fingerprint: '',
         responseDigest: digestOf(renameIds(step.response, ids)),
         lossyAnswer: LOSSY_STREAM_ANSWER(c, truth.stream),
       };
+      const renamed = renameIds(step.request, ids);
+      rec.requestDigest =
+        renamed === null
+          ? null
+          : digestOf(step.kind === 'llm' ? requestIdentity(renamed, requestOptionsOf(step.params)) : renamed);
       rec.fingerprint = `${step.fingerprint.slice(0, step.fingerprint.indexOf('#'))}#${rec.requestDigest?.slice(0, 16) ?? ''}`;
       (CONTENT_OFF(c) ? contentOff : records).push(rec);
     }
@@ -110,20 +127,34 @@ describe('layout independence: one call, one digest, whichever layout recorded i
   // The same scenario under the same provider SDK: the same conversation, step by step.
   const sameCall = groupBy(records, (r) => `${r.scenario} · ${r.provider} · step ${r.position} (${r.kind})`);
   const compared = [...sameCall.entries()].filter(([, rs]) => rs.length > 1);
+  // TOOLS_NOT_RECORDED: whole requests compare among layouts that recorded the same parts
+  const sameRecording = groupBy(
+    records,
+    (r) => `${r.scenario} · ${r.provider} · step ${r.position} (${r.kind}) · ${r.toolsRecorded ? 'tools' : 'no tools'}`,
+  );
+  const comparedWhole = [...sameRecording.entries()].filter(([, rs]) => rs.length > 1);
 
   it('has calls recorded by several layouts to compare', () => {
     expect(compared.length).toBeGreaterThan(20);
+    expect(comparedWhole.length).toBeGreaterThan(20);
+    expect(records.filter((r) => r.toolsRecorded).length).toBeGreaterThan(20);
     const layouts = new Set(records.map((r) => r.capture.split('/')[0]));
     expect(layouts.size).toBeGreaterThanOrEqual(6);
   });
 
-  it.each(compared)('%s: request digests are equal', (_, rs) => {
+  it.each(compared)('%s: the messages digest equally', (_, rs) => {
+    const digests = new Map(rs.map((r) => [r.capture, r.messagesDigest]));
+    expect(new Set(digests.values()).size, JSON.stringify(Object.fromEntries(digests), null, 1)).toBe(1);
+    expect(rs[0].messagesDigest).not.toBeNull();
+  });
+
+  it.each(comparedWhole)('%s: request digests are equal', (_, rs) => {
     const digests = new Map(rs.map((r) => [r.capture, r.requestDigest]));
     expect(new Set(digests.values()).size, JSON.stringify(Object.fromEntries(digests), null, 1)).toBe(1);
     expect(rs[0].requestDigest).not.toBeNull();
   });
 
-  it.each(compared)('%s: fingerprints are equal', (_, rs) => {
+  it.each(comparedWhole)('%s: fingerprints are equal', (_, rs) => {
     const fingerprints = new Map(rs.map((r) => [r.capture, r.fingerprint]));
     expect(new Set(fingerprints.values()).size, JSON.stringify(Object.fromEntries(fingerprints), null, 1)).toBe(1);
   });
@@ -137,7 +168,7 @@ describe('layout independence: one call, one digest, whichever layout recorded i
   it('first model calls carry no ids and agree byte for byte across layouts and providers', () => {
     for (const [scenario, rs] of groupBy(
       records.filter((r) => r.position === 0),
-      (r) => r.scenario,
+      (r) => `${r.scenario} · ${r.toolsRecorded ? 'tools' : 'no tools'}`,
     )) {
       const digests = new Set(rs.map((r) => r.rawRequestDigest));
       expect(digests.size, scenario).toBe(1);
@@ -145,7 +176,7 @@ describe('layout independence: one call, one digest, whichever layout recorded i
     // and within a provider, so with one request model, their fingerprints too
     for (const [call, rs] of groupBy(
       records.filter((r) => r.position === 0),
-      (r) => `${r.scenario} · ${r.provider}`,
+      (r) => `${r.scenario} · ${r.provider} · ${r.toolsRecorded ? 'tools' : 'no tools'}`,
     )) {
       expect(new Set(rs.map((r) => r.rawFingerprint)).size, call).toBe(1);
     }
