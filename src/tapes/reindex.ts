@@ -77,11 +77,12 @@ export async function reindex(
       byTenant.set(t.tenant, list);
     }
     await db.transaction(async (tx) => {
+      // Every tenant's traces at once: buckets taken in one ascending order, as ingest takes them.
+      await lockTraces(
+        tx,
+        traces.map((t) => Buffer.from(t.trace_id).toString('hex')),
+      );
       for (const [tenant, traceIds] of byTenant) {
-        await lockTraces(
-          tx,
-          traceIds.map((b) => b.toString('hex')),
-        );
         const spans = (
           await tx.query(
             `SELECT ${spanSelectList} FROM tapedeck_store.spans WHERE tenant = $1 AND trace_id = ANY($2::bytea[])`,
