@@ -5,7 +5,7 @@
  * per parent, earliest first (first span start, then run id), so one parent with a huge
  * fan-out costs one bounded answer.
  */
-import type { Queryable } from '../store/database.js';
+import type { Queryable, QueryOptions } from '../store/database.js';
 
 export interface ChildRun {
   parent_run: string;
@@ -18,6 +18,7 @@ export async function readChildRuns(
   tenant: string,
   parents: readonly string[],
   limit: number,
+  options: QueryOptions = {},
 ): Promise<ChildRun[]> {
   if (parents.length === 0) return [];
   const rows = await db.query<{ parent_run: string; run: string; first_start_ns: bigint }>(
@@ -31,6 +32,7 @@ export async function readChildRuns(
      WHERE position <= $3
      ORDER BY parent_run, first_start_ns, run`,
     [tenant, parents, limit],
+    options,
   );
   return rows.map((r) => ({ parent_run: r.parent_run, run: r.run, first_start_ns: BigInt(r.first_start_ns) }));
 }

@@ -84,7 +84,7 @@ export async function* chatDatasetLines(
   let after: string | null = null;
   for (;;) {
     options.signal?.throwIfAborted();
-    const page = await pageRuns(deps.db, tenant, filter, after, pageSize);
+    const page = await pageRuns(deps.db, tenant, filter, after, pageSize, { signal: options.signal });
     for (const chunk of chunksOf(page, options.chunkSpans ?? DEFAULT_MAX_TAPE_SPANS)) {
       const wanted = chunk.filter((f) => precheck(filter, f) === null).map((f) => f.run);
       const tapes = await readTapes(deps, tenant, wanted, { signal: options.signal });

@@ -12,7 +12,7 @@
  * the page's runs only. The view is the reference: test/integration/runs-facts.test.ts holds
  * every fact here equal to it.
  */
-import type { Queryable } from '../store/database.js';
+import type { Queryable, QueryOptions } from '../store/database.js';
 import type { RunSummary } from '../tapes/run-reader.js';
 
 export interface RunWindow {
@@ -78,6 +78,7 @@ export async function pageRuns(
   window: RunWindow,
   after: string | null,
   limit: number,
+  options: QueryOptions = {},
 ): Promise<RunFacts[]> {
   const params: unknown[] = [tenant, limit];
   let where = '';
@@ -85,7 +86,11 @@ export async function pageRuns(
     params.push(after);
     where = `AND run_id > $${params.length}::text`;
   }
-  const rows = await db.query<Row>(query(where, windowHaving(window, params), 'ORDER BY run_id LIMIT $2'), params);
+  const rows = await db.query<Row>(
+    query(where, windowHaving(window, params), 'ORDER BY run_id LIMIT $2'),
+    params,
+    options,
+  );
   return rows.map(toFacts);
 }
 
@@ -94,9 +99,10 @@ export async function readRunFacts(
   db: Queryable,
   tenant: string,
   runs: readonly string[],
+  options: QueryOptions = {},
 ): Promise<Map<string, RunFacts>> {
   if (runs.length === 0) return new Map();
-  const rows = await db.query<Row>(query('AND run_id = ANY($2::text[])', '', ''), [tenant, runs]);
+  const rows = await db.query<Row>(query('AND run_id = ANY($2::text[])', '', ''), [tenant, runs], options);
   return new Map(rows.map((r) => [r.run, toFacts(r)]));
 }
 

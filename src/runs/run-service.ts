@@ -24,7 +24,7 @@ export async function reconstructStoredRun(
   run: string,
   options: ReconstructOptions = {},
 ): Promise<ReconstructedRun | undefined> {
-  const facts = options.facts ?? (await readRunFacts(deps.db, tenant, [run])).get(run);
+  const facts = options.facts ?? (await readRunFacts(deps.db, tenant, [run], { signal: options.signal })).get(run);
   if (!facts) return undefined;
   options.signal?.throwIfAborted();
   const tape = (

@@ -83,7 +83,9 @@ export async function buildRunTree(
   const limits = { ...DEFAULT_TREE_LIMITS, ...options.limits };
   const deadline = options.deadline;
   const race = <T>(p: Promise<T>, stage: string) => (deadline ? deadline.race(p, stage) : p);
-  const rootFacts = (await race(readRunFacts(deps.db, tenant, [run]), 'reading the run')).get(run);
+  const rootFacts = (
+    await race(readRunFacts(deps.db, tenant, [run], { signal: deadline?.signal }), 'reading the run')
+  ).get(run);
   if (!rootFacts) return undefined;
 
   // 1. The shape: breadth first, level by level, within the limits.
@@ -101,13 +103,14 @@ export async function buildRunTree(
         tenant,
         level.map((p) => p.facts.run),
         atDepthLimit ? 1 : limits.maxChildren + 1,
+        { signal: deadline?.signal },
       ),
       'reading child runs',
     );
     const byParent = new Map<string, string[]>();
     for (const r of rows) byParent.set(r.parent_run, [...(byParent.get(r.parent_run) ?? []), r.run]);
     const wanted = atDepthLimit ? [] : rows.map((r) => r.run).filter((r) => !seen.has(r));
-    const facts = await race(readRunFacts(deps.db, tenant, wanted), 'reading child runs');
+    const facts = await race(readRunFacts(deps.db, tenant, wanted, { signal: deadline?.signal }), 'reading child runs');
     const next: Pending[] = [];
     for (const parent of level) {
       const kids = (byParent.get(parent.facts.run) ?? []).filter((r) => !seen.has(r));

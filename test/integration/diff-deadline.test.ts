@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { loadDiffTape } from '../../src/diff/load-tape.js';
 import { createDiffRoutes } from '../../src/diff/routes.js';
+import { createRunRoutes } from '../../src/api/run-routes.js';
 import { ingestSpans } from '../../src/ingest/ingest.js';
 import { silentLogger } from '../../src/logger.js';
 import { createMemoryPayloadStore } from '../../src/payloads/memory-payload-store.js';
@@ -52,6 +53,29 @@ describe.each(databaseKinds)('diff deadline on %s', (kind) => {
     for (const signal of signals) {
       expect(signal).toBeInstanceOf(AbortSignal);
       expect(signal?.aborted).toBe(true); // released once answered
+    }
+  });
+
+  it('passes the deadline signal to every query of reconstruct, tree and the dataset summary', async () => {
+    const signals: (AbortSignal | undefined)[] = [];
+    const recording: Database = {
+      ...store.db,
+      query: (sql, params, options) => {
+        signals.push(options?.signal);
+        return store.db.query(sql, params, options);
+      },
+    };
+    const app = appWith(createRunRoutes({ ...store, db: recording }, loadConfig({})));
+    for (const path of [
+      '/v1/runs/weather-ok/reconstruct',
+      '/v1/runs/weather-ok/tree',
+      '/v1/datasets/chat.jsonl?summary=true',
+    ]) {
+      signals.length = 0;
+      const res = await app.request(path);
+      expect(res.status, path).toBe(200);
+      expect(signals.length, path).toBeGreaterThanOrEqual(1);
+      for (const signal of signals) expect(signal, path).toBeInstanceOf(AbortSignal);
     }
   });
 
