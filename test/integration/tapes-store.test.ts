@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestLogs, ingestSpans } from '../../src/ingest/ingest.js';
-import { digestOf, renderJson } from '../../src/json/canonical.js';
+import { renderJson } from '../../src/json/canonical.js';
 import { listCaptures, loadCapture, type Capture } from '../helpers/corpus.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { startTestTapedeck, type TestTapedeck } from '../helpers/tapedeck-server.js';
@@ -57,15 +57,20 @@ describe.each(databaseKinds)('tapes from the store on %s', (kind) => {
         if (!text.includes('"$payload"')) {
           expect(body.steps).toEqual(expectedSteps(capture, expected.run));
         } else {
-          // Over --payload-threshold-bytes: the stored form holds a reference and its digests
-          // describe that form; resolved, the content is what the in-memory pipeline read.
-          const withoutIdentity = (steps: any[]) => steps.map(({ request_digest, fingerprint, ...rest }) => rest);
-          for (const step of body.steps) expect(step.request_digest).toBe(digestOf(step.request));
+          // Over --payload-threshold-bytes: the stored form holds a reference, and its digests and
+          // fingerprints describe the value it stands for; resolved, the steps are what the
+          // in-memory pipeline read, identities included.
+          const identities = (steps: any[]) =>
+            steps.map(({ request_digest, response_digest, fingerprint }) => ({
+              request_digest,
+              response_digest,
+              fingerprint,
+            }));
+          const inMemory = expectedSteps(capture, expected.run) as any[];
+          expect(identities(body.steps)).toEqual(identities(inMemory));
           const resolved = await getJson(`${t.url}/v1/tapes/${encodeURIComponent(expected.run)}?resolve=true`);
           expect(resolved.body.resolved_partial).toBe(false);
-          expect(withoutIdentity(resolved.body.steps)).toEqual(
-            withoutIdentity(expectedSteps(capture, expected.run) as any[]),
-          );
+          expect(resolved.body.steps).toEqual(inMemory);
         }
         // The run's totals count what the tape shows: one step per model call.
         const listed = (await getJson(`${t.url}/v1/runs?limit=1000`)).body.runs.find(
