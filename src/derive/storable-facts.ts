@@ -2,9 +2,10 @@
  * @module derive/storable-facts
  * A span's strings are made storable before it is derived (spans/storable-text.ts), but
  * JSON text inside an attribute (gen_ai.input.messages, say) may spell NUL or a lone
- * surrogate as an escape, which parsing turns into the character again: the step's strings
- * get the same replacement, so its text and jsonb columns take it and a tape reads it back
- * as it was stored.
+ * surrogate as an escape, which parsing turns into the character again. The step's text and
+ * jsonb columns (name, model, tool, tool call id, params) get the same replacement; its
+ * request and response are stored as JSON text, escapes and all, so they keep the recorded
+ * text exactly and only the views' jsonb form shows U+FFFD.
  */
 import type { SpanFacts, StepDraft } from '../normalize/step.js';
 import type { JsonValue } from '../json/json-value.js';
@@ -25,8 +26,6 @@ function storableStep(d: StepDraft): StepDraft {
     name: storableString(d.name),
     model: nullable(d.model),
     tool: nullable(d.tool),
-    request: storableValue<JsonValue | null>(d.request),
-    response: storableValue<JsonValue | null>(d.response),
     params: storableValue<{ [key: string]: JsonValue }>(d.params),
   };
   if (d.toolCallId !== undefined) next.toolCallId = nullable(d.toolCallId);
@@ -34,8 +33,6 @@ function storableStep(d: StepDraft): StepDraft {
     next.name === d.name &&
     next.model === d.model &&
     next.tool === d.tool &&
-    next.request === d.request &&
-    next.response === d.response &&
     next.params === d.params &&
     next.toolCallId === d.toolCallId;
   return same ? d : next;
