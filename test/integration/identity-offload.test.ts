@@ -5,8 +5,9 @@
  * 300 KB prompts, gives every step the same identities. A replay digests the prompt it reads
  * back (offloaded parts resolved), and what it expects for each model step is that step's
  * request_digest on the tape, offloaded or not; a strict replay's divergence says so over HTTP.
- * A store whose steps carry the digests of the stored form (what an older normalizer wrote)
- * gets the value's digests back from `tapedeck reindex`.
+ * A store whose steps carry what an older normalizer wrote (digests of the stored form or of
+ * the messages without the tools offered, fingerprints named by the response model) gets
+ * today's identities back from `tapedeck reindex`. A strict replay names a changed tool set.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digestOf } from '../../src/json/canonical.js';
@@ -182,24 +183,20 @@ describe.each(databaseKinds)('identities whatever the payload threshold, on %s',
     expect((await ask(request)).status).toBe(200);
   });
 
-  it('reindex rewrites the digests an older normalizer stored for offloaded values', async () => {
+  it('reindex rewrites the identities an older normalizer stored', async () => {
     const db = small.running.store.db;
-    // What the older normalizer stored: digests (and fingerprints) of the stored form.
+    // What the older normalizer stored: digests of the stored form, of the messages alone (no
+    // tools), and model steps' fingerprints named by the response model.
     let rewritten = 0;
     for (const tape of smallTapes.values()) {
       for (const s of tape.steps) {
-        if (!hasRef(s.request)) continue;
+        if (s.request === null) continue;
         const old = digestOf(s.request) as string;
+        const name = s.kind === 'llm' ? `llm:${s.model}` : s.fingerprint.slice(0, s.fingerprint.indexOf('#'));
         await db.query(
           `UPDATE tapedeck_store.steps SET request_digest = $3, fingerprint = $4, normalizer_version = $5
             WHERE trace_id = $1::bytea AND span_id = $2::bytea`,
-          [
-            Buffer.from(s.trace_id, 'hex'),
-            Buffer.from(s.span_id, 'hex'),
-            old,
-            s.fingerprint.replace(/#.*/, `#${old.slice(0, 16)}`),
-            NORMALIZER_VERSION - 1,
-          ],
+          [Buffer.from(s.trace_id, 'hex'), Buffer.from(s.span_id, 'hex'), old, `${name}#${old.slice(0, 16)}`, 7],
         );
         rewritten++;
       }
