@@ -72,6 +72,7 @@ import {
   type Tape,
   readTape,
   describeSpans,
+  CANONICAL_GET_WEATHER,
 } from '../helpers/weather-conversation.js';
 import { readSpanRows, startTestTapedeck, START_TIMEOUT_MS, type TestTapedeck } from '../helpers/tapedeck-server.js';
 
@@ -225,11 +226,9 @@ describe.each(databaseKinds)('live Vercel AI SDK telemetry, generateText with a 
     }
   });
 
-  it('keeps the request configuration the SDK recorded', () => {
-    expect(llm.map((s) => s.params)).toEqual([
-      { model: REQUEST_MODEL, temperature: 0 },
-      { model: REQUEST_MODEL, temperature: 0 },
-    ]);
+  it('keeps the request configuration the SDK recorded, the tools offered included', () => {
+    const params = { model: REQUEST_MODEL, temperature: 0, tool_choice: 'auto', tools: [CANONICAL_GET_WEATHER] };
+    expect(llm.map((s) => s.params)).toEqual([params, params]);
   });
 
   it('first call: the system prompt and the user question in, the tool call (name, parsed arguments, id) out', async () => {
@@ -288,11 +287,11 @@ describe.each(databaseKinds)('live Vercel AI SDK telemetry, generateText with a 
     }
   });
 
-  it('fingerprints name the response model and the tool', () => {
+  it('fingerprints name the request model and the tool', () => {
     expect(tape.steps.map((s) => s.fingerprint.split('#')[0])).toEqual([
-      `llm:${RESPONSE_MODEL}`,
+      `llm:${REQUEST_MODEL}`,
       'tool:get_weather',
-      `llm:${RESPONSE_MODEL}`,
+      `llm:${REQUEST_MODEL}`,
     ]);
     expect(tape.steps.every((s) => s.request_digest && s.response_digest)).toBe(true);
   });
@@ -390,14 +389,12 @@ describe.each(databaseKinds)(
       ).toEqual([RESPONSE_MODEL, RESPONSE_MODEL]);
     });
 
-    it('keeps the request configuration the instrumentation recorded', () => {
+    it('keeps the request configuration the instrumentation recorded, the bound tool included', () => {
       // llm.invocation_parameters is ChatOpenAI's request minus the messages: it says stream: false
-      // (sent to the API too, see the stub's requests) besides model and temperature
+      // (sent to the API too, see the stub's requests) besides model, temperature and the tools
       expect(api.requests.map((r) => r.stream)).toEqual([false, false]);
-      expect(llm.map((s) => s.params)).toEqual([
-        { model: REQUEST_MODEL, temperature: 0, stream: false },
-        { model: REQUEST_MODEL, temperature: 0, stream: false },
-      ]);
+      const params = { model: REQUEST_MODEL, temperature: 0, stream: false, tools: [CANONICAL_GET_WEATHER] };
+      expect(llm.map((s) => s.params)).toEqual([params, params]);
     });
 
     it('first call: the system prompt and the user question in, the tool call (name, parsed arguments, id) out', async () => {
@@ -430,8 +427,8 @@ describe.each(databaseKinds)(
       );
     });
 
-    it('fingerprints name the model that answered', () => {
-      expect(llm.map((s) => s.fingerprint.split('#')[0])).toEqual([`llm:${RESPONSE_MODEL}`, `llm:${RESPONSE_MODEL}`]);
+    it('fingerprints name the model the call asked for', () => {
+      expect(llm.map((s) => s.fingerprint.split('#')[0])).toEqual([`llm:${REQUEST_MODEL}`, `llm:${REQUEST_MODEL}`]);
       expect(llm.every((s) => s.request_digest && s.response_digest)).toBe(true);
     });
   },

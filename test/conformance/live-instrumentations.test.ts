@@ -60,6 +60,7 @@ import {
   type Tape,
   readTape,
   describeSpans,
+  CANONICAL_GET_WEATHER,
 } from '../helpers/weather-conversation.js';
 import { readSpanRows, startTestTapedeck, START_TIMEOUT_MS, type TestTapedeck } from '../helpers/tapedeck-server.js';
 
@@ -131,8 +132,11 @@ interface Subject {
   scope: string;
   /** constructs the instrumentation, disabled (no require hook yet) */
   create(): InstrumentationLike;
-  /** the request configuration the instrumentation recorded (the app sent model and temperature 0) */
+  /** the request configuration the instrumentation recorded (the app sent model, temperature 0 and
+   * the get_weather tool) */
   params: Record<string, unknown>;
+  /** whether it records the tools offered, which a request digest covers */
+  recordsTools: boolean;
   /** message content travels as log records (OTel GenAI events) */
   logs?: (instrumentation: InstrumentationLike, loggerProvider: LoggerProvider) => void;
 }
@@ -144,7 +148,9 @@ const subjects: Subject[] = [
     scope: '@opentelemetry/instrumentation-openai',
     // captureMessageContent is what OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true sets
     create: () => new OtelOpenAIInstrumentation({ enabled: false, captureMessageContent: true }),
+    // 0.21 records no tool definitions
     params: { model: REQUEST_MODEL, temperature: 0 },
+    recordsTools: false,
     logs: (instrumentation, loggerProvider) =>
       (instrumentation as OtelOpenAIInstrumentation).setLoggerProvider(loggerProvider),
   },
@@ -155,14 +161,16 @@ const subjects: Subject[] = [
     create: () => new TraceloopOpenAIInstrumentation({ enabled: false, traceContent: true }),
     // 0.27.0 sets gen_ai.request.temperature only when it is truthy (`if (params.temperature)`),
     // so the temperature 0 the app sent is not on its spans at all.
-    params: { model: REQUEST_MODEL },
+    params: { model: REQUEST_MODEL, tools: [CANONICAL_GET_WEATHER] },
+    recordsTools: true,
   },
   {
     title: '@arizeai/openinference-instrumentation-openai',
     layout: 'openinference',
     scope: '@arizeai/openinference-instrumentation-openai',
     create: () => new OpenInferenceOpenAIInstrumentation({ instrumentationConfig: { enabled: false } }),
-    params: { model: REQUEST_MODEL, temperature: 0 },
+    params: { model: REQUEST_MODEL, temperature: 0, tools: [CANONICAL_GET_WEATHER] },
+    recordsTools: true,
   },
 ];
 
@@ -294,8 +302,19 @@ describe.each(databaseKinds)('live GenAI instrumentations of the openai client (
         response_digest: s.response_digest,
         fingerprint: s.fingerprint,
       }));
-    const [first, ...others] = subjects.map((s) => identity(recorded.get(s.title)!));
+    // A request digest covers the tools offered, so only layouts that record them can agree on
+    // it; one that does not (docs/api.md lists it) still agrees on every answer.
+    const withTools = subjects.filter((s) => s.recordsTools);
+    const [first, ...others] = withTools.map((s) => identity(recorded.get(s.title)!));
     expect(first.every((s) => s.request_digest && s.response_digest)).toBe(true);
-    for (const [i, steps] of others.entries()) expect(steps, subjects[i + 1].title).toEqual(first);
+    for (const [i, steps] of others.entries()) expect(steps, withTools[i + 1].title).toEqual(first);
+    for (const subject of subjects.filter((s) => !s.recordsTools)) {
+      const steps = identity(recorded.get(subject.title)!);
+      expect(
+        steps.map((s) => s.response_digest),
+        subject.title,
+      ).toEqual(first.map((s) => s.response_digest));
+      expect(steps.every((s, i) => s.request_digest && s.request_digest !== first[i].request_digest)).toBe(true);
+    }
   });
 });

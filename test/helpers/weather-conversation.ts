@@ -38,6 +38,13 @@ export const GET_WEATHER_TOOL: ChatCompletionTool = {
   },
 };
 
+/** get_weather as tapedeck records a tool offered to the model (its canonical request option). */
+export const CANONICAL_GET_WEATHER = {
+  name: GET_WEATHER_TOOL.function.name,
+  description: GET_WEATHER_TOOL.function.description,
+  parameters: GET_WEATHER_TOOL.function.parameters,
+};
+
 /** The two chat.completions answers the stub gives, in order. */
 export function scriptedAnswer(turn: number): ChatCompletion {
   const base = {
