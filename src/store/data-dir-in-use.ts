@@ -1,7 +1,10 @@
 /**
  * @module store/data-dir-in-use
- * What the embedded database directory's locks (data-dir-lock.ts, pid-lock.ts) answer.
+ * What the embedded database directory's locks (data-dir-lock.ts, pid-lock.ts) answer, and the
+ * two small file helpers they share.
  */
+import { unlinkSync } from 'node:fs';
+
 export class DataDirInUseError extends Error {
   constructor(
     readonly dir: string,
@@ -17,4 +20,23 @@ export class DataDirInUseError extends Error {
 
 export interface DataDirLock {
   release(): void;
+}
+
+/** Removes a file that may already be gone. */
+export function unlinkQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // already gone
+  }
+}
+
+/** fn, run on the first call only: a lock is released once. */
+export function once(fn: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
 }

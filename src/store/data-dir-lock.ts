@@ -22,7 +22,7 @@ import { linkSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { DataDirInUseError, type DataDirLock } from './data-dir-in-use.js';
+import { DataDirInUseError, type DataDirLock, once, unlinkQuietly } from './data-dir-in-use.js';
 import { lockDataDirByPid } from './pid-lock.js';
 
 export { DataDirInUseError, type DataDirLock } from './data-dir-in-use.js';
@@ -180,21 +180,4 @@ function unlinkIf(name: string, ino: number): void {
   } catch {
     // already gone
   }
-}
-
-function unlinkQuietly(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch {
-    // already gone
-  }
-}
-
-function once(fn: () => void): () => void {
-  let done = false;
-  return () => {
-    if (done) return;
-    done = true;
-    fn();
-  };
 }

@@ -11,11 +11,11 @@
  * is still stale.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, linkSync, openSync, readFileSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, linkSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { isProcessRunning } from './process-running.js';
-import { DataDirInUseError, type DataDirLock } from './data-dir-in-use.js';
+import { DataDirInUseError, type DataDirLock, once, unlinkQuietly } from './data-dir-in-use.js';
 
 interface Owner {
   pid: number;
@@ -123,21 +123,4 @@ const describe = (owner: Owner) =>
 function unlinkIfOwned(file: string): void {
   const owner = readOwner(file);
   if (owner && owner.pid === process.pid && owner.host === os.hostname()) unlinkQuietly(file);
-}
-
-function unlinkQuietly(file: string): void {
-  try {
-    unlinkSync(file);
-  } catch {
-    // already gone
-  }
-}
-
-function once(fn: () => void): () => void {
-  let done = false;
-  return () => {
-    if (done) return;
-    done = true;
-    fn();
-  };
 }
