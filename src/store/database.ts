@@ -16,9 +16,9 @@ export type { CopyColumn, CopyType } from './copy-binary.js';
 
 /**
  * A request's hold on one statement. When `signal` aborts (the request's deadline passed, or
- * it was answered), the statement is stopped: PostgreSQL cancels it on the server; PGlite,
- * which cannot interrupt a statement it has started, never starts one whose signal aborted
- * while it waited its turn.
+ * it was answered), the statement is stopped: PostgreSQL cancels it on the server; PGlite
+ * never starts one whose signal aborted while it waited its turn, and stops one running in a
+ * data directory by replacing the worker thread it runs in (pglite-thread.ts).
  */
 export interface QueryOptions {
   signal?: AbortSignal;

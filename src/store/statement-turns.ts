@@ -1,11 +1,12 @@
 /**
  * @module store/statement-turns
  * Turns at a database that runs one statement at a time (PGlite), in arrival order. A
- * statement PGlite has started cannot be interrupted: it runs in WebAssembly on this thread,
- * so neither a timer nor `statement_timeout` (whose alarm is a timer too) fires until it ends.
- * What can be stopped is the statements waiting behind it: one whose signal aborts while it
- * waits leaves the line at once and never runs, so requests whose deadlines passed do not
- * add their statements to the wait of everyone after them.
+ * statement PGlite has started runs in WebAssembly, where neither a timer nor
+ * `statement_timeout` (whose alarm is a timer too) fires until it ends; only replacing its
+ * worker thread stops it (pglite-thread.ts). The statements waiting behind it are stopped
+ * here: one whose signal aborts while it waits leaves the line at once and never runs, so
+ * requests whose deadlines passed do not add their statements to the wait of everyone after
+ * them.
  *
  * A waiter with a signal yields to the event loop once before it starts: the timers that came
  * due while the statement before it ran (a deadline's among them) fire first, and a deadline

@@ -1,10 +1,17 @@
 /**
  * A statement whose request's deadline passes is stopped, and the database is usable right
- * after. PostgreSQL cancels it on the server; PGlite, which cannot interrupt a statement it
- * has started, drops the statements whose deadlines passed while they waited behind one.
+ * after. PostgreSQL cancels it on the server. PGlite in a data directory runs in a worker
+ * thread that is replaced when a running statement's deadline passes; an in-memory PGlite,
+ * which cannot interrupt a statement it has started, drops the statements whose deadlines
+ * passed while they waited behind one.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Deadline, DeadlineExceeded } from '../../src/deadline/deadline.js';
+import type { Database } from '../../src/store/database.js';
+import { createPgliteDatabase } from '../../src/store/pglite-database.js';
 import { databaseKinds, createTestDatabase, type TestDatabase } from '../helpers/databases.js';
 
 describe.each(databaseKinds)('statement cancellation on %s', (kind) => {
@@ -74,4 +81,47 @@ describe.each(databaseKinds)('statement cancellation on %s', (kind) => {
     );
     expect(await t.db.query('SELECT n FROM marks WHERE n = 3')).toEqual([]);
   });
+});
+
+describe('statement cancellation on PGlite in a data directory', () => {
+  let dir: string;
+  let db: Database;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'tapedeck-cancel-'));
+    db = await createPgliteDatabase(path.join(dir, 'pglite'));
+    await db.exec('CREATE TABLE marks (n int)');
+    await db.query('INSERT INTO marks VALUES (1)');
+  }, 60_000);
+  afterAll(async () => {
+    await db?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  // Long enough that the test would run for tens of seconds if the statement were not stopped.
+  const SLOW = 'SELECT count(*) FROM generate_series(1, 2000000000)';
+
+  it('stops a running statement when its deadline passes; what was committed stays and the next query runs', async () => {
+    const answered = Promise.race([
+      db.query(SLOW, [], { signal: new Deadline(300).signal }).then(
+        () => 'finished',
+        (error) => error,
+      ),
+      new Promise((resolve) => setTimeout(() => resolve('still running'), 20_000)),
+    ]);
+    expect(await answered).toBeInstanceOf(DeadlineExceeded);
+    expect(await db.query('SELECT n FROM marks')).toEqual([{ n: 1 }]);
+  }, 60_000);
+
+  it('stops a running statement of a transaction, which then leaves nothing behind', async () => {
+    const tx = db.transaction(async (q) => {
+      await q.query('INSERT INTO marks VALUES (2)');
+      await q.query(SLOW, [], { signal: new Deadline(300).signal });
+    });
+    await expect(tx).rejects.toBeInstanceOf(DeadlineExceeded);
+    expect(await db.query('SELECT n FROM marks ORDER BY n')).toEqual([{ n: 1 }]);
+    await db.transaction(async (q) => {
+      await q.query('INSERT INTO marks VALUES (3)');
+    });
+    expect(await db.query('SELECT n FROM marks ORDER BY n')).toEqual([{ n: 1 }, { n: 3 }]);
+  }, 60_000);
 });
