@@ -33,11 +33,10 @@
 // BENCH_INGEST_CASES (e.g. "2k" or "2k,64k"), BENCH_TEXT (natural, the default, or uniform:
 // bench/lib/genai-batch.mjs), BENCH_DATABASE_URL (a database to
 // connect to for CREATE DATABASE; default postgres://postgres@127.0.0.1:5432/postgres).
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { createBatchSource } from './lib/genai-batch.mjs';
+import { openScratchDatabase } from './lib/scratch-database.mjs';
 import { cpuSecondsOf, sampleMemory, startTapedeck } from './lib/tapedeck-process.mjs';
 import { createRawIngest } from './lib/raw-ingest.mjs';
 import { sendExports } from './lib/otlp-sender.mjs';
@@ -81,36 +80,15 @@ const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
-const dbName = `tapedeck_bench_ingest_${process.pid.toString(16)}_${Date.now().toString(36)}`;
-const admin = new pg.Client({ connectionString: ADMIN_URL });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${dbName}`);
-const dbUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${dbName}` }).toString();
-const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-bench-ingest-'));
-const db = new pg.Client({ connectionString: dbUrl });
-
 let running = []; // the tapedeck children of the case in progress, stopped on the way out
-const cleanup = async () => {
+const {
+  url: dbUrl,
+  dataDir,
+  db,
+  cleanup,
+} = await openScratchDatabase('ingest', ADMIN_URL, async () => {
   for (const s of running) await s.stop().catch(() => {});
-  await db.end().catch(() => {});
-  await admin
-    .query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
-    .catch((e) => console.error(`could not drop ${dbName}: ${e.message}`));
-  await admin.end().catch(() => {});
-  rmSync(dataDir, { recursive: true, force: true });
-};
-for (const signal of ['SIGINT', 'SIGTERM'])
-  process.once(signal, () => {
-    cleanup().finally(() => process.exit(130));
-  });
-
-const pgVersion = (await admin.query('SHOW server_version')).rows[0].server_version;
-console.log(
-  `ingest: node ${process.version}, PostgreSQL ${pgVersion}, ${os.cpus().length} cores, load ${os
-    .loadavg()
-    .map((l) => l.toFixed(1))
-    .join(' ')}`,
-);
+});
 console.log(
   `  ${BATCH} spans per request, ${SENDERS} senders, ${ROUNDS} round(s) of tapedeck (deriving), tapedeck (spans only) then raw, ${SECONDS} s per phase (64 KB: ${SECONDS * 2} s); medians over rounds`,
 );

@@ -27,12 +27,9 @@
 // BENCH_OVERLOAD_SECONDS, BENCH_OVERLOAD_MEASURE, BENCH_OVERLOAD_FACTOR (2),
 // TAPEDECK_BENCH_DATABASE_URL, else TAPEDECK_TEST_DATABASE_URL, else
 // postgres://postgres@127.0.0.1:5432/test (its database is created beside that one).
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
-import pg from 'pg';
 import { createBatchSource } from './lib/genai-batch.mjs';
+import { openScratchDatabase } from './lib/scratch-database.mjs';
 import { postExport, sendExports } from './lib/otlp-sender.mjs';
 import { sampleMemory, startTapedeck } from './lib/tapedeck-process.mjs';
 
@@ -59,36 +56,15 @@ const ADMIN_URL =
 
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
 
-const dbName = `tapedeck_bench_overload_${process.pid.toString(16)}_${Date.now().toString(36)}`;
-const admin = new pg.Client({ connectionString: ADMIN_URL });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${dbName}`);
-const dbUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${dbName}` }).toString();
-const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-bench-overload-'));
-const db = new pg.Client({ connectionString: dbUrl });
-
 let server;
-const cleanup = async () => {
-  await server?.stop().catch(() => {});
-  await db.end().catch(() => {});
-  await admin
-    .query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
-    .catch((e) => console.error(`could not drop ${dbName}: ${e.message}`));
-  await admin.end().catch(() => {});
-  rmSync(dataDir, { recursive: true, force: true });
-};
-for (const signal of ['SIGINT', 'SIGTERM'])
-  process.once(signal, () => {
-    cleanup().finally(() => process.exit(130));
-  });
-
-const pgVersion = (await admin.query('SHOW server_version')).rows[0].server_version;
-console.log(
-  `overload: node ${process.version}, PostgreSQL ${pgVersion}, ${os.cpus().length} cores, load ${os
-    .loadavg()
-    .map((l) => l.toFixed(1))
-    .join(' ')}`,
-);
+const {
+  url: dbUrl,
+  dataDir,
+  db,
+  cleanup,
+} = await openScratchDatabase('overload', ADMIN_URL, async () => {
+  await server?.stop();
+});
 console.log(
   `  ${BATCH} spans per request (2 KB prompts); sustained rate from ${SENDERS} closed-loop senders over ${MEASURE_SECONDS} s, ` +
     `then ${FACTOR}x it offered open-loop for ${OVERLOAD_SECONDS} s, then the rate ${RECOVERY_FROM}-${RECOVERY_TO} s after`,
