@@ -10,7 +10,7 @@
  *                                                                       derive/
  *   tapes/       stored spans, steps and runs; tapes read back
  *   recall index recall's backlog, words and indexer, written with the steps
- *   pricing/, payloads/, normalize/, http/, store/
+ *   pricing/, payloads/, normalize/, http/, auth/, store/
  *   shared       spans/, json/, otlp/, deadline/, config.ts, errors.ts, logger.ts, ...
  */
 const RECALL_INDEX =
@@ -35,16 +35,17 @@ const LAYERS = {
   normalize: '^src/normalize/',
   store: '^src/store/',
   http: '^src/http/',
+  auth: '^src/auth/',
   shared: '^src/(spans|json|otlp|deadline)/|^src/(config|errors|logger|package-root|wasm-module)[.]ts$',
 };
 
-const BASE = ['pricing', 'payloads', 'normalize', 'http', 'store', 'shared'];
+const BASE = ['pricing', 'payloads', 'normalize', 'http', 'auth', 'store', 'shared'];
 const READ = ['tapes', 'recallIndex', ...BASE];
 
 /** What each layer may import, besides itself and packages. */
 const MAY_IMPORT = {
   entry: Object.keys(LAYERS),
-  receivers: ['ingest', 'http', 'shared'],
+  receivers: ['ingest', 'http', 'auth', 'shared'],
   exporter: ['ingest', 'composition', 'shared'],
   api: ['composition', 'diff', 'recall', 'replay', 'runs', ...READ],
   composition: ['ingest', 'derive', ...READ],
@@ -62,6 +63,9 @@ const MAY_IMPORT = {
   // HTTP helpers shared by the API, the OTLP receiver and replay (an unavailable database or
   // payload store is a 503)
   http: ['payloads', 'store', 'shared'],
+  // Credentials, tenant access and the audit log: the database port to look credentials up
+  // and write audit rows; nothing that reads tapes.
+  auth: ['store', 'shared'],
   store: ['shared'],
   shared: [],
 };
