@@ -6,7 +6,7 @@
  *   entry        index.ts, server.ts, cli/
  *   transports   ingest's receivers (HTTP, gRPC, admission, body and its decoding), exporter/, api/
  *   composition  open-store.ts: the database, payload store and deriving, wired from config
- *   read side    diff/, recall/ (search), replay/, runs/       beside    ingest (ingest.ts, write-spans.ts)
+ *   read side    cassettes/, diff/, recall/ (search), replay/, runs/   beside  ingest (ingest.ts, write-spans.ts)
  *                                                                       derive/
  *   tapes/       stored spans, steps and runs; tapes read back
  *   recall index recall's backlog, words and indexer, written with the steps
@@ -17,11 +17,12 @@ const RECALL_INDEX =
   'backlog|trace-words|recall-indexer|recorded-text|tokenize|word-hash|ascii-words|ascii-words-wasm|scan';
 
 const LAYERS = {
-  entry: '^src/(index|server)[.]ts$|^src/cli/',
+  entry: '^src/(index|server)[.]ts$|^src/cli/|^src/testing/',
   receivers: '^src/ingest/(http-receiver|grpc-receiver|admission|body|content-decoder|zstd-frames|decode-bounded)[.]ts$',
   exporter: '^src/exporter/',
   api: '^src/api/',
   composition: '^src/open-store[.]ts$',
+  cassettes: '^src/cassettes/',
   diff: '^src/diff/',
   recall: `^src/recall/(?!(${RECALL_INDEX})[.]ts$)`,
   replay: '^src/replay/',
@@ -47,8 +48,11 @@ const MAY_IMPORT = {
   entry: Object.keys(LAYERS),
   receivers: ['ingest', 'http', 'auth', 'shared'],
   exporter: ['ingest', 'composition', 'shared'],
-  api: ['composition', 'diff', 'recall', 'replay', 'runs', ...READ],
+  api: ['composition', 'cassettes', 'diff', 'recall', 'replay', 'runs', ...READ],
   composition: ['ingest', 'derive', ...READ],
+  // a cassette is a portable copy of stored tapes: it reads and writes the tapes layer only;
+  // replaying one is wired by the entry layer (cli/, testing/), not by importing replay/
+  cassettes: READ,
   diff: READ,
   recall: READ,
   replay: READ,

@@ -70,6 +70,9 @@ export const errorTable = {
   tool_unreadable: permanentConflict,
   replay_exhausted: { http: 410, grpc: GrpcCode.OUT_OF_RANGE, retryable: false },
   tools_exhausted: { http: 410, grpc: GrpcCode.OUT_OF_RANGE, retryable: false },
+  // Cassettes: a run that cannot be exported whole (too long, an unreadable payload, over the
+  // size policy); the same request will not succeed until the run changes.
+  cassette_refused: permanentConflict,
   // Transient: come back later.
   busy: { http: 429, grpc: GrpcCode.UNAVAILABLE, retryable: true, retryAfterSeconds: 1 },
   too_many_replays: { http: 429, grpc: GrpcCode.UNAVAILABLE, retryable: true, retryAfterSeconds: 60 },

@@ -16,6 +16,7 @@ import { createDiffRoutes } from '../diff/routes.js';
 import { loadDiffTape } from '../diff/load-tape.js';
 import { createRecallRoutes } from '../recall/routes.js';
 import { createRunRoutes } from './run-routes.js';
+import { createCassetteRoutes } from '../cassettes/routes.js';
 import { createReplayRoutes, defaultReplaySettings } from '../replay/index.js';
 import { PayloadIntegrityError } from '../payloads/payload-store.js';
 import { createRequestSlots, requestSlotsFor, WAITING_PER_SLOT } from '../http/request-slots.js';
@@ -105,5 +106,5 @@ export function createReadRoutes(store: Store, config: Config): Hono[] {
     { queryDeadlineMs: config.queryDeadlineMs },
   );
 
-  return [bounds, app, createRunRoutes(store, config), diff, recall, mounted];
+  return [bounds, app, createRunRoutes(store, config), createCassetteRoutes(store), diff, recall, mounted];
 }

@@ -11,6 +11,8 @@ import { registerServe } from './serve.js';
 import { registerReadCommands } from './read-commands.js';
 import { registerCompareCommands } from './compare-commands.js';
 import { registerRunCommands } from './run-commands.js';
+import { registerCassetteCommands } from './cassette-commands.js';
+import { registerReplayCommand } from './replay-command.js';
 import { CliError, EXIT } from './cli-error.js';
 
 export function buildProgram(): Command {
@@ -22,6 +24,8 @@ export function buildProgram(): Command {
   registerReadCommands(program);
   registerCompareCommands(program);
   registerRunCommands(program);
+  registerCassetteCommands(program);
+  registerReplayCommand(program);
   return program;
 }
 

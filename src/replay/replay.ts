@@ -5,6 +5,7 @@
  * reading the next step to consuming it; calls to other replays never wait for it.
  */
 import type { Difference } from './explain.js';
+import { Playback } from './playback.js';
 import type { Held } from './registry.js';
 import type { Snapshot, ToolEntry } from './snapshot.js';
 
@@ -34,6 +35,8 @@ export interface ReplayInit {
   expiresNs: bigint;
   /** entries the call log keeps */
   callLogEntries: number;
+  /** how streams are paced (default: fast) */
+  playback?: Playback;
 }
 
 export class Replay implements Held {
@@ -54,6 +57,7 @@ export class Replay implements Held {
   readonly tenant: string | null;
   readonly readTenant: string | null;
   readonly expiresNs: bigint;
+  readonly playback: Playback;
   private readonly callLogEntries: number;
 
   constructor(init: ReplayInit) {
@@ -64,6 +68,7 @@ export class Replay implements Held {
     this.readTenant = init.readTenant;
     this.expiresNs = init.expiresNs;
     this.callLogEntries = init.callLogEntries;
+    this.playback = init.playback ?? new Playback();
   }
 
   expiredAt(now: bigint): boolean {
@@ -114,6 +119,7 @@ export class Replay implements Held {
       exhausted_calls: this.exhaustedCalls,
       unreadable_tool_steps: this.snapshot.unreadableToolSteps,
       expires_at_ns: this.expiresNs,
+      playback: this.playback.state(),
     };
   }
 }

@@ -15,6 +15,7 @@ import { Hono, type Context } from 'hono';
 import { ApiError } from '../errors.js';
 import { jsonResponse } from '../http/json-response.js';
 import { storedRunId } from '../http/query-params.js';
+import { MAX_SPEED, Playback } from './playback.js';
 import { readBodyText } from './read-body.js';
 import { ReplayRegistry } from './registry.js';
 import { Replay } from './replay.js';
@@ -82,6 +83,7 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
       const mode = body.mode ?? 'strict';
       if (mode !== 'strict' && mode !== 'loose')
         throw new ApiError('bad_input', `mode must be "strict" or "loose", not ${JSON.stringify(mode)}`);
+      const playback = playbackOf(body);
       const shareKey = principal.bound ? `tenant:${principal.tenant ?? ''}` : 'operator';
       const reservation = registry.reserve(shareKey, principal.bound);
       try {
@@ -99,6 +101,7 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
           tenant: principal.bound ? principal.tenant : tape.tenant,
           expiresNs: createdNs + s.ttlNs,
           callLogEntries: s.callLogEntries,
+          playback,
         });
         reservation.commit(replay);
         const base = `${(deps.baseUrl?.(c.req.raw) ?? new URL(c.req.url).origin).replace(/\/$/, '')}${s.mountPath}/${id}`;
@@ -112,6 +115,7 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
             expires_at_ns: replay.expiresNs,
             unreadable_tool_steps: snapshot.unreadableToolSteps,
             base_urls: { openai: `${base}/openai/v1`, anthropic: `${base}/anthropic` },
+            playback: playback.state(),
           },
           201,
         );
@@ -124,6 +128,21 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
   app.get(
     '/:id',
     handle(async (c) => jsonResponse((await replayOf(c)).status())),
+  );
+
+  // Pause, resume or change the speed of timed playback: {"paused": true|false, "speed": X}.
+  app.patch(
+    '/:id',
+    handle(async (c) => {
+      const replay = await replayOf(c);
+      const body = await readJsonBody(c, s.maxRequestBytes, false, s.bodyTimeoutMs);
+      if (body.paused !== undefined && typeof body.paused !== 'boolean')
+        throw new ApiError('bad_input', '"paused" must be true or false');
+      if (body.speed !== undefined) replay.playback.speed = speedOf(body.speed);
+      if (body.paused === true) replay.playback.pause();
+      if (body.paused === false) replay.playback.unpause();
+      return jsonResponse(replay.status());
+    }),
   );
 
   app.post(
@@ -150,7 +169,8 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
         const req = wire === 'openai' ? readOpenAiRequest(body) : readAnthropicRequest(body);
         return serveModelCall(replay, req, receivedNs, ctx);
       });
-      return new Response(rendered.body, {
+      const paced = replay.playback.pace(rendered.body, rendered.durationNs, rendered.firstChunkNs);
+      return new Response(paced, {
         status: 200,
         headers: { 'content-type': rendered.contentType, 'cache-control': 'no-store' },
       });
@@ -166,6 +186,20 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
   );
 
   return app;
+}
+
+/** "timing": "fast" (default) or "recorded", and "speed" (default 1), from a creation body. */
+export function playbackOf(body: Record<string, unknown>): Playback {
+  const timing = body.timing ?? 'fast';
+  if (timing !== 'fast' && timing !== 'recorded')
+    throw new ApiError('bad_input', `timing must be "fast" or "recorded", not ${JSON.stringify(timing)}`);
+  return new Playback(timing, body.speed === undefined ? 1 : speedOf(body.speed));
+}
+
+function speedOf(v: unknown): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0 || v > MAX_SPEED)
+    throw new ApiError('bad_input', `speed must be a number above 0 and at most ${MAX_SPEED}`);
+  return v;
 }
 
 function unsupported(c: Context): ApiError {

@@ -38,12 +38,18 @@ function expired(replay: Replay): ApiError {
   return new ApiError('not_found', `replay ${replay.id} has expired`);
 }
 
+/** A served answer, with the recorded timing its stream may be paced by (playback.ts). */
+export interface ServedCall extends Rendered {
+  durationNs: bigint;
+  firstChunkNs: bigint | null;
+}
+
 export async function serveModelCall(
   replay: Replay,
   req: AgentRequest,
   receivedNs: bigint,
   ctx: CallContext,
-): Promise<Rendered> {
+): Promise<ServedCall> {
   if (replay.expiredAt(ctx.now())) throw expired(replay);
   const llm = replay.snapshot.llm;
   if (replay.cursor >= llm.length) {
@@ -98,7 +104,7 @@ export async function serveModelCall(
   }
   if (replay.expiredAt(ctx.now())) throw expired(replay);
   replay.consume(matched, receivedNs);
-  return rendered;
+  return { ...rendered, durationNs: entry.durationNs, firstChunkNs: entry.firstChunkNs };
 }
 
 /**

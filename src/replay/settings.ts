@@ -21,6 +21,8 @@ export interface ReplayDeps {
   readPayload(ref: string): Promise<Uint8Array | undefined>;
   /** Optional: why readPayload answered undefined, so a refusal can say which it was. */
   whyUnreadable?(ref: string): Promise<UnreadableReason | undefined>;
+  /** Optional: a model step's recorded time to first chunk, for timed playback (cassettes record it). */
+  firstChunkNs?(run: string, step: number): bigint | null;
   /** Wall clock in nanoseconds since the epoch. */
   now?: () => bigint;
   /** The origin base_urls are built on (e.g. "http://localhost:4318"); "" gives relative URLs. */

@@ -35,6 +35,9 @@ export interface LlmEntry {
   tokens: Tokens;
   model: string | null;
   startNs: bigint;
+  /** the recorded call's duration and time to first chunk (when recorded), for timed playback */
+  durationNs: bigint;
+  firstChunkNs: bigint | null;
 }
 
 export interface ToolEntry {
@@ -90,7 +93,7 @@ export interface BuildOptions {
 
 export async function buildSnapshot(
   tape: Tape,
-  deps: Pick<ReplayDeps, 'readPayload' | 'whyUnreadable'>,
+  deps: Pick<ReplayDeps, 'readPayload' | 'whyUnreadable' | 'firstChunkNs'>,
   opts: BuildOptions,
 ): Promise<Snapshot> {
   const { settings, mode } = opts;
@@ -150,6 +153,8 @@ export async function buildSnapshot(
         tokens: { ...step.tokens },
         model: usableName(step.model),
         startNs: step.start_ns,
+        durationNs: step.duration_ns,
+        firstChunkNs: deps.firstChunkNs?.(tape.run, step.index) ?? null,
       };
       opts.charge(
         ENTRY_OVERHEAD_BYTES +

@@ -4,7 +4,8 @@
  * records, after a normalizer change (B5). Spans are the source of truth; steps are an index.
  * Works trace by trace in batches, one transaction per batch, so it is safe to run while
  * tapedeck is receiving, can be interrupted and re-run, and converges to what ingest would
- * store today. A span that is no longer a step loses its step row. Recall's words of every
+ * store today. A span that is no longer a step loses its step row. Spans imported from a
+ * cassette (span-rows.ts IMPORTED_FROM_CASSETTE) keep their steps as imported. Recall's words of every
  * trace are written anew too; the rows of words written before it started are dropped once
  * it has passed every trace (until then, a step's old words still match as well). Each batch
  * indexes recall's backlog (its own steps and any others waiting) before the next.
@@ -15,7 +16,7 @@ import { deleteTraceWordsUpTo, lastTraceWordsRow } from '../recall/trace-words.j
 import { drainBacklog } from '../recall/recall-indexer.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import { resolveRuns } from './resolve-runs.js';
-import { rowToSpanRecord, spanSelectList } from './span-rows.js';
+import { IMPORTED_FROM_CASSETTE, rowToSpanRecord, spanSelectList } from './span-rows.js';
 import { lockTraces, readLogsFor, spanKey, upsertSteps } from './trace-store.js';
 
 /** Whether any stored step was derived by a normalizer older than `version` (reindex would redo it). */
@@ -88,7 +89,9 @@ export async function reindex(
             `SELECT ${spanSelectList} FROM tapedeck_store.spans WHERE tenant = $1 AND trace_id = ANY($2::bytea[])`,
             [tenant, traceIds],
           )
-        ).map(rowToSpanRecord);
+        )
+          .map(rowToSpanRecord)
+          .filter((s) => !(IMPORTED_FROM_CASSETTE in s.attributes));
         const logs = await readLogsFor(tx, tenant, spans);
         const derived = await derive(spans, (s) => logs.get(spanKey(s.traceId, s.spanId)) ?? []);
         await tx.query(

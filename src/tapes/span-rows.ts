@@ -43,6 +43,13 @@ export const spanColumns: readonly Column[] = [
 /** spanColumns and the resolved run (src/tapes/run-resolution.ts), for writes that know it. */
 export const spanWriteColumns: readonly Column[] = [...spanColumns, { name: 'run_id' }, { name: 'parent_run' }];
 
+/**
+ * The attribute an imported cassette's spans carry (cassettes/import.ts): their steps were
+ * derived where the run was recorded and the spans hold nothing to derive them from again, so
+ * reindex leaves them as they are.
+ */
+export const IMPORTED_FROM_CASSETTE = 'tapedeck.cassette.id';
+
 export function hexToBytes(hex: string): Buffer {
   return Buffer.from(hex, 'hex');
 }

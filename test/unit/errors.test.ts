@@ -28,6 +28,7 @@ const rows: [ErrorType, number, GrpcStatus, boolean, number | null, boolean][] =
   ['tool_unreadable', 409, GrpcStatus.FAILED_PRECONDITION, false, null, true],
   ['replay_exhausted', 410, GrpcStatus.OUT_OF_RANGE, false, null, false],
   ['tools_exhausted', 410, GrpcStatus.OUT_OF_RANGE, false, null, false],
+  ['cassette_refused', 409, GrpcStatus.FAILED_PRECONDITION, false, null, true],
   ['busy', 429, GrpcStatus.UNAVAILABLE, true, 1, false],
   ['too_many_replays', 429, GrpcStatus.UNAVAILABLE, true, 60, false],
   ['unavailable', 503, GrpcStatus.UNAVAILABLE, true, 1, false],

@@ -171,7 +171,7 @@ describe('model calls through a replay', () => {
     expect(plain.body.choices[0].message.tool_calls[0].id).toBe('call_7w50k7Zc7pEwJE9VM3wenGVq');
   });
 
-  it('reports status: served, remaining, diverged, calls with step, matched and at_ns, exhausted calls, unreadable tool steps, expiry', async () => {
+  it('reports status: served, remaining, diverged, calls with step, matched and at_ns, exhausted calls, unreadable tool steps, expiry, playback', async () => {
     const t = testApp();
     const created = (await t.create(weather.tape.run)).body;
     const at = t.clock.ns;
@@ -179,7 +179,7 @@ describe('model calls through a replay', () => {
     const r = await t.call('GET', `/v1/replays/${created.id}`);
     expect(r.status).toBe(200);
     expect(r.text).toBe(
-      `{"calls":[{"at_ns":${at},"matched":true,"step":0}],"diverged":null,"exhausted_calls":0,"expires_at_ns":${at + 3_600_000_000_000n},"id":"${created.id}","mode":"strict","remaining":1,"run":"${weather.tape.run}","served":1,"unreadable_tool_steps":[]}`,
+      `{"calls":[{"at_ns":${at},"matched":true,"step":0}],"diverged":null,"exhausted_calls":0,"expires_at_ns":${at + 3_600_000_000_000n},"id":"${created.id}","mode":"strict","playback":{"paused":false,"speed":1,"timing":"fast"},"remaining":1,"run":"${weather.tape.run}","served":1,"unreadable_tool_steps":[]}`,
     );
   });
 });
