@@ -4,7 +4,8 @@
  * matches none is reported as not-in-allowed. docs/architecture.md describes the layers.
  *
  *   entry        index.ts, server.ts, cli/
- *   transports   ingest's receivers (HTTP, gRPC, admission, body and its decoding), exporter/, api/
+ *   transports   ingest's receivers (HTTP, gRPC, admission, body and its decoding), exporter/, api/,
+ *                mcp/ (the MCP tools: read features only, never replay/)
  *   composition  open-store.ts: the database, payload store and deriving, wired from config
  *   read side    cassettes/, diff/, recall/ (search), replay/, runs/   beside  ingest (ingest.ts, write-spans.ts)
  *                                                                       derive/
@@ -21,6 +22,7 @@ const LAYERS = {
   receivers: '^src/ingest/(http-receiver|grpc-receiver|admission|body|content-decoder|zstd-frames|decode-bounded)[.]ts$',
   exporter: '^src/exporter/',
   api: '^src/api/',
+  mcp: '^src/mcp/',
   composition: '^src/open-store[.]ts$',
   cassettes: '^src/cassettes/',
   diff: '^src/diff/',
@@ -48,7 +50,10 @@ const MAY_IMPORT = {
   entry: Object.keys(LAYERS),
   receivers: ['ingest', 'http', 'auth', 'shared'],
   exporter: ['ingest', 'composition', 'shared'],
-  api: ['composition', 'cassettes', 'diff', 'recall', 'replay', 'runs', ...READ],
+  api: ['composition', 'cassettes', 'mcp', 'diff', 'recall', 'replay', 'runs', ...READ],
+  // No replay: a model under test that could create a replay would let stored telemetry
+  // choose which recording its next run is fed (docs/mcp.md).
+  mcp: ['diff', 'recall', 'runs', ...READ],
   composition: ['ingest', 'derive', ...READ],
   // a cassette is a portable copy of stored tapes: it reads and writes the tapes layer only;
   // replaying one is wired by the entry layer (cli/, testing/), not by importing replay/

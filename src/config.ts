@@ -50,6 +50,8 @@ export interface Config {
    * (recall/recall-indexer.ts): ingest goes first until then.
    */
   recallMaxLagMs: number;
+  /** serve the MCP tools over streamable HTTP at /mcp (docs/mcp.md) */
+  mcp: boolean;
 }
 
 export const defaultConfig: Readonly<Config> = Object.freeze({
@@ -73,6 +75,7 @@ export const defaultConfig: Readonly<Config> = Object.freeze({
   shutdownGraceMs: 10_000,
   derive: true,
   recallMaxLagMs: 30_000,
+  mcp: false,
 });
 
 export class ConfigError extends Error {
@@ -107,6 +110,7 @@ export const settings = [
   { key: 'shutdownGraceMs', env: 'TAPEDECK_SHUTDOWN_GRACE_MS', flag: '--shutdown-grace-ms' },
   { key: 'derive', env: 'TAPEDECK_DERIVE', flag: '--derive' },
   { key: 'recallMaxLagMs', env: 'TAPEDECK_RECALL_MAX_LAG_MS', flag: '--recall-max-lag-ms' },
+  { key: 'mcp', env: 'TAPEDECK_MCP', flag: '--mcp' },
 ] as const satisfies readonly { key: keyof Config; env: string; flag: string }[];
 
 type RawSettings = Partial<Record<keyof Config, string | undefined>>;
@@ -149,7 +153,7 @@ const integerBounds: Partial<Record<keyof Config, [number, number]>> = {
 const switchWords: Record<string, boolean> = { on: true, true: true, '1': true, off: false, false: false, '0': false };
 
 function parseSetting(key: keyof Config, name: string, raw: string): unknown {
-  if (key === 'derive') {
+  if (key === 'derive' || key === 'mcp') {
     const on = switchWords[raw.trim().toLowerCase()];
     if (on === undefined) throw new ConfigError(name, `expected on or off, got ${JSON.stringify(raw)}`);
     return on;

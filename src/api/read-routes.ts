@@ -19,13 +19,15 @@ import { createRunRoutes } from './run-routes.js';
 import { createCassetteRoutes } from '../cassettes/routes.js';
 import { createReplayRoutes, defaultReplaySettings } from '../replay/index.js';
 import { PayloadIntegrityError } from '../payloads/payload-store.js';
+import { createMcpRoutes } from '../mcp/routes.js';
+import { tapedeckVersion } from '../mcp/version.js';
 import { createRequestSlots, requestSlotsFor, WAITING_PER_SLOT } from '../http/request-slots.js';
 
 const MAX_RUNS_PAGE = 1000;
 const DEFAULT_RUNS_PAGE = 50;
 
 /** The read API's paths: what --read-concurrency bounds. */
-const READ_PATHS = /^\/v1\/(tapes|runs|diff|recall|datasets)(\/|$)/;
+const READ_PATHS = /^\/v1\/(tapes|runs|diff|recall|datasets)(\/|$)|^\/mcp$/;
 
 /**
  * The read and replay routes, behind their concurrency bounds (--read-concurrency,
@@ -106,5 +108,16 @@ export function createReadRoutes(store: Store, config: Config): Hono[] {
     { queryDeadlineMs: config.queryDeadlineMs },
   );
 
-  return [bounds, app, createRunRoutes(store, config), createCassetteRoutes(store), diff, recall, mounted];
+  const mcp = config.mcp
+    ? [
+        createMcpRoutes(store, {
+          queryDeadlineMs: config.queryDeadlineMs,
+          tapeMaxBytes: config.tapeMaxBytes,
+          tenant,
+          version: tapedeckVersion(),
+        }),
+      ]
+    : [];
+
+  return [bounds, app, createRunRoutes(store, config), createCassetteRoutes(store), diff, recall, mounted, ...mcp];
 }

@@ -11,7 +11,10 @@
  *   (runs/dataset.ts). `since`/`until`: ISO 8601 or Unix ns, on the run's start, until
  *   exclusive; outcome defaults to success. `&summary=true` answers the counts instead, as
  *   JSON: `{considered, exported, skipped: {reason: n}}` for the same filters.
- * Reconstruct, tree and summary spend one `--query-deadline-ms` budget (400
+ * - `GET /v1/runs/{run}/forks?limit=`: the runs forked from it and the step where each parted
+ *   (runs/fork-runs.ts; docs/forks.md), earliest first, at most limit (default 100, at most
+ *   1000), `truncated` past it. 404 when there is no such run.
+ * Reconstruct, tree, forks and summary spend one `--query-deadline-ms` budget (400
  * `deadline_exceeded` past it). The JSONL stream is an export: it is not cut by the budget,
  * holds one page of runs and one tape at a time, and stops when the client goes away.
  */
@@ -22,6 +25,8 @@ import type { Store } from '../open-store.js';
 import { chatDatasetLines, emptySummary, summarizeChatDataset, type DatasetFilter } from '../runs/dataset.js';
 import { datasetFilterOf, DatasetFilterError } from '../runs/dataset-filter.js';
 import { reconstructStoredRun } from '../runs/run-service.js';
+import { readForkRuns } from '../runs/fork-runs.js';
+import { getRun } from '../tapes/run-reader.js';
 import { buildRunTree, DEFAULT_TREE_LIMITS, TREE_LIMIT_CEILINGS, type TreeLimits } from '../runs/tree.js';
 import { deadlineOf, requestDeadline } from '../http/deadline-middleware.js';
 import { jsonResponse } from '../http/json-response.js';
@@ -42,6 +47,16 @@ export function createRunRoutes(store: Store, config: Config): Hono {
     );
     if (!rec) throw new ApiError('not_found', `no run ${JSON.stringify(run)}`);
     return jsonResponse(rec);
+  });
+
+  app.get('/v1/runs/:run/forks', withDeadline, async (c) => {
+    const run = storedRunId(c.req.param('run'));
+    const limit = parseLimit(c.req.query('limit'), 'limit', { fallback: 100, min: 1, max: 1000 });
+    const { signal } = deadlineOf(c);
+    if (!(await getRun(store.db, tenant, run, { signal })))
+      throw new ApiError('not_found', `no run ${JSON.stringify(run)}`);
+    const page = await readForkRuns(store.db, tenant, run, limit, { signal });
+    return jsonResponse({ run, ...page });
   });
 
   app.get('/v1/runs/:run/tree', withDeadline, async (c) => {

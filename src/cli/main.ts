@@ -13,6 +13,7 @@ import { registerCompareCommands } from './compare-commands.js';
 import { registerRunCommands } from './run-commands.js';
 import { registerCassetteCommands } from './cassette-commands.js';
 import { registerReplayCommand } from './replay-command.js';
+import { registerMcp } from './mcp.js';
 import { CliError, EXIT } from './cli-error.js';
 
 export function buildProgram(): Command {
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
   registerRunCommands(program);
   registerCassetteCommands(program);
   registerReplayCommand(program);
+  registerMcp(program);
   return program;
 }
 

@@ -80,6 +80,7 @@ export function registerServe(program: Command): void {
         'derive steps and runs as spans arrive; off: spans only, until `tapedeck reindex` (env TAPEDECK_DERIVE, default on)',
       ),
     )
+    .addOption(new Option('--mcp', 'serve the MCP tools at /mcp over streamable HTTP (env TAPEDECK_MCP=on)'))
     .action(async (options: Record<string, string>) => {
       // V8 lets the heap grow up to 4x what survived the last full collection before it
       // collects again; an export request's decoded batch survives its awaits, so under load
@@ -99,6 +100,7 @@ export function registerServe(program: Command): void {
           `  OTLP/gRPC   ${running.host}:${running.grpcPort}`,
           `  OTLP/HTTP   http://${shown}:${running.httpPort}/v1/traces  (and /v1/logs)`,
           `  API         http://${shown}:${running.httpPort}/v1/runs`,
+          ...(config.mcp ? [`  MCP         http://${shown}:${running.httpPort}/mcp`] : []),
           `  data        ${running.dataLocation}`,
           ...(config.derive
             ? []
