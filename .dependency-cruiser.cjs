@@ -6,6 +6,7 @@
  *   entry        index.ts, server.ts, cli/
  *   transports   ingest's receivers (HTTP, gRPC, admission, body and its decoding), exporter/, api/,
  *                mcp/ (the MCP tools: read features only, never replay/)
+ *   erasure      erasure/: erasing and retention delete from the store; replays hear of erasures
  *   composition  open-store.ts: the database, payload store and deriving, wired from config
  *   read side    cassettes/, diff/, recall/ (search), replay/, runs/   beside  ingest (ingest.ts, write-spans.ts)
  *                                                                       derive/
@@ -23,6 +24,7 @@ const LAYERS = {
   exporter: '^src/exporter/',
   api: '^src/api/',
   mcp: '^src/mcp/',
+  erasure: '^src/erasure/',
   composition: '^src/open-store[.]ts$',
   cassettes: '^src/cassettes/',
   diff: '^src/diff/',
@@ -50,10 +52,14 @@ const MAY_IMPORT = {
   entry: Object.keys(LAYERS),
   receivers: ['ingest', 'http', 'auth', 'shared'],
   exporter: ['ingest', 'composition', 'shared'],
-  api: ['composition', 'cassettes', 'mcp', 'diff', 'recall', 'replay', 'runs', ...READ],
+
   // No replay: a model under test that could create a replay would let stored telemetry
   // choose which recording its next run is fed (docs/mcp.md).
   mcp: ['diff', 'recall', 'runs', ...READ],
+  api: ['composition', 'cassettes', 'mcp', 'erasure', 'diff', 'recall', 'replay', 'runs', ...READ],
+  // Erasure deletes what the read side reads (tapes/, recall's index, payloads) and tells
+  // replay/ of it through the interface replay declares; nothing below imports it.
+  erasure: ['replay', ...READ],
   composition: ['ingest', 'derive', ...READ],
   // a cassette is a portable copy of stored tapes: it reads and writes the tapes layer only;
   // replaying one is wired by the entry layer (cli/, testing/), not by importing replay/

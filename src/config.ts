@@ -52,6 +52,13 @@ export interface Config {
   recallMaxLagMs: number;
   /** serve the MCP tools over streamable HTTP at /mcp (docs/mcp.md) */
   mcp: boolean;
+  /**
+   * Spans that ended longer ago than this (milliseconds) are deleted, continuously
+   * (erasure/retention.ts); null keeps everything. Per tenant, retentionTenants overrides it.
+   */
+  retentionMs: number | null;
+  /** per tenant ('' for no tenant): a bound in milliseconds, or null to keep everything */
+  retentionTenants: ReadonlyMap<string, number | null>;
 }
 
 export const defaultConfig: Readonly<Config> = Object.freeze({
@@ -76,6 +83,8 @@ export const defaultConfig: Readonly<Config> = Object.freeze({
   derive: true,
   recallMaxLagMs: 30_000,
   mcp: false,
+  retentionMs: null,
+  retentionTenants: new Map(),
 });
 
 export class ConfigError extends Error {
@@ -111,6 +120,8 @@ export const settings = [
   { key: 'derive', env: 'TAPEDECK_DERIVE', flag: '--derive' },
   { key: 'recallMaxLagMs', env: 'TAPEDECK_RECALL_MAX_LAG_MS', flag: '--recall-max-lag-ms' },
   { key: 'mcp', env: 'TAPEDECK_MCP', flag: '--mcp' },
+  { key: 'retentionMs', env: 'TAPEDECK_RETENTION', flag: '--retention' },
+  { key: 'retentionTenants', env: 'TAPEDECK_RETENTION_TENANTS', flag: '--retention-tenants' },
 ] as const satisfies readonly { key: keyof Config; env: string; flag: string }[];
 
 type RawSettings = Partial<Record<keyof Config, string | undefined>>;
@@ -153,6 +164,13 @@ const integerBounds: Partial<Record<keyof Config, [number, number]>> = {
 const switchWords: Record<string, boolean> = { on: true, true: true, '1': true, off: false, false: false, '0': false };
 
 function parseSetting(key: keyof Config, name: string, raw: string): unknown {
+  if (key === 'retentionMs' || key === 'retentionTenants') {
+    try {
+      return key === 'retentionMs' ? parseRetention(raw) : parseTenantRetention(raw);
+    } catch (error) {
+      throw new ConfigError(name, (error as Error).message);
+    }
+  }
   if (key === 'derive' || key === 'mcp') {
     const on = switchWords[raw.trim().toLowerCase()];
     if (on === undefined) throw new ConfigError(name, `expected on or off, got ${JSON.stringify(raw)}`);
@@ -180,6 +198,33 @@ function parseSetting(key: keyof Config, name: string, raw: string): unknown {
   if (key === 'host' && /\s/.test(raw))
     throw new ConfigError(name, `not a host name or address: ${JSON.stringify(raw)}`);
   return raw;
+}
+
+const MS_PER = { d: 86_400_000, h: 3_600_000, m: 60_000 } as const;
+
+/** A retention bound: "30d", "12h", "90m" → milliseconds; "off" → null (keep everything). */
+export function parseRetention(raw: string): number | null {
+  const text = raw.trim().toLowerCase();
+  if (text === 'off') return null;
+  const match = /^(\d{1,6})([dhm])$/.exec(text);
+  if (!match || Number(match[1]) === 0)
+    throw new RangeError(`expected a duration such as 30d, 12h or 90m, or off; got ${JSON.stringify(raw)}`);
+  return Number(match[1]) * MS_PER[match[2] as keyof typeof MS_PER];
+}
+
+/**
+ * Per-tenant retention: "t1=7d,t2=90d,t3=off"; "=7d" is spans stored without a tenant. A
+ * tenant's name may hold "=": the last one splits.
+ */
+export function parseTenantRetention(raw: string): Map<string, number | null> {
+  const out = new Map<string, number | null>();
+  for (const entry of raw.split(',').map((e) => e.trim())) {
+    if (entry === '') continue;
+    const at = entry.lastIndexOf('=');
+    if (at < 0) throw new RangeError(`expected tenant=duration, got ${JSON.stringify(entry)}`);
+    out.set(entry.slice(0, at).trim(), parseRetention(entry.slice(at + 1)));
+  }
+  return out;
 }
 
 /** Hides a password in a database URL before it reaches a message or a log. */

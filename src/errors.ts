@@ -73,6 +73,8 @@ export const errorTable = {
   // Cassettes: a run that cannot be exported whole (too long, an unreadable payload, over the
   // size policy); the same request will not succeed until the run changes.
   cassette_refused: permanentConflict,
+  // A replay withdrawn by an erasure: it answers this until it would have expired.
+  replay_erased: { http: 410, grpc: GrpcCode.NOT_FOUND, retryable: false },
   // Transient: come back later.
   busy: { http: 429, grpc: GrpcCode.UNAVAILABLE, retryable: true, retryAfterSeconds: 1 },
   too_many_replays: { http: 429, grpc: GrpcCode.UNAVAILABLE, retryable: true, retryAfterSeconds: 60 },

@@ -25,6 +25,8 @@ import { createApp } from './api/app.js';
 import { createReadRoutes } from './api/read-routes.js';
 import { isSchemaCurrent } from './store/migrate.js';
 import { RecallIndexer } from './recall/recall-indexer.js';
+import { PayloadPurge } from './erasure/purge.js';
+import { DEFAULT_BATCH_SPANS, DEFAULT_INTERVAL_MS, DEFAULT_SWEEP_ROWS, RetentionWorker } from './erasure/retention.js';
 
 export interface RunningTapedeck {
   host: string;
@@ -74,13 +76,20 @@ export async function startTapedeck(
     maxLagMs: config.recallMaxLagMs,
     logger,
   });
+  // Payloads erasures and retention leave to purge; retention when a bound is set.
+  const purge = new PayloadPurge(store.db, store.payloads, logger);
+  const retention = retentionOf(config, store, logger, () => purge.wake());
+  const background = { indexer, purge, retention };
   let http: ServerType | undefined;
   let grpcServer: grpc.Server | undefined;
   try {
     const receiverDeps = { ingest: store.ingest, admission, logger };
     const app = createApp({
       logger,
-      routes: [createOtlpHttpRoutes(receiverDeps, config), ...createReadRoutes(store, config)],
+      routes: [
+        createOtlpHttpRoutes(receiverDeps, config),
+        ...createReadRoutes(store, config, { logger, onErasure: () => purge.wake() }),
+      ],
       async ready() {
         try {
           await store.db.ping();
@@ -103,6 +112,8 @@ export async function startTapedeck(
     // A spans-only receiver (--derive off) writes no steps, and leaves indexing those of other
     // receivers sharing the database to them: its CPU is for the spans it must keep up with.
     if (config.derive && options.recallIndexer !== false) indexer.start();
+    purge.start();
+    retention?.start();
 
     let closing: Promise<void> | undefined;
     return {
@@ -112,12 +123,12 @@ export async function startTapedeck(
       dataLocation: config.databaseUrl ? redact(config.databaseUrl) : path.join(config.dataDir, 'pglite'),
       store,
       close() {
-        closing ??= shutdown(http, grpcServer, store, indexer, admission.drained(), config.shutdownGraceMs, logger);
+        closing ??= shutdown(http, grpcServer, store, background, admission.drained(), config.shutdownGraceMs, logger);
         return closing;
       },
     };
   } catch (error) {
-    await shutdown(http, grpcServer, store, indexer, Promise.resolve(), 0, logger).catch(() => {});
+    await shutdown(http, grpcServer, store, background, Promise.resolve(), 0, logger).catch(() => {});
     throw error;
   }
 }
@@ -140,6 +151,24 @@ export function httpTimeouts(config: Pick<Config, 'queueTimeoutMs' | 'bodyTimeou
     keepAliveTimeout: 65_000,
     connectionsCheckingInterval: 1_000,
   };
+}
+
+/** The retention worker, when --retention or a tenant's override sets a bound. */
+function retentionOf(config: Config, store: Store, logger: Logger, onPayloads: () => void): RetentionWorker | null {
+  const bounded = config.retentionMs !== null || [...config.retentionTenants.values()].some((ms) => ms !== null);
+  if (!bounded) return null;
+  return new RetentionWorker(
+    store.db,
+    {
+      defaultMs: config.retentionMs,
+      tenantsMs: config.retentionTenants,
+      batchSpans: DEFAULT_BATCH_SPANS,
+      sweepRows: DEFAULT_SWEEP_ROWS,
+      intervalMs: DEFAULT_INTERVAL_MS,
+    },
+    logger,
+    onPayloads,
+  );
 }
 
 /**
@@ -166,13 +195,17 @@ async function shutdown(
   http: ServerType | undefined,
   grpcServer: grpc.Server | undefined,
   store: Store,
-  indexer: RecallIndexer,
+  background: { indexer: RecallIndexer; purge: PayloadPurge; retention: RetentionWorker | null },
   drained: Promise<void>,
   graceMs: number,
   logger: Logger,
 ): Promise<void> {
   // The row being indexed is finished (committed) rather than cut off; the rest wait for the next start.
-  const indexerStopped = indexer.stop();
+  const indexerStopped = Promise.all([
+    background.indexer.stop(),
+    background.purge.stop(),
+    background.retention?.stop(),
+  ]);
   const httpClosed = http ? new Promise<void>((resolve) => http!.close(() => resolve())) : Promise.resolve();
   // close() ends the keep-alive connections idle at that moment only; one whose request
   // finishes while draining would hold the close until its keep-alive timeout (5 s).

@@ -22,6 +22,17 @@ import { PayloadIntegrityError } from '../payloads/payload-store.js';
 import { createMcpRoutes } from '../mcp/routes.js';
 import { tapedeckVersion } from '../mcp/version.js';
 import { createRequestSlots, requestSlotsFor, WAITING_PER_SLOT } from '../http/request-slots.js';
+import { ErasureFeed } from '../erasure/erasure-feed.js';
+import { createErasureRoutes } from '../erasure/routes.js';
+import { type Logger, silentLogger } from '../logger.js';
+
+export interface ReadRouteOptions {
+  /** erasures recorded here reach the replays held here through it */
+  feed?: ErasureFeed;
+  logger?: Logger;
+  /** runs after each erasure is recorded (wakes the payload purge) */
+  onErasure?: () => void;
+}
 
 const MAX_RUNS_PAGE = 1000;
 const DEFAULT_RUNS_PAGE = 50;
@@ -34,7 +45,8 @@ const READ_PATHS = /^\/v1\/(tapes|runs|diff|recall|datasets)(\/|$)|^\/mcp$/;
  * --replay-concurrency; http/request-slots.ts). The first group holds only the bounds, so
  * they run before any handler of these routes; other paths pass through.
  */
-export function createReadRoutes(store: Store, config: Config): Hono[] {
+export function createReadRoutes(store: Store, config: Config, options: ReadRouteOptions = {}): Hono[] {
+  const feed = options.feed ?? new ErasureFeed();
   const slotSettings = (kind: string, setting: string, concurrency: number) => ({
     kind,
     setting,
@@ -97,6 +109,7 @@ export function createReadRoutes(store: Store, config: Config): Hono[] {
           if (error instanceof PayloadIntegrityError) return undefined;
           throw error;
         }),
+      erasures: feed,
     },
     { ...defaultReplaySettings, tapeMaxBytes: config.tapeMaxBytes, bodyTimeoutMs: config.bodyTimeoutMs },
   );
@@ -119,5 +132,23 @@ export function createReadRoutes(store: Store, config: Config): Hono[] {
       ]
     : [];
 
-  return [bounds, app, createRunRoutes(store, config), createCassetteRoutes(store), diff, recall, mounted, ...mcp];
+  const erasures = createErasureRoutes({
+    db: store.db,
+    payloads: store.payloads,
+    feed,
+    logger: options.logger ?? silentLogger(),
+    onRecorded: options.onErasure,
+  });
+
+  return [
+    bounds,
+    app,
+    createRunRoutes(store, config),
+    createCassetteRoutes(store),
+    diff,
+    recall,
+    mounted,
+    erasures,
+    ...mcp,
+  ];
 }

@@ -76,6 +76,18 @@ export function registerServe(program: Command): void {
     )
     .addOption(
       new Option(
+        '--retention <age>',
+        'delete spans that ended longer ago than this: 30d, 12h, 90m, or off (env TAPEDECK_RETENTION, default off)',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--retention-tenants <list>',
+        'per-tenant retention, e.g. t1=7d,t2=90d,t3=off (env TAPEDECK_RETENTION_TENANTS)',
+      ),
+    )
+    .addOption(
+      new Option(
         '--derive <on|off>',
         'derive steps and runs as spans arrive; off: spans only, until `tapedeck reindex` (env TAPEDECK_DERIVE, default on)',
       ),

@@ -10,6 +10,11 @@
  * same for the operator view, a flat figure for bound credentials). A snapshot larger than a
  * whole share can never be held: 409, as soon as building passes the share. A live replay is
  * never evicted to make room; expired ones are forgotten lazily.
+ *
+ * A replay withdrawn by an erasure leaves the live ones at once (its place and memory are
+ * free again) and keeps answering 410 until it would have expired, among withdrawn replays
+ * bounded on their own: past a share's or the registry's bound, the one closest to expiring
+ * is forgotten (its id then answers 404).
  */
 import { ApiError } from '../errors.js';
 import { refusal } from './errors.js';
@@ -25,6 +30,7 @@ export interface Held {
 
 interface Share {
   live: Set<Held>;
+  withdrawn: Set<Held>;
   pending: number;
   bytes: number;
 }
@@ -33,6 +39,7 @@ export class ReplayRegistry<R extends Held> {
   private readonly replays = new Map<string, R>();
   private readonly shares = new Map<string, Share>();
   private pendingTotal = 0;
+  private withdrawnTotal = 0;
   private bytesTotal = 0;
   private earliestExpiryNs: bigint | null = null;
 
@@ -53,6 +60,32 @@ export class ReplayRegistry<R extends Held> {
   get(id: string): R | undefined {
     this.sweep();
     return this.replays.get(id);
+  }
+
+  /** The live replays (not withdrawn, maybe expired), for checking them against an erasure. */
+  live(): R[] {
+    return [...this.replays.values()].filter((r) => this.shares.get(r.shareKey)?.live.has(r));
+  }
+
+  /** Moves a live replay to the withdrawn ones, freeing its place and memory at once. */
+  withdraw(replay: R): void {
+    const share = this.share(replay.shareKey);
+    if (!share.live.delete(replay)) return;
+    share.bytes -= replay.chargedBytes;
+    this.bytesTotal -= replay.chargedBytes;
+    replay.chargedBytes = 0;
+    share.withdrawn.add(replay);
+    this.withdrawnTotal++;
+    if (share.withdrawn.size > this.settings.shareMaxWithdrawn) this.forgetSoonest([...share.withdrawn]);
+    if (this.withdrawnTotal > this.settings.totalMaxWithdrawn)
+      this.forgetSoonest([...this.shares.values()].flatMap((s) => [...s.withdrawn]));
+  }
+
+  private forgetSoonest(withdrawn: Held[]): void {
+    const soonest = withdrawn.reduce((a, b) => (b.expiresNs < a.expiresNs ? b : a));
+    this.replays.delete(soonest.id);
+    this.share(soonest.shareKey).withdrawn.delete(soonest);
+    this.withdrawnTotal--;
   }
 
   /** Claims one place in the share and the registry; throws 429 when either is full. */
@@ -141,7 +174,7 @@ export class ReplayRegistry<R extends Held> {
   private share(key: string): Share {
     let s = this.shares.get(key);
     if (!s) {
-      s = { live: new Set(), pending: 0, bytes: 0 };
+      s = { live: new Set(), withdrawn: new Set(), pending: 0, bytes: 0 };
       this.shares.set(key, s);
     }
     return s;
@@ -156,9 +189,10 @@ export class ReplayRegistry<R extends Held> {
         this.replays.delete(r.id);
         const share = this.share(r.shareKey);
         share.live.delete(r);
+        if (share.withdrawn.delete(r)) this.withdrawnTotal--;
         share.bytes -= r.chargedBytes;
         this.bytesTotal -= r.chargedBytes;
-        if (share.live.size === 0 && share.pending === 0) this.shares.delete(r.shareKey);
+        if (share.live.size === 0 && share.pending === 0 && share.withdrawn.size === 0) this.shares.delete(r.shareKey);
       } else if (earliest === null || r.expiresNs < earliest) {
         earliest = r.expiresNs;
       }

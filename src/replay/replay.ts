@@ -37,6 +37,8 @@ export interface ReplayInit {
   callLogEntries: number;
   /** how streams are paced (default: fast) */
   playback?: Playback;
+  /** the last erasure recorded before its tape was read (ErasureWatch.latest) */
+  erasureSeq: bigint;
 }
 
 export class Replay implements Held {
@@ -48,11 +50,15 @@ export class Replay implements Held {
   explanations = 0;
   readonly calls: CallRecord[] = [];
   diverged: Divergence | null = null;
+  /** erasures up to this number were checked against what it holds */
+  erasureSeq: bigint;
+  /** the erasure that withdrew it, or null while it is live */
+  withdrawnBy: string | null = null;
   private readonly toolServed = new Set<number>();
   private turn: Promise<void> = Promise.resolve();
 
   readonly id: string;
-  readonly snapshot: Snapshot;
+  snapshot: Snapshot;
   readonly shareKey: string;
   readonly tenant: string | null;
   readonly readTenant: string | null;
@@ -69,6 +75,19 @@ export class Replay implements Held {
     this.expiresNs = init.expiresNs;
     this.callLogEntries = init.callLogEntries;
     this.playback = init.playback ?? new Playback();
+    this.erasureSeq = init.erasureSeq;
+  }
+
+  /** Withdrawn by an erasure: its content is dropped; every later call answers 410. */
+  withdraw(erasureId: string): void {
+    this.withdrawnBy = erasureId;
+    const s = this.snapshot;
+    this.snapshot = {
+      ...s,
+      llm: [],
+      tools: [],
+      held: { tenant: s.held.tenant, run: s.held.run, traces: new Set(), spans: new Set(), payloads: new Set() },
+    };
   }
 
   expiredAt(now: bigint): boolean {

@@ -9,6 +9,7 @@
  *   *    /:id/...                            anything else under a base URL: 400
  * The credential is Authorization: Bearer, else x-api-key (what the Anthropic SDKs send);
  * any anthropic-version is accepted. Nothing here makes an outbound request.
+ * A replay holding what an erasure covers is withdrawn: every call answers 410 replay_erased.
  */
 import { randomBytes } from 'node:crypto';
 import { Hono, type Context } from 'hono';
@@ -39,6 +40,23 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
   const registry = new ReplayRegistry<Replay>(s, now);
   const ctx: CallContext = { deps, settings: s, now };
   const app = new Hono();
+  const erasures = deps.erasures;
+
+  /** Withdraws the replay when an erasure since its last check covers what it holds. */
+  function checkErasures(replay: Replay): void {
+    if (!erasures || replay.withdrawnBy !== null || erasures.latest <= replay.erasureSeq) return;
+    const latest = erasures.latest;
+    const by = erasures.covering(replay.erasureSeq, replay.snapshot.held);
+    replay.erasureSeq = latest;
+    if (by !== null) {
+      replay.withdraw(by);
+      registry.withdraw(replay);
+    }
+  }
+  // At once, so a withdrawn replay frees its place and memory without waiting for a call.
+  erasures?.subscribe(() => {
+    for (const replay of registry.live()) checkErasures(replay);
+  });
 
   // A call's time runs from when its request line and headers were read. Errors thrown
   // here are rendered by the application's onError (http/error-response.ts).
@@ -69,6 +87,14 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
     if (!replay || (principal.bound && replay.tenant !== principal.tenant)) {
       throw new ApiError('not_found', `no live replay ${JSON.stringify(id)} (replays live one hour, in memory)`);
     }
+    checkErasures(replay);
+    if (replay.withdrawnBy !== null) {
+      throw new ApiError(
+        'replay_erased',
+        `replay ${replay.id} was withdrawn: erasure ${replay.withdrawnBy} covers what it held`,
+        { extra: { erasure: replay.withdrawnBy } },
+      );
+    }
     return replay;
   }
 
@@ -88,6 +114,8 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
       const reservation = registry.reserve(shareKey, principal.bound);
       try {
         const readTenant = principal.bound ? principal.tenant : null;
+        // Before the read: an erasure recorded while the tape is read is checked against it.
+        const erasureSeq = erasures?.latest ?? 0n;
         const tape = await deps.loadTape(run, readTenant);
         if (!tape) throw new ApiError('not_found', `no run ${JSON.stringify(run)}`);
         const snapshot = await buildSnapshot(tape, deps, { mode, settings: s, charge: (n) => reservation.charge(n) });
@@ -102,7 +130,10 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
           expiresNs: createdNs + s.ttlNs,
           callLogEntries: s.callLogEntries,
           playback,
+          erasureSeq,
         });
+        checkErasures(replay);
+        if (replay.withdrawnBy !== null) throw new ApiError('not_found', `no run ${JSON.stringify(run)}`);
         reservation.commit(replay);
         const base = `${(deps.baseUrl?.(c.req.raw) ?? new URL(c.req.url).origin).replace(/\/$/, '')}${s.mountPath}/${id}`;
         return jsonResponse(

@@ -14,6 +14,28 @@ export interface Principal {
 /** Why an offloaded value could not be read, when the payload store can tell. */
 export type UnreadableReason = 'erased' | 'retention';
 
+/**
+ * What a replay holds, as erasures name it: the tenant and run it was read from, the traces
+ * and spans ("trace hex/span hex") of its steps, and the payloads its steps referenced.
+ */
+export interface HeldContent {
+  tenant: string;
+  run: string;
+  traces: ReadonlySet<string>;
+  spans: ReadonlySet<string>;
+  payloads: ReadonlySet<string>;
+}
+
+/** Erasures as replays see them (src/erasure/erasure-feed.ts). */
+export interface ErasureWatch {
+  /** the last erasure's number; 0n before any */
+  readonly latest: bigint;
+  /** the id of the first erasure numbered after `since` that covers `held`, or null */
+  covering(since: bigint, held: HeldContent): string | null;
+  /** listener runs once each erasure is recorded */
+  subscribe(listener: () => void): void;
+}
+
 export interface ReplayDeps {
   /** The run's tape as stored (references not resolved); undefined when the run is unknown. */
   loadTape(run: string, tenant: string | null): Promise<Tape | undefined>;
@@ -25,6 +47,8 @@ export interface ReplayDeps {
   firstChunkNs?(run: string, step: number): bigint | null;
   /** Wall clock in nanoseconds since the epoch. */
   now?: () => bigint;
+  /** Erasures recorded while replays live: a replay holding what one covers is withdrawn. */
+  erasures?: ErasureWatch;
   /** The origin base_urls are built on (e.g. "http://localhost:4318"); "" gives relative URLs. */
   baseUrl?(req: Request): string;
   /**
@@ -66,6 +90,9 @@ export interface ReplaySettings {
   maxExplanations: number;
   /** Retry-After for a bound credential refused by the whole-registry bound */
   boundRegistryRetryAfterSeconds: number;
+  /** withdrawn replays (their ids answer 410 replay_erased) kept per share, and in total */
+  shareMaxWithdrawn: number;
+  totalMaxWithdrawn: number;
 }
 
 const MiB = 1024 * 1024;
@@ -86,6 +113,8 @@ export const defaultReplaySettings: Readonly<ReplaySettings> = Object.freeze({
   maxExplanations: 8,
   // a bound credential has no business learning when another tenant's replay expires
   boundRegistryRetryAfterSeconds: 60,
+  shareMaxWithdrawn: 64,
+  totalMaxWithdrawn: 1024,
 });
 
 /** Nanosecond wall clock: Date.now anchored once, hrtime for resolution. */

@@ -15,10 +15,10 @@ import { digestOf } from '../json/canonical.js';
 import { type RequestOptions, requestIdentity, requestOptionsOf } from '../normalize/request-options.js';
 import { type Answer, readAnswer } from './answer.js';
 import { refusal } from './errors.js';
-import { describeUnreadable, PayloadReader, UnreadableValue } from './payload-refs.js';
+import { describeUnreadable, isRef, PayloadReader, UnreadableValue } from './payload-refs.js';
 import { readRecordedPrompt } from './recorded-prompt.js';
 import { usableName } from './request-shapes.js';
-import type { ReplayDeps, ReplaySettings } from './settings.js';
+import type { HeldContent, ReplayDeps, ReplaySettings } from './settings.js';
 
 export type ReplayMode = 'strict' | 'loose';
 
@@ -57,6 +57,8 @@ export interface Snapshot {
   llm: LlmEntry[];
   tools: ToolEntry[];
   unreadableToolSteps: number[];
+  /** what erasures are checked against (replay.ts drops it with the rest when withdrawn) */
+  held: HeldContent;
 }
 
 /** Counted generously: UTF-16 strings with headers, objects and arrays with their slots. */
@@ -114,7 +116,9 @@ export async function buildSnapshot(
     llm: [],
     tools: [],
     unreadableToolSteps: [],
+    held: heldContentOf(tape),
   };
+  opts.charge(estimateBytes([...snap.held.traces, ...snap.held.spans, ...snap.held.payloads]));
 
   for (const step of tape.steps) {
     if (step.kind === 'llm') {
@@ -216,4 +220,22 @@ export function comparableOptions(got: RequestOptions, recorded: RequestOptions)
   for (const k of Object.keys(recorded) as (keyof RequestOptions)[])
     if (got[k] !== undefined) (out as Record<string, unknown>)[k] = got[k];
   return out;
+}
+
+/** The tenant, run, traces, spans and referenced payloads of the tape a replay is taken from. */
+function heldContentOf(tape: Tape): HeldContent {
+  const traces = new Set<string>();
+  const spans = new Set<string>();
+  const payloads = new Set<string>();
+  // offload leaves a reference as the whole value or after a message list's system messages
+  const refsOf = (v: JsonValue | null) => {
+    for (const item of Array.isArray(v) ? v : [v]) if (isRef(item)) payloads.add(item.$payload);
+  };
+  for (const step of tape.steps) {
+    traces.add(step.trace_id);
+    spans.add(`${step.trace_id}/${step.span_id}`);
+    refsOf(step.request);
+    refsOf(step.response);
+  }
+  return { tenant: tape.tenant ?? '', run: tape.run, traces, spans, payloads };
 }

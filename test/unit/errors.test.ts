@@ -29,6 +29,7 @@ const rows: [ErrorType, number, GrpcStatus, boolean, number | null, boolean][] =
   ['replay_exhausted', 410, GrpcStatus.OUT_OF_RANGE, false, null, false],
   ['tools_exhausted', 410, GrpcStatus.OUT_OF_RANGE, false, null, false],
   ['cassette_refused', 409, GrpcStatus.FAILED_PRECONDITION, false, null, true],
+  ['replay_erased', 410, GrpcStatus.NOT_FOUND, false, null, false],
   ['busy', 429, GrpcStatus.UNAVAILABLE, true, 1, false],
   ['too_many_replays', 429, GrpcStatus.UNAVAILABLE, true, 60, false],
   ['unavailable', 503, GrpcStatus.UNAVAILABLE, true, 1, false],

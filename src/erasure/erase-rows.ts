@@ -1,0 +1,182 @@
+/**
+ * @module erasure/erase-rows
+ * Deletes stored spans and everything derived from them, in the caller's transaction: the
+ * spans chosen into the temporary table erased_spans, their steps, their log records (and the
+ * records of their traces no remaining span claims), and recall's index rows that hold any of
+ * their steps, whose other steps go back to recall's backlog to be indexed again. Erasure
+ * (erasures.ts) and retention (retention.ts) both delete through here, so both leave the same
+ * store behind.
+ *
+ * Payloads are not deleted here: what comes back is the payloads the deleted steps referenced
+ * that no remaining step references, for the caller to purge after commit.
+ */
+import type { Queryable } from '../store/database.js';
+
+export interface DeletedCounts {
+  spans: number;
+  steps: number;
+  log_records: number;
+  recall_index_rows: number;
+  runs: number;
+}
+
+export interface ErasedRows {
+  counts: DeletedCounts;
+  /** payloads the deleted steps referenced and nothing left references */
+  unreferencedPayloads: string[];
+  /** runs left without a span, as "tenant\u0000run" */
+  runsGone: string[];
+  /** traces spans were deleted from, as "tenant\u0000trace hex" */
+  traces: string[];
+  /** the spans deleted, as "tenant\u0000trace hex/span hex", when at most LISTED_SPANS */
+  spans: string[];
+}
+
+/** Spans listed one by one for replays to check (a larger erasure is a run, trace or tenant). */
+const LISTED_SPANS = 10_000;
+
+/** Creates the temporary tables this transaction chooses spans (and steps to index again) into. */
+export async function prepareErasure(tx: Queryable): Promise<void> {
+  await tx.exec(`
+    CREATE TEMP TABLE erased_spans (
+      tenant text NOT NULL, trace_id bytea NOT NULL, span_id bytea NOT NULL, run_id text,
+      PRIMARY KEY (tenant, trace_id, span_id)) ON COMMIT DROP;
+    CREATE TEMP TABLE reindexed_steps (
+      tenant text NOT NULL, trace_id bytea NOT NULL, span_id bytea NOT NULL,
+      PRIMARY KEY (tenant, trace_id, span_id)) ON COMMIT DROP;
+    CREATE TEMP TABLE erased_refs (digest text NOT NULL) ON COMMIT DROP;`);
+}
+
+/** Chooses the spans `where` (over tapedeck_store.spans s) selects; returns how many. */
+export async function chooseSpans(
+  tx: Queryable,
+  where: string,
+  params: readonly unknown[],
+  limit?: number,
+): Promise<number> {
+  const rows = await tx.query<{ n: number | bigint }>(
+    `WITH chosen AS (
+       INSERT INTO erased_spans (tenant, trace_id, span_id, run_id)
+       SELECT s.tenant, s.trace_id, s.span_id, s.run_id FROM tapedeck_store.spans s
+        WHERE ${where}${limit === undefined ? '' : ` ORDER BY s.end_ns LIMIT ${Math.floor(limit)}`}
+       ON CONFLICT DO NOTHING RETURNING 1)
+     SELECT count(*) AS n FROM chosen`,
+    params,
+  );
+  return Number(rows[0].n);
+}
+
+/** Deletes the chosen spans and what derives from them; see the module comment. */
+export interface EraseOptions {
+  /** the chosen spans are this whole tenant: its log records and index rows go by tenant */
+  wholeTenant?: string;
+  /** false: recall's index rows are left for retention's sweep (retention.ts) */
+  sweepRecall?: boolean;
+}
+
+export async function eraseChosen(tx: Queryable, options: EraseOptions = {}): Promise<ErasedRows> {
+  const count = async (sql: string, params: readonly unknown[] = []) =>
+    Number((await tx.query<{ n: number | bigint }>(sql, params))[0].n);
+  const key = (a: string, b: string) =>
+    `${a}.tenant = ${b}.tenant AND ${a}.trace_id = ${b}.trace_id AND ${a}.span_id = ${b}.span_id`;
+
+  const traces = await tx.query<{ tenant: string; trace_id: string }>(
+    `SELECT DISTINCT tenant, encode(trace_id, 'hex') AS trace_id FROM erased_spans`,
+  );
+  const spanKeys = await tx.query<{ tenant: string; trace_id: string; span_id: string }>(
+    `SELECT tenant, encode(trace_id, 'hex') AS trace_id, encode(span_id, 'hex') AS span_id
+       FROM erased_spans WHERE (SELECT count(*) FROM erased_spans) <= ${LISTED_SPANS}`,
+  );
+  const recallRows = options.sweepRecall === false ? 0 : await dropRecallRows(tx, options.wholeTenant);
+  const spans = await count(
+    `WITH d AS (DELETE FROM tapedeck_store.spans s USING erased_spans e WHERE ${key('s', 'e')} RETURNING 1)
+     SELECT count(*) AS n FROM d`,
+  );
+  const steps = await count(
+    `WITH d AS (
+       DELETE FROM tapedeck_store.steps st USING erased_spans e WHERE ${key('st', 'e')}
+       RETURNING tapedeck_store.payload_ref_of(st.request) AS a, tapedeck_store.payload_ref_of(st.response) AS b),
+     r AS (INSERT INTO erased_refs (digest)
+           SELECT a FROM d WHERE a IS NOT NULL UNION SELECT b FROM d WHERE b IS NOT NULL)
+     SELECT count(*) AS n FROM d`,
+  );
+  // A trace's records that no remaining span claims (their span erased, or never stored).
+  const logRecords =
+    options.wholeTenant !== undefined
+      ? await count(
+          `WITH d AS (DELETE FROM tapedeck_store.logs l WHERE l.tenant = $1 RETURNING 1) SELECT count(*) AS n FROM d`,
+          [options.wholeTenant],
+        )
+      : await count(
+          `WITH t AS (SELECT DISTINCT tenant, trace_id FROM erased_spans),
+           d AS (DELETE FROM tapedeck_store.logs l USING t
+                  WHERE l.tenant = t.tenant AND l.trace_id = t.trace_id
+                    AND NOT EXISTS (SELECT 1 FROM tapedeck_store.spans s
+                                     WHERE s.tenant = l.tenant AND s.trace_id = l.trace_id AND s.span_id = l.span_id)
+                 RETURNING 1)
+           SELECT count(*) AS n FROM d`,
+        );
+  const runsGone = await tx.query<{ tenant: string; run_id: string }>(
+    `SELECT r.tenant, r.run_id FROM (SELECT DISTINCT tenant, run_id FROM erased_spans WHERE run_id IS NOT NULL) r
+      WHERE NOT EXISTS (SELECT 1 FROM tapedeck_store.spans s WHERE s.tenant = r.tenant AND s.run_id = r.run_id)`,
+  );
+  const payloads = await tx.query<{ digest: string }>(
+    `SELECT DISTINCT r.digest FROM erased_refs r
+      WHERE NOT EXISTS (SELECT 1 FROM tapedeck_store.steps st WHERE tapedeck_store.payload_ref_of(st.request) = r.digest)
+        AND NOT EXISTS (SELECT 1 FROM tapedeck_store.steps st WHERE tapedeck_store.payload_ref_of(st.response) = r.digest)
+      ORDER BY r.digest`,
+  );
+  return {
+    counts: { spans, steps, log_records: logRecords, recall_index_rows: recallRows, runs: runsGone.length },
+    unreferencedPayloads: payloads.map((p) => p.digest),
+    runsGone: runsGone.map((r) => `${r.tenant}\u0000${r.run_id}`),
+    traces: traces.map((t) => `${t.tenant}\u0000${t.trace_id}`),
+    spans: spanKeys.map((r) => `${r.tenant}\u0000${r.trace_id}/${r.span_id}`),
+  };
+}
+
+/**
+ * Recall's index rows holding a chosen span's step, or a step in reindexed_steps, are deleted;
+ * the other steps they held that still exist are recorded in recall's backlog, so the indexer
+ * writes them again (recall/backlog.ts). Until it has, recall indexes what waits before it
+ * answers, and never answers from a deleted step: it joins the spans it finds.
+ */
+async function dropRecallRows(tx: Queryable, wholeTenant: string | undefined): Promise<number> {
+  if (wholeTenant !== undefined) {
+    await tx.query('DELETE FROM tapedeck_store.recall_backlog WHERE tenant = $1', [wholeTenant]);
+    const rows = await tx.query<{ n: number | bigint }>(
+      `WITH d AS (DELETE FROM tapedeck_store.trace_words WHERE tenant = $1 RETURNING 1) SELECT count(*) AS n FROM d`,
+      [wholeTenant],
+    );
+    return Number(rows[0].n);
+  }
+  // Rows whose trace ids hold a chosen trace's bytes are the candidates; the exact test is
+  // a step of the row, at its own position, being chosen.
+  const rows = await tx.query<{ n: number | bigint }>(
+    `WITH touched AS (
+       SELECT tenant, trace_id, span_id FROM erased_spans
+       UNION SELECT tenant, trace_id, span_id FROM reindexed_steps),
+     traces AS (SELECT DISTINCT tenant, trace_id FROM touched),
+     doomed AS (
+       DELETE FROM tapedeck_store.trace_words w
+        WHERE EXISTS (SELECT 1 FROM traces t WHERE t.tenant = w.tenant AND position(t.trace_id IN w.trace_ids) > 0)
+          AND EXISTS (SELECT 1 FROM generate_series(0, w.steps - 1) AS i
+                       JOIN touched k ON k.tenant = w.tenant
+                        AND k.trace_id = substring(w.trace_ids FROM i * 16 + 1 FOR 16)
+                        AND k.span_id = substring(w.span_ids FROM i * 8 + 1 FOR 8))
+       RETURNING w.row_id, w.tenant, w.trace_ids, w.span_ids, w.steps),
+     kept AS (
+       SELECT d.row_id, d.tenant, i,
+              substring(d.trace_ids FROM i * 16 + 1 FOR 16) AS trace_id,
+              substring(d.span_ids FROM i * 8 + 1 FOR 8) AS span_id
+         FROM doomed d CROSS JOIN generate_series(0, d.steps - 1) AS i),
+     requeued AS (
+       INSERT INTO tapedeck_store.recall_backlog (tenant, trace_ids, span_ids, steps)
+       SELECT k.tenant, string_agg(k.trace_id, ''::bytea ORDER BY k.i), string_agg(k.span_id, ''::bytea ORDER BY k.i), count(*)
+         FROM kept k
+        WHERE NOT EXISTS (SELECT 1 FROM erased_spans e WHERE e.tenant = k.tenant AND e.trace_id = k.trace_id AND e.span_id = k.span_id)
+        GROUP BY k.row_id, k.tenant)
+     SELECT count(*) AS n FROM doomed`,
+  );
+  return Number(rows[0].n);
+}

@@ -1,0 +1,88 @@
+/**
+ * @module erasure/routes
+ * `POST /v1/erasures` records an erasure and answers 202 with its id, receipt and status;
+ * `GET /v1/erasures/{id}` shows it, with the background purge's progress
+ * (docs/api.md, docs/security.md "Erasure").
+ *
+ * - 400 `bad_input`: a body that is not exactly one of the erasure's targets (target.ts),
+ *   or that is not JSON.
+ * - 404 `not_found`: nothing stored matches in the caller's tenant, or an erasure id that is
+ *   unknown or another tenant's; a foreign tenant's run reads exactly like a missing one.
+ */
+import { Hono, type Context } from 'hono';
+import { ApiError } from '../errors.js';
+import { jsonResponse } from '../http/json-response.js';
+import type { Logger } from '../logger.js';
+import type { PayloadStore } from '../payloads/payload-store.js';
+import type { Database } from '../store/database.js';
+import type { ErasureFeed } from './erasure-feed.js';
+import { readErasure, recordErasure, type ErasureRecord } from './erasures.js';
+import { readErasureTarget } from './target.js';
+
+/** Who asks: a tenant-bound credential erases within its tenant; an unbound one anywhere. */
+export interface Eraser {
+  tenant: string | null;
+  bound: boolean;
+}
+
+export interface ErasureRouteDeps {
+  db: Database;
+  payloads: PayloadStore;
+  feed: ErasureFeed;
+  logger: Logger;
+  /** the caller (from authentication); absent: an open server, the operator view */
+  eraserOf?: (c: Context) => Eraser | Promise<Eraser>;
+  /** runs after an erasure is recorded (wakes the purge) */
+  onRecorded?: (erasure: ErasureRecord) => void;
+}
+
+const MAX_BODY_BYTES = 64 * 1024;
+const OPERATOR: Eraser = { tenant: null, bound: false };
+
+export function createErasureRoutes(deps: ErasureRouteDeps): Hono {
+  const app = new Hono();
+  const eraserOf = async (c: Context) => (deps.eraserOf ? await deps.eraserOf(c) : OPERATOR);
+
+  app.post('/v1/erasures', async (c) => {
+    const eraser = await eraserOf(c);
+    const text = await c.req.text();
+    if (Buffer.byteLength(text) > MAX_BODY_BYTES)
+      throw new ApiError('too_large', `an erasure request is at most ${MAX_BODY_BYTES} bytes`);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new ApiError('bad_input', 'malformed JSON in the request body');
+    }
+    const target = readErasureTarget(body);
+    const tenant = eraser.bound ? (eraser.tenant ?? '') : null;
+    const erasure = await recordErasure(deps.db, deps.payloads, tenant, target);
+    deps.feed.record({
+      id: erasure.id,
+      seq: erasure.seq,
+      tenant: target.scope === 'tenant' ? target.tenant : undefined,
+      runs: erasure.rows.runsGone,
+      // a trace may hold other runs' spans too: only a trace erasure names traces
+      traces: target.scope === 'trace_id' ? erasure.rows.traces : undefined,
+      spans: erasure.rows.spans,
+      payloads: [...erasure.namedPayloads, ...erasure.rows.unreferencedPayloads],
+    });
+    deps.logger.info(
+      { erasure: erasure.id, scope: target.scope, tenant, receipt: erasure.receipt },
+      'erasure recorded',
+    );
+    deps.onRecorded?.(erasure);
+    const status = erasure.receipt.payloads > erasure.namedPayloads.length ? 'purging' : 'complete';
+    return jsonResponse({ id: erasure.id, receipt: erasure.receipt, status }, 202);
+  });
+
+  app.get('/v1/erasures/:id', async (c) => {
+    const eraser = await eraserOf(c);
+    const id = c.req.param('id');
+    const view = await readErasure(deps.db, id, eraser.bound ? (eraser.tenant ?? '') : null);
+    if (!view) throw new ApiError('not_found', `no erasure ${JSON.stringify(id)}`);
+    return jsonResponse(view);
+  });
+
+  return app;
+}
