@@ -9,8 +9,11 @@
  * remaining step references, and the purge (purge.ts) deletes them, its progress shown by
  * GET /v1/erasures/{id}. A payload named by the erasure itself goes within the transaction.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import type { Access } from '../auth/access.js';
+import { recordAudit } from '../auth/audit.js';
 import { ApiError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import type { Database, Queryable } from '../store/database.js';
 import { chooseSpans, type DeletedCounts, eraseChosen, type ErasedRows, prepareErasure } from './erase-rows.js';
@@ -60,6 +63,7 @@ export async function recordErasure(
   payloads: PayloadStore,
   tenant: string | null,
   target: ErasureTarget,
+  audit: { access: Access; logger: Logger },
 ): Promise<ErasureRecord> {
   const id = `er_${randomBytes(16).toString('hex')}`;
   // Payload stores are read outside the transaction: the PostgreSQL backend queries the
@@ -100,7 +104,7 @@ export async function recordErasure(
           id,
           tenant,
           target.scope,
-          JSON.stringify(target.body),
+          JSON.stringify(recordedTarget(target)),
           JSON.stringify(receipt),
           total === 0 ? 'complete' : 'purging',
           total,
@@ -112,6 +116,13 @@ export async function recordErasure(
           [id, rows.unreferencedPayloads],
         );
       }
+      await recordAudit(tx, audit.logger, {
+        action: 'erasure.record',
+        actor: audit.access,
+        tenant,
+        subject: { erasure: id, scope: target.scope, target: recordedTarget(target) },
+        detail: { ...receipt },
+      });
       return { id, seq: BigInt(row.seq), tenant, target, receipt, rows, namedPayloads: named === null ? [] : [named] };
     },
     { untimed: true },
@@ -119,6 +130,15 @@ export async function recordErasure(
   // Named: its bytes go before the erasure is answered, whoever else referenced them.
   if (named !== null) await payloads.delete(named);
   return record;
+}
+
+/**
+ * The target as the erasure keeps it: an end user's id is personal data the erasure removes
+ * everywhere else, so its record keeps only the id's SHA-256.
+ */
+function recordedTarget(target: ErasureTarget): Record<string, unknown> {
+  if (target.scope !== 'user') return target.body;
+  return { user_sha256: createHash('sha256').update(target.user).digest('hex') };
 }
 
 /** The erasure as GET /v1/erasures/{id} shows it; undefined when unknown or another tenant's. */

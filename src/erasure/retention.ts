@@ -12,6 +12,7 @@
  * receipt counts what went, its payloads are purged by purge.ts) and logged with its counts.
  */
 import { randomBytes } from 'node:crypto';
+import { recordAudit } from '../auth/audit.js';
 import type { Logger } from '../logger.js';
 import type { Database, Queryable } from '../store/database.js';
 import { chooseSpans, type DeletedCounts, eraseChosen, prepareErasure } from './erase-rows.js';
@@ -49,13 +50,24 @@ export async function applyRetention(
   settings: RetentionSettings,
   nowNs: bigint,
   signal?: AbortSignal,
+  logger?: Logger,
 ): Promise<RetentionPass[]> {
   const passes: RetentionPass[] = [];
   for (const tenant of await storedTenants(db)) {
     const boundMs = settings.tenantsMs.has(tenant) ? settings.tenantsMs.get(tenant)! : settings.defaultMs;
     if (boundMs === null || signal?.aborted) continue;
     const pass = await retainTenant(db, settings, tenant, nowNs - BigInt(boundMs) * 1_000_000n, signal);
-    if (pass) passes.push(pass);
+    if (!pass) continue;
+    passes.push(pass);
+    if (logger) {
+      await recordAudit(db, logger, {
+        action: 'retention.run',
+        actor: 'system',
+        tenant,
+        subject: { erasure: pass.erasure, before_ns: pass.beforeNs.toString() },
+        detail: { ...pass.receipt, batches: pass.batches },
+      });
+    }
   }
   return passes;
 }
@@ -223,13 +235,8 @@ export class RetentionWorker {
 
   private async pass(): Promise<void> {
     try {
-      const passes = await applyRetention(this.db, this.settings, this.nowNs(), this.abort.signal);
-      for (const p of passes) {
-        this.logger.info(
-          { tenant: p.tenant, erasure: p.erasure, beforeNs: p.beforeNs.toString(), batches: p.batches, ...p.receipt },
-          'retention deleted expired spans',
-        );
-      }
+      // Each tenant's pass is logged with its counts by its audit record.
+      const passes = await applyRetention(this.db, this.settings, this.nowNs(), this.abort.signal, this.logger);
       if (passes.some((p) => p.receipt.payloads > 0)) this.onPayloads();
     } catch (error) {
       if (!this.abort.signal.aborted) this.logger.warn({ err: error }, 'retention pass failed; trying again next pass');

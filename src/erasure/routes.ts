@@ -9,7 +9,8 @@
  * - 404 `not_found`: nothing stored matches in the caller's tenant, or an erasure id that is
  *   unknown or another tenant's; a foreign tenant's run reads exactly like a missing one.
  */
-import { Hono, type Context } from 'hono';
+import { Hono } from 'hono';
+import { type Access, accessOf, withNamedTenant } from '../auth/access.js';
 import { ApiError } from '../errors.js';
 import { jsonResponse } from '../http/json-response.js';
 import type { Logger } from '../logger.js';
@@ -19,32 +20,32 @@ import type { ErasureFeed } from './erasure-feed.js';
 import { readErasure, recordErasure, type ErasureRecord } from './erasures.js';
 import { readErasureTarget } from './target.js';
 
-/** Who asks: a tenant-bound credential erases within its tenant; an unbound one anywhere. */
-export interface Eraser {
-  tenant: string | null;
-  bound: boolean;
-}
-
 export interface ErasureRouteDeps {
   db: Database;
   payloads: PayloadStore;
   feed: ErasureFeed;
   logger: Logger;
-  /** the caller (from authentication); absent: an open server, the operator view */
-  eraserOf?: (c: Context) => Eraser | Promise<Eraser>;
   /** runs after an erasure is recorded (wakes the purge) */
   onRecorded?: (erasure: ErasureRecord) => void;
 }
 
 const MAX_BODY_BYTES = 64 * 1024;
-const OPERATOR: Eraser = { tenant: null, bound: false };
+
+/**
+ * The tenant an erasure acts in: the caller's own, or for an operator (an admin, or anyone on
+ * an open server) every tenant unless the request names one with `?tenant=`.
+ */
+function erasingTenant(access: Access, named: string | undefined): string | null {
+  if (!access.operator) return access.tenant;
+  return named === undefined ? null : withNamedTenant(access, named).tenant;
+}
 
 export function createErasureRoutes(deps: ErasureRouteDeps): Hono {
   const app = new Hono();
-  const eraserOf = async (c: Context) => (deps.eraserOf ? await deps.eraserOf(c) : OPERATOR);
 
   app.post('/v1/erasures', async (c) => {
-    const eraser = await eraserOf(c);
+    const access = accessOf(c);
+    const tenant = erasingTenant(access, c.req.query('tenant'));
     const text = await c.req.text();
     if (Buffer.byteLength(text) > MAX_BODY_BYTES)
       throw new ApiError('too_large', `an erasure request is at most ${MAX_BODY_BYTES} bytes`);
@@ -55,8 +56,7 @@ export function createErasureRoutes(deps: ErasureRouteDeps): Hono {
       throw new ApiError('bad_input', 'malformed JSON in the request body');
     }
     const target = readErasureTarget(body);
-    const tenant = eraser.bound ? (eraser.tenant ?? '') : null;
-    const erasure = await recordErasure(deps.db, deps.payloads, tenant, target);
+    const erasure = await recordErasure(deps.db, deps.payloads, tenant, target, { access, logger: deps.logger });
     deps.feed.record({
       id: erasure.id,
       seq: erasure.seq,
@@ -67,19 +67,14 @@ export function createErasureRoutes(deps: ErasureRouteDeps): Hono {
       spans: erasure.rows.spans,
       payloads: [...erasure.namedPayloads, ...erasure.rows.unreferencedPayloads],
     });
-    deps.logger.info(
-      { erasure: erasure.id, scope: target.scope, tenant, receipt: erasure.receipt },
-      'erasure recorded',
-    );
     deps.onRecorded?.(erasure);
     const status = erasure.receipt.payloads > erasure.namedPayloads.length ? 'purging' : 'complete';
     return jsonResponse({ id: erasure.id, receipt: erasure.receipt, status }, 202);
   });
 
   app.get('/v1/erasures/:id', async (c) => {
-    const eraser = await eraserOf(c);
     const id = c.req.param('id');
-    const view = await readErasure(deps.db, id, eraser.bound ? (eraser.tenant ?? '') : null);
+    const view = await readErasure(deps.db, id, erasingTenant(accessOf(c), c.req.query('tenant')));
     if (!view) throw new ApiError('not_found', `no erasure ${JSON.stringify(id)}`);
     return jsonResponse(view);
   });
