@@ -5,7 +5,8 @@
  *
  *   entry        index.ts, server.ts, cli/
  *   transports   ingest's receivers (HTTP, gRPC, admission, body and its decoding), exporter/, api/,
- *                mcp/ (the MCP tools: read features only, never replay/)
+ *                mcp/ (the MCP tools: read features only, never replay/),
+ *                console/ (the web console's built files; it reads the API over HTTP)
  *   erasure      erasure/: erasing and retention delete from the store; replays hear of erasures
  *   composition  open-store.ts: the database, payload store and deriving, wired from config
  *   read side    cassettes/, diff/, recall/ (search), replay/, runs/   beside  ingest (ingest.ts, write-spans.ts)
@@ -25,6 +26,7 @@ const LAYERS = {
   api: '^src/api/',
   mcp: '^src/mcp/',
   erasure: '^src/erasure/',
+  console: '^src/console/',
   composition: '^src/open-store[.]ts$',
   cassettes: '^src/cassettes/',
   diff: '^src/diff/',
@@ -60,6 +62,8 @@ const MAY_IMPORT = {
   // Erasure deletes what the read side reads (tapes/, recall's index, payloads) and tells
   // replay/ of it through the interface replay declares; nothing below imports it.
   erasure: ['replay', ...READ],
+  // the console's files only: its page reads the API over HTTP, like any client
+  console: ['shared'],
   composition: ['ingest', 'derive', ...READ],
   // a cassette is a portable copy of stored tapes: it reads and writes the tapes layer only;
   // replaying one is wired by the entry layer (cli/, testing/), not by importing replay/

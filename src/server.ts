@@ -23,6 +23,7 @@ import { createOtlpHttpRoutes } from './ingest/http-receiver.js';
 import { bindGrpcServer, createGrpcServer } from './ingest/grpc-receiver.js';
 import { createApp } from './api/app.js';
 import { createReadRoutes } from './api/read-routes.js';
+import { createConsoleRoutes } from './console/routes.js';
 import { isSchemaCurrent } from './store/migrate.js';
 import { RecallIndexer } from './recall/recall-indexer.js';
 import { PayloadPurge } from './erasure/purge.js';
@@ -89,6 +90,7 @@ export async function startTapedeck(
       routes: [
         createOtlpHttpRoutes(receiverDeps, config),
         ...createReadRoutes(store, config, { logger, onErasure: () => purge.wake() }),
+        createConsoleRoutes(),
       ],
       async ready() {
         try {

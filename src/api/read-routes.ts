@@ -10,6 +10,7 @@ import type { Store } from '../open-store.js';
 import { readTape } from '../tapes/tape-service.js';
 import { InvalidCursorError, listRuns } from '../tapes/run-reader.js';
 import { withCosts } from '../tapes/run-costs.js';
+import type { RunOutcome } from '../tapes/run-outcome.js';
 import { jsonResponse } from '../http/json-response.js';
 import { parseBoolean, parseLimit, storedRunId } from '../http/query-params.js';
 import { createDiffRoutes } from '../diff/routes.js';
@@ -36,6 +37,7 @@ export interface ReadRouteOptions {
 
 const MAX_RUNS_PAGE = 1000;
 const DEFAULT_RUNS_PAGE = 50;
+const RUN_OUTCOMES: readonly RunOutcome[] = ['success', 'failure', 'unknown'];
 
 /** The read API's paths: what --read-concurrency bounds. */
 const READ_PATHS = /^\/v1\/(tapes|runs|diff|recall|datasets)(\/|$)|^\/mcp$/;
@@ -85,7 +87,15 @@ export function createReadRoutes(store: Store, config: Config, options: ReadRout
       max: MAX_RUNS_PAGE,
     });
     try {
-      const page = await listRuns(store.db, tenant, { limit, cursor: c.req.query('cursor') || undefined });
+      const outcome = c.req.query('outcome') || undefined;
+      if (outcome !== undefined && !RUN_OUTCOMES.includes(outcome as RunOutcome)) {
+        throw new ApiError(
+          'bad_input',
+          `outcome must be one of ${RUN_OUTCOMES.join(', ')}, got ${JSON.stringify(outcome)}`,
+        );
+      }
+      const cursor = c.req.query('cursor') || undefined;
+      const page = await listRuns(store.db, tenant, { limit, cursor, outcome: outcome as RunOutcome | undefined });
       return jsonResponse({ ...page, runs: await withCosts(store.db, tenant, page.runs, store.pricing) });
     } catch (error) {
       if (error instanceof InvalidCursorError) throw new ApiError('bad_input', error.message);

@@ -111,6 +111,7 @@ export function registerServe(program: Command): void {
           'tapedeck is running',
           `  OTLP/gRPC   ${running.host}:${running.grpcPort}`,
           `  OTLP/HTTP   http://${shown}:${running.httpPort}/v1/traces  (and /v1/logs)`,
+          `  console     http://${shown}:${running.httpPort}/`,
           `  API         http://${shown}:${running.httpPort}/v1/runs`,
           ...(config.mcp ? [`  MCP         http://${shown}:${running.httpPort}/mcp`] : []),
           `  data        ${running.dataLocation}`,

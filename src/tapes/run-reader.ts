@@ -44,14 +44,20 @@ const SUMMARIES_AT_ONCE = 4;
 export async function listRuns(
   db: Queryable,
   tenant: string,
-  options: { limit: number; cursor?: string },
+  options: { limit: number; cursor?: string; outcome?: RunOutcome },
 ): Promise<RunPage> {
   const params: unknown[] = [tenant, options.limit + 1];
   let after = '';
   if (options.cursor) {
     const { lastEndNs, run } = decodeCursor(options.cursor);
     params.push(lastEndNs.toString(), run);
-    after = 'AND (s.end_ns, s.run_id) < ($3::bigint, $4::text)';
+    after = `AND (s.end_ns, s.run_id) < ($${params.length - 1}::bigint, $${params.length}::text)`;
+  }
+  // The view's own rule, applied to each run's last-ending span as the walk meets it.
+  let outcome = '';
+  if (options.outcome) {
+    params.push(options.outcome);
+    outcome = `AND tapedeck_store.run_outcome(s.tenant, s.run_id, s.end_ns) = $${params.length}`;
   }
   // Each run once, by the span that ends it last (ties: the greatest trace and span id), in
   // the order of the tapedeck.runs view's last_end_ns DESC, run DESC: spans_end_idx walked
@@ -65,6 +71,7 @@ export async function listRuns(
           SELECT 1 FROM tapedeck_store.spans l
            WHERE l.tenant = s.tenant AND l.run_id = s.run_id
              AND (l.end_ns, l.trace_id, l.span_id) > (s.end_ns, s.trace_id, s.span_id))
+        ${outcome}
       ORDER BY s.end_ns DESC, s.run_id DESC
       LIMIT $2`,
     params,

@@ -40,7 +40,16 @@ function storeShapes(): SpanRecord[] {
       const root = `r${r}t${t}`;
       const rootEnd = 1_000 + pick(12) * 100;
       spans.push(
-        span({ traceId, id: root, name: 'invoke_agent a', start: 0, end: rootEnd, attributes: { 'session.id': run } }),
+        span({
+          traceId,
+          id: root,
+          name: 'invoke_agent a',
+          start: 0,
+          end: rootEnd,
+          attributes: { 'session.id': run },
+          // every third run failed: its root span says so
+          status: r % 3 === 0 ? 'error' : 'unset',
+        }),
       );
       for (let c = 0; c < pick(5); c++) {
         // a child may end after its root (clock skew, async work): the run's last end is the max
@@ -110,6 +119,29 @@ describe.each(databaseKinds)('runs paging on %s', (kind) => {
     expect(seen.map((r) => r.run)).toEqual(expected);
     for (const summary of seen.slice(0, 5)) expect(summary).toEqual(await getRun(t.db, '', summary.run));
   });
+
+  it.each(['failure', 'success'] as const)(
+    "filtered to %s, gives the view's runs of that outcome in order",
+    async (outcome) => {
+      const rows = await t.db.query<{ run: string }>(
+        "SELECT run FROM tapedeck.runs WHERE tenant_key = '' AND outcome = $1 ORDER BY last_end_ns DESC, run DESC",
+        [outcome],
+      );
+      const wanted = rows.map((r) => r.run);
+      expect(wanted.length).toBeGreaterThan(5);
+      expect(wanted.length).toBeLessThan(expected.length - 5);
+      const seen: RunSummary[] = [];
+      let cursor: string | undefined;
+      for (let pages = 0; pages < 100; pages++) {
+        const page = await listRuns(t.db, '', { limit: 4, cursor, outcome });
+        seen.push(...page.runs);
+        if (!page.next_cursor) break;
+        cursor = page.next_cursor;
+      }
+      expect(seen.map((r) => r.run)).toEqual(wanted);
+      expect(seen.every((r) => r.outcome === outcome)).toBe(true);
+    },
+  );
 
   it('has ties in last end times (the test would not show the order of ties otherwise)', async () => {
     const rows = await t.db.query<{ n: bigint }>(

@@ -148,6 +148,20 @@ describe.each(databaseKinds)('read API on %s', (kind) => {
     expect((await getJson(`${t.url}/v1/runs?limit=0`)).status).toBe(400);
   });
 
+  it('filters runs by outcome and names a bad outcome', async () => {
+    const all = (await getJson(`${t.url}/v1/runs?limit=100`)).body.runs;
+    for (const outcome of ['success', 'failure', 'unknown']) {
+      const got = (await getJson(`${t.url}/v1/runs?limit=100&outcome=${outcome}`)).body.runs;
+      expect(got.map((r: any) => r.run)).toEqual(all.filter((r: any) => r.outcome === outcome).map((r: any) => r.run));
+    }
+    const bad = await getJson(`${t.url}/v1/runs?outcome=done`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toEqual({
+      type: 'bad_input',
+      message: 'outcome must be one of success, failure, unknown, got "done"',
+    });
+  });
+
   it('runs the README queries exactly as written', async () => {
     const queries = [...readFileSync(README, 'utf8').matchAll(/```sql\n([\s\S]*?)```/g)].map((m) => m[1]);
     expect(queries.length).toBeGreaterThanOrEqual(3);
