@@ -51,6 +51,8 @@ export interface StartOptions {
    * that count the database's transactions)
    */
   recallIndexer?: boolean;
+  /** milliseconds between retention passes (default a minute; tests run them often) */
+  retentionIntervalMs?: number;
 }
 
 export async function startTapedeck(
@@ -79,7 +81,7 @@ export async function startTapedeck(
   });
   // Payloads erasures and retention leave to purge; retention when a bound is set.
   const purge = new PayloadPurge(store.db, store.payloads, logger);
-  const retention = retentionOf(config, store, logger, () => purge.wake());
+  const retention = retentionOf(config, store, logger, () => purge.wake(), options.retentionIntervalMs);
   const background = { indexer, purge, retention };
   let http: ServerType | undefined;
   let grpcServer: grpc.Server | undefined;
@@ -156,7 +158,13 @@ export function httpTimeouts(config: Pick<Config, 'queueTimeoutMs' | 'bodyTimeou
 }
 
 /** The retention worker, when --retention or a tenant's override sets a bound. */
-function retentionOf(config: Config, store: Store, logger: Logger, onPayloads: () => void): RetentionWorker | null {
+function retentionOf(
+  config: Config,
+  store: Store,
+  logger: Logger,
+  onPayloads: () => void,
+  intervalMs = DEFAULT_INTERVAL_MS,
+): RetentionWorker | null {
   const bounded = config.retentionMs !== null || [...config.retentionTenants.values()].some((ms) => ms !== null);
   if (!bounded) return null;
   return new RetentionWorker(
@@ -166,7 +174,7 @@ function retentionOf(config: Config, store: Store, logger: Logger, onPayloads: (
       tenantsMs: config.retentionTenants,
       batchSpans: DEFAULT_BATCH_SPANS,
       sweepRows: DEFAULT_SWEEP_ROWS,
-      intervalMs: DEFAULT_INTERVAL_MS,
+      intervalMs,
     },
     logger,
     onPayloads,

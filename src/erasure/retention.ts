@@ -82,6 +82,8 @@ async function retainTenant(
   const id = `er_${randomBytes(16).toString('hex')}`;
   const receipt: Receipt = { spans: 0, steps: 0, log_records: 0, payloads: 0, recall_index_rows: 0, runs: 0 };
   let batches = 0;
+  const record = (tx: Queryable, payloads: readonly string[] = []) =>
+    recordPass(tx, id, tenant, beforeNs, receipt, batches === 0, payloads);
   for (const resolved of [true, false]) {
     // Each partial index (0005, 0014) walks its own spans oldest first.
     const where = `s.tenant = $1 AND s.end_ns < $2 AND s.run_id IS ${resolved ? 'NOT NULL' : 'NULL'}`;
@@ -93,21 +95,35 @@ async function retainTenant(
         const rows = await eraseChosen(tx, { sweepRecall: false });
         add(receipt, rows.counts);
         receipt.payloads += rows.unreferencedPayloads.length;
-        await recordPass(tx, id, tenant, beforeNs, receipt, batches === 0, rows.unreferencedPayloads);
+        await record(tx, rows.unreferencedPayloads);
         return n;
       });
       if (chosen > 0) batches++;
     }
   }
-  if (batches === 0) return null;
-  const swept = await sweepRecallRows(db, tenant, settings.sweepRows, signal);
-  if (swept > 0) {
-    receipt.recall_index_rows += swept;
-    await db.query('UPDATE tapedeck_store.erasures SET receipt = $2::jsonb WHERE id = $1', [
-      id,
-      JSON.stringify(receipt),
-    ]);
+  // Log records past the bound that no deleted span took with it (they arrived after it, or
+  // name no span), oldest first, as many per transaction.
+  for (let deleted = 1; deleted > 0 && !signal?.aborted; ) {
+    deleted = await db.transaction(async (tx) => {
+      const [row] = await tx.query<{ n: number | bigint }>(
+        `WITH d AS (
+           DELETE FROM tapedeck_store.logs WHERE ctid IN (
+             SELECT ctid FROM tapedeck_store.logs WHERE tenant = $1 AND time_ns < $2::bigint ORDER BY time_ns LIMIT $3)
+           RETURNING 1)
+         SELECT count(*) AS n FROM d`,
+        [tenant, beforeNs.toString(), settings.batchSpans],
+      );
+      const n = Number(row.n);
+      if (n === 0) return 0;
+      receipt.log_records += n;
+      await record(tx);
+      return n;
+    });
+    if (deleted > 0) batches++;
   }
+  if (batches === 0) return null;
+  receipt.recall_index_rows += await sweepRecallRows(db, tenant, settings.sweepRows, signal);
+  await db.query('UPDATE tapedeck_store.erasures SET receipt = $2::jsonb WHERE id = $1', [id, JSON.stringify(receipt)]);
   return { tenant, beforeNs, erasure: id, receipt, batches };
 }
 

@@ -54,6 +54,8 @@ export interface TestTapedeckOptions {
   payloads?: PayloadStore;
   /** the logger tapedeck logs to (default: silent) */
   logger?: Logger;
+  /** milliseconds between retention passes (with a retention bound configured) */
+  retentionIntervalMs?: number;
 }
 
 /** Starts tapedeck on free loopback ports over a fresh, empty database of this kind. */
@@ -95,6 +97,7 @@ export async function startTestTapedeck(
       payloads: options.payloads ?? createMemoryPayloadStore(),
       deriveWorker: options.deriveWorker,
       recallIndexer: options.recallIndexer,
+      retentionIntervalMs: options.retentionIntervalMs,
     });
   } catch (error) {
     await dropServerDatabase?.().catch(() => {});

@@ -17,90 +17,12 @@ import { ingestSpans } from '../../src/ingest/ingest.js';
 import { createFsPayloadStore } from '../../src/payloads/fs-payload-store.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { span } from '../helpers/span-builder.js';
-import {
-  JSON_TYPE,
-  postOtlp,
-  randomSpanId,
-  randomTraceId,
-  START_TIMEOUT_MS,
-  startTestTapedeck,
-  type TestTapedeck,
-  traceBody,
-} from '../helpers/tapedeck-server.js';
+import { type GenAiRun, genAiRun, payloadRefsOf, sendGenAiRun } from '../helpers/genai-run.js';
+import { randomTraceId, START_TIMEOUT_MS, startTestTapedeck, type TestTapedeck } from '../helpers/tapedeck-server.js';
 
 const SECRET = 'zanzibarquokka';
 // Over the payload threshold below, and the same in both runs: one payload, two references.
 const SHARED_ANSWER = `The forecast for the coast: ${'sunny spells and a light breeze, '.repeat(12)}`;
-
-interface SentRun {
-  run: string;
-  traceId: string;
-  spanIds: string[];
-  body: Uint8Array;
-  logs: string;
-}
-
-/** A run of two model calls, the first naming the user, with one log record: OTLP/JSON bodies. */
-function runOf(run: string, question: string, user: string): SentRun {
-  const traceId = randomTraceId();
-  const [first, second] = [randomSpanId(), randomSpanId()];
-  const message = (role: string, text: string, extra = {}) => ({
-    role,
-    parts: [{ type: 'text', content: text }],
-    ...extra,
-  });
-  const call = (spanId: string, prompt: object[], answer: string, attrs: Record<string, string> = {}) => ({
-    traceId,
-    spanId,
-    name: 'chat gpt-4o',
-    attributes: {
-      'session.id': run,
-      'gen_ai.operation.name': 'chat',
-      'gen_ai.request.model': 'gpt-4o',
-      'gen_ai.input.messages': JSON.stringify(prompt),
-      'gen_ai.output.messages': JSON.stringify([message('assistant', answer, { finish_reason: 'stop' })]),
-      ...attrs,
-    },
-  });
-  const body = traceBody(
-    [
-      call(first, [message('user', question)], SHARED_ANSWER, { 'user.id': user }),
-      call(
-        second,
-        [message('user', question), message('assistant', SHARED_ANSWER), message('user', 'And tomorrow?')],
-        `Tomorrow stays dry for ${run}.`,
-      ),
-    ],
-    'json',
-  );
-  const logs = JSON.stringify({
-    resourceLogs: [
-      {
-        resource: { attributes: [{ key: 'service.name', value: { stringValue: 'erasure-test' } }] },
-        scopeLogs: [
-          {
-            scope: { name: 'erasure-test' },
-            logRecords: [
-              {
-                timeUnixNano: '1700000000000000100',
-                traceId,
-                spanId: first,
-                eventName: 'gen_ai.user.message',
-                body: { stringValue: `${question} (as logged)` },
-              },
-            ],
-          },
-        ],
-      },
-    ],
-  });
-  return { run, traceId, spanIds: [first, second], body, logs };
-}
-
-async function send(t: TestTapedeck, r: SentRun): Promise<void> {
-  expect((await postOtlp(t, 'traces', r.body, JSON_TYPE)).status).toBe(200);
-  expect((await postOtlp(t, 'logs', r.logs, JSON_TYPE)).status).toBe(200);
-}
 
 async function call(t: TestTapedeck, method: string, route: string, body?: unknown) {
   const res = await fetch(`${t.url}${route}`, {
@@ -129,21 +51,8 @@ async function completed(t: TestTapedeck, id: string) {
   }
 }
 
-/** The payload references a run's steps hold, as stored. */
-async function payloadRefs(t: TestTapedeck, run: string): Promise<Set<string>> {
-  const rows = await t.db.query<{ request: string | null; response: string | null }>(
-    `SELECT st.request, st.response FROM tapedeck_store.steps st
-       JOIN tapedeck_store.spans s USING (tenant, trace_id, span_id) WHERE s.run_id = $1`,
-    [run],
-  );
-  const refs = new Set<string>();
-  for (const r of rows)
-    for (const m of `${r.request}${r.response}`.matchAll(/"\$payload":"(sha256\/[0-9a-f]{64})"/g)) refs.add(m[1]);
-  return refs;
-}
-
 /** What the store holds of a run, counted from the tables (the receipt must say the same). */
-async function holdings(t: TestTapedeck, r: SentRun) {
+async function holdings(t: TestTapedeck, r: GenAiRun) {
   const one = async (sql: string, params: unknown[]) => Number((await t.db.query<{ n: bigint }>(sql, params))[0].n);
   return {
     spans: await one('SELECT count(*) AS n FROM tapedeck_store.spans WHERE run_id = $1', [r.run]),
@@ -182,8 +91,18 @@ async function viewsHolding(t: TestTapedeck, word: string): Promise<number> {
 describe.each(databaseKinds)('erasure on %s', (kind) => {
   let t: TestTapedeck;
   let payloadDir: string;
-  const erased = runOf('erase-me', `Is it sunny at ${SECRET} beach, where I live at 12 Harbour Road, today?`, 'u-1');
-  const kept = runOf('keep-me', 'Is it sunny on the coast today, for my walk?', 'u-2');
+  const erased = genAiRun({
+    run: 'erase-me',
+    question: `Is it sunny at ${SECRET} beach, where I live at 12 Harbour Road, today?`,
+    answer: SHARED_ANSWER,
+    user: 'u-1',
+  });
+  const kept = genAiRun({
+    run: 'keep-me',
+    question: 'Is it sunny on the coast today, for my walk?',
+    answer: SHARED_ANSWER,
+    user: 'u-2',
+  });
 
   beforeAll(async () => {
     payloadDir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-erasure-'));
@@ -200,15 +119,15 @@ describe.each(databaseKinds)('erasure on %s', (kind) => {
 
   it('leaves no trace of an erased run on any route, view, recall answer, dataset line, replay or payload file', async () => {
     // arrange: both runs stored, readable everywhere, and a replay of the one to erase in use
-    await send(t, erased);
-    await send(t, kept);
+    await sendGenAiRun(t, erased);
+    await sendGenAiRun(t, kept);
     expect((await call(t, 'GET', `/v1/recall?q=${SECRET}`)).json.runs.map((r: { run: string }) => r.run)).toEqual([
       'erase-me',
     ]);
     expect((await call(t, 'GET', '/v1/datasets/chat.jsonl')).text).toContain(SECRET);
     expect(await viewsHolding(t, SECRET)).toBeGreaterThan(0);
-    const refs = await payloadRefs(t, 'erase-me');
-    const keptRefs = await payloadRefs(t, 'keep-me');
+    const refs = await payloadRefsOf(t, 'erase-me');
+    const keptRefs = await payloadRefsOf(t, 'keep-me');
     const shared = [...refs].filter((r) => keptRefs.has(r));
     const own = [...refs].filter((r) => !keptRefs.has(r));
     expect([shared.length, own.length > 0]).toEqual([1, true]);
@@ -275,15 +194,20 @@ describe.each(databaseKinds)('erasure on %s', (kind) => {
   });
 
   it('stores an erased span again when it is redelivered, and keeps the withdrawn replay withdrawn', async () => {
-    const again = runOf('redelivered', `Will ${SECRET} stay sunny?`, 'u-3');
-    await send(t, again);
+    const again = genAiRun({
+      run: 'redelivered',
+      question: `Will ${SECRET} stay sunny?`,
+      answer: SHARED_ANSWER,
+      user: 'u-3',
+    });
+    await sendGenAiRun(t, again);
     const replay = (await call(t, 'POST', '/v1/replays', { run: 'redelivered', mode: 'loose' })).json;
     const erasure = await erase(t, { trace_id: again.traceId });
     expect(erasure.receipt.spans).toBe(2);
     expect((await call(t, 'GET', '/v1/tapes/redelivered')).status).toBe(404);
 
     // the sender retries the export it still holds
-    await send(t, again);
+    await sendGenAiRun(t, again);
 
     const tape = await call(t, 'GET', '/v1/tapes/redelivered');
     expect([tape.status, tape.json.steps.length]).toEqual([200, 2]);
@@ -296,10 +220,25 @@ describe.each(databaseKinds)('erasure on %s', (kind) => {
   });
 
   it('erases one span, every run naming a user, and a named payload, each and nothing more', async () => {
-    const a = runOf('user-a', 'First question from the user?', 'u-9');
-    const b = runOf('user-b', 'Second question from the user?', 'u-9');
-    const c = runOf('other-user', 'A question from someone else?', 'u-8');
-    for (const r of [a, b, c]) await send(t, r);
+    const a = genAiRun({
+      run: 'user-a',
+      question: 'First question from the user?',
+      answer: SHARED_ANSWER,
+      user: 'u-9',
+    });
+    const b = genAiRun({
+      run: 'user-b',
+      question: 'Second question from the user?',
+      answer: SHARED_ANSWER,
+      user: 'u-9',
+    });
+    const c = genAiRun({
+      run: 'other-user',
+      question: 'A question from someone else?',
+      answer: SHARED_ANSWER,
+      user: 'u-8',
+    });
+    for (const r of [a, b, c]) await sendGenAiRun(t, r);
 
     const oneSpan = await erase(t, { span: { trace_id: c.traceId, span_id: c.spanIds[1] } });
     expect([oneSpan.receipt.spans, oneSpan.receipt.steps, oneSpan.receipt.runs]).toEqual([1, 1, 0]);
@@ -310,7 +249,7 @@ describe.each(databaseKinds)('erasure on %s', (kind) => {
     for (const run of ['user-a', 'user-b']) expect((await call(t, 'GET', `/v1/tapes/${run}`)).status).toBe(404);
 
     // the shared answer of other-user, by name: its step stays, its bytes go at once
-    const [ref] = await payloadRefs(t, 'other-user');
+    const [ref] = await payloadRefsOf(t, 'other-user');
     const named = await erase(t, { payload: ref });
     expect([named.status, named.receipt.payloads, named.receipt.spans]).toEqual(['complete', 1, 0]);
     expect(existsSync(payloadFile(payloadDir, ref))).toBe(false);

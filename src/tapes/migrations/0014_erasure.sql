@@ -28,8 +28,6 @@ CREATE TABLE tapedeck_store.erasures (
 CREATE TABLE tapedeck_store.erasure_payloads (
   erasure_id text NOT NULL REFERENCES tapedeck_store.erasures (id) ON DELETE CASCADE,
   digest     text NOT NULL,
-  -- true when the erasure named this payload itself: purged whatever references it
-  named      boolean NOT NULL DEFAULT false,
   PRIMARY KEY (erasure_id, digest)
 );
 
@@ -61,3 +59,7 @@ CREATE INDEX spans_unresolved_end_idx ON tapedeck_store.spans (tenant, end_ns) W
 
 -- Retention sweeps recall's index row by row after it deletes spans (src/erasure/retention.ts).
 CREATE INDEX trace_words_row_idx ON tapedeck_store.trace_words (tenant, row_id);
+
+-- Retention deletes log records by their own time too: a record can arrive after its span
+-- was deleted, or never have had one.
+CREATE INDEX logs_time_idx ON tapedeck_store.logs (tenant, time_ns);
