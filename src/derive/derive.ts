@@ -6,7 +6,7 @@
  */
 import { DIALECTS } from '../normalize/dialects/index.js';
 import { normalizeSpan, NORMALIZER_VERSION, runFactsOf, type DialectErrorHandler } from '../normalize/normalize.js';
-import { fingerprintName, fingerprintOf, requestDigestOf } from '../normalize/finish.js';
+import { fingerprintName, fingerprintOf, requestDigestOf, responseDigestOf } from '../normalize/finish.js';
 import { canonicalJsonBytes, sha256Hex } from '../json/canonical.js';
 import type { SpanFacts, StepDraft } from '../normalize/step.js';
 import type { JsonValue } from '../json/json-value.js';
@@ -88,7 +88,8 @@ export function inlineStep(span: SpanRecord, draft: StepDraft, thresholdBytes: n
   const response = request === undefined ? undefined : inlineJson(draft.response, thresholdBytes);
   if (request === undefined || response === undefined) return undefined;
   const requestDigest = requestDigestOf(draft, request === null ? null : sha256Hex(request));
-  return storedStep(span, draft, requestDigest, response === null ? null : sha256Hex(response), request, response);
+  const responseDigest = responseDigestOf(draft.response, response === null ? null : sha256Hex(response));
+  return storedStep(span, draft, requestDigest, responseDigest, request, response);
 }
 
 /** The stored step with its large values moved to the payload store (references in their place). */

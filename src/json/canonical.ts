@@ -4,7 +4,8 @@
  * - canonicalJson: RFC 8785 (JCS) canonical JSON of a JSON value; digestOf: its lower-case hex
  *   SHA-256.
  * - renderJson: sorted keys, bigint emitted as an exact JSON integer (nanosecond times must
- *   never be rounded through a double), undefined dropped like JSON.stringify does.
+ *   never be rounded through a double), undefined dropped like JSON.stringify does, and
+ *   RecordedJson written as the recorded text it holds (a replayed tool input, byte for byte).
  *
  * Why canonicalJson is written here rather than taken from the `canonicalize` package, which
  * the tests keep as its oracle (test/unit/json/canonical.test.ts): ingest canonicalizes every
@@ -135,6 +136,25 @@ export function digestOf(value: JsonValue | null | undefined): string | null {
   return sha256Hex(canonicalJson(value));
 }
 
+/**
+ * JSON text as it was recorded, to be written into a rendered document as it is: the caller
+ * checked that it is one JSON value (parseRecordedJson), so the document stays JSON, and its
+ * numbers, spacing and key order reach the reader unchanged.
+ */
+export class RecordedJson {
+  private constructor(readonly text: string) {}
+
+  /** The text as a RecordedJson when it is one JSON object, else undefined. */
+  static ofObject(text: string): RecordedJson | undefined {
+    try {
+      const v: unknown = JSON.parse(text);
+      return v !== null && typeof v === 'object' && !Array.isArray(v) ? new RecordedJson(text) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+}
+
 /** Serialize with sorted keys; bigint becomes a bare integer. Optional indent. */
 export function renderJson(value: unknown, indent = 0): string {
   const out: string[] = [];
@@ -179,6 +199,10 @@ function write(value: unknown, indent: number, pad: string, out: string[]): void
       write(item, indent, inner, out);
     });
     out.push(nl, pad, ']');
+    return;
+  }
+  if (value instanceof RecordedJson) {
+    out.push(value.text);
     return;
   }
   if (value instanceof Uint8Array) {

@@ -3,12 +3,14 @@
  * A draft becomes a stored step: request and response digests (lower-case hex SHA-256 of
  * their RFC 8785 canonical JSON) and the fingerprint `kind:name#<first 16 hex of the
  * request digest>`. Digests describe the values as recorded, never a stored form holding
- * {"$payload": …} references (payloads/offload.ts hands over the same digests;
- * docs/architecture.md "Digests and fingerprints").
+ * {"$payload": …} references (payloads/offload.ts hands over the same digests), in their
+ * comparable form, JSON-shaped text read as JSON (comparable.ts; docs/architecture.md
+ * "Digests and fingerprints").
  */
 import type { SpanRecord } from '../spans/span-record.js';
 import type { Step, StepDraft, StepKind } from './step.js';
-import { digestOf } from '../json/canonical.js';
+import type { JsonValue } from '../json/json-value.js';
+import { comparableDigest } from './comparable.js';
 import { requestIdentity, requestOptionsOf } from './request-options.js';
 
 /** The step fields a draft determines; span placement (ids, times, service) comes from the span. */
@@ -46,7 +48,8 @@ export function fingerprintOf(kind: StepKind, name: string, requestDigest: strin
 /**
  * The request digest: of the request, and for a model step that recorded request options
  * (tools, tool_choice, response_format: request-options.ts) of them with its messages.
- * `valueDigest` is the request's own digest when the caller has it already.
+ * `valueDigest` is the request's own digest when the caller has it already (the digest of
+ * its canonical JSON, or of its comparable form).
  */
 export function requestDigestOf(
   draft: Pick<StepDraft, 'kind' | 'request' | 'params'>,
@@ -55,9 +58,14 @@ export function requestDigestOf(
   if (draft.request === null) return null;
   if (draft.kind === 'llm') {
     const identity = requestIdentity(draft.request, requestOptionsOf(draft.params));
-    if (identity !== draft.request) return digestOf(identity);
+    if (identity !== draft.request) return comparableDigest(identity);
   }
-  return valueDigest ?? digestOf(draft.request);
+  return comparableDigest(draft.request, valueDigest);
+}
+
+/** The response digest (`valueDigest`: as requestDigestOf's). */
+export function responseDigestOf(response: JsonValue | null, valueDigest?: string | null): string | null {
+  return comparableDigest(response, valueDigest);
 }
 
 export function finishStep(draft: StepDraft): FinishedStep {
@@ -71,7 +79,7 @@ export function finishStep(draft: StepDraft): FinishedStep {
     request: draft.request,
     response: draft.response,
     request_digest: requestDigest,
-    response_digest: digestOf(draft.response),
+    response_digest: responseDigestOf(draft.response),
     fingerprint: fingerprintOf(draft.kind, fingerprintName(draft), requestDigest),
     tokens: draft.tokens,
     params: draft.params,

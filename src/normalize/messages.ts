@@ -2,15 +2,19 @@
  * @module normalize/messages
  * The canonical message (docs/architecture.md "Messages") and the folding rules every layout
  * shares, so that two layouts that said the same thing produce the same bytes:
- * - keys that carry nothing are left out ("" content, [] tool calls, null ids);
- * - JSON-shaped text (an object or array) is read as JSON;
+ * - keys that carry nothing are left out ("" content, [] tool calls, null ids); a tool call
+ *   with no arguments has `{}`, whichever way the layout wrote that;
+ * - text is kept as recorded, JSON-shaped text included (a structured answer, tool-call
+ *   arguments): what is stored and served is the recorded text byte for byte, and comparisons
+ *   read it as JSON (comparable.ts);
  * - content made only of text parts is their concatenation (what
  *   @opentelemetry/instrumentation-openai does before it logs a message), other parts stay a list;
- * - tool-call arguments are parsed JSON; finish reasons use OpenAI chat's vocabulary.
+ * - roles a layout names in a way we do not know are kept as recorded;
+ * - finish reasons use OpenAI chat's vocabulary.
  */
 import type { Message, ToolCall } from './step.js';
 import type { JsonValue } from '../json/json-value.js';
-import { asObject, parseJson, readJsonShaped } from './attrs.js';
+import { asObject, readJsonShaped } from './attrs.js';
 
 type Role = Message['role'];
 
@@ -30,9 +34,14 @@ const ROLE_ALIASES: Record<string, Role> = {
   'tool-response': 'tool',
 };
 
-/** Maps a layout's role name to a canonical role; unknown roles read as user turns. */
+/**
+ * Maps a layout's role name to a canonical role. A role we do not know (a framework's own,
+ * "critic" or "observation") is kept as recorded rather than passed off as a user turn; a
+ * message with no role is a user turn.
+ */
 export function canonicalRole(role: unknown): Role {
-  return (typeof role === 'string' && ROLE_ALIASES[role.toLowerCase()]) || 'user';
+  if (typeof role !== 'string' || role === '') return 'user';
+  return (Object.hasOwn(ROLE_ALIASES, role.toLowerCase()) && ROLE_ALIASES[role.toLowerCase()]) || role;
 }
 
 const FINISH_REASONS: Record<string, string> = {
@@ -66,15 +75,25 @@ export function canonicalFinishReason(reason: unknown): string | undefined {
   return reason;
 }
 
-/** Tool-call arguments as parsed JSON (any JSON value); unparseable text stays text. */
+/**
+ * Tool-call arguments as recorded: text stays the recorded text (compared as the JSON it
+ * spells), a structured value stays that value. A call recorded with no arguments is `{}` in
+ * every layout, whether the layout wrote an empty object, its text, or empty text (a stream
+ * of a call with no input accumulates none); arguments not recorded at all (content capture
+ * off) stay left out.
+ */
 export function canonicalArguments(args: unknown): JsonValue | undefined {
   if (args === undefined || args === null) return undefined;
   if (typeof args === 'string') {
-    if (args.trim() === '') return undefined;
-    const parsed = parseJson(args);
-    return parsed === undefined ? args : parsed;
+    if (args.trim() === '') return {};
+    return isEmptyObject(readJsonShaped(args)) ? {} : args;
   }
   return args as JsonValue;
+}
+
+function isEmptyObject(v: unknown): boolean {
+  const o = asObject(v);
+  return o !== undefined && Object.keys(o).length === 0;
 }
 
 export function makeToolCall(id: unknown, name: unknown, args: unknown): ToolCall | undefined {
@@ -100,7 +119,7 @@ export function isPartsList(v: unknown): v is Part[] {
 
 /**
  * Folds canonical parts into message content: nothing → undefined, text only → the joined
- * text (read as JSON when JSON-shaped), anything else → the list of parts.
+ * text, anything else → the list of parts.
  */
 export function contentFromParts(parts: Part[]): JsonValue | undefined {
   if (parts.length === 0) return undefined;
@@ -109,12 +128,13 @@ export function contentFromParts(parts: Part[]): JsonValue | undefined {
 }
 
 /**
- * Message content from a string, a parts list, or a structured value. Strings are read as
- * JSON when JSON-shaped; structured values (an object a layout stored as JSON) stay as they are.
+ * Message content from a string, a parts list, or a structured value. Strings are kept as
+ * recorded, JSON-shaped or not; structured values (an object a layout stored as JSON) stay
+ * as they are.
  */
 export function canonicalContent(value: unknown): JsonValue | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value === 'string') return value === '' ? undefined : readJsonShaped(value);
+  if (typeof value === 'string') return value === '' ? undefined : value;
   if (isPartsList(value)) return contentFromParts(value.map(canonicalPart).filter((p): p is Part => p !== undefined));
   if (Array.isArray(value) && value.length === 0) return undefined;
   return value as JsonValue;
@@ -147,26 +167,33 @@ export function canonicalPart(raw: unknown): Part | undefined {
     }
     case 'image_url':
     case 'input_image': {
-      // chat completions: {image_url: {url}}; Responses: {image_url: "<url>"}
+      // chat completions: {image_url: {url, detail}}; Responses: {image_url: "<url>", detail}
       const url = asObject(p.image_url)?.url ?? p.image_url;
-      return typeof url === 'string' ? { type: 'image', url } : undefined;
+      const detail = asObject(p.image_url)?.detail ?? p.detail;
+      return typeof url === 'string' ? dropEmpty({ type: 'image', ...dataOrUrl(url), detail }) : undefined;
     }
     case 'image':
     case 'document': {
-      // Already canonical ({type, url|data, mime_type}): canonicalPart must be idempotent.
+      // Already canonical ({type, url|data, mime_type, detail}): canonicalPart must be idempotent.
       if (typeof p.url === 'string' || typeof p.data === 'string')
-        return dropEmpty({ type, url: p.url, data: p.data, mime_type: p.mime_type });
+        return dropEmpty({
+          type,
+          ...(typeof p.url === 'string' ? dataOrUrl(p.url) : {}),
+          data: p.data,
+          mime_type: p.mime_type,
+          detail: p.detail,
+        });
       const src = asObject(p.source);
-      if (src?.type === 'url' && typeof src.url === 'string') return { type, url: src.url };
+      if (src?.type === 'url' && typeof src.url === 'string') return dropEmpty({ type, ...dataOrUrl(src.url) });
       if (src && typeof src.data === 'string') return dropEmpty({ type, mime_type: src.media_type, data: src.data });
       const url = asObject(asObject(p.image)?.image)?.url;
-      if (typeof url === 'string') return { type, url };
+      if (typeof url === 'string') return dropEmpty({ type, ...dataOrUrl(url) });
       // Vercel AI SDK v4 image part: {image: <base64 | URL>, mimeType}
-      if (typeof p.image === 'string') return dropEmpty({ type, ...dataOrUrl(p.image), mime_type: mediaTypeOf(p) });
+      if (typeof p.image === 'string') return dropEmpty({ type, mime_type: mediaTypeOf(p), ...dataOrUrl(p.image) });
       return dropEmpty({ ...p, type });
     }
     case 'uri':
-      return dropEmpty({ type: String(p.modality ?? 'uri'), url: p.uri, mime_type: p.mime_type });
+      return dropEmpty({ type: String(p.modality ?? 'uri'), ...dataOrUrl(p.uri), mime_type: p.mime_type });
     case 'blob':
       return dropEmpty({ type: String(p.modality ?? 'blob'), data: p.content, mime_type: p.mime_type });
     case 'file':
@@ -183,8 +210,16 @@ function mediaTypeOf(p: Part): JsonValue | undefined {
   return p.mime_type ?? p.mimeType ?? p.mediaType;
 }
 
-/** Inline data is base64 text; a URL (http(s), data:, or a provider's file URL) is a reference. */
-function dataOrUrl(v: string): { data?: string; url?: string } {
+/**
+ * Inline data is base64 text; a URL (http(s), or a provider's file URL) is a reference. A
+ * base64 data URI is inline data, so an image sent as OpenAI's data URI and one recorded as a
+ * GenAI blob are one part: {type, data, mime_type}.
+ */
+function dataOrUrl(v: unknown): { data?: string; url?: string; mime_type?: string } {
+  if (typeof v !== 'string') return {};
+  const inline = /^data:([^;,]*)((?:;[^;,]*)*);base64,/i.exec(v);
+  if (inline)
+    return inline[1] ? { data: v.slice(inline[0].length), mime_type: inline[1] } : { data: v.slice(inline[0].length) };
   return /^(https?|data|gs|s3):/i.test(v) ? { url: v } : { data: v };
 }
 
@@ -195,14 +230,15 @@ function dataOrUrl(v: string): { data?: string; url?: string } {
  */
 function filePart(p: Part): Part {
   const f = asObject(p.file) ?? p;
-  const mime = mediaTypeOf(p);
-  const family = typeof mime === 'string' ? /^(image|audio|video)\//.exec(mime)?.[1] : undefined;
   const data = typeof p.data === 'string' ? p.data : f.file_data;
+  const inline = dataOrUrl(data);
+  const mime = mediaTypeOf(p) ?? inline.mime_type;
+  const family = typeof mime === 'string' ? /^(image|audio|video)\//.exec(mime)?.[1] : undefined;
   return dropEmpty({
     type: String(p.modality ?? family ?? 'file'),
     file_id: f.file_id,
     url: p.url, // already canonical: canonicalPart must be idempotent
-    ...(typeof data === 'string' ? dataOrUrl(data) : {}),
+    ...inline,
     mime_type: mime,
     filename: f.filename,
   });
@@ -220,6 +256,8 @@ export interface MessageFields {
   toolCalls?: (ToolCall | undefined)[];
   toolCallId?: unknown;
   finishReason?: unknown;
+  /** a tool result the tool reported as an error (Anthropic's is_error, the AI SDK's error outputs) */
+  isError?: unknown;
 }
 
 /**
@@ -233,11 +271,23 @@ export function makeMessage(f: MessageFields): Message {
   const content = canonicalContent(f.content);
   if (content !== undefined) msg.content = content;
   if (toolCallId) msg.tool_call_id = toolCallId;
+  if (f.isError === true && msg.role === 'tool') msg.is_error = true;
   const calls = f.toolCalls?.filter((c): c is ToolCall => c !== undefined);
   if (calls && calls.length > 0) msg.tool_calls = calls;
   const finish = canonicalFinishReason(f.finishReason);
   if (finish !== undefined) msg.finish_reason = finish;
   return msg;
+}
+
+/**
+ * A completions API call's prompts as recorded (`llm.prompts`: a list of prompt texts, or
+ * one): one user message each; undefined when none was recorded.
+ */
+export function promptMessages(value: unknown): Message[] | undefined {
+  const prompts = (Array.isArray(value) ? value : [value]).filter(
+    (p): p is string => typeof p === 'string' && p !== '',
+  );
+  return prompts.length > 0 ? prompts.map((content) => makeMessage({ role: 'user', content })) : undefined;
 }
 
 /** True when a message list recorded anything beyond roles and ids (content capture on). */
@@ -249,15 +299,16 @@ export function carriesContent(messages: Message[]): boolean {
 
 /**
  * A tool's arguments or result, or an agent's input or output, as a layout stored it: a
- * string is read as JSON when JSON-shaped, a list of text blocks (the Anthropic SDK's
- * tool_result content) folds to its text, structured values stay as they are.
+ * string is kept as recorded, unless it is the JSON of content parts (a list of text blocks,
+ * the Anthropic SDK's tool_result content, folds to its text); structured values fold the
+ * same way or stay as they are.
  */
 export function canonicalValue(v: unknown): JsonValue | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v === 'string') {
     if (v === '') return undefined;
     const j = readJsonShaped(v);
-    return typeof j === 'string' ? j : canonicalContent(j);
+    return isPartsList(j) ? canonicalContent(j) : v;
   }
   return canonicalContent(v);
 }

@@ -42,7 +42,7 @@ function withOptions(span: SpanRecord, step: StepDraft | null): StepDraft | null
  * canonical shape), so stored steps can be recognized as stale and reindexed from spans.
  * What each version changed: CHANGELOG.md, "Normalizer versions".
  */
-export const NORMALIZER_VERSION = 10;
+export const NORMALIZER_VERSION = 11;
 
 const NO_LOGS: readonly LogRecord[] = Object.freeze([]);
 

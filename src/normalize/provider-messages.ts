@@ -213,11 +213,44 @@ function geminiParts(v: JsonValue | undefined): JsonValue | undefined {
   return Array.isArray(parts) ? parts : v;
 }
 
-/** Gemini contents: a list of Content, or of plain strings (user text). */
-function fromGeminiContents(list: JsonValue[]): Message[] {
-  return list.flatMap((c) =>
-    typeof c === 'string' ? [makeMessage({ role: 'user', content: c })] : fromProviderMessage(c),
-  );
+/**
+ * Gemini `contents` in every spelling the google-genai SDKs accept (ContentListUnion,
+ * google-genai _transformers.py t_contents): a Content, a list of Content, text, a part, or
+ * a list of texts and parts; or undefined when the value is none of them. As the SDK sends
+ * them, texts and bare parts in a row are one user turn, and each Content is a turn of its own.
+ */
+function fromGeminiContents(contents: JsonValue): Message[] | undefined {
+  const list = Array.isArray(contents) ? contents : [contents];
+  if (!list.every((c) => typeof c === 'string' || asObject(c) !== undefined)) return undefined;
+  const out: Message[] = [];
+  let turn: JsonValue[] = [];
+  const endTurn = () => {
+    if (turn.length > 0) out.push(...fromGeminiContent({ role: 'user', parts: turn }));
+    turn = [];
+  };
+  for (const c of list) {
+    if (typeof c === 'string') turn.push({ text: c });
+    else if (isGeminiPart(c)) turn.push(c);
+    else {
+      endTurn();
+      out.push(...fromProviderMessage(c));
+    }
+  }
+  endTurn();
+  return out;
+}
+
+/** Whether a request body's `contents` is Gemini's: a list, text, a Content or a part. */
+function isGeminiContents(v: JsonValue | undefined): v is JsonValue {
+  if (Array.isArray(v) || (typeof v === 'string' && v !== '')) return true;
+  const o = asObject(v);
+  return o !== undefined && (Array.isArray(o.parts) || isGeminiPart(o));
+}
+
+/** AI SDK v5+ outputs that report a failed tool: {type: "error-text" | "error-json", value}. */
+function isErrorOutput(output: unknown): boolean {
+  const type = asObject(output)?.type;
+  return type === 'error-text' || type === 'error-json';
 }
 
 /** The content of a tool result block: Anthropic allows a string or a list of blocks. */
@@ -306,6 +339,7 @@ export function fromProviderMessage(raw: unknown, finishReason?: unknown): Messa
             role: 'tool',
             content: toolResultContent(p.content ?? p.output ?? p.result),
             toolCallId: p.tool_use_id ?? p.toolCallId,
+            isError: p.is_error ?? p.isError ?? isErrorOutput(p.output),
           }),
         );
         break;
@@ -352,11 +386,14 @@ function isMessageList(v: unknown): v is JsonValue[] {
 export function messagesFromRequestBody(body: unknown): Message[] | undefined {
   if (isMessageList(body)) return fromProviderMessages(body);
   const b = asObject(body);
-  if (b && Array.isArray(b.contents)) {
+  if (b && isGeminiContents(b.contents)) {
     // google-genai objects that JSON could not encode arrive as their Python repr
     // ("parts=[Part(text='…')] role='user'", openinference-instrumentation-google-genai's
     // json.dumps(default=str)): unreadable, so the flattened messages are read instead.
-    if (b.contents.some((c) => typeof c === 'string' && PYTHON_REPR.test(c))) return undefined;
+    const contents = Array.isArray(b.contents) ? b.contents : [b.contents];
+    if (contents.some((c) => typeof c === 'string' && PYTHON_REPR.test(c))) return undefined;
+    const messages = fromGeminiContents(b.contents);
+    if (messages === undefined) return undefined;
     const config = asObject(b.config);
     return [
       // text, a Content or a list of parts: the parts' {text} blocks read as Converse's do
@@ -365,7 +402,7 @@ export function messagesFromRequestBody(body: unknown): Message[] | undefined {
           config?.system_instruction ?? config?.systemInstruction ?? b.system_instruction ?? b.systemInstruction,
         ),
       ),
-      ...fromGeminiContents(b.contents),
+      ...messages,
     ];
   }
   if (!b || !Array.isArray(b.messages)) return undefined;

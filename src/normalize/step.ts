@@ -15,9 +15,12 @@ export interface ToolCall {
 
 /** One message, whichever layout or provider it came from. Keys that carry nothing are absent. */
 export interface Message {
-  role: 'system' | 'user' | 'assistant' | 'tool';
+  /** one of the four canonical roles, or a role no alias maps, as recorded */
+  role: 'system' | 'user' | 'assistant' | 'tool' | (string & {});
   content?: JsonValue;
   tool_call_id?: string;
+  /** on tool results the tool reported as failed; absent otherwise */
+  is_error?: true;
   tool_calls?: ToolCall[];
   finish_reason?: string;
 }

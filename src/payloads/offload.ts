@@ -9,7 +9,8 @@
  * The rules:
  * - A request or response whose canonical JSON (RFC 8785) is longer than thresholdBytes
  *   (UTF-8) is stored whole: its bytes are that canonical JSON, media type application/json.
- *   Its name is therefore "sha256/" + the value's digest.
+ *   Its name is therefore "sha256/" + the SHA-256 of that JSON: the value's digest, unless it
+ *   holds JSON-shaped text (digests read that as JSON: normalize/comparable.ts).
  * - An llm request (a message list) that starts with system messages keeps them inline and
  *   stores only the rest: [system…, {"$payload": ref-of-the-rest}]. That is how
  *   gen_ai.system_instructions beside an offloaded gen_ai.input.messages is stored (the
@@ -25,6 +26,7 @@
  */
 import { canonicalJson, sha256Hex } from '../json/canonical.js';
 import type { PayloadRef } from '../normalize/step.js';
+import { comparableDigest } from '../normalize/comparable.js';
 import type { JsonValue } from '../json/json-value.js';
 import type { PayloadStore } from './payload-store.js';
 import { countLeadingSystemMessages } from './system-prefix.js';
@@ -51,7 +53,7 @@ export interface OffloadResult<T extends OffloadableDraft> {
   /** What was put in the store, in order (request first). Empty when nothing was offloaded. */
   payloads: OffloadedPayload[];
   /**
-   * digestOf(request) and digestOf(response) of the values as they came in (never of the
+   * The digests of the values as they came in, in comparable form (never of the
    * references left behind). Offloading has to canonicalise each value to measure it, so it
    * hands the digests over rather than making the caller canonicalise a second time.
    */
@@ -94,7 +96,7 @@ async function offloadValue(
 ): Promise<OffloadedValue> {
   if (value === null) return { stored: null, digest: null };
   const text = canonicalJson(value);
-  const digest = sha256Hex(text);
+  const digest = comparableDigest(value, sha256Hex(text));
   if (fitsInUtf8(text, thresholdBytes)) return { stored: value, digest };
 
   if (isLlmRequest && Array.isArray(value)) {

@@ -13,12 +13,11 @@
  *   that is not a message (the normalizer would drop it, comparing as if it were not there);
  * - a recorded prompt is already canonical (the normalizer wrote it): a message in the
  *   canonical shape is taken as it is, so the recorded digest is the tape's request_digest
- *   (reading canonical content again is not idempotent: a tool result that was JSON text
- *   holding typed objects would fold as content parts). A recorded element in another
- *   spelling (OTel GenAI parts, provider-shaped) is read by the normalizer's readers.
+ *   (reading canonical content again need not be idempotent: parts folded once must not be
+ *   folded twice). A recorded element in another spelling (OTel GenAI parts,
+ *   provider-shaped) is read by the normalizer's readers.
  */
 import type { Message } from '../normalize/step.js';
-import { readJsonShaped } from '../normalize/attrs.js';
 import { fromGenAiMessage } from '../normalize/genai-parts.js';
 import { fromProviderMessage, messagesFromRequestBody } from '../normalize/provider-messages.js';
 
@@ -63,7 +62,7 @@ export function requestBodyMessages(body: Obj): MessageListResult | { ok: false;
 }
 
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
-const MESSAGE_KEYS = new Set(['role', 'content', 'tool_call_id', 'tool_calls', 'finish_reason']);
+const MESSAGE_KEYS = new Set(['role', 'content', 'tool_call_id', 'is_error', 'tool_calls', 'finish_reason']);
 const CALL_KEYS = new Set(['id', 'name', 'arguments']);
 
 const nonEmptyString = (v: unknown): boolean => typeof v === 'string' && v !== '';
@@ -77,8 +76,7 @@ function isCanonicalCall(c: unknown): boolean {
 
 /**
  * A message exactly as the normalizer writes one: a canonical role, only canonical keys, and
- * none that carries nothing; text content that is not JSON-shaped (that would have been read
- * as JSON); tool calls as {id, name, arguments}.
+ * none that carries nothing; tool calls as {id, name, arguments}.
  */
 export function isCanonicalMessage(m: Obj): boolean {
   if (typeof m.role !== 'string' || !ROLES.has(m.role)) return false;
@@ -86,10 +84,10 @@ export function isCanonicalMessage(m: Obj): boolean {
   if ('content' in m) {
     const c = m.content;
     if (c === null || c === undefined || c === '') return false;
-    if (typeof c === 'string' && readJsonShaped(c) !== c) return false;
     if (Array.isArray(c) && c.length === 0) return false;
   }
   if ('tool_call_id' in m && (!nonEmptyString(m.tool_call_id) || m.role !== 'tool')) return false;
+  if ('is_error' in m && (m.is_error !== true || m.role !== 'tool')) return false;
   if (
     'tool_calls' in m &&
     !(Array.isArray(m.tool_calls) && m.tool_calls.length > 0 && m.tool_calls.every(isCanonicalCall))

@@ -8,6 +8,7 @@
 import type { Message } from '../normalize/step.js';
 import type { JsonValue } from '../json/json-value.js';
 import { canonicalJson } from '../json/canonical.js';
+import { comparableForm } from '../normalize/comparable.js';
 import { REQUEST_OPTION_KEYS, type RequestOptions } from '../normalize/request-options.js';
 
 export type DifferenceField =
@@ -86,8 +87,9 @@ export function explainDifference(recorded: readonly Message[], got: readonly Me
       ['tool_calls', r.tool_calls as JsonValue | undefined, g.tool_calls as JsonValue | undefined],
     ];
     for (const [field, a, b] of fields) {
-      const ta = a === undefined ? undefined : canonicalJson(a);
-      const tb = b === undefined ? undefined : canonicalJson(b);
+      // compared as digests compare them: JSON-shaped text as the JSON it spells
+      const ta = a === undefined ? undefined : canonicalJson(comparableForm(a));
+      const tb = b === undefined ? undefined : canonicalJson(comparableForm(b));
       if (ta !== tb) return compareField(i, role, field, textOf(a), textOf(b));
     }
   }

@@ -9,7 +9,7 @@
  */
 import type { JsonValue } from '../json/json-value.js';
 import { chunkText } from './chunk-text.js';
-import { renderJson } from '../json/canonical.js';
+import { RecordedJson, renderJson } from '../json/canonical.js';
 import {
   BoundedBody,
   finishFor,
@@ -51,8 +51,21 @@ export function anthropicUsage(input: RenderInput): Obj {
   };
 }
 
-function toolInput(args: JsonValue | undefined): JsonValue {
-  return args === undefined ? {} : args;
+/**
+ * A tool_use block's input, which Anthropic's wire carries as an object: arguments recorded
+ * as the text of one (OpenAI's way, or a layout's) are written as that text, so its numbers
+ * and spacing reach the agent as recorded; a structured value as it is.
+ */
+function toolInput(args: JsonValue | undefined): JsonValue | RecordedJson {
+  if (args === undefined) return {};
+  if (typeof args !== 'string') return args;
+  return RecordedJson.ofObject(args) ?? args;
+}
+
+/** The input's JSON text, as the input_json_delta pieces spell it. */
+function toolInputText(args: JsonValue | undefined): string {
+  const input = toolInput(args);
+  return input instanceof RecordedJson ? input.text : renderJson(input);
 }
 
 function contentBlocks(input: RenderInput): Obj[] {
@@ -113,7 +126,7 @@ function renderStream(input: RenderInput): Rendered {
   input.answer.toolCalls.forEach((call, i) => {
     const block = { type: 'tool_use', id: toolCallIdFor(input, i, 'toolu_'), name: call.name, input: {} };
     event({ type: 'content_block_start', index, content_block: block });
-    const json = renderJson(toolInput(call.arguments)); // parses back to exactly the plain input
+    const json = toolInputText(call.arguments); // parses back to exactly the plain input
     for (const partial_json of chunkText(json)) {
       event({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json } });
     }

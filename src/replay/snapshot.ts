@@ -11,7 +11,7 @@
  */
 import type { Message, Tape, Tokens } from '../normalize/step.js';
 import type { JsonValue } from '../json/json-value.js';
-import { digestOf } from '../json/canonical.js';
+import { comparableDigest } from '../normalize/comparable.js';
 import { type RequestOptions, requestIdentity, requestOptionsOf } from '../normalize/request-options.js';
 import { type Answer, readAnswer } from './answer.js';
 import { refusal } from './errors.js';
@@ -211,7 +211,7 @@ async function readToolStep(
  * (the tape's request_digest, finish.ts requestDigestOf, for a recorded prompt).
  */
 export function requestDigest(messages: readonly Message[], options: RequestOptions): string {
-  return digestOf(requestIdentity(messages as unknown as JsonValue, options)) as string;
+  return comparableDigest(requestIdentity(messages as unknown as JsonValue, options)) as string;
 }
 
 /** The agent's request options that the recording has too: a layout that recorded none compares messages alone. */

@@ -18,6 +18,7 @@
 import type { StepRow } from '../normalize/finish.js';
 import type { JsonValue } from '../json/json-value.js';
 import { canonicalJson } from '../json/canonical.js';
+import { comparableForm } from '../normalize/comparable.js';
 import { spanKey, type SpanTree } from './span-tree.js';
 
 interface AskedCall {
@@ -37,7 +38,7 @@ function messagesOf(v: JsonValue | null): { [k: string]: JsonValue }[] {
 function argsKey(v: JsonValue | undefined | null): string | null {
   if (v === undefined || v === null) return null;
   try {
-    return canonicalJson(v);
+    return canonicalJson(comparableForm(v)); // text in one layout, a value in another
   } catch {
     return null;
   }

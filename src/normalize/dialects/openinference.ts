@@ -15,7 +15,7 @@
 import type { Attributes, SpanRecord } from '../../spans/span-record.js';
 import type { Message, StepDraft } from '../step.js';
 import type { JsonValue } from '../../json/json-value.js';
-import { asObject, firstNum, firstStr, indexedGroups, parseJson, str } from '../attrs.js';
+import { asObject, firstNum, firstStr, indexedGroups, parseJson, readJsonShaped, str } from '../attrs.js';
 import { readPythonLiteral } from '../python-literal.js';
 import {
   langChainResponseModel,
@@ -23,11 +23,13 @@ import {
   messagesFromLangChainInputs,
   messagesFromLangChainResult,
 } from '../langchain-messages.js';
-import { canonicalFinishReason, canonicalValue } from '../messages.js';
+import { canonicalFinishReason, canonicalValue, promptMessages } from '../messages.js';
 import { fromProviderMessage, messagesFromRequestBody, messagesFromResponseBody } from '../provider-messages.js';
 import { makeTokens, providerParams, reportedCost } from '../usage.js';
 import { isResponse, isResponsesInput, messagesFromResponse, messagesFromResponsesInput } from '../responses-items.js';
 import { recorded } from './otel-genai.js';
+import { canonicalJson } from '../../json/canonical.js';
+import { comparableForm } from '../comparable.js';
 import { isDspyOutputs, messagesFromDspyOutputs } from '../dspy-outputs.js';
 import { isOpenAiAgentsHandoff, isOpenAiAgentsTraceRoot } from './openinference-openai-agents.js';
 import { emptyDraft, orNull, type Dialect } from './types.js';
@@ -165,19 +167,62 @@ function saying(messages: Message[]): number {
  */
 function moreComplete(body: Message[] | undefined, flat: Message[] | undefined): Message[] | undefined {
   if (body === undefined) return flat;
-  if (flat === undefined || saying(body) >= saying(flat)) return body;
+  if (flat === undefined) return body;
+  if (saying(body) >= saying(flat)) return withRecordedArguments(body, flat);
   return flat;
 }
 
-/** A TOOL or AGENT span's input/output value: JSON by mime type, else text (JSON-shaped read as JSON). */
+/**
+ * A body's tool calls with the arguments' text where the flattened keys recorded it: a body
+ * holds Anthropic's tool input as an object, which parsing has rounded (an integer past
+ * 2^53), while tool_call.function.arguments is the instrumentation's text of it. Taken only
+ * where both say the same, and matched by call id.
+ */
+function withRecordedArguments(body: Message[], flat: Message[]): Message[] {
+  const texts = new Map<string, string>();
+  for (const m of flat)
+    for (const c of m.tool_calls ?? []) if (c.id && typeof c.arguments === 'string') texts.set(c.id, c.arguments);
+  if (texts.size === 0) return body;
+  const sameAs = (text: string, value: JsonValue) =>
+    canonicalJson(comparableForm(text)) === canonicalJson(comparableForm(value));
+  for (const m of body)
+    for (const c of m.tool_calls ?? []) {
+      const text = c.id === undefined ? undefined : texts.get(c.id);
+      if (
+        text !== undefined &&
+        c.arguments !== undefined &&
+        typeof c.arguments !== 'string' &&
+        sameAs(text, c.arguments)
+      )
+        c.arguments = text;
+    }
+  return body;
+}
+
+/**
+ * The recorded text of a value ioValue parsed, while the value is read as it is: readers
+ * look into the parsed value (a framework's wrapper), and a value kept whole is stored as
+ * the text (asRecorded), which keeps its numbers and spacing exactly.
+ */
+const recordedTexts = new WeakMap<object, string>();
+
+/** A value ioValue parsed and nothing unwrapped, as its recorded text; any other value as it is. */
+function asRecorded(value: JsonValue | null): JsonValue | null {
+  return value !== null && typeof value === 'object' ? (recordedTexts.get(value) ?? value) : value;
+}
+
+/**
+ * A TOOL or AGENT span's input/output value: JSON by mime type, else text (kept as
+ * recorded). JSON is parsed so that readers can look into it; asRecorded gives its text back.
+ */
 function ioValue(attrs: Attributes, which: 'input' | 'output'): JsonValue | null {
   const text = attrs[`${which}.value`];
   if (typeof text !== 'string') return null;
-  if (str(attrs[`${which}.mime_type`]) === 'application/json') {
-    const parsed = parseJson(text);
-    if (parsed !== undefined) return orNull(canonicalValue(parsed));
-  }
-  return orNull(canonicalValue(text));
+  const parsed = str(attrs[`${which}.mime_type`]) === 'application/json' ? parseJson(text) : readJsonShaped(text);
+  if (parsed === undefined || parsed === text) return orNull(canonicalValue(text));
+  const value = canonicalValue(parsed);
+  if (value === parsed && parsed !== null && typeof parsed === 'object') recordedTexts.set(parsed, text);
+  return orNull(value);
 }
 
 /**
@@ -327,8 +372,9 @@ function agentOutput(value: JsonValue | null): JsonValue | null {
  * input message (Bedrock Agents action groups, whose parameters are [{name, type, value}]).
  */
 function calledWith(attrs: Attributes): JsonValue | null {
-  const args = flatMessages(attrs, 'llm.input_messages.')?.flatMap((m) => m.tool_calls ?? [])[0]?.arguments;
-  if (args === undefined) return null;
+  const recorded = flatMessages(attrs, 'llm.input_messages.')?.flatMap((m) => m.tool_calls ?? [])[0]?.arguments;
+  if (recorded === undefined) return null;
+  const args = typeof recorded === 'string' ? readJsonShaped(recorded) : recorded;
   if (
     Array.isArray(args) &&
     args.length > 0 &&
@@ -336,7 +382,7 @@ function calledWith(attrs: Attributes): JsonValue | null {
   ) {
     return Object.fromEntries(args.map((p) => [(p as { name: string }).name, (p as { value: JsonValue }).value]));
   }
-  return args;
+  return recorded;
 }
 
 function readLlm(span: SpanRecord, draft: StepDraft): StepDraft {
@@ -359,10 +405,22 @@ function readLlm(span: SpanRecord, draft: StepDraft): StepDraft {
   ) {
     request = fromProviderMessage({ role: 'user', content: prompt });
   }
-  const response = moreComplete(
+  // A completions API call (LlamaIndex's complete(), the Anthropic instrumentation's
+  // completions): llm.prompts is the list of prompt texts, and the answer is output.value.
+  const completion = promptMessages(attrs['llm.prompts']);
+  request ??= completion;
+  let response = moreComplete(
     responseFromBody(bodyOf(attrs, 'output', true)),
     flatMessages(attrs, 'llm.output_messages.', finish),
   );
+  const text = attrs['output.value'];
+  if (
+    response === undefined &&
+    completion !== undefined &&
+    typeof text === 'string' &&
+    bodyOf(attrs, 'output') === undefined
+  )
+    response = fromProviderMessage({ role: 'assistant', content: text }, finish);
   // An answer body that carries no stop reason (the Bedrock instrumentation records the bare
   // output message) takes the span's llm.finish_reason, as the flattened answer does.
   const answer = response?.find((m) => m.role === 'assistant');
@@ -416,8 +474,8 @@ export const openinference: Dialect = {
       draft.tool = firstStr(attrs, ['tool.name']) ?? span.name;
       const output = toolOutput(attrs);
       draft.toolCallId = firstStr(attrs, ['tool.id', 'tool_call.id']) ?? output.toolCallId ?? null;
-      draft.request = toolInput(span) ?? calledWith(attrs);
-      draft.response = output.value;
+      draft.request = asRecorded(toolInput(span)) ?? calledWith(attrs);
+      draft.response = asRecorded(output.value);
       return draft;
     }
     if (kind === 'AGENT') {

@@ -15,7 +15,7 @@ import type { AttributeValue, Attributes, LogRecord, SpanRecord } from '../../sp
 import type { Message, StepDraft } from '../step.js';
 import type { JsonValue } from '../../json/json-value.js';
 import { asObject, firstStr, hasIndexedKey, indexedGroups, parseJson, str, toJson } from '../attrs.js';
-import { canonicalValue, isPartsList } from '../messages.js';
+import { canonicalValue, isPartsList, promptMessages } from '../messages.js';
 import { genAiInput, genAiOutput } from '../genai-parts.js';
 import { fromProviderMessage, isConverseContent } from '../provider-messages.js';
 import { genAiParams, genAiTokens, reportedCost } from '../usage.js';
@@ -249,6 +249,10 @@ function readLlm(span: SpanRecord, logs: readonly LogRecord[], draft: StepDraft)
   const bedrock = span.scope.name.includes('bedrock');
   request ??= legacyMessages(attrs, 'gen_ai.prompt.', false, bedrock);
   response ??= legacyMessages(attrs, 'gen_ai.completion.', true, bedrock);
+  // Traceloop before the gen_ai.* names: llm.prompts.N.* / llm.completions.N.*, or a
+  // completion's prompts as a list of texts (llm.prompts = [prompt]).
+  request ??= legacyMessages(attrs, 'llm.prompts.', false, bedrock) ?? promptMessages(attrs['llm.prompts']);
+  response ??= legacyMessages(attrs, 'llm.completions.', true, bedrock);
   // use_legacy_attributes=False: the content is in GenAI events (log records) instead
   if (request === undefined || response === undefined) {
     const events = readEventContent(span, logsOfSpan(span, logs));
@@ -275,7 +279,8 @@ function isModelCall(attrs: Attributes): boolean {
     genAiKind(attrs) === 'llm' ||
     attrs['gen_ai.request.model'] !== undefined ||
     attrs['gen_ai.input.messages'] !== undefined ||
-    hasIndexedKey(attrs, 'gen_ai.prompt.')
+    hasIndexedKey(attrs, 'gen_ai.prompt.') ||
+    hasIndexedKey(attrs, 'llm.prompts.')
   );
 }
 
@@ -291,7 +296,9 @@ export const openllmetry: Dialect = {
       isTraceloopScope(span) ||
       attrs['llm.request.type'] !== undefined ||
       hasIndexedKey(attrs, 'gen_ai.prompt.') ||
-      hasIndexedKey(attrs, 'gen_ai.completion.')
+      hasIndexedKey(attrs, 'gen_ai.completion.') ||
+      hasIndexedKey(attrs, 'llm.prompts.') ||
+      hasIndexedKey(attrs, 'llm.completions.')
     );
   },
   read(span, logs) {

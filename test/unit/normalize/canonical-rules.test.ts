@@ -8,7 +8,7 @@ import { normalizeSpan, NORMALIZER_VERSION } from '../../../src/normalize/normal
 import { finishStep, fingerprintOf } from '../../../src/normalize/finish.js';
 import { canonicalFinishReason, makeMessage } from '../../../src/normalize/messages.js';
 import { unwrapEntityInput } from '../../../src/normalize/dialects/openllmetry.js';
-import { digestOf } from '../../../src/json/canonical.js';
+import { comparableDigest as digestOf, comparableForm } from '../../../src/normalize/comparable.js';
 import type { Attributes } from '../../../src/spans/span-record.js';
 import type { StepDraft } from '../../../src/normalize/step.js';
 import type { JsonValue } from '../../../src/json/json-value.js';
@@ -25,12 +25,16 @@ const oi = (attributes: Attributes) =>
 const userSays = (text: string) => j([{ role: 'user', parts: [{ type: 'text', content: text }] }]);
 
 describe('canonical messages', () => {
-  it('reads JSON-shaped text (object or array) as JSON; a JSON string literal or number stays text', () => {
-    expect(makeMessage({ role: 'tool', content: '{"a": 1}' }).content).toEqual({ a: 1 });
-    expect(makeMessage({ role: 'tool', content: ' [1,2]' }).content).toEqual([1, 2]);
-    expect(makeMessage({ role: 'user', content: '"Where is the station?"' }).content).toBe('"Where is the station?"');
-    expect(makeMessage({ role: 'user', content: '42' }).content).toBe('42');
-    expect(makeMessage({ role: 'user', content: '{not json' }).content).toBe('{not json');
+  it('keeps JSON-shaped text as recorded, and compares it as JSON (object or array); a JSON string literal or number is text', () => {
+    expect(makeMessage({ role: 'tool', content: '{"a": 1}' }).content).toBe('{"a": 1}');
+    expect(comparableForm(makeMessage({ role: 'tool', content: '{"a": 1}' }).content!)).toEqual({ a: 1 });
+    expect(comparableForm(makeMessage({ role: 'tool', content: ' [1,2]' }).content!)).toEqual([1, 2]);
+    expect(comparableForm('"Where is the station?"')).toBe('"Where is the station?"');
+    expect(comparableForm('42')).toBe('42');
+    expect(comparableForm('{not json')).toBe('{not json');
+    expect(digestOf(makeMessage({ role: 'tool', content: '{"a": 1}' }) as unknown as JsonValue)).toBe(
+      digestOf({ role: 'tool', content: { a: 1 } }),
+    );
   });
 
   it('treats empty content as missing: the key is left out and the digest is the same', () => {
@@ -88,7 +92,7 @@ describe('canonical messages', () => {
   });
 
   it('makes every tool result a tool message with its tool_call_id, whichever shape carried it', () => {
-    const expected = [{ role: 'tool', tool_call_id: 'toolu_1', content: { t: 14 } }];
+    const expected = [{ role: 'tool', tool_call_id: 'toolu_1', content: '{"t":14}' }];
     // GenAI parts in a user message (Traceloop Anthropic), response as content blocks (Anthropic SDK)
     expect(
       genAi({

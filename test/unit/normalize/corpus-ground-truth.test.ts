@@ -4,13 +4,18 @@
  * into runs, assemble the tapes, and compare with what the agent actually did
  * (ground-truth.json): step kinds and order, messages, tool calls, tool results, tokens.
  * Where a library provably records something else, the exception is named below (see
- * docs/support.md "Known gaps in the captured libraries").
+ * docs/support.md "Known gaps in the captured libraries"). Steps keep JSON-shaped text as
+ * recorded; it is compared here as digests compare it, in comparable form.
  */
 import { describe, expect, it } from 'vitest';
 import { listCaptures, loadCapture, type Capture, type GroundTruthStep } from '../../helpers/corpus.js';
 import { capturedTapes, contentCaptured, expectedSteps, NO_SESSION_KEY } from '../../helpers/corpus-expectations.js';
 import { expectedRequest, expectedResponse } from '../../helpers/ground-truth.js';
 import type { Step } from '../../../src/normalize/step.js';
+import type { JsonValue } from '../../../src/json/json-value.js';
+import { comparableForm } from '../../../src/normalize/comparable.js';
+
+const comparable = (v: unknown) => (v === null || v === undefined ? v : comparableForm(v as JsonValue));
 
 /**
  * Streaming losses: Traceloop Anthropic (streamed) never accumulates
@@ -103,8 +108,8 @@ describe('corpus captures normalize to what the agent did', () => {
             expect([step.request, step.response], where).toEqual([null, null]);
             return;
           }
-          expect(step.request, where).toEqual(t.arguments);
-          expect(step.response, where).toEqual(t.result);
+          expect(comparable(step.request), where).toEqual(comparable(t.arguments));
+          expect(comparable(step.response), where).toEqual(comparable(t.result));
           return;
         }
         if (!contentCaptured(c)) {
@@ -115,9 +120,9 @@ describe('corpus captures normalize to what the agent did', () => {
             null,
           ]);
         } else if (!c.shortened) {
-          expect(step.request, where).toEqual(expectedRequest(t));
+          expect(comparable(step.request), where).toEqual(comparable(expectedRequest(t)));
           const answer = expectedResponse(t);
-          expect(step.response, where).toEqual(answer && recordedAnswer(c.layout, t, answer));
+          expect(comparable(step.response), where).toEqual(answer && comparable(recordedAnswer(c.layout, t, answer)));
         }
         const usage = providerUsage(t);
         if (!usage) {

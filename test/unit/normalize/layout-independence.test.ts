@@ -31,7 +31,7 @@
 import { describe, expect, it } from 'vitest';
 import { listCaptures, loadCapture, type Capture } from '../../helpers/corpus.js';
 import { alignedSteps, contentCaptured } from '../../helpers/corpus-expectations.js';
-import { digestOf } from '../../../src/json/canonical.js';
+import { comparableDigest as digestOf } from '../../../src/normalize/comparable.js';
 import type { JsonValue } from '../../../src/json/json-value.js';
 import { requestIdentity, requestOptionsOf } from '../../../src/normalize/request-options.js';
 

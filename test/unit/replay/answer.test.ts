@@ -49,7 +49,7 @@ describe('reading a recorded answer', () => {
       text: 'One. Two.',
       toolCalls: [
         { id: null, name: 'a', arguments: undefined },
-        { id: 'b1', name: 'b', arguments: { x: 1 } },
+        { id: 'b1', name: 'b', arguments: '{"x": 1}' }, // served as recorded
       ],
       finishReason: 'tool_calls',
     });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { digestOf } from '../../../src/json/canonical.js';
+import { comparableDigest as digestOf, comparableForm } from '../../../src/normalize/comparable.js';
 import type { Message } from '../../../src/normalize/step.js';
 import type { JsonValue } from '../../../src/json/json-value.js';
 import { messagesFromRequestBody } from '../../../src/normalize/provider-messages.js';
@@ -10,7 +10,11 @@ import { loadFixture } from '../../fixtures/replay/harness.js';
 const SYSTEM = 'You are a concise weather assistant.';
 const RESULT = '{"city":"Paris","temperature_c":18}';
 
-/** The conversation every spelling below says, canonically (docs/architecture.md "Messages"). */
+/**
+ * The conversation every spelling below says, canonically (docs/architecture.md "Messages"),
+ * compared as digests compare it: each spelling keeps its own recorded text (the arguments
+ * as OpenAI's text or Anthropic's object), which reads as this.
+ */
 const canonical: Message[] = [
   { role: 'system', content: SYSTEM },
   { role: 'user', content: "What's the weather in Paris?" },
@@ -23,6 +27,7 @@ const canonical: Message[] = [
 ];
 
 const digest = (m: Message[]) => digestOf(m as unknown as JsonValue);
+const read = (m: Message[]) => comparableForm(m as unknown as JsonValue);
 
 describe('canonical request messages', () => {
   it('reads an OpenAI chat request into the canonical shape: tool_calls unwrapped, arguments and JSON-shaped tool results parsed', () => {
@@ -42,7 +47,9 @@ describe('canonical request messages', () => {
         { role: 'tool', tool_call_id: 'call_1', content: RESULT },
       ],
     });
-    expect(req.messages).toEqual(canonical);
+    expect(read(req.messages)).toEqual(canonical);
+    expect(req.messages[2].tool_calls?.[0].arguments).toBe('{"city": "Paris"}'); // as the agent sent it
+    expect(req.messages[3].content).toBe(RESULT);
   });
 
   it('reads an Anthropic messages request into the same shape: system param first, tool_use as tool_calls, tool_result as tool messages', () => {
@@ -65,7 +72,7 @@ describe('canonical request messages', () => {
         },
       ],
     });
-    expect(req.messages).toEqual(canonical);
+    expect(read(req.messages)).toEqual(canonical);
     expect(digest(req.messages)).toBe(digest(canonical));
   });
 
@@ -82,7 +89,7 @@ describe('canonical request messages', () => {
       },
       { role: 'user', parts: [{ type: 'tool_call_response', id: 'call_1', response: RESULT }] },
     ]);
-    expect(result).toEqual({ ok: true, messages: canonical });
+    expect(result.ok && read(result.messages)).toEqual(canonical);
   });
 
   it("leaves canonical messages as they are, so a tape's own request digests to its request_digest", () => {
@@ -261,11 +268,16 @@ describe("requests read by the normalizer's rules", () => {
           role: 'user',
           content: [
             { type: 'text', text: 'Where?' },
-            { type: 'image_url', image_url: { url, detail: 'high' } },
+            { type: 'image_url', image_url: { url } },
           ],
         },
       ]),
     );
+    // OpenAI's detail is kept: it changes what the model sees
+    const detailed = readOpenAiRequest(
+      openai([{ role: 'user', content: [{ type: 'image_url', image_url: { url, detail: 'high' } }] }]),
+    );
+    expect(detailed.messages).toEqual([{ role: 'user', content: [{ type: 'image', url, detail: 'high' }] }]);
     const a = readAnthropicRequest(
       anthropic([
         {
@@ -323,7 +335,7 @@ describe("requests read by the normalizer's rules", () => {
     ]);
   });
 
-  it('reads tool arguments as any JSON value; text that does not parse stays text; empty arguments are left out', () => {
+  it('keeps tool arguments as the recorded text, whether or not it parses; empty arguments are {}', () => {
     const call = (args: string) => ({ id: 'c', type: 'function', function: { name: 'f', arguments: args } });
     const o = readOpenAiRequest(
       openai([
@@ -334,24 +346,36 @@ describe("requests read by the normalizer's rules", () => {
       ]),
     );
     expect(o.messages[0].tool_calls).toEqual([
-      { id: 'c', name: 'f', arguments: 42 },
-      { id: 'c', name: 'f', arguments: 'Paris' },
+      { id: 'c', name: 'f', arguments: '42' },
+      { id: 'c', name: 'f', arguments: '"Paris"' },
       { id: 'c', name: 'f', arguments: 'not json' },
-      { id: 'c', name: 'f' },
-      { id: 'c', name: 'f', arguments: { a: [1, 2] } },
+      { id: 'c', name: 'f', arguments: {} },
+      { id: 'c', name: 'f', arguments: '{"a": [1, 2]}' },
+    ]);
+    expect(read(o.messages)).toEqual([
+      {
+        role: 'assistant',
+        tool_calls: [
+          { id: 'c', name: 'f', arguments: '42' },
+          { id: 'c', name: 'f', arguments: '"Paris"' },
+          { id: 'c', name: 'f', arguments: 'not json' },
+          { id: 'c', name: 'f', arguments: {} },
+          { id: 'c', name: 'f', arguments: { a: [1, 2] } },
+        ],
+      },
     ]);
   });
 
-  it('reads an unknown role as a user turn', () => {
+  it('keeps an unknown role as recorded, not as a user turn', () => {
     expect(readOpenAiRequest(openai([{ role: 'narrator', content: 'Once upon a time.' }])).messages).toEqual([
-      { role: 'user', content: 'Once upon a time.' },
+      { role: 'narrator', content: 'Once upon a time.' },
     ]);
   });
 
-  it('takes a recorded canonical message as it is, so JSON read from a tool result is not folded a second time', () => {
+  it('takes a recorded canonical message as it is, so JSON text from a tool result is not folded', () => {
     // a tool that returned JSON holding objects with a "type" key (GeoJSON, search results, ...)
     const result = '[{"type":"text","text":"18C"},{"type":"Feature","note":null}]';
-    const recorded: Message[] = [{ role: 'tool', tool_call_id: 'c1', content: JSON.parse(result) }];
+    const recorded: Message[] = [{ role: 'tool', tool_call_id: 'c1', content: result }];
     expect(normalizeMessages(recorded)).toEqual({ ok: true, messages: recorded });
     const agent = readOpenAiRequest(openai([{ role: 'tool', tool_call_id: 'c1', content: result }]));
     expect(digest(agent.messages)).toBe(digest(recorded));
@@ -377,7 +401,7 @@ describe("requests read by the normalizer's rules", () => {
       ok: true,
       messages: [
         { role: 'system', content: 'ab' },
-        { role: 'assistant', tool_calls: [{ id: 'c', name: 'f', arguments: { x: 1 } }] },
+        { role: 'assistant', tool_calls: [{ id: 'c', name: 'f', arguments: '{"x":1}' }] },
         { role: 'assistant', content: 'done' },
       ],
     });
