@@ -54,11 +54,11 @@ const MAY_IMPORT = {
   entry: Object.keys(LAYERS),
   receivers: ['ingest', 'http', 'auth', 'shared'],
   exporter: ['ingest', 'composition', 'shared'],
-
+  // ingest: a fork's calls are recorded through the ingest path, like an exporter's spans
+  api: ['composition', 'ingest', 'cassettes', 'mcp', 'erasure', 'diff', 'recall', 'replay', 'runs', ...READ],
   // No replay: a model under test that could create a replay would let stored telemetry
   // choose which recording its next run is fed (docs/mcp.md).
   mcp: ['diff', 'recall', 'runs', ...READ],
-  api: ['composition', 'cassettes', 'mcp', 'erasure', 'diff', 'recall', 'replay', 'runs', ...READ],
   // Erasure deletes what the read side reads (tapes/, recall's index, payloads) and tells
   // replay/ of it through the interface replay declares; nothing below imports it.
   erasure: ['replay', ...READ],

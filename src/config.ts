@@ -59,6 +59,14 @@ export interface Config {
   retentionMs: number | null;
   /** per tenant ('' for no tenant): a bound in milliseconds, or null to keep everything */
   retentionTenants: ReadonlyMap<string, number | null>;
+  /** where forks send live OpenAI chat-completions calls (base URL ending in /v1); null: refused */
+  upstreamOpenai: string | null;
+  /** its key (TAPEDECK_UPSTREAM_OPENAI_KEY, environment only: keys stay out of process lists) */
+  upstreamOpenaiKey: string | null;
+  /** where forks send live Anthropic messages calls (base URL without /v1); null: refused */
+  upstreamAnthropic: string | null;
+  /** its key (TAPEDECK_UPSTREAM_ANTHROPIC_KEY, environment only) */
+  upstreamAnthropicKey: string | null;
 }
 
 export const defaultConfig: Readonly<Config> = Object.freeze({
@@ -85,6 +93,10 @@ export const defaultConfig: Readonly<Config> = Object.freeze({
   mcp: false,
   retentionMs: null,
   retentionTenants: new Map(),
+  upstreamOpenai: null,
+  upstreamOpenaiKey: null,
+  upstreamAnthropic: null,
+  upstreamAnthropicKey: null,
 });
 
 export class ConfigError extends Error {
@@ -122,6 +134,8 @@ export const settings = [
   { key: 'mcp', env: 'TAPEDECK_MCP', flag: '--mcp' },
   { key: 'retentionMs', env: 'TAPEDECK_RETENTION', flag: '--retention' },
   { key: 'retentionTenants', env: 'TAPEDECK_RETENTION_TENANTS', flag: '--retention-tenants' },
+  { key: 'upstreamOpenai', env: 'TAPEDECK_UPSTREAM_OPENAI', flag: '--upstream-openai' },
+  { key: 'upstreamAnthropic', env: 'TAPEDECK_UPSTREAM_ANTHROPIC', flag: '--upstream-anthropic' },
 ] as const satisfies readonly { key: keyof Config; env: string; flag: string }[];
 
 type RawSettings = Partial<Record<keyof Config, string | undefined>>;
@@ -140,6 +154,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: RawSetti
     (config as unknown as Record<string, unknown>)[s.key] = parseSetting(s.key, name, raw);
   }
   config.dataDir = path.resolve(config.dataDir);
+  config.upstreamOpenaiKey = env.TAPEDECK_UPSTREAM_OPENAI_KEY || null;
+  config.upstreamAnthropicKey = env.TAPEDECK_UPSTREAM_ANTHROPIC_KEY || null;
   return config;
 }
 
@@ -193,6 +209,17 @@ function parseSetting(key: keyof Config, name: string, raw: string): unknown {
     if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
       throw new ConfigError(name, `expected a postgres:// or postgresql:// URL, got ${url.protocol}//`);
     }
+    return raw;
+  }
+  if (key === 'upstreamOpenai' || key === 'upstreamAnthropic') {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new ConfigError(name, `not a URL: ${JSON.stringify(raw)}`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new ConfigError(name, `expected an http:// or https:// base URL, got ${url.protocol}//`);
     return raw;
   }
   if (key === 'host' && /\s/.test(raw))

@@ -68,6 +68,8 @@ export const errorTable = {
   replay_divergence: permanentConflict,
   response_too_large: permanentConflict,
   tool_unreadable: permanentConflict,
+  // Forks: a live call with no upstream for its wire is refused, never sent anywhere.
+  upstream_not_configured: permanentConflict,
   replay_exhausted: { http: 410, grpc: GrpcCode.OUT_OF_RANGE, retryable: false },
   tools_exhausted: { http: 410, grpc: GrpcCode.OUT_OF_RANGE, retryable: false },
   // Cassettes: a run that cannot be exported whole (too long, an unreadable payload, over the
@@ -79,6 +81,7 @@ export const errorTable = {
   busy: { http: 429, grpc: GrpcCode.UNAVAILABLE, retryable: true, retryAfterSeconds: 1 },
   too_many_replays: { http: 429, grpc: GrpcCode.UNAVAILABLE, retryable: true, retryAfterSeconds: 60 },
   unavailable: { http: 503, grpc: GrpcCode.UNAVAILABLE, retryable: true, retryAfterSeconds: 1 },
+  upstream_unavailable: { http: 503, grpc: GrpcCode.UNAVAILABLE, retryable: true, retryAfterSeconds: 5 },
   // A fault of ours nobody classified: logged, and told to the client as nothing more.
   internal: { http: 500, grpc: GrpcCode.INTERNAL, retryable: false },
 } as const satisfies Record<string, ErrorSpec>;

@@ -18,9 +18,10 @@ import { loadDiffTape } from '../diff/load-tape.js';
 import { createRecallRoutes } from '../recall/routes.js';
 import { createRunRoutes } from './run-routes.js';
 import { createCassetteRoutes } from '../cassettes/routes.js';
-import { createReplayRoutes, defaultReplaySettings } from '../replay/index.js';
+import { createReplayRoutes, defaultReplaySettings, type Upstream } from '../replay/index.js';
 import { PayloadIntegrityError } from '../payloads/payload-store.js';
 import { createMcpRoutes } from '../mcp/routes.js';
+import { ingestSpans } from '../ingest/ingest.js';
 import { tapedeckVersion } from '../mcp/version.js';
 import { createRequestSlots, requestSlotsFor, WAITING_PER_SLOT } from '../http/request-slots.js';
 import { ErasureFeed } from '../erasure/erasure-feed.js';
@@ -113,6 +114,11 @@ export function createReadRoutes(store: Store, config: Config, options: ReadRout
     {
       // A run longer than the bound comes back truncated, which the replay refuses.
       loadTape: (run, t) => readTape(store, t ?? '', run, { maxSpans: replayMaxSpans }),
+      upstreams: upstreamsOf(config),
+      // A fork's calls go into the store through the ingest path, like any exporter's spans.
+      recordSpans: async (spans, spanTenant) => {
+        await ingestSpans(spans, { tenant: spanTenant }, store.ingest);
+      },
       // A corrupt payload is unreadable, like a missing one: the replay refuses it by name.
       readPayload: (ref) =>
         store.payloads.get(ref).catch((error: unknown) => {
@@ -161,4 +167,12 @@ export function createReadRoutes(store: Store, config: Config, options: ReadRout
     erasures,
     ...mcp,
   ];
+}
+
+/** The fork upstreams configured (--upstream-openai, --upstream-anthropic), with their keys. */
+function upstreamsOf(config: Config): { openai?: Upstream; anthropic?: Upstream } {
+  const out: { openai?: Upstream; anthropic?: Upstream } = {};
+  if (config.upstreamOpenai) out.openai = { baseUrl: config.upstreamOpenai, key: config.upstreamOpenaiKey };
+  if (config.upstreamAnthropic) out.anthropic = { baseUrl: config.upstreamAnthropic, key: config.upstreamAnthropicKey };
+  return out;
 }

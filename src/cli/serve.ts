@@ -92,6 +92,18 @@ export function registerServe(program: Command): void {
         'derive steps and runs as spans arrive; off: spans only, until `tapedeck reindex` (env TAPEDECK_DERIVE, default on)',
       ),
     )
+    .addOption(
+      new Option(
+        '--upstream-openai <url>',
+        'where forks send live OpenAI calls, base URL ending in /v1 (env TAPEDECK_UPSTREAM_OPENAI; key in TAPEDECK_UPSTREAM_OPENAI_KEY)',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--upstream-anthropic <url>',
+        'where forks send live Anthropic calls (env TAPEDECK_UPSTREAM_ANTHROPIC; key in TAPEDECK_UPSTREAM_ANTHROPIC_KEY)',
+      ),
+    )
     .addOption(new Option('--mcp', 'serve the MCP tools at /mcp over streamable HTTP (env TAPEDECK_MCP=on)'))
     .action(async (options: Record<string, string>) => {
       // V8 lets the heap grow up to 4x what survived the last full collection before it

@@ -11,6 +11,7 @@ export {
   type ReplayDeps,
   type ReplaySettings,
   type UnreadableReason,
+  type Upstream,
 } from './settings.js';
 export type { RefusalReason } from './errors.js';
 export { readAnthropicRequest, readOpenAiRequest, type AgentRequest } from './request-shapes.js';

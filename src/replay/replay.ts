@@ -5,6 +5,7 @@
  * reading the next step to consuming it; calls to other replays never wait for it.
  */
 import type { Difference } from './explain.js';
+import type { ForkState } from './fork.js';
 import { Playback } from './playback.js';
 import type { Held } from './registry.js';
 import type { Snapshot, ToolEntry } from './snapshot.js';
@@ -39,6 +40,8 @@ export interface ReplayInit {
   playback?: Playback;
   /** the last erasure recorded before its tape was read (ErasureWatch.latest) */
   erasureSeq: bigint;
+  /** set when the replay is a fork (fork.ts) */
+  fork?: ForkState;
 }
 
 export class Replay implements Held {
@@ -64,6 +67,7 @@ export class Replay implements Held {
   readonly readTenant: string | null;
   readonly expiresNs: bigint;
   readonly playback: Playback;
+  readonly fork: ForkState | null;
   private readonly callLogEntries: number;
 
   constructor(init: ReplayInit) {
@@ -76,6 +80,7 @@ export class Replay implements Held {
     this.callLogEntries = init.callLogEntries;
     this.playback = init.playback ?? new Playback();
     this.erasureSeq = init.erasureSeq;
+    this.fork = init.fork ?? null;
   }
 
   /** Withdrawn by an erasure: its content is dropped; every later call answers 410. */
@@ -139,6 +144,16 @@ export class Replay implements Held {
       unreadable_tool_steps: this.snapshot.unreadableToolSteps,
       expires_at_ns: this.expiresNs,
       playback: this.playback.state(),
+      ...(this.fork
+        ? {
+            fork: {
+              run: this.fork.run,
+              at_step: this.fork.atStep,
+              answer_served: this.fork.answerServed,
+              live_calls: this.fork.liveCalls,
+            },
+          }
+        : {}),
     };
   }
 }

@@ -23,6 +23,9 @@ import { Replay } from './replay.js';
 import { readAnthropicRequest, readOpenAiRequest, type Wire } from './request-shapes.js';
 import { type CallContext, serveModelCall, serveNextTool } from './serve-call.js';
 import { buildSnapshot } from './snapshot.js';
+import { newForkRunId, readForkPlan } from './fork.js';
+import { serveForkCall } from './fork-call.js';
+import { newForkTraceId } from './fork-spans.js';
 import {
   defaultReplaySettings,
   type Principal,
@@ -118,7 +121,18 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
         const erasureSeq = erasures?.latest ?? 0n;
         const tape = await deps.loadTape(run, readTenant);
         if (!tape) throw new ApiError('not_found', `no run ${JSON.stringify(run)}`);
-        const snapshot = await buildSnapshot(tape, deps, { mode, settings: s, charge: (n) => reservation.charge(n) });
+        const plan = await readForkPlan(body.fork, tape, deps);
+        if (plan && !deps.recordSpans)
+          throw new ApiError(
+            'bad_input',
+            'fork: this server cannot record a fork (no store is wired to the replay routes)',
+          );
+        const snapshot = await buildSnapshot(tape, deps, {
+          mode,
+          settings: s,
+          charge: (n) => reservation.charge(n),
+          untilStep: plan?.atStep,
+        });
         const id = `rp_${randomBytes(16).toString('hex')}`;
         const createdNs = now();
         const replay = new Replay({
@@ -131,6 +145,15 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
           callLogEntries: s.callLogEntries,
           playback,
           erasureSeq,
+          fork: plan && {
+            ...plan,
+            run: newForkRunId(),
+            origin: snapshot.run,
+            traceId: newForkTraceId(),
+            llmIndex: snapshot.llm.length,
+            answerServed: false,
+            liveCalls: 0,
+          },
         });
         checkErasures(replay);
         if (replay.withdrawnBy !== null) throw new ApiError('not_found', `no run ${JSON.stringify(run)}`);
@@ -147,6 +170,19 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
             unreadable_tool_steps: snapshot.unreadableToolSteps,
             base_urls: { openai: `${base}/openai/v1`, anthropic: `${base}/anthropic` },
             playback: playback.state(),
+            ...(replay.fork
+              ? {
+                  fork: {
+                    run: replay.fork.run,
+                    at_step: replay.fork.atStep,
+                    edited_answer: replay.fork.answer !== null,
+                    upstreams: {
+                      openai: Boolean(deps.upstreams?.openai),
+                      anthropic: Boolean(deps.upstreams?.anthropic),
+                    },
+                  },
+                }
+              : {}),
           },
           201,
         );
@@ -196,10 +232,14 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
       if (c.req.method !== 'POST') throw unsupported(c);
       // The turn first, then the body: calls waiting for this replay hold no body.
       const rendered = await replay.takeTurn(async () => {
-        const body = await readJsonBody(c, s.maxRequestBytes, false, s.bodyTimeoutMs);
+        const text = await readBodyText(c, s.maxRequestBytes, s.bodyTimeoutMs);
+        const body = parseJsonObject(text, false);
         const req = wire === 'openai' ? readOpenAiRequest(body) : readAnthropicRequest(body);
+        if (replay.fork)
+          return serveForkCall(replay, { req, bodyText: text, headers: c.req.raw.headers, receivedNs }, ctx);
         return serveModelCall(replay, req, receivedNs, ctx);
       });
+      if (rendered instanceof Response) return rendered;
       const paced = replay.playback.pace(rendered.body, rendered.durationNs, rendered.firstChunkNs);
       return new Response(paced, {
         status: 200,
@@ -247,7 +287,10 @@ async function readJsonBody(
   emptyAllowed: boolean,
   timeoutMs?: number,
 ): Promise<Record<string, unknown>> {
-  const text = await readBodyText(c, maxBytes, timeoutMs);
+  return parseJsonObject(await readBodyText(c, maxBytes, timeoutMs), emptyAllowed);
+}
+
+function parseJsonObject(text: string, emptyAllowed: boolean): Record<string, unknown> {
   if (text.trim() === '') {
     if (emptyAllowed) return {};
     throw new ApiError('bad_input', 'the request has no body; a JSON object was expected');

@@ -4,6 +4,14 @@
  * stated in docs/api.md ("Limits"); each default carries its unit in its name.
  */
 import type { Tape } from '../normalize/step.js';
+import type { SpanRecord } from '../spans/span-record.js';
+
+/** A provider a fork forwards live calls to: base URL as the official SDKs take it, and key. */
+export interface Upstream {
+  /** OpenAI's ends in /v1 (…/chat/completions is appended); Anthropic's does not (…/v1/messages) */
+  baseUrl: string;
+  key: string | null;
+}
 
 /** Who is calling: a tenant-bound credential sees only its tenant; an unbound one is the operator view. */
 export interface Principal {
@@ -56,6 +64,15 @@ export interface ReplayDeps {
    * Absent: an open server, where any key or none is the operator view.
    */
   authenticate?(credential: string | null, req: Request): Promise<Principal | undefined>;
+  /**
+   * Where forks forward live calls, by wire. A fork's call past its edited answer on a wire
+   * with no upstream is refused (upstream_not_configured), never sent anywhere.
+   */
+  upstreams?: { openai?: Upstream; anthropic?: Upstream };
+  /** Writes a fork's spans through the ingest path, in the tenant given. Absent: forks are refused. */
+  recordSpans?(spans: SpanRecord[], tenant: string): Promise<void>;
+  /** The outbound fetch forks use (tests count calls through it); default: the global fetch. */
+  fetch?: typeof fetch;
 }
 
 export interface ReplaySettings {
@@ -93,6 +110,8 @@ export interface ReplaySettings {
   /** withdrawn replays (their ids answer 410 replay_erased) kept per share, and in total */
   shareMaxWithdrawn: number;
   totalMaxWithdrawn: number;
+  /** how long a fork waits for its upstream's answer, streamed or not, before giving up */
+  upstreamTimeoutMs: number;
 }
 
 const MiB = 1024 * 1024;
@@ -115,6 +134,7 @@ export const defaultReplaySettings: Readonly<ReplaySettings> = Object.freeze({
   boundRegistryRetryAfterSeconds: 60,
   shareMaxWithdrawn: 64,
   totalMaxWithdrawn: 1024,
+  upstreamTimeoutMs: 600_000,
 });
 
 /** Nanosecond wall clock: Date.now anchored once, hrtime for resolution. */

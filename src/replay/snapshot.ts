@@ -91,6 +91,8 @@ export interface BuildOptions {
   settings: ReplaySettings;
   /** charges counted memory; throws when a bound is passed */
   charge(bytes: number): void;
+  /** a fork's step: only the steps before it are served from the recording, so only they are held */
+  untilStep?: number;
 }
 
 export async function buildSnapshot(
@@ -99,7 +101,10 @@ export async function buildSnapshot(
   opts: BuildOptions,
 ): Promise<Snapshot> {
   const { settings, mode } = opts;
-  if (tape.truncated || tape.spans_examined > settings.maxRunSpans) {
+  const until = opts.untilStep ?? Number.POSITIVE_INFINITY;
+  // A fork that goes live within the steps read serves nothing past them.
+  const cut = tape.truncated || tape.spans_examined > settings.maxRunSpans;
+  if (cut && !tape.steps.some((s) => s.index >= until)) {
     throw refusal(
       'run_too_long',
       `run ${tape.run} has more than ${settings.maxRunSpans} spans; replaying its beginning would end the agent's run early as if the recording stopped there`,
@@ -121,6 +126,7 @@ export async function buildSnapshot(
   opts.charge(estimateBytes([...snap.held.traces, ...snap.held.spans, ...snap.held.payloads]));
 
   for (const step of tape.steps) {
+    if (step.index >= until) break;
     if (step.kind === 'llm') {
       let answer: Answer | null;
       try {

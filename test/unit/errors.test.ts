@@ -28,11 +28,13 @@ const rows: [ErrorType, number, GrpcStatus, boolean, number | null, boolean][] =
   ['tool_unreadable', 409, GrpcStatus.FAILED_PRECONDITION, false, null, true],
   ['replay_exhausted', 410, GrpcStatus.OUT_OF_RANGE, false, null, false],
   ['tools_exhausted', 410, GrpcStatus.OUT_OF_RANGE, false, null, false],
+  ['upstream_not_configured', 409, GrpcStatus.FAILED_PRECONDITION, false, null, true],
   ['cassette_refused', 409, GrpcStatus.FAILED_PRECONDITION, false, null, true],
   ['replay_erased', 410, GrpcStatus.NOT_FOUND, false, null, false],
   ['busy', 429, GrpcStatus.UNAVAILABLE, true, 1, false],
   ['too_many_replays', 429, GrpcStatus.UNAVAILABLE, true, 60, false],
   ['unavailable', 503, GrpcStatus.UNAVAILABLE, true, 1, false],
+  ['upstream_unavailable', 503, GrpcStatus.UNAVAILABLE, true, 5, false],
   ['internal', 500, GrpcStatus.INTERNAL, false, null, false],
 ];
 
