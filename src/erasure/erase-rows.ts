@@ -35,8 +35,14 @@ export interface ErasedRows {
 /** Spans listed one by one for replays to check (a larger erasure is a run, trace or tenant). */
 const LISTED_SPANS = 10_000;
 
-/** Creates the temporary tables this transaction chooses spans (and steps to index again) into. */
+/**
+ * Creates the temporary tables this transaction chooses spans (and steps to index again) into,
+ * and turns PostgreSQL's JIT off for it: the planner prices the per-row probes of recall's
+ * index rows high enough to compile them, which took a second or more per statement for a
+ * few milliseconds of work (scripts/retention-cost.mjs).
+ */
 export async function prepareErasure(tx: Queryable): Promise<void> {
+  await withoutJit(tx);
   await tx.exec(`
     CREATE TEMP TABLE erased_spans (
       tenant text NOT NULL, trace_id bytea NOT NULL, span_id bytea NOT NULL, run_id text,
@@ -45,6 +51,11 @@ export async function prepareErasure(tx: Queryable): Promise<void> {
       tenant text NOT NULL, trace_id bytea NOT NULL, span_id bytea NOT NULL,
       PRIMARY KEY (tenant, trace_id, span_id)) ON COMMIT DROP;
     CREATE TEMP TABLE erased_refs (digest text NOT NULL) ON COMMIT DROP;`);
+}
+
+/** Turns JIT off until the end of the transaction. */
+export async function withoutJit(tx: Queryable): Promise<void> {
+  await tx.query("SELECT set_config('jit', 'off', true)");
 }
 
 /** Chooses the spans `where` (over tapedeck_store.spans s) selects; returns how many. */
@@ -75,6 +86,9 @@ export interface EraseOptions {
 }
 
 export async function eraseChosen(tx: Queryable, options: EraseOptions = {}): Promise<ErasedRows> {
+  // A temporary table has no statistics until analyzed: without them the planner may read
+  // every span to join a handful.
+  await tx.exec('ANALYZE erased_spans; ANALYZE reindexed_steps');
   const count = async (sql: string, params: readonly unknown[] = []) =>
     Number((await tx.query<{ n: number | bigint }>(sql, params))[0].n);
   const key = (a: string, b: string) =>

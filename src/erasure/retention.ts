@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { recordAudit } from '../auth/audit.js';
 import type { Logger } from '../logger.js';
 import type { Database, Queryable } from '../store/database.js';
-import { chooseSpans, type DeletedCounts, eraseChosen, prepareErasure } from './erase-rows.js';
+import { chooseSpans, type DeletedCounts, eraseChosen, prepareErasure, withoutJit } from './erase-rows.js';
 import type { Receipt } from './erasures.js';
 
 export interface RetentionSettings {
@@ -177,8 +177,10 @@ export async function sweepRecallRows(
 ): Promise<number> {
   let deleted = 0;
   for (let after: string | null = '0'; after !== null && !signal?.aborted; ) {
-    const rows: { last: string | null; n: number | bigint }[] = await db.query(
-      `WITH batch AS (
+    const rows = await db.transaction(async (tx) => {
+      await withoutJit(tx);
+      return tx.query<{ last: string | null; n: number | bigint }>(
+        `WITH batch AS (
          SELECT row_id, tenant, trace_ids, span_ids, steps FROM tapedeck_store.trace_words
           WHERE tenant = $1 AND row_id > $2::bigint ORDER BY row_id LIMIT $3),
        pairs AS (
@@ -197,8 +199,9 @@ export async function sweepRecallRows(
            FROM pairs p JOIN stale USING (row_id) WHERE p.stored
           GROUP BY p.row_id, p.tenant)
        SELECT (SELECT max(row_id)::text FROM batch) AS last, (SELECT count(*) FROM doomed) AS n`,
-      [tenant, after, rowsPerBatch],
-    );
+        [tenant, after, rowsPerBatch],
+      );
+    });
     deleted += Number(rows[0].n);
     after = rows[0].last;
   }
