@@ -15,6 +15,7 @@ import { DIALECTS, type Dialect } from './dialects/index.js';
 import { ownRunOf, parentRunOf } from './run-identity.js';
 import { optionsFromAttributes, optionsFromBody, withRequestOptions } from './request-options.js';
 import { jsonAttr } from './attrs.js';
+import { canonicalAgentStep } from './agent-exchange.js';
 
 /**
  * A model step's request options (tools, tool_choice, response_format), read here for every
@@ -42,7 +43,7 @@ function withOptions(span: SpanRecord, step: StepDraft | null): StepDraft | null
  * canonical shape), so stored steps can be recognized as stale and reindexed from spans.
  * What each version changed: CHANGELOG.md, "Normalizer versions".
  */
-export const NORMALIZER_VERSION = 11;
+export const NORMALIZER_VERSION = 12;
 
 const NO_LOGS: readonly LogRecord[] = Object.freeze([]);
 
@@ -80,7 +81,7 @@ function stepOf(
   let dialect: Dialect | undefined;
   try {
     for (dialect of dialects) {
-      if (dialect.matches(span, logs)) return withOptions(span, dialect.read(span, logs));
+      if (dialect.matches(span, logs)) return withOptions(span, canonicalAgentStep(dialect.read(span, logs)));
     }
   } catch (error) {
     // Said, not swallowed: the step is missing until a fixed normalizer's reindex derives it.

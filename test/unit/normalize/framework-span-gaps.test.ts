@@ -120,7 +120,7 @@ describe('OpenAI Agents SDK handoffs and trace root (OpenInference, OpenLLMetry)
           'output.value': 'Refunded.',
         },
       }),
-    ).toMatchObject({ kind: 'agent', name: 'Billing agent', response: 'Refunded.' });
+    ).toMatchObject({ kind: 'agent', name: 'Billing agent', response: [{ role: 'assistant', content: 'Refunded.' }] });
   });
 
   it("keeps OpenLLMetry's handoff and Agent Workflow spans as context", () => {

@@ -498,11 +498,10 @@ describe('pydantic-ai instrumentation (logfire-style gen_ai spans)', () => {
         'gen_ai.usage.output_tokens': 9,
       });
       expect(step).toMatchObject({ kind: 'agent', name: 'weather_agent', model: 'gpt-4o' });
-      expect(step.request).toEqual([
-        { role: 'system', content: 'Be brief.' },
-        { role: 'user', content: 'Weather in Paris?' },
-      ]);
-      expect(step.response).toEqual([{ role: 'assistant', content: 'Rainy, 14 °C.', finish_reason: 'stop' }]);
+      // the instructions are configuration, outside the request (agent-exchange.ts)
+      expect(step.request).toEqual([{ role: 'user', content: 'Weather in Paris?' }]);
+      expect(step.params.instructions).toEqual([{ role: 'system', content: 'Be brief.' }]);
+      expect(step.response).toEqual([{ role: 'assistant', content: 'Rainy, 14 °C.' }]);
     }
   });
 
@@ -996,7 +995,7 @@ describe('Strands Agents (strands-agents 1.x, strands/telemetry/tracer.py: span 
     });
     expect([step.kind, step.name]).toEqual(['agent', 'Strands Agents']);
     expect(step.request).toEqual([{ role: 'user', content: 'Weather in Paris?' }]);
-    expect(step.response).toEqual([{ role: 'assistant', content: 'It is sunny in Paris.\n', finish_reason: 'stop' }]);
+    expect(step.response).toEqual([{ role: 'assistant', content: 'It is sunny in Paris.\n' }]);
   });
 
   it('keeps an agent answer that is JSON text (a structured answer, a number) as the answer', () => {
@@ -1009,12 +1008,12 @@ describe('Strands Agents (strands-agents 1.x, strands/telemetry/tracer.py: span 
         events: [{ name: 'gen_ai.choice', attributes: { message, finish_reason: 'end_turn' } }],
       }).response;
     expect(answer('{"city": "Paris", "temp_c": 14}')).toEqual([
-      { role: 'assistant', content: { city: 'Paris', temp_c: 14 }, finish_reason: 'stop' },
+      { role: 'assistant', content: { city: 'Paris', temp_c: 14 } },
     ]);
-    expect(answer('42')).toEqual([{ role: 'assistant', content: '42', finish_reason: 'stop' }]);
-    expect(answer('[1, 2]')).toEqual([{ role: 'assistant', content: [1, 2], finish_reason: 'stop' }]);
+    expect(answer('42')).toEqual([{ role: 'assistant', content: '42' }]);
+    expect(answer('[1, 2]')).toEqual([{ role: 'assistant', content: [1, 2] }]);
     // a model call's choice: its content blocks as JSON
-    expect(answer(j([{ text: 'Rainy.' }]))).toEqual([{ role: 'assistant', content: 'Rainy.', finish_reason: 'stop' }]);
+    expect(answer(j([{ text: 'Rainy.' }]))).toEqual([{ role: 'assistant', content: 'Rainy.' }]);
   });
 
   it('reads Converse JSON text only in span events: an OpenAI tool result shaped like it stays a list', () => {
@@ -1503,7 +1502,7 @@ describe('OpenInference CrewAI task spans', () => {
         'output.mime_type': 'application/json',
       },
     });
-    expect(step).toMatchObject({ kind: 'agent', response: '1. GPT-5 released' });
+    expect(step).toMatchObject({ kind: 'agent', response: [{ role: 'assistant', content: '1. GPT-5 released' }] });
   });
 });
 
@@ -2046,12 +2045,10 @@ describe('GenAI messages beyond the part types of the conventions', () => {
         'mastra.agent_run.output': j({ text: 'Rainy.', files: [] }),
       },
     });
-    expect([step.request, step.response]).toEqual([
-      [
-        { role: 'system', content: 'Be brief.' },
-        { role: 'user', content: 'Weather in Paris?' },
-      ],
+    expect([step.request, step.response, step.params.instructions]).toEqual([
+      [{ role: 'user', content: 'Weather in Paris?' }],
       [{ role: 'assistant', content: 'Rainy.' }],
+      [{ role: 'system', content: 'Be brief.' }],
     ]);
   });
 });
@@ -2697,7 +2694,7 @@ describe('JavaScript instrumentations: contrib OpenAI Responses built-in tools, 
     });
     expect([agent.request, agent.response]).toEqual([
       [{ role: 'user', content: 'weather?' }],
-      [{ role: 'assistant', content: 'It is 20C', finish_reason: 'stop' }],
+      [{ role: 'assistant', content: 'It is 20C' }],
     ]);
     const older = stepOf({
       name: 'text.generate',
@@ -2852,7 +2849,7 @@ describe('Langfuse SDKs (OpenTelemetry-based: langfuse.observation.*)', () => {
     ).toMatchObject({ kind: 'tool', tool: 'get_weather', request: { city: 'Paris' }, response: 'sunny' });
     expect(observation('agent', { 'langfuse.observation.input': j('Plan a trip') }, 'planner')).toMatchObject({
       kind: 'agent',
-      request: 'Plan a trip',
+      request: [{ role: 'user', content: 'Plan a trip' }],
     });
     for (const type of ['span', 'chain', 'retriever', 'embedding', 'event']) expect(observation(type, {})).toBeNull();
   });
