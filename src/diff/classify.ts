@@ -3,10 +3,12 @@
  * Turns an LCS alignment into classified entries (docs/api.md, GET /v1/diff).
  *
  * Aligned pair (same signature), first that applies:
+ * - input    — the request digests differ. Checked first: a different prompt explains more
+ *              than a different setting (when the configuration differs too, the explanation
+ *              names both).
  * - config   — a model call whose configuration (`params`, compared whole) differs. Checked
- *              first because a different temperature or token limit is a cause in itself; the
- *              different output that follows is not the model "deciding" differently.
- * - input    — the request digests differ.
+ *              before decision because a different temperature or token limit is a cause in
+ *              itself; the different output that follows is not the model "deciding" differently.
  * - decision — same input, different response digest.
  * - same     — nothing above. Status is not compared (errors and outcome report it).
  * A digest that was not recorded (content capture off) is null; null equals null, so two
@@ -58,10 +60,15 @@ export function classifyAlignment(
 
 /** null when the pair is the same; otherwise why it changed. */
 export function classifyPair(x: Step, y: Step, tick: () => void): DiffWhy | null {
-  if (x.kind === 'llm' && (x.model !== y.model || !paramsEqual(x.params, y.params, tick))) return 'config';
   if (x.request_digest !== y.request_digest) return 'input';
+  if (configDiffers(x, y, tick)) return 'config';
   if (x.response_digest !== y.response_digest) return 'decision';
   return null;
+}
+
+/** A model call's configuration: its model and its parameters. */
+export function configDiffers(x: Step, y: Step, tick: () => void): boolean {
+  return x.kind === 'llm' && (x.model !== y.model || !paramsEqual(x.params, y.params, tick));
 }
 
 function namesModel(step: Step): boolean {

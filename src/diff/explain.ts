@@ -17,7 +17,7 @@
 import type { Deadline } from '../deadline/deadline.js';
 import type { Step } from '../normalize/step.js';
 import { signatureOf } from '../normalize/finish.js';
-import type { Entry } from './classify.js';
+import { configDiffers, type Entry } from './classify.js';
 import { differingParams } from './compare.js';
 import type { FirstDivergence } from './types.js';
 
@@ -109,12 +109,17 @@ function explain(entry: Entry, a: readonly Step[], b: readonly Step[], deadline:
   const both = `step ${x.index} of a and step ${y.index} of b`;
   const what = sigX === sigY ? `${both} (${sigX})` : `${both} (${sigX} in a, ${sigY} in b)`;
   switch (kind) {
-    case 'input':
+    case 'input': {
+      const tick = deadline.checkEvery(64, 'explaining the first divergence');
+      const config = configDiffers(x, y, tick)
+        ? `, and ran with a different configuration: ${configChange(x, y, tick)}`
+        : '';
       return {
         ...at,
         kind,
-        explanation: `${what} received different input: request ${short(x.request_digest)} in a, ${short(y.request_digest)} in b`,
+        explanation: `${what} received different input: request ${short(x.request_digest)} in a, ${short(y.request_digest)} in b${config}`,
       };
+    }
     case 'decision':
       return {
         ...at,
@@ -123,20 +128,25 @@ function explain(entry: Entry, a: readonly Step[], b: readonly Step[], deadline:
       };
     default: {
       const tick = deadline.checkEvery(64, 'explaining the first divergence');
-      const { total, differ } = differingParams(x.params, y.params, tick);
-      const params =
-        differ.length === 0
-          ? total === 0
-            ? 'no parameters recorded'
-            : total === 1
-              ? 'its one parameter is the same'
-              : `all ${total} parameters are the same`
-          : `${differ.length} of ${total} parameter${total === 1 ? '' : 's'} differ${differ.length === 1 ? 's' : ''} (${list(differ)})`;
-      const model =
-        x.model !== y.model ? `model ${x.model ?? 'not recorded'} in a, ${y.model ?? 'not recorded'} in b; ` : '';
-      return { ...at, kind, explanation: `${what} ran with a different configuration: ${model}${params}` };
+      return { ...at, kind, explanation: `${what} ran with a different configuration: ${configChange(x, y, tick)}` };
     }
   }
+}
+
+/** The model and the parameters that differ between two steps. */
+function configChange(x: Step, y: Step, tick: () => void): string {
+  const { total, differ } = differingParams(x.params, y.params, tick);
+  const params =
+    differ.length === 0
+      ? total === 0
+        ? 'no parameters recorded'
+        : total === 1
+          ? 'its one parameter is the same'
+          : `all ${total} parameters are the same`
+      : `${differ.length} of ${total} parameter${total === 1 ? '' : 's'} differ${differ.length === 1 ? 's' : ''} (${list(differ)})`;
+  const model =
+    x.model !== y.model ? `model ${x.model ?? 'not recorded'} in a, ${y.model ?? 'not recorded'} in b; ` : '';
+  return `${model}${params}`;
 }
 
 function short(digest: string | null): string {

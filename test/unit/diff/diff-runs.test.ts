@@ -185,6 +185,24 @@ describe('diffRuns: structure and config', () => {
     );
   });
 
+  it('classifies a pair that differs in input and configuration as input, and names both', () => {
+    const lyon = callsOnlyLyon();
+    const l0 = lyon.steps[0];
+    const b = withStep(lyon, 0, { ...l0, params: { ...l0.params, max_tokens: 64 } });
+    const diff = diffRuns(callsOnlyWeather(), b, opts());
+    expect(ops(diff)[0]).toBe('changed/input 0:0');
+    const a0 = weather.steps[0].request_digest as string;
+    const b0 = l0.request_digest as string;
+    expect(diff.first_divergence).toEqual({
+      a: 0,
+      b: 0,
+      kind: 'input',
+      explanation:
+        `step 0 of a and step 0 of b (llm:gpt-4o-mini-2024-07-18) received different input: request ${a0.slice(0, 12)} in a, ${b0.slice(0, 12)} in b, ` +
+        `and ran with a different configuration: 1 of ${Object.keys(b.steps[0].params).length} parameters differs (max_tokens)`,
+    });
+  });
+
   it('compares configuration whole: equal nested values in another key order are the same', () => {
     const tools = { schema: { b: [1, { c: 'x'.repeat(200_000) }], a: null } };
     const x = withStep(weather, 0, { ...weather.steps[0], params: { ...tools, temperature: 0.2 } });
