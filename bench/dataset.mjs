@@ -77,14 +77,13 @@ async function insertRuns(db, first, last, nowNs) {
          WHEN j = 1 AND k = 5 THEN NULL
          WHEN j = 1 AND k = 10 THEN '{"$payload": "sha256/${'0'.repeat(64)}"}'::jsonb
          WHEN j = 1 THEN jsonb_build_array(${sys}, ${user})
-         WHEN k = 9 THEN jsonb_build_array(jsonb_build_object('role', 'user', 'content', 'Something else'))
+         WHEN k = 9 THEN jsonb_build_array(${sys}, ${user}, jsonb_build_object('role', 'tool', 'tool_call_id', 'orphan', 'content', ${result}))
          WHEN k = 11 THEN jsonb_build_array(${sent})
          ELSE jsonb_build_array(${sys}, ${user}, ${asked}, ${sent})
        END,
        CASE
          WHEN j = 0 OR (j = 1 AND k = 5) THEN NULL
          WHEN j = 2 THEN ${result}
-         WHEN j = 1 AND k = 9 THEN ${answer(`'First answer.'`)}
          WHEN j = 1 THEN jsonb_build_array(${asked} || '{"finish_reason": "tool_calls"}'::jsonb)
          ELSE ${answer(`'Paris is ' || (i % 30) || '°C.'`)}
        END,

@@ -6,11 +6,12 @@
  * - `GET /v1/runs/{run}/tree?max_depth=&max_children=&max_runs=`: the run and every
  *   descendant run, each reconstructed, children in start order (runs/tree.ts; defaults 8,
  *   100, 500; at most 64, 1000, 2000). 404 when there is no such run.
- * - `GET /v1/datasets/chat.jsonl?since=&until=&outcome=success|failure|any`: completed runs
- *   as chat-format JSONL, streamed (`application/x-ndjson`) with bounded memory
+ * - `GET /v1/datasets/chat.jsonl?since=&until=&outcome=success|failure|any&merge_user_turns=`:
+ *   completed runs as chat-format JSONL, streamed (`application/x-ndjson`) with bounded memory
  *   (runs/dataset.ts). `since`/`until`: ISO 8601 or Unix ns, on the run's start, until
- *   exclusive; outcome defaults to success. `&summary=true` answers the counts instead, as
- *   JSON: `{considered, exported, skipped: {reason: n}}` for the same filters.
+ *   exclusive; outcome defaults to success; `merge_user_turns=true` joins consecutive user
+ *   turns into one (written as recorded by default). `&summary=true` answers the counts
+ *   instead, as JSON: `{considered, exported, skipped: {reason: n}}` for the same filters.
  * - `GET /v1/runs/{run}/forks?limit=`: the runs forked from it and the step where each parted
  *   (runs/fork-runs.ts; docs/forks.md), earliest first, at most limit (default 100, at most
  *   1000), `truncated` past it. 404 when there is no such run.
@@ -80,6 +81,7 @@ export function createRunRoutes(store: Store, config: Config): Hono {
       since: c.req.query('since'),
       until: c.req.query('until'),
       outcome: c.req.query('outcome'),
+      mergeUserTurns: parseBoolean(c.req.query('merge_user_turns'), 'merge_user_turns'),
     });
     const summaryOnly = parseBoolean(c.req.query('summary'), 'summary');
     if (summaryOnly) {
@@ -120,7 +122,7 @@ export function createRunRoutes(store: Store, config: Config): Hono {
   return app;
 }
 
-function parseDatasetFilter(raw: { since?: string; until?: string; outcome?: string }): DatasetFilter {
+function parseDatasetFilter(raw: Parameters<typeof datasetFilterOf>[0]): DatasetFilter {
   try {
     return datasetFilterOf(raw);
   } catch (error) {

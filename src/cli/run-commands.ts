@@ -97,6 +97,7 @@ export function registerRunCommands(program: Command): void {
     .option('--since <time>', 'runs that started at or after this time (ISO 8601 or Unix ns)')
     .option('--until <time>', 'runs that started before this time (ISO 8601 or Unix ns)')
     .option('--outcome <outcome>', 'success, failure or any', 'success')
+    .option('--merge-user-turns', 'join consecutive user turns into one (for trainers that need strict alternation)')
     .option('--json', 'print the counts as JSON')
     .action(async (out: string, options: Options) => {
       let filter;
@@ -105,6 +106,7 @@ export function registerRunCommands(program: Command): void {
           since: options.since as string,
           until: options.until as string,
           outcome: options.outcome as string,
+          mergeUserTurns: options.mergeUserTurns === true,
         });
       } catch (error) {
         if (error instanceof DatasetFilterError) throw new CliError(`--${error.message}`, EXIT.usage);

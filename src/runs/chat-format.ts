@@ -11,10 +11,13 @@
  *   skipping ids the run already uses), and a tool result without one takes the id of the
  *   call it answers, in order: every tool message references a call of the assistant turn
  *   just before it.
- * - Order (checkChatOrder): system messages first, then a user turn; after that user and
- *   assistant turns alternate, except that an assistant turn with tool calls is followed by
- *   exactly one tool message per call (any order) before the next turn; the last message is
- *   an assistant answer without tool calls.
+ * - Order (checkChatOrder): system messages first, then a user turn; an assistant turn with
+ *   tool calls is followed by exactly one tool message per call (any order) before the next
+ *   turn; the last message is an assistant answer without tool calls. Turns of one role may
+ *   follow each other (a user turn split in two, a follow-up before the answer): the chat
+ *   format and most trainers accept them, so they are written as recorded, unless
+ *   `mergeUserTurns` asks for consecutive user turns joined into one (their texts separated
+ *   by a blank line), for trainers that need user and assistant turns to alternate.
  */
 import type { Message } from '../normalize/step.js';
 import type { JsonValue } from '../json/json-value.js';
@@ -37,7 +40,12 @@ export type ChatResult = { messages: ChatMessage[] } | { invalid: string };
 const argumentsText = (args: JsonValue | undefined): string =>
   args === undefined || args === null ? '{}' : typeof args === 'string' ? args : JSON.stringify(args);
 
-export function toChatMessages(conversation: readonly Message[]): ChatResult {
+export interface ChatFormatOptions {
+  /** join consecutive user turns into one; default false (written as recorded) */
+  mergeUserTurns?: boolean;
+}
+
+export function toChatMessages(conversation: readonly Message[], options: ChatFormatOptions = {}): ChatResult {
   const used = new Set<string>();
   for (const m of conversation) {
     if (m.tool_call_id) used.add(m.tool_call_id);
@@ -72,7 +80,13 @@ export function toChatMessages(conversation: readonly Message[]): ChatResult {
       out.push({ role: 'assistant', content: contentText(m.content), ...(calls.length ? { tool_calls: calls } : {}) });
       continue;
     }
-    out.push({ role: m.role === 'system' ? 'system' : 'user', content: contentText(m.content) ?? '' });
+    const content = contentText(m.content) ?? '';
+    const previous = out[out.length - 1];
+    if (m.role === 'user' && options.mergeUserTurns && previous?.role === 'user') {
+      if (content !== '') previous.content = previous.content === '' ? content : `${previous.content}\n\n${content}`;
+      continue;
+    }
+    out.push({ role: m.role === 'system' ? 'system' : 'user', content });
   }
   const problem = checkChatOrder(out);
   return problem ? { invalid: problem } : { messages: out };
@@ -83,18 +97,14 @@ export function checkChatOrder(messages: readonly ChatMessage[]): string | null 
   let i = 0;
   while (i < messages.length && messages[i].role === 'system') i++;
   if (messages[i]?.role !== 'user') return 'the conversation does not start with a user turn';
-  let previous: 'user' | 'assistant' | null = null;
   for (; i < messages.length; i++) {
     const m = messages[i];
     if (m.role === 'system') return `a system message at position ${i}, after the conversation began`;
     if (m.role === 'tool') return `a tool result at position ${i} answers no tool call of the turn before it`;
-    if (m.role === previous) return `two ${m.role} turns in a row at position ${i}`;
     if (m.role === 'user') {
       if (m.content === '') return `an empty user turn at position ${i}`;
-      previous = 'user';
       continue;
     }
-    previous = 'assistant';
     if (!m.tool_calls?.length) {
       if (m.content === null || m.content === '') return `an empty assistant turn at position ${i}`;
       continue;
@@ -107,7 +117,6 @@ export function checkChatOrder(messages: readonly ChatMessage[]): string | null 
         return `the tool result at position ${i} references ${JSON.stringify(t.tool_call_id)}, not a pending call`;
     }
     if (open.size) return `tool calls ${[...open].map((id) => JSON.stringify(id)).join(', ')} have no result`;
-    previous = null; // after tool results either turn may follow
   }
   const last = messages[messages.length - 1];
   if (last.role !== 'assistant' || last.tool_calls?.length)

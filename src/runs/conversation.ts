@@ -8,7 +8,9 @@
  * the model saw it (tool results exactly as sent, later user turns included). It is used
  * whenever it begins with the first call's prompt. Otherwise (an agent that sends only the
  * new messages, as the Anthropic tool runner does) the conversation is rebuilt: the prompt,
- * then each model call's answer followed by the results of the tools it asked for.
+ * then each model call's answer followed by the results of the tools it asked for, with the
+ * user turns a later call was sent beyond them (those after its request's last answer or tool
+ * result) before its answer, so no prompt the agent was given is lost.
  */
 import type { Message, Tape, ToolCall } from '../normalize/step.js';
 import type { ReconstructedRun, ReconstructedToolCall } from './reconstruct.js';
@@ -36,7 +38,8 @@ export function conversationOf(tape: Tape, rec: ReconstructedRun): Conversation 
 
   const messages = structuredClone(rec.input);
   const pool = [...rec.tool_calls];
-  for (const step of answered) {
+  for (const [k, step] of answered.entries()) {
+    if (k > 0) messages.push(...newUserTurns(messagesOf(step.request) ?? [], rec.input));
     for (const m of messagesOf(step.response) ?? []) {
       messages.push(asTurn(m));
       for (const call of m.tool_calls ?? []) {
@@ -51,6 +54,16 @@ export function conversationOf(tape: Tape, rec: ReconstructedRun): Conversation 
     }
   }
   return { messages };
+}
+
+/** The user turns at the end of a request, after its last answer or tool result; none when they repeat the prompt. */
+function newUserTurns(request: readonly Message[], prompt: readonly Message[]): Message[] {
+  let from = request.length;
+  while (from > 0 && request[from - 1].role !== 'assistant' && request[from - 1].role !== 'tool') from--;
+  const turns = request.slice(from).filter((m) => m.role === 'user');
+  const asked = prompt.filter((m) => m.role === 'user');
+  if (turns.length === asked.length && turns.every((m, i) => sameJson(m, asked[i]))) return [];
+  return structuredClone(turns);
 }
 
 function startsWith(list: readonly Message[], prefix: readonly Message[]): boolean {

@@ -17,7 +17,10 @@
  *   truncated      its tape was cut at the span cap, or content it needs stayed offloaded
  *   no_input       no model call with a recorded prompt (content capture off, or no call)
  *   no_output      no final answer (the last call failed, asked for tools, or recorded nothing)
- *   invalid_turns  the conversation does not fit chat order (chat-format.ts checkChatOrder)
+ *   invalid_turns  the conversation is one no trainer accepts (chat-format.ts checkChatOrder:
+ *                  no user turn first, a tool result with no call, a call with no result, no
+ *                  final answer); consecutive turns of one role are exported as recorded, or
+ *                  with the user turns joined when `mergeUserTurns` asks
  */
 import type { Tape } from '../normalize/step.js';
 import type { TapeDeps } from '../tapes/tape-service.js';
@@ -34,6 +37,8 @@ export const OUTCOME_FILTERS: readonly OutcomeFilter[] = ['success', 'failure', 
 export interface DatasetFilter extends RunWindow {
   /** which ended runs to export; default success */
   outcome: OutcomeFilter;
+  /** join consecutive user turns into one (chat-format.ts); default false */
+  mergeUserTurns?: boolean;
 }
 
 export const SKIP_REASONS = ['no_terminal', 'outcome', 'truncated', 'no_input', 'no_output', 'invalid_turns'] as const;
@@ -55,8 +60,8 @@ export interface DatasetOptions {
   maxResolveBytes?: number;
   /** stops the export between runs (the client went away, the command was interrupted) */
   signal?: AbortSignal;
-  /** called after each run considered */
-  onRun?(summary: Readonly<DatasetSummary>): void;
+  /** called after each run considered, with the run and the reason it was skipped (null: exported) */
+  onRun?(summary: Readonly<DatasetSummary>, run: { run: string; skipped: SkipReason | null }): void;
 }
 
 export const DEFAULT_DATASET_PAGE_SIZE = 200;
@@ -94,11 +99,11 @@ export async function* chatDatasetLines(
         const tape =
           stored &&
           (await resolveTape(deps, stored, { maxResolveBytes: options.maxResolveBytes, signal: options.signal }));
-        const fate = precheck(filter, facts) ?? exportRun(tape, facts);
+        const fate = precheck(filter, facts) ?? exportRun(tape, facts, filter);
         summary.considered++;
         if (typeof fate === 'string') summary.skipped[fate]++;
         else summary.exported++;
-        options.onRun?.(summary);
+        options.onRun?.(summary, { run: facts.run, skipped: typeof fate === 'string' ? fate : null });
         if (typeof fate !== 'string') yield fate.line;
       }
     }
@@ -143,13 +148,13 @@ function precheck(filter: DatasetFilter, facts: RunFacts): SkipReason | null {
   return null;
 }
 
-function exportRun(tape: Tape | undefined, facts: RunFacts): SkipReason | { line: string } {
+function exportRun(tape: Tape | undefined, facts: RunFacts, filter: DatasetFilter): SkipReason | { line: string } {
   if (!tape) return 'no_terminal'; // erased between the page and the read: nothing says it ended
   const rec = reconstructRun(tape, facts);
   if (rec.status === 'truncated') return 'truncated';
   const conversation = conversationOf(tape, rec);
   if ('gap' in conversation) return conversation.gap;
-  const chat = toChatMessages(conversation.messages);
+  const chat = toChatMessages(conversation.messages, { mergeUserTurns: filter.mergeUserTurns === true });
   if ('invalid' in chat) return 'invalid_turns';
   return { line: `${JSON.stringify({ messages: chat.messages })}\n` };
 }

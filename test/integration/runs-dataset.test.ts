@@ -7,10 +7,13 @@
  * - The counts add up (exported + skipped = considered) and each run is skipped for the
  *   reason its shape calls for (synthetic-runs.ts), across pages of the keyset pagination;
  *   time and outcome filters; the HTTP stream and `?summary=true` agree with each other.
- * - The real corpus captures export as the conversations their agents had.
+ * - The real corpus captures export as the conversations their agents had: with the default
+ *   filter every successful run is exported with its whole content (prompt, every tool result,
+ *   final answer), and every run skipped is listed with a reason the docs call legitimate.
  * Memory at 100k runs is measured by bench/dataset.mjs.
  */
 import type { AddressInfo } from 'node:net';
+import { isDeepStrictEqual } from 'node:util';
 import { serve } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -23,8 +26,12 @@ import {
   summarizeChatDataset,
   type DatasetFilter,
   type DatasetSummary,
+  type SkipReason,
 } from '../../src/runs/dataset.js';
-import { listCaptures } from '../helpers/corpus.js';
+import type { Tape } from '../../src/normalize/step.js';
+import { readTape } from '../../src/tapes/tape-service.js';
+import { listCaptures, loadCapture } from '../helpers/corpus.js';
+import { FAILED_CALL_LEAVES_NO_SPAN, NO_SESSION_KEY } from '../helpers/corpus-expectations.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { ingestRecords, loadCaptureRecords, openTestStore, type TestStore } from '../unit/runs/store-fixtures.js';
 import { expectedFate, insertSyntheticRuns, SHAPES, startOf } from '../unit/runs/synthetic-runs.js';
@@ -41,6 +48,8 @@ async function exportAll(
   for await (const line of chatDatasetLines(t.store, tenant, filter, summary, { pageSize })) lines.push(line);
   return { lines, summary };
 }
+
+type Any = any; // JSON lines read back
 
 const total = (s: DatasetSummary) => s.exported + Object.values(s.skipped).reduce((a, b) => a + b, 0);
 const ALL: DatasetFilter = { since: null, until: null, outcome: 'success' };
@@ -125,6 +134,12 @@ describe.each(databaseKinds)('dataset export on %s', (kind) => {
     expect(total(summary)).toBe(summary.considered);
     const bad = await app.request('/v1/datasets/chat.jsonl?outcome=done');
     expect([bad.status, ((await bad.json()) as any).error.type]).toEqual([400, 'bad_input']);
+    const badMerge = await app.request('/v1/datasets/chat.jsonl?merge_user_turns=maybe');
+    const error = ((await badMerge.json()) as any).error;
+    expect([badMerge.status, error.type]).toEqual([400, 'bad_input']);
+    expect(error.message).toContain('merge_user_turns');
+    const merged = await app.request('/v1/datasets/chat.jsonl?summary=true&merge_user_turns=true');
+    expect(await merged.json()).toEqual(summary); // no run of this store has consecutive user turns
   });
 
   it('streams every line over a real socket', async () => {
@@ -157,5 +172,71 @@ describe.each(databaseKinds)('dataset export on %s', (kind) => {
       .find((m) => m.some((x: any) => x.content === "What's the weather in Paris right now?") && m.length === 5);
     expect(weather?.map((m: any) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant']);
     expect(summary).toMatchObject({ skipped: { no_input: 1 } }); // content capture off
+  });
+
+  it('exports every successful corpus run with its whole content by default, and says why any other was skipped', async () => {
+    const fates = new Map<string, SkipReason | null>();
+    const lines: string[] = [];
+    for await (const line of chatDatasetLines(t.store, 'corpus', ALL, emptySummary(), {
+      onRun: (_, r) => fates.set(r.run, r.skipped),
+    }))
+      lines.push(line);
+    const exportedRuns = [...fates].filter(([, f]) => f === null).map(([run]) => run);
+    const lineOf = new Map(exportedRuns.map((run, i) => [run, JSON.parse(lines[i]).messages as Any[]]));
+    const skipped: string[] = [];
+    let checked = 0;
+    for (const ref of listCaptures()) {
+      const c = await loadCapture(ref);
+      const gt = c.groundTruth;
+      const traces = [...new Set(c.spans.map((x) => x.traceId))];
+      const runs = NO_SESSION_KEY.has(c.layout) ? traces.map((id) => `trace:${id}`) : [gt.session_id];
+      const failed = gt.steps.some((x) => x.error !== undefined && x.error !== null);
+      for (const run of runs) {
+        expect(fates.has(run), `${run} considered`).toBe(true);
+        const fate = fates.get(run) ?? null;
+        if (fate !== null) {
+          skipped.push(`${c.layout}/${c.scenario} ${run}: ${fate}${c.shortened ? ' (fixture shortened)' : ''}`);
+          // the documented reasons these captures give (docs/api.md, docs/support.md)
+          if (c.shortened) continue; // the fixture's prompt was shortened for display: not whole here
+          if (fate === 'outcome') expect(failed, run).toBe(true);
+          else if (fate === 'no_input') expect(gt.content_capture, run).toBe(false);
+          else if (fate === 'no_output' && failed) {
+            // the failed call left no span, so nothing on record says the run failed (docs/support.md)
+            expect(FAILED_CALL_LEAVES_NO_SPAN.has(c.layout), run).toBe(true);
+          } else if (fate === 'no_output') {
+            // bare OpenLLMetry: each model call its own run; one that asked for tools has no answer
+            expect(NO_SESSION_KEY.has(c.layout), run).toBe(true);
+            const tape = (await readTape(t.store, 'corpus', run)) as Tape;
+            expect(tape.steps.at(-1)?.response, run).toMatchObject([{ finish_reason: 'tool_calls' }]);
+          } else expect.fail(`${run} skipped as ${fate}`);
+          continue;
+        }
+        if (NO_SESSION_KEY.has(c.layout) && run !== runs.at(-1)) continue; // checked in its last call's run
+        const messages = lineOf.get(run) as Any[];
+        expect(validChatLine(`${JSON.stringify({ messages })}\n`)).toBeNull();
+        if (c.shortened) continue; // content shortened for display: not comparable
+        const text = (m: Any) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content));
+        const firstCall = gt.steps.find((x) => x.type === 'model_call') as Any;
+        const prompt = (firstCall.request.messages as Any[]).filter((m) => m.role === 'user').map(text);
+        expect(
+          messages
+            .filter((m) => m.role === 'user')
+            .map(text)
+            .slice(0, prompt.length),
+          run,
+        ).toEqual(prompt);
+        for (const call of gt.steps.filter((x) => x.type === 'tool_call')) {
+          const sent = typeof call.result_as_sent === 'string' ? call.result_as_sent : JSON.stringify(call.result);
+          expect(
+            messages.some((m) => m.role === 'tool' && isDeepStrictEqual(JSON.parse(m.content), JSON.parse(sent))),
+            `${run}: tool result ${sent}`,
+          ).toBe(true);
+        }
+        expect(messages.at(-1).content, run).toBe(gt.final_answer);
+        checked++;
+      }
+    }
+    console.log(`corpus runs skipped by the default export:\n${skipped.join('\n')}`);
+    expect(checked).toBeGreaterThan(15);
   });
 });

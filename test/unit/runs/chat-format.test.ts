@@ -55,10 +55,37 @@ describe('toChatMessages', () => {
     ]);
   });
 
-  it('refuses conversations that are not in chat order, saying why', () => {
-    expect(toChatMessages([USER, answer('a'), answer('b')])).toEqual({
-      invalid: 'two assistant turns in a row at position 2',
+  it('writes consecutive turns of one role as recorded, and joins user turns when asked', () => {
+    const split: Message[] = [SYSTEM, USER, { role: 'user', content: 'In Celsius.' }, answer('18 °C.')];
+    expect(toChatMessages(split)).toEqual({
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'user', content: 'In Celsius.' },
+        { role: 'assistant', content: '18 °C.' },
+      ],
     });
+    expect(toChatMessages(split, { mergeUserTurns: true })).toEqual({
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Weather in Paris?\n\nIn Celsius.' },
+        { role: 'assistant', content: '18 °C.' },
+      ],
+    });
+    // a follow-up before the answer, then two answers in a row
+    const followUp: Message[] = [USER, answer('Looking.'), answer('18 °C.'), { role: 'user', content: 'Thanks.' }];
+    expect(toChatMessages([...followUp, answer('You are welcome.')])).toMatchObject({
+      messages: [
+        { role: 'user' },
+        { role: 'assistant' },
+        { role: 'assistant' },
+        { role: 'user' },
+        { role: 'assistant' },
+      ],
+    });
+  });
+
+  it('refuses conversations no trainer accepts, saying why', () => {
     expect(toChatMessages([answer('a')])).toEqual({ invalid: 'the conversation does not start with a user turn' });
     expect(toChatMessages([USER, callWeather('c1'), answer('x')])).toEqual({
       invalid: 'tool calls "c1" have no result',
@@ -129,6 +156,25 @@ describe('conversationOf', () => {
         { role: 'assistant', tool_calls: [{ id: 'c1', name: 'get_weather', arguments: { city: 'Paris' } }] },
         toolResult('c1', PARIS),
         { role: 'assistant', content: 'Sunny.' },
+      ],
+    });
+  });
+
+  it('keeps the user turns a later call was sent when rebuilding, and the prompt once', () => {
+    const followUp: Message = { role: 'user', content: 'And tomorrow?' };
+    const t = tape([
+      llm([SYSTEM, USER], [answer('Sunny.')]),
+      llm([followUp], [answer('Rain.')]),
+      llm([SYSTEM, USER], [answer('Still sunny.')]),
+    ]);
+    expect(conversationOf(t, reconstructRun(t))).toEqual({
+      messages: [
+        SYSTEM,
+        USER,
+        { role: 'assistant', content: 'Sunny.' },
+        followUp,
+        { role: 'assistant', content: 'Rain.' },
+        { role: 'assistant', content: 'Still sunny.' },
       ],
     });
   });

@@ -1,8 +1,8 @@
 /**
  * Test helper: a chat fine-tuning format check, written independently of the exporter's own
  * (src/runs/chat-format.ts checkChatOrder) so the export is checked, not restated: valid
- * JSON, `{"messages": [...]}` only, system messages first, then a user turn; user and
- * assistant turns alternate; an assistant's tool calls (type function, JSON-string
+ * JSON, `{"messages": [...]}` only, system messages first, then a user turn; turns of one
+ * role may follow each other (OpenAI's chat format allows it); an assistant's tool calls (type function, JSON-string
  * arguments, distinct ids) are each answered once by the tool messages right after it; the
  * last message is an assistant answer.
  */
@@ -20,15 +20,11 @@ export function validChatLine(line: string): string | null {
   let i = 0;
   while (ms[i]?.role === 'system') i++;
   if (ms[i]?.role !== 'user') return 'no user turn after the system messages';
-  let last = '';
   for (; i < ms.length; i++) {
     const m = ms[i];
     if (m.role === 'user') {
-      if (typeof m.content !== 'string' || !m.content || last === 'user') return `bad user turn ${i}`;
-      last = 'user';
+      if (typeof m.content !== 'string' || !m.content) return `bad user turn ${i}`;
     } else if (m.role === 'assistant') {
-      if (last === 'assistant') return `assistant after assistant at ${i}`;
-      last = 'assistant';
       if (!m.tool_calls) {
         if (typeof m.content !== 'string' || !m.content) return `empty answer ${i}`;
         continue;
@@ -51,7 +47,6 @@ export function validChatLine(line: string): string | null {
           return `tool message ${i} references no open call`;
       }
       if (open.size) return `unanswered tool calls at ${i}`;
-      last = 'tool';
     } else return `unexpected ${m.role} at ${i}`;
   }
   const end = ms[ms.length - 1];

@@ -20,7 +20,7 @@ export const SHAPES = [
   'cancelled', //       6: stops after the tool, no second model call → no_output
   'failure', //         7: the root span failed → outcome failure
   'recent', //          8: ended just now → outcome unknown → no_terminal
-  'invalid', //         9: two answers, the second to an unrelated prompt → invalid_turns
+  'invalid', //         9: the last call was sent a tool result that answers no call → invalid_turns
   'truncated', //      10: the prompt is a payload the store does not hold → truncated
   'delta', //          11: tool call without id, second call sends only the result → exported
 ] as const;
@@ -105,14 +105,13 @@ export async function insertSyntheticRuns(
          WHEN j = 1 AND k = 5 THEN NULL
          WHEN j = 1 AND k = 10 THEN '${MISSING_PAYLOAD}'::jsonb
          WHEN j = 1 THEN jsonb_build_array(${sys}, ${user})
-         WHEN k = 9 THEN jsonb_build_array(jsonb_build_object('role', 'user', 'content', 'Something else'))
+         WHEN k = 9 THEN jsonb_build_array(${sys}, ${user}, jsonb_build_object('role', 'tool', 'tool_call_id', 'orphan', 'content', ${result}))
          WHEN k = 11 THEN jsonb_build_array(${sent})
          ELSE jsonb_build_array(${sys}, ${user}, ${asked}, ${sent})
        END,
        CASE
          WHEN j = 0 OR (j = 1 AND k = 5) THEN NULL
          WHEN j = 2 THEN ${result}
-         WHEN j = 1 AND k = 9 THEN ${answer(`'First answer.'`)}
          WHEN j = 1 THEN jsonb_build_array(${asked} || '{"finish_reason": "tool_calls"}'::jsonb)
          ELSE ${answer(`'Paris is ' || (i % 30) || '°C.'`)}
        END,

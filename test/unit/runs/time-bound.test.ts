@@ -21,11 +21,12 @@ describe('parseTimeBound', () => {
 
 describe('datasetFilterOf', () => {
   it('defaults to successful runs with no time bounds', () => {
-    expect(datasetFilterOf({})).toEqual({ since: null, until: null, outcome: 'success' });
-    expect(datasetFilterOf({ outcome: 'any', since: '1', until: '2' })).toEqual({
+    expect(datasetFilterOf({})).toEqual({ since: null, until: null, outcome: 'success', mergeUserTurns: false });
+    expect(datasetFilterOf({ outcome: 'any', since: '1', until: '2', mergeUserTurns: true })).toEqual({
       since: 1n,
       until: 2n,
       outcome: 'any',
+      mergeUserTurns: true,
     });
   });
 
