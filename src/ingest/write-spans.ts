@@ -26,6 +26,7 @@ import { copyColumnsOf, insertRows } from '../store/bulk-insert.js';
 import { enqueueSteps, type StepKey } from '../recall/backlog.js';
 import { BinaryCopyWriter } from '../store/copy-binary.js';
 import { resolveRunsInMemory, type RunNode } from '../tapes/run-resolution.js';
+import { settleRunParents } from '../tapes/run-parents.js';
 import { resolveRuns } from '../tapes/resolve-runs.js';
 import { hexToBytes, spanToRow, spanWriteColumns } from '../tapes/span-rows.js';
 import {
@@ -68,7 +69,9 @@ export async function writeSpans(
   const logsOf = (s: SpanRecord): LogRecord[] => logs.get(spanKey(s.traceId, s.spanId)) ?? [];
   if (!tx.copyTuples || !deriving.chunked) {
     const facts = await insertSteps(tx, spans, tenant, deriving.derive, logsOf);
-    return writeSpansWithRuns(tx, tenant, traceIds, spans.filter(isNew), stored, facts);
+    const inserted = await writeSpansWithRuns(tx, tenant, traceIds, spans.filter(isNew), stored, facts);
+    await settleRunParents(tx, tenant, traceIds.map(hexToBytes));
+    return inserted;
   }
 
   // The steps are derived on the worker thread while this one writes the spans: a span's run
@@ -83,6 +86,7 @@ export async function writeSpans(
     );
     const inserted = await writeSpansWithRuns(tx, tenant, traceIds, spans.filter(isNew), stored, facts);
     await copySteps(tx, tenant, derivation, deriving.derive, logsOf, isNew);
+    await settleRunParents(tx, tenant, traceIds.map(hexToBytes));
     return inserted;
   } finally {
     await derivation.stop();

@@ -16,6 +16,7 @@ import { deleteTraceWordsUpTo, lastTraceWordsRow } from '../recall/trace-words.j
 import { drainBacklog } from '../recall/recall-indexer.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import { resolveRuns } from './resolve-runs.js';
+import { settleRunParents } from './run-parents.js';
 import { IMPORTED_FROM_CASSETTE, rowToSpanRecord, spanSelectList } from './span-rows.js';
 import { lockTraces, readLogsFor, spanKey, upsertSteps } from './trace-store.js';
 
@@ -121,6 +122,7 @@ export async function reindex(
         // The traces' words anew: upsertSteps writes those of all their steps as they are now.
         await upsertSteps(tx, tenant, derived);
         await resolveRuns(tx, tenant, traceIds);
+        await settleRunParents(tx, tenant, traceIds);
         progress.spansDone += spans.length;
         progress.steps += derived.filter((d) => d.step).length;
       }

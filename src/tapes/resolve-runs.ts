@@ -6,7 +6,8 @@
  * else `trace:<trace_id>`. A span whose own run differs from its parent span's run starts a
  * child run: its parent_run is the parent span's run (trace parentage), unless the span named
  * a parent run explicitly. Re-resolving the whole trace on every write is what makes a
- * parent that arrives after its children fix the children's run.
+ * parent that arrives after its children fix the children's run. Which of several linked runs
+ * is a run's parent is settled once the steps are stored (run-parents.ts).
  */
 import type { Queryable } from '../store/database.js';
 

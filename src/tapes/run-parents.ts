@@ -1,0 +1,48 @@
+/**
+ * @module tapes/run-parents
+ * One parent run per run, settled after a write's steps are stored. Run resolution
+ * (resolve-runs.ts, run-resolution.ts) links a child run to the run of the span it started
+ * under, or to the run a span names, per batch of traces and without knowing which spans are
+ * steps. A session spread over several traces whose roots carry no session key links to one
+ * `trace:<id>` run per trace, most of them a bare wrapper span with no step. So, for every
+ * child run of the written traces, over all its spans in every trace:
+ * - a `trace:<id>` run that holds no step is never its parent;
+ * - of the runs left, the greatest in byte order (`COLLATE "C"`) is, so the choice does not
+ *   depend on the order spans arrived in, on how they were batched, nor on the server's
+ *   collation;
+ * - every span of the run carries it (parent_run is a property of the run).
+ */
+import type { Queryable } from '../store/database.js';
+
+export async function settleRunParents(tx: Queryable, tenant: string, traceIds: readonly Buffer[]): Promise<void> {
+  if (traceIds.length === 0) return;
+  await tx.query(
+    `WITH child_runs AS (
+       SELECT DISTINCT run_id FROM tapedeck_store.spans
+        WHERE tenant = $1 AND trace_id = ANY($2::bytea[]) AND run_id IS NOT NULL AND parent_run IS NOT NULL
+     ), links AS (
+       -- the run each span links to: the one it names, else the run of its parent span when that differs
+       SELECT s.run_id, COALESCE(s.own_parent_run, p.run_id) AS candidate
+         FROM tapedeck_store.spans s
+         JOIN child_runs r ON r.run_id = s.run_id
+         LEFT JOIN tapedeck_store.spans p
+           ON p.tenant = s.tenant AND p.trace_id = s.trace_id AND p.span_id = s.parent_span_id
+        WHERE s.tenant = $1 AND (s.own_parent_run IS NOT NULL OR p.run_id <> s.run_id)
+     ), chosen AS (
+       SELECT r.run_id,
+              (SELECT max(l.candidate COLLATE "C")
+                 FROM links l
+                WHERE l.run_id = r.run_id AND l.candidate <> r.run_id
+                  AND (l.candidate NOT LIKE 'trace:%'
+                       OR EXISTS (SELECT 1 FROM tapedeck_store.spans ps
+                                    JOIN tapedeck_store.steps st
+                                      ON st.tenant = ps.tenant AND st.trace_id = ps.trace_id AND st.span_id = ps.span_id
+                                   WHERE ps.tenant = $1 AND ps.run_id = l.candidate))) AS parent_run
+         FROM child_runs r
+     )
+     UPDATE tapedeck_store.spans s SET parent_run = c.parent_run
+       FROM chosen c
+      WHERE s.tenant = $1 AND s.run_id = c.run_id AND s.parent_run IS DISTINCT FROM c.parent_run`,
+    [tenant, traceIds],
+  );
+}
