@@ -48,7 +48,8 @@ type Shown = string | null;
 
 function inputOf(step: Step): Shown {
   const request = step.request;
-  if (step.kind === 'llm' && Array.isArray(request) && request.length > 0) {
+  // model and agent steps hold messages (docs/architecture.md "Steps"); a tool's are its own values
+  if (step.kind !== 'tool' && Array.isArray(request) && request.length > 0) {
     const last = request[request.length - 1];
     return `${request.length} messages, last ${messageText(last)}`;
   }
@@ -57,7 +58,7 @@ function inputOf(step: Step): Shown {
 
 function outputOf(step: Step): Shown {
   const response = step.response;
-  if (step.kind === 'llm' && Array.isArray(response)) return response.map(messageText).join(' | ');
+  if (step.kind !== 'tool' && Array.isArray(response)) return response.map(messageText).join(' | ');
   return valueText(response);
 }
 

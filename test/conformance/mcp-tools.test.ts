@@ -207,8 +207,8 @@ describe.each(databaseKinds)('MCP tools on %s', (kind) => {
       expect(inside.split('\n')).toEqual([
         `run "${WEATHER}": 4 steps from 5 spans`,
         expect.stringMatching(/^#0 agent weather_agent status=unset \d+ms$/),
-        '   in:  {}',
-        '   out: It is currently 18°C and partly cloudy in Paris, with 62% humidity.',
+        '   in:  (not recorded)', // the agent function took no arguments (docs/support.md)
+        '   out: assistant: It is currently 18°C and partly cloudy in Paris, with 62% humidity.',
         expect.stringMatching(
           /^#1 llm chat gpt-4o-mini model=gpt-4o-mini-2024-07-18 status=unset \d+ms tokens in=123 out=7$/,
         ),
@@ -231,7 +231,7 @@ describe.each(databaseKinds)('MCP tools on %s', (kind) => {
       const result = await call(c.client, 'get_run_tape', { run: WEATHER, max_steps: 1, preview_chars: 20 });
       const { outside, inside } = split(result);
       expect(outside).toContain('1 of 4 steps shown');
-      expect(inside).toContain('   out: It is currently 18°C… (+47 chars)');
+      expect(inside).toContain('   out: assistant: It is cur… (+58 chars)');
       expect(inside).toContain('… 3 more steps not shown');
     });
 
