@@ -5,6 +5,10 @@
  */
 import path from 'node:path';
 
+/** Where payloads over the threshold are kept (payloads/open-payload-store.ts). */
+export type PayloadStoreKind = 'fs' | 'pg' | 's3';
+export const PAYLOAD_STORE_KINDS: readonly PayloadStoreKind[] = ['fs', 'pg', 's3'];
+
 export interface Config {
   /** postgres://... selects a PostgreSQL server; null selects embedded PGlite under dataDir */
   databaseUrl: string | null;
@@ -26,6 +30,16 @@ export interface Config {
   bodyTimeoutMs: number;
   /** values larger than this go to the payload store */
   payloadThresholdBytes: number;
+  /** fs: files under <dataDir>/payloads (one instance); pg: the database; s3: an S3-compatible bucket */
+  payloadStore: PayloadStoreKind;
+  /** S3 endpoint URL (MinIO, Ceph, R2, ...); null: AWS's own endpoint for the region */
+  s3Endpoint: string | null;
+  /** the bucket payloads go to; required with payloadStore s3 */
+  s3Bucket: string | null;
+  /** key prefix: objects are <prefix>/sha256/<hex>, or sha256/<hex> when null */
+  s3Prefix: string | null;
+  /** path-style URLs (<endpoint>/<bucket>/<key>), which most S3-compatible servers need */
+  s3ForcePathStyle: boolean;
   /** resolve=true inlines at most this many payload bytes per tape */
   tapeMaxBytes: number;
   /** one budget per read request: reads, alignment, classification, explanation */
@@ -81,6 +95,11 @@ export const defaultConfig: Readonly<Config> = Object.freeze({
   queueTimeoutMs: 5_000,
   bodyTimeoutMs: 30_000,
   payloadThresholdBytes: 256 * 1024,
+  payloadStore: 'fs',
+  s3Endpoint: null,
+  s3Bucket: null,
+  s3Prefix: null,
+  s3ForcePathStyle: false,
   tapeMaxBytes: 8 * 1024 * 1024,
   queryDeadlineMs: 10_000,
   readConcurrency: 4,
@@ -122,6 +141,11 @@ export const settings = [
   { key: 'queueTimeoutMs', env: 'TAPEDECK_QUEUE_TIMEOUT_MS', flag: '--queue-timeout-ms' },
   { key: 'bodyTimeoutMs', env: 'TAPEDECK_BODY_TIMEOUT_MS', flag: '--body-timeout-ms' },
   { key: 'payloadThresholdBytes', env: 'TAPEDECK_PAYLOAD_THRESHOLD_BYTES', flag: '--payload-threshold-bytes' },
+  { key: 'payloadStore', env: 'TAPEDECK_PAYLOAD_STORE', flag: '--payload-store' },
+  { key: 's3Endpoint', env: 'TAPEDECK_S3_ENDPOINT', flag: '--s3-endpoint' },
+  { key: 's3Bucket', env: 'TAPEDECK_S3_BUCKET', flag: '--s3-bucket' },
+  { key: 's3Prefix', env: 'TAPEDECK_S3_PREFIX', flag: '--s3-prefix' },
+  { key: 's3ForcePathStyle', env: 'TAPEDECK_S3_FORCE_PATH_STYLE', flag: '--s3-force-path-style' },
   { key: 'tapeMaxBytes', env: 'TAPEDECK_TAPE_MAX_BYTES', flag: '--tape-max-bytes' },
   { key: 'queryDeadlineMs', env: 'TAPEDECK_QUERY_DEADLINE_MS', flag: '--query-deadline-ms' },
   { key: 'readConcurrency', env: 'TAPEDECK_READ_CONCURRENCY', flag: '--read-concurrency' },
@@ -156,6 +180,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: RawSetti
   config.dataDir = path.resolve(config.dataDir);
   config.upstreamOpenaiKey = env.TAPEDECK_UPSTREAM_OPENAI_KEY || null;
   config.upstreamAnthropicKey = env.TAPEDECK_UPSTREAM_ANTHROPIC_KEY || null;
+  if (config.payloadStore === 's3' && !config.s3Bucket) {
+    throw new ConfigError('TAPEDECK_S3_BUCKET', 'required when the payload store is s3 (--payload-store s3)');
+  }
   return config;
 }
 
@@ -187,11 +214,19 @@ function parseSetting(key: keyof Config, name: string, raw: string): unknown {
       throw new ConfigError(name, (error as Error).message);
     }
   }
-  if (key === 'derive' || key === 'mcp') {
+  if (key === 'derive' || key === 'mcp' || key === 's3ForcePathStyle') {
     const on = switchWords[raw.trim().toLowerCase()];
     if (on === undefined) throw new ConfigError(name, `expected on or off, got ${JSON.stringify(raw)}`);
     return on;
   }
+  if (key === 'payloadStore') {
+    const kind = raw.trim().toLowerCase() as PayloadStoreKind;
+    if (!PAYLOAD_STORE_KINDS.includes(kind))
+      throw new ConfigError(name, `expected one of ${PAYLOAD_STORE_KINDS.join(', ')}, got ${JSON.stringify(raw)}`);
+    return kind;
+  }
+  if (key === 's3Endpoint') return checkUrl(name, raw, ['http', 'https']);
+  if (key === 's3Prefix') return raw.replace(/^\/+|\/+$/g, '') || null;
   const bounds = integerBounds[key];
   if (bounds) {
     if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `expected a whole number, got ${JSON.stringify(raw)}`);
@@ -199,31 +234,28 @@ function parseSetting(key: keyof Config, name: string, raw: string): unknown {
     if (n < bounds[0] || n > bounds[1]) throw new ConfigError(name, `${n} is outside ${bounds[0]}..${bounds[1]}`);
     return n;
   }
-  if (key === 'databaseUrl') {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw new ConfigError(name, `not a URL: ${JSON.stringify(redact(raw))}`);
-    }
-    if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-      throw new ConfigError(name, `expected a postgres:// or postgresql:// URL, got ${url.protocol}//`);
-    }
-    return raw;
-  }
-  if (key === 'upstreamOpenai' || key === 'upstreamAnthropic') {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw new ConfigError(name, `not a URL: ${JSON.stringify(raw)}`);
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:')
-      throw new ConfigError(name, `expected an http:// or https:// base URL, got ${url.protocol}//`);
-    return raw;
-  }
+  if (key === 'databaseUrl') return checkUrl(name, raw, ['postgres', 'postgresql']);
+  if (key === 'upstreamOpenai' || key === 'upstreamAnthropic')
+    return checkUrl(name, raw, ['http', 'https'], 'base URL');
   if (key === 'host' && /\s/.test(raw))
     throw new ConfigError(name, `not a host name or address: ${JSON.stringify(raw)}`);
+  return raw;
+}
+
+/** raw, when it is a URL of one of these schemes; a password in it never reaches the message. */
+function checkUrl(name: string, raw: string, schemes: readonly string[], what = 'URL'): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `not a URL: ${JSON.stringify(redact(raw))}`);
+  }
+  if (!schemes.includes(url.protocol.slice(0, -1))) {
+    throw new ConfigError(
+      name,
+      `expected a ${schemes.map((s) => `${s}://`).join(' or ')} ${what}, got ${url.protocol}//`,
+    );
+  }
   return raw;
 }
 

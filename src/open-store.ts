@@ -2,7 +2,8 @@
  * @module open-store
  * Opens what every command needs from config: the database (PGlite under <dataDir>/pglite
  * when no URL is set, else PostgreSQL), with migrations applied, and the payload store
- * (filesystem under <dataDir>/payloads by default).
+ * (--payload-store: filesystem under <dataDir>/payloads by default, the database, or an
+ * S3-compatible bucket), counted in the process's metrics when it has them.
  */
 import path from 'node:path';
 import type { Config } from './config.js';
@@ -13,6 +14,9 @@ import { createPgliteDatabase } from './store/pglite-database.js';
 import { migrate } from './store/migrate.js';
 import type { PayloadStore } from './payloads/payload-store.js';
 import { createFsPayloadStore } from './payloads/fs-payload-store.js';
+import { createPgPayloadStore } from './payloads/pg-payload-store.js';
+import { countPayloadStore } from './payloads/counted-payload-store.js';
+import type { Metrics } from './metrics/metrics.js';
 import type { IngestDeps } from './ingest/ingest.js';
 import type { DeriveSpans } from './tapes/derived-span.js';
 import { createDeriveSpans } from './derive/derive.js';
@@ -43,6 +47,32 @@ export interface OpenStoreOptions {
   payloads?: PayloadStore;
   /** false: ingest derives on the main thread even where it could use a worker (tests of both ways) */
   deriveWorker?: boolean;
+  /** the process's metrics: ingest and the payload store count into them */
+  metrics?: Metrics;
+}
+
+/** The payload store config selects, and what closing it takes. */
+export async function openPayloadStore(
+  config: Pick<Config, 'dataDir' | 'payloadStore' | 's3Endpoint' | 's3Bucket' | 's3Prefix' | 's3ForcePathStyle'>,
+  db: Database,
+): Promise<{ payloads: PayloadStore; close(): void }> {
+  switch (config.payloadStore) {
+    case 'pg':
+      return { payloads: createPgPayloadStore({ db }), close() {} };
+    case 's3': {
+      // Loaded only when chosen: the AWS SDK is large, and most deployments never need it.
+      const { createS3PayloadStore } = await import('./payloads/s3-payload-store.js');
+      const store = createS3PayloadStore({
+        bucket: config.s3Bucket ?? '',
+        prefix: config.s3Prefix,
+        endpoint: config.s3Endpoint,
+        forcePathStyle: config.s3ForcePathStyle,
+      });
+      return { payloads: store, close: () => store.close() };
+    }
+    default:
+      return { payloads: createFsPayloadStore({ dir: path.join(config.dataDir, 'payloads') }), close() {} };
+  }
 }
 
 export async function openStore(config: Config, logger: Logger, options: OpenStoreOptions = {}): Promise<Store> {
@@ -55,7 +85,10 @@ export async function openStore(config: Config, logger: Logger, options: OpenSto
     await db.close().catch(() => {});
     throw error;
   }
-  const payloads = options.payloads ?? createFsPayloadStore({ dir: path.join(config.dataDir, 'payloads') });
+  const opened = options.payloads ? { payloads: options.payloads, close() {} } : await openPayloadStore(config, db);
+  const payloads = options.metrics
+    ? countPayloadStore(opened.payloads, options.payloads ? 'given' : config.payloadStore, options.metrics)
+    : opened.payloads;
   // One line a minute at most, however many spans of a batch (or of many) a bug trips over.
   const unreadable = new ThrottledLog<{ span: SpanRecord; error: unknown; layout: string }>(
     (count, { span, error, layout }) =>
@@ -94,11 +127,12 @@ export async function openStore(config: Config, logger: Logger, options: OpenSto
     db,
     payloads,
     derive,
-    ingest: { db, derive: config.derive ? derive : null, chunked },
+    ingest: { db, derive: config.derive ? derive : null, chunked, metrics: options.metrics },
     pricing,
     async close() {
       unreadable.flush();
       await chunked?.close();
+      opened.close();
       await db.close();
     },
   };

@@ -28,6 +28,10 @@ import { isSchemaCurrent } from './store/migrate.js';
 import { RecallIndexer } from './recall/recall-indexer.js';
 import { PayloadPurge } from './erasure/purge.js';
 import { DEFAULT_BATCH_SPANS, DEFAULT_INTERVAL_MS, DEFAULT_SWEEP_ROWS, RetentionWorker } from './erasure/retention.js';
+import { backlogSteps, oldestBacklogRow } from './recall/backlog.js';
+import { createMetrics, type Metrics } from './metrics/metrics.js';
+import { createMetricsRoutes } from './metrics/routes.js';
+import { observeServer } from './metrics/observe-server.js';
 
 export interface RunningTapedeck {
   host: string;
@@ -36,6 +40,8 @@ export interface RunningTapedeck {
   /** where the data lives: the redacted database URL or the embedded database directory */
   dataLocation: string;
   store: Store;
+  /** what GET /metrics reports */
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -60,7 +66,8 @@ export async function startTapedeck(
   logger: Logger,
   options: StartOptions = {},
 ): Promise<RunningTapedeck> {
-  const store = await openStore(config, logger, options);
+  const metrics = createMetrics();
+  const store = await openStore(config, logger, { ...options, metrics });
   await warnIfStepsAreOlder(store, logger);
   // both WebAssembly modules (the JSON escaper, recall's tokenizer) use SIMD: one check says it for both
   if (!JSON_STRING_WASM_LOADED) {
@@ -73,6 +80,14 @@ export async function startTapedeck(
   const admission = createAdmission(config.maxInflightRequests, DEFAULT_WORK_UNITS, {
     queueTimeoutMs: config.queueTimeoutMs,
     maxHeldBytes: config.maxBodyBytes,
+  });
+  observeServer(metrics, {
+    workUnits: () => ({ inUse: admission.unitsInUse, waiting: admission.unitsWaiting }),
+    pool: store.db.poolUsage?.bind(store.db),
+    async recallBacklog() {
+      const oldest = await oldestBacklogRow(store.db);
+      return { ageSeconds: oldest ? oldest.ageMs / 1000 : 0, steps: oldest ? await backlogSteps(store.db) : 0 };
+    },
   });
   const indexer = new RecallIndexer(store.db, store.payloads, {
     busy: () => admission.inflight > 0,
@@ -89,9 +104,11 @@ export async function startTapedeck(
     const receiverDeps = { ingest: store.ingest, admission, logger };
     const app = createApp({
       logger,
+      metrics,
       routes: [
         createOtlpHttpRoutes(receiverDeps, config),
-        ...createReadRoutes(store, config, { logger, onErasure: () => purge.wake() }),
+        createMetricsRoutes(metrics),
+        ...createReadRoutes(store, config, { logger, onErasure: () => purge.wake(), metrics }),
         createConsoleRoutes(),
       ],
       async ready() {
@@ -126,6 +143,7 @@ export async function startTapedeck(
       grpcPort,
       dataLocation: config.databaseUrl ? redact(config.databaseUrl) : path.join(config.dataDir, 'pglite'),
       store,
+      metrics,
       close() {
         closing ??= shutdown(http, grpcServer, store, background, admission.drained(), config.shutdownGraceMs, logger);
         return closing;

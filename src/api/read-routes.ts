@@ -27,6 +27,7 @@ import { createRequestSlots, requestSlotsFor, WAITING_PER_SLOT } from '../http/r
 import { ErasureFeed } from '../erasure/erasure-feed.js';
 import { createErasureRoutes } from '../erasure/routes.js';
 import { type Logger, silentLogger } from '../logger.js';
+import { type Metrics, observeGauge } from '../metrics/metrics.js';
 
 export interface ReadRouteOptions {
   /** erasures recorded here reach the replays held here through it */
@@ -34,6 +35,8 @@ export interface ReadRouteOptions {
   logger?: Logger;
   /** runs after each erasure is recorded (wakes the payload purge) */
   onErasure?: () => void;
+  /** the replay registry's counts are reported here when given */
+  metrics?: Metrics;
 }
 
 const MAX_RUNS_PAGE = 1000;
@@ -50,6 +53,7 @@ const READ_PATHS = /^\/v1\/(tapes|runs|diff|recall|datasets)(\/|$)|^\/mcp$/;
  */
 export function createReadRoutes(store: Store, config: Config, options: ReadRouteOptions = {}): Hono[] {
   const feed = options.feed ?? new ErasureFeed();
+  const metrics = options.metrics;
   const slotSettings = (kind: string, setting: string, concurrency: number) => ({
     kind,
     setting,
@@ -126,6 +130,21 @@ export function createReadRoutes(store: Store, config: Config, options: ReadRout
           throw error;
         }),
       erasures: feed,
+      observeRegistry: metrics
+        ? (registry) => {
+            observeGauge(metrics, { name: 'tapedeck_replays', help: 'Live replays held in memory.' }, () => [
+              { value: registry.size },
+            ]);
+            observeGauge(
+              metrics,
+              {
+                name: 'tapedeck_replay_bytes',
+                help: 'Memory charged to live replays, as counted against the replay bounds.',
+              },
+              () => [{ value: registry.countedBytes }],
+            );
+          }
+        : undefined,
     },
     { ...defaultReplaySettings, tapeMaxBytes: config.tapeMaxBytes, bodyTimeoutMs: config.bodyTimeoutMs },
   );

@@ -21,5 +21,17 @@ export function addConfigOptions(command: Command): Command {
     .addOption(
       new Option('--database-url <url>', 'PostgreSQL URL (env TAPEDECK_DATABASE_URL); absent: embedded PGlite'),
     )
-    .addOption(new Option('--data-dir <dir>', 'local data directory (env TAPEDECK_DATA_DIR, default ./.tapedeck)'));
+    .addOption(new Option('--data-dir <dir>', 'local data directory (env TAPEDECK_DATA_DIR, default ./.tapedeck)'))
+    .addOption(
+      new Option(
+        '--payload-store <kind>',
+        'where large payloads are kept: fs, pg or s3 (env TAPEDECK_PAYLOAD_STORE, default fs)',
+      ).choices(['fs', 'pg', 's3']),
+    )
+    .addOption(new Option('--s3-endpoint <url>', 'S3-compatible endpoint (env TAPEDECK_S3_ENDPOINT)'))
+    .addOption(new Option('--s3-bucket <name>', 'bucket for --payload-store s3 (env TAPEDECK_S3_BUCKET)'))
+    .addOption(new Option('--s3-prefix <prefix>', 'object key prefix (env TAPEDECK_S3_PREFIX)'))
+    .addOption(
+      new Option('--s3-force-path-style <on|off>', 'path-style bucket URLs (env TAPEDECK_S3_FORCE_PATH_STYLE)'),
+    );
 }

@@ -18,6 +18,8 @@ import { jsonResponse } from './json-response.js';
 declare module 'hono' {
   interface ContextVariableMap {
     otlpErrors: OtlpEncoding;
+    /** set for every request by api/app.ts (hono/request-id) */
+    requestId: string;
   }
 }
 
@@ -42,10 +44,11 @@ export function errorResponse(error: unknown, otlp?: OtlpEncoding): Response {
 export function createErrorHandler(logger: Logger): ErrorHandler {
   return (error, c) => {
     const known = asApiError(error);
+    const request = { requestId: c.get('requestId'), method: c.req.method, path: c.req.path };
     if (!(known instanceof ApiError)) {
-      logger.error({ err: error, method: c.req.method, path: c.req.path }, 'request failed');
+      logger.error({ err: error, ...request }, 'request failed');
     } else if (known.type === 'unavailable') {
-      logger.warn({ err: error, method: c.req.method, path: c.req.path }, 'request failed: retryable');
+      logger.warn({ err: error, ...request }, 'request failed: retryable');
     }
     return errorResponse(known, c.get('otlpErrors'));
   };

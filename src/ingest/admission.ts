@@ -67,6 +67,10 @@ export interface Admission {
   run<T>(work: (turn: Turn) => Promise<T>, request?: AdmissionRequest): Promise<T>;
   /** requests admitted: working or waiting their turn */
   readonly inflight: number;
+  /** work units taken by requests in their turn */
+  readonly unitsInUse: number;
+  /** work units wanted by requests waiting their turn */
+  readonly unitsWaiting: number;
   /** Resolves when no request is in flight (graceful shutdown). */
   drained(): Promise<void>;
 }
@@ -164,6 +168,12 @@ export function createAdmission(
   return {
     get inflight() {
       return inflight;
+    },
+    get unitsInUse() {
+      return busyUnits;
+    },
+    get unitsWaiting() {
+      return turns.reduce((sum, t) => sum + t.units, 0);
     },
     async run(work, request = {}) {
       if (inflight >= maxInflight) {

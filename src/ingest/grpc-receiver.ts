@@ -13,12 +13,13 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { LOGS_EXPORT_PATH, TRACE_EXPORT_PATH } from '../otlp/proto.js';
-import { encodeExportResponse, partialSuccessFor, type OtlpSignal } from '../otlp/response.js';
+import type { OtlpSignal } from '../otlp/response.js';
 import { classifyError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Admission } from './admission.js';
-import { decodeLogsWithin, decodeTracesWithin } from './decode-bounded.js';
-import { type IngestDeps, ingestLogs, ingestSpans } from './ingest.js';
+import type { IngestDeps } from './ingest.js';
+import { storeExportRequest } from './export-request.js';
+import { observeRequest } from '../metrics/metrics.js';
 
 export interface GrpcReceiverDeps {
   ingest: IngestDeps;
@@ -54,30 +55,39 @@ export function createGrpcServer(deps: GrpcReceiverDeps, settings: GrpcReceiverS
     'grpc.max_concurrent_streams': settings.maxInflightRequests,
   });
   const max = settings.maxRecordsPerRequest;
-  server.addService({ Export: exportMethod(TRACE_EXPORT_PATH) }, { Export: handler('traces', deps, max) });
-  server.addService({ Export: exportMethod(LOGS_EXPORT_PATH) }, { Export: handler('logs', deps, max) });
+  server.addService(
+    { Export: exportMethod(TRACE_EXPORT_PATH) },
+    { Export: handler('traces', TRACE_EXPORT_PATH, deps, max) },
+  );
+  server.addService(
+    { Export: exportMethod(LOGS_EXPORT_PATH) },
+    { Export: handler('logs', LOGS_EXPORT_PATH, deps, max) },
+  );
   return server;
 }
 
-function handler(signal: OtlpSignal, deps: GrpcReceiverDeps, maxRecords: number): grpc.handleUnaryCall<Buffer, Buffer> {
+function handler(
+  signal: OtlpSignal,
+  path: string,
+  deps: GrpcReceiverDeps,
+  maxRecords: number,
+): grpc.handleUnaryCall<Buffer, Buffer> {
   return (call, callback) => {
+    const started = performance.now();
+    const answered = (code: grpc.status) =>
+      deps.ingest.metrics &&
+      observeRequest(
+        deps.ingest.metrics,
+        { route: path, transport: 'grpc', status: grpc.status[code] },
+        (performance.now() - started) / 1000,
+      );
     const cancelled = new AbortController();
     call.once('cancelled', () => cancelled.abort());
     const deadline = call.getDeadline();
     const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
     deps.admission
       .run(
-        async () => {
-          const meta = { tenant: '' };
-          if (signal === 'traces') {
-            const decoded = decodeTracesWithin(call.request, 'protobuf', maxRecords);
-            await ingestSpans(decoded.spans, meta, deps.ingest);
-            return encodeExportResponse(signal, 'protobuf', partialSuccessFor(signal, decoded.rejected));
-          }
-          const decoded = decodeLogsWithin(call.request, 'protobuf', maxRecords);
-          await ingestLogs(decoded.logs, meta, deps.ingest);
-          return encodeExportResponse(signal, 'protobuf', partialSuccessFor(signal, decoded.rejected));
-        },
+        () => storeExportRequest(signal, 'protobuf', async () => call.request, maxRecords, { tenant: '' }, deps.ingest),
         {
           sizeBytes: call.request.length,
           heldBytes: call.request.length,
@@ -86,12 +96,16 @@ function handler(signal: OtlpSignal, deps: GrpcReceiverDeps, maxRecords: number)
         },
       )
       .then(
-        (response) => callback(null, Buffer.from(response)),
+        (response) => {
+          answered(grpc.status.OK);
+          callback(null, Buffer.from(response));
+        },
         (error: unknown) => {
           const c = classifyError(error);
           if (c.type === 'internal') deps.logger.error({ err: error, signal }, 'OTLP/gRPC export failed');
           const metadata = new grpc.Metadata();
           if (c.retryAfterSeconds !== undefined) metadata.set('retry-after', String(c.retryAfterSeconds));
+          answered(c.spec.grpc);
           callback({ code: c.spec.grpc, details: c.message, metadata });
         },
       );

@@ -9,15 +9,15 @@
 import { ServerResponse } from 'node:http';
 import { Hono, type Context } from 'hono';
 import type { OtlpEncoding } from '../otlp/decode.js';
-import { encodeExportResponse, otlpContentType, partialSuccessFor, type OtlpSignal } from '../otlp/response.js';
+import { otlpContentType, type OtlpSignal } from '../otlp/response.js';
 import { IngestError } from '../errors.js';
 import { answerErrorsAsOtlp } from '../http/error-response.js';
 import type { Admission, Turn } from './admission.js';
 import { readRequestBody } from './body.js';
 import { type ContentCoding, contentCodingOf } from './content-decoder.js';
-import { decodeLogsWithin, decodeTracesWithin } from './decode-bounded.js';
 import { untouchedIncoming } from '../http/node-incoming.js';
-import { type IngestDeps, type IngestMeta, ingestLogs, ingestSpans } from './ingest.js';
+import type { IngestDeps, IngestMeta } from './ingest.js';
+import { storeExportRequest } from './export-request.js';
 
 export interface HttpReceiverDeps {
   ingest: IngestDeps;
@@ -65,18 +65,15 @@ async function handleExport(
   return deps.admission.run(
     async (turn) => {
       const meta: IngestMeta = { tenant: '' };
-      const max = settings.maxRecordsPerRequest;
-      let rejected;
-      if (signal === 'traces') {
-        const decoded = decodeTracesWithin(await readBody(c, coding, settings, announced, turn), encoding, max);
-        rejected = decoded.rejected;
-        await ingestSpans(decoded.spans, meta, deps.ingest);
-      } else {
-        const decoded = decodeLogsWithin(await readBody(c, coding, settings, announced, turn), encoding, max);
-        rejected = decoded.rejected;
-        await ingestLogs(decoded.logs, meta, deps.ingest);
-      }
-      const payload = encodeExportResponse(signal, encoding, partialSuccessFor(signal, rejected));
+      const read = () => readBody(c, coding, settings, announced, turn);
+      const payload = await storeExportRequest(
+        signal,
+        encoding,
+        read,
+        settings.maxRecordsPerRequest,
+        meta,
+        deps.ingest,
+      );
       return new Response(payload, { status: 200, headers: { 'content-type': otlpContentType(encoding) } });
     },
     { sizeBytes: announced, compressed: coding !== 'identity', signal: senderGone(c) },

@@ -26,6 +26,7 @@ import { distinct, lockTraces, readLogsFor, readSpans, spanKey, upsertSteps } fr
 import type { ChunkedDerive } from '../derive/derive-thread.js';
 import { writeSpans } from './write-spans.js';
 import { PayloadStoreUnavailableError } from '../payloads/payload-store.js';
+import type { Metrics } from '../metrics/metrics.js';
 
 export interface IngestDeps {
   db: Database;
@@ -33,6 +34,8 @@ export interface IngestDeps {
   derive: DeriveSpans | null;
   /** derive for COPY, chunk by chunk (derive-thread.ts: on a worker thread); absent or null: derive is used */
   chunked?: ChunkedDerive | null;
+  /** counts what was accepted and deduplicated; absent: nothing is counted */
+  metrics?: Metrics;
 }
 
 export interface IngestMeta {
@@ -46,10 +49,11 @@ export async function ingestSpans(
   deps: IngestDeps,
 ): Promise<{ stored: number }> {
   // A span sent twice in one request is one span (the first copy wins, as on redelivery).
+  const arrivedAt = performance.now();
   const spans = firstOfEach(storableSpans(received));
   if (spans.length === 0) return { stored: 0 };
   const deriving = deps.derive ? { derive: deps.derive, chunked: deps.chunked ?? null } : null;
-  return withDatabase(async () => {
+  const result = await withDatabase(async () => {
     try {
       return { stored: await deps.db.transaction((tx) => writeSpans(tx, spans, meta.tenant, deriving)) };
     } catch (error) {
@@ -60,6 +64,12 @@ export async function ingestSpans(
       return { stored: await deps.db.transaction((tx) => writeSpans(withoutCopy(tx), spans, meta.tenant, deriving)) };
     }
   });
+  if (deps.metrics) {
+    deps.metrics.spansAccepted.inc(received.length);
+    deps.metrics.spansDeduplicated.inc(received.length - result.stored);
+    if (deriving) deps.metrics.deriveLagSeconds.set((performance.now() - arrivedAt) / 1000);
+  }
+  return result;
 }
 
 const UNIQUE_VIOLATION = '23505';
@@ -76,7 +86,7 @@ export async function ingestLogs(
   if (received.length === 0) return { stored: 0 };
   const logs = storableLogs(received);
   const keys = logRecordKeys(logs);
-  return withDatabase(() =>
+  const result = await withDatabase(() =>
     deps.db.transaction(async (tx) => {
       const traceIds = distinct(logs.flatMap((l) => (l.traceId ? [l.traceId] : [])));
       await lockTraces(tx, traceIds);
@@ -104,6 +114,9 @@ export async function ingestLogs(
       return { stored: inserted.length };
     }),
   );
+  deps.metrics?.logsAccepted.inc(received.length);
+  deps.metrics?.logsDeduplicated.inc(received.length - result.stored);
+  return result;
 }
 
 async function withDatabase<T>(work: () => Promise<T>): Promise<T> {

@@ -10,6 +10,7 @@ export {
   type Principal,
   type ReplayDeps,
   type ReplaySettings,
+  type RegistryUsage,
   type UnreadableReason,
   type Upstream,
 } from './settings.js';

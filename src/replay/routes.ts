@@ -41,6 +41,7 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
   const s: ReplaySettings = { ...defaultReplaySettings, ...settings };
   const now = deps.now ?? wallClockNs;
   const registry = new ReplayRegistry<Replay>(s, now);
+  deps.observeRegistry?.(registry);
   const ctx: CallContext = { deps, settings: s, now };
   const app = new Hono();
   const erasures = deps.erasures;

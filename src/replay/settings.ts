@@ -73,6 +73,16 @@ export interface ReplayDeps {
   recordSpans?(spans: SpanRecord[], tenant: string): Promise<void>;
   /** The outbound fetch forks use (tests count calls through it); default: the global fetch. */
   fetch?: typeof fetch;
+  /** Told the routes' registry once, so its counts can be read when metrics are scraped. */
+  observeRegistry?(registry: RegistryUsage): void;
+}
+
+/** What the replay registry holds now. */
+export interface RegistryUsage {
+  /** live replays */
+  readonly size: number;
+  /** memory charged to them, as the registry counts it against its bounds */
+  readonly countedBytes: number;
 }
 
 export interface ReplaySettings {

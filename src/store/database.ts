@@ -64,7 +64,19 @@ export interface Database extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>, options?: { untimed?: boolean }): Promise<T>;
   /** Cheap liveness probe for /readyz. */
   ping(): Promise<void>;
+  /** The connection pool's state (metrics); absent where there is no pool (PGlite). */
+  poolUsage?(): PoolUsage;
   close(): Promise<void>;
+}
+
+export interface PoolUsage {
+  /** connections the pool may open */
+  max: number;
+  /** connections open: in use or idle */
+  open: number;
+  idle: number;
+  /** callers waiting for a connection */
+  waiting: number;
 }
 
 /** The database could not be reached or refused for a transient reason; retrying may succeed. */

@@ -197,6 +197,9 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
     async ping() {
       await run(pool, 'SELECT 1');
     },
+    poolUsage() {
+      return { max: pool.options.max, open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount };
+    },
     async close() {
       await pool.end();
     },

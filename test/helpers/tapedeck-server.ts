@@ -36,6 +36,8 @@ export interface TestTapedeck {
   /** postgres only: the fresh database's own URL, for a second, independent connection */
   databaseUrl?: string;
   running: RunningTapedeck;
+  /** the data directory it was started with (removed when it closes) */
+  dataDir: string;
   close(): Promise<void>;
 }
 
@@ -50,8 +52,8 @@ export interface TestTapedeckOptions {
   pgSettings?: PgDatabaseSettings;
   /** false: ingest derives on the main thread only (src/derive/derive-thread.ts) */
   deriveWorker?: boolean;
-  /** the payload store (default: in memory) */
-  payloads?: PayloadStore;
+  /** the payload store (default: in memory); 'config': the one config selects (--payload-store) */
+  payloads?: PayloadStore | 'config';
   /** the logger tapedeck logs to (default: silent) */
   logger?: Logger;
   /** milliseconds between retention passes (with a retention bound configured) */
@@ -94,7 +96,7 @@ export async function startTestTapedeck(
   try {
     running = await startTapedeck(config, options.logger ?? silentLogger(), {
       db,
-      payloads: options.payloads ?? createMemoryPayloadStore(),
+      payloads: options.payloads === 'config' ? undefined : (options.payloads ?? createMemoryPayloadStore()),
       deriveWorker: options.deriveWorker,
       recallIndexer: options.recallIndexer,
       retentionIntervalMs: options.retentionIntervalMs,
@@ -113,6 +115,7 @@ export async function startTestTapedeck(
     db,
     databaseUrl,
     running,
+    dataDir,
     close() {
       closed ??= (async () => {
         await running.close(); // closes the database too

@@ -20,7 +20,9 @@ import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { otlpTypes } from '../../src/otlp/proto.js';
+import { defaultConfig } from '../../src/config.js';
 import { databaseKinds } from '../helpers/databases.js';
+import { S3RVER_CREDENTIALS, startS3Server, type TestS3Server } from '../helpers/s3-server.js';
 import {
   grpcExport,
   postOtlp,
@@ -170,35 +172,88 @@ describe.each(databaseKinds)('real captures replayed to tapedeck (%s)', (kind) =
 
   it.each(captures.map((c) => [c.name, c] as const))(
     '%s: every request is accepted and every span stored once, logs linked to their span',
-    async (_name, capture) => {
-      // arrange
-      const held: Held = { spans: new Set(), logs: [] };
-      for (const r of capture.requests) countHeld(r, held);
-      const traceIds = [...new Set([...held.spans].map((k) => k.split('/')[0]))];
-      // act
-      for (const r of capture.requests) {
-        const outcome = await replay(t, r);
-        expect(outcome, `${r.file} over ${r.transport}`).toEqual({ ok: true, detail: '', rejected: 0 });
-      }
-      // assert: spans, each exactly once
-      const rows = await readSpanRows(t.db, traceIds);
-      expect(held.spans.size).toBeGreaterThan(0);
-      expect(rows.map((r) => `${r.trace_id}/${r.span_id}`).sort()).toEqual([...held.spans].sort());
-      // assert: log records, each kept, each joined to the span it names
-      if (held.logs.length > 0) {
-        const logTraceIds = [...new Set(held.logs.map((l) => l.traceId))];
-        const logs = await readLogRows(t.db, logTraceIds);
-        expect(logs).toHaveLength(held.logs.length);
-        const correlated = held.logs.filter((l) => l.spanId !== '' && !/^0+$/.test(l.spanId));
-        expect(correlated.length).toBeGreaterThan(0);
-        const [joined] = await t.db.query<{ linked: bigint; unlinked: bigint }>(
-          `SELECT count(s.span_id) AS linked, count(*) FILTER (WHERE s.span_id IS NULL) AS unlinked
-           FROM tapedeck.logs l LEFT JOIN tapedeck.spans s ON s.trace_id = l.trace_id AND s.span_id = l.span_id
-          WHERE l.trace_id = ANY($1::text[]) AND l.span_id IS NOT NULL`,
-          [logTraceIds],
-        );
-        expect(joined).toEqual({ linked: BigInt(correlated.length), unlinked: 0n });
-      }
-    },
+    (_name, capture) => replayAndCheck(t, capture),
   );
 });
+
+describe.each(databaseKinds)('real captures replayed to tapedeck with payloads in S3 (%s)', (kind) => {
+  let t: TestTapedeck;
+  let s3: TestS3Server;
+  const aws = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'] as const;
+  const before = aws.map((name) => process.env[name]);
+  beforeAll(async () => {
+    s3 = await startS3Server();
+    // The S3 backend takes its credentials from the standard AWS environment, as in production.
+    process.env.AWS_ACCESS_KEY_ID = S3RVER_CREDENTIALS.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = S3RVER_CREDENTIALS.secretAccessKey;
+    t = await startTestTapedeck(
+      kind,
+      {
+        payloadStore: 's3',
+        s3Endpoint: s3.endpoint,
+        s3Bucket: s3.bucket,
+        s3Prefix: 'corpus',
+        s3ForcePathStyle: true,
+      },
+      { payloads: 'config' },
+    );
+  }, START_TIMEOUT_MS);
+  afterAll(async () => {
+    await t?.close();
+    await s3?.close();
+    aws.forEach((name, i) => {
+      if (before[i] === undefined) delete process.env[name];
+      else process.env[name] = before[i];
+    });
+  });
+
+  it('stores every capture, and every payload over the threshold lands in the bucket, nowhere else', async () => {
+    for (const capture of captures) await replayAndCheck(t, capture);
+    const rows = await t.db.query<{ text: string }>(
+      "SELECT coalesce(request::text, '') || coalesce(response::text, '') AS text FROM tapedeck_store.steps",
+    );
+    const referenced = new Set(rows.flatMap((r) => r.text.match(/sha256\/[0-9a-f]{64}/g) ?? []));
+    // the big-prompt captures carry prompts over the 256 KiB threshold
+    expect(referenced.size).toBeGreaterThan(0);
+    expect(await s3.keys()).toEqual([...referenced].map((ref) => `corpus/${ref}`).sort());
+    for (const ref of referenced) {
+      const bytes = await s3.read(`corpus/${ref}`);
+      expect(bytes.byteLength).toBeGreaterThan(defaultConfig.payloadThresholdBytes);
+    }
+    // nowhere else: not the data directory, not the database
+    expect(existsSync(path.join(t.dataDir, 'payloads'))).toBe(false);
+    const [held] = await t.db.query<{ n: bigint }>('SELECT count(*) AS n FROM tapedeck_store.payloads');
+    expect(held.n).toBe(0n);
+  });
+});
+
+async function replayAndCheck(t: TestTapedeck, capture: Capture): Promise<void> {
+  // arrange
+  const held: Held = { spans: new Set(), logs: [] };
+  for (const r of capture.requests) countHeld(r, held);
+  const traceIds = [...new Set([...held.spans].map((k) => k.split('/')[0]))];
+  // act
+  for (const r of capture.requests) {
+    const outcome = await replay(t, r);
+    expect(outcome, `${r.file} over ${r.transport}`).toEqual({ ok: true, detail: '', rejected: 0 });
+  }
+  // assert: spans, each exactly once
+  const rows = await readSpanRows(t.db, traceIds);
+  expect(held.spans.size).toBeGreaterThan(0);
+  expect(rows.map((r) => `${r.trace_id}/${r.span_id}`).sort()).toEqual([...held.spans].sort());
+  // assert: log records, each kept, each joined to the span it names
+  if (held.logs.length > 0) {
+    const logTraceIds = [...new Set(held.logs.map((l) => l.traceId))];
+    const logs = await readLogRows(t.db, logTraceIds);
+    expect(logs).toHaveLength(held.logs.length);
+    const correlated = held.logs.filter((l) => l.spanId !== '' && !/^0+$/.test(l.spanId));
+    expect(correlated.length).toBeGreaterThan(0);
+    const [joined] = await t.db.query<{ linked: bigint; unlinked: bigint }>(
+      `SELECT count(s.span_id) AS linked, count(*) FILTER (WHERE s.span_id IS NULL) AS unlinked
+           FROM tapedeck.logs l LEFT JOIN tapedeck.spans s ON s.trace_id = l.trace_id AND s.span_id = l.span_id
+          WHERE l.trace_id = ANY($1::text[]) AND l.span_id IS NOT NULL`,
+      [logTraceIds],
+    );
+    expect(joined).toEqual({ linked: BigInt(correlated.length), unlinked: 0n });
+  }
+}
