@@ -69,7 +69,7 @@ function messageText(value: JsonValue): string {
   const parts: string[] = [];
   if (message.content !== undefined) parts.push(contentText(message.content));
   for (const call of message.tool_calls ?? []) {
-    parts.push(`→ ${call.name}(${call.arguments === undefined ? '' : compact(call.arguments)})`);
+    parts.push(`→ ${call.name}(${call.arguments === undefined ? '' : (valueText(call.arguments) ?? 'null')})`);
   }
   if (message.tool_call_id) parts.unshift(`[result of ${message.tool_call_id}]`);
   return `${message.role ?? '?'}: ${parts.join(' ')}`;
