@@ -5,7 +5,7 @@
  * whose last message is the user's asks for the get_weather tool for the city named in it;
  * one whose last message is a tool result answers with that result in a sentence. It keeps
  * every request it received (path, headers, body), and counts connections, so a test can
- * say what reached it and what did not.
+ * say what reached it and what did not (GET /_stand-in/requests answers the count).
  *
  *   node examples/replay/stand-in-model.mjs   prints "listening <port>" and serves until killed
  */
@@ -124,6 +124,11 @@ export async function startStandInModel(port = 0) {
       try {
         body = JSON.parse(raw || '{}');
       } catch {}
+      if (req.method === 'GET' && req.url === '/_stand-in/requests') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ requests: requests.length }));
+        return;
+      }
       requests.push({ method: req.method, path: req.url, headers: req.headers, raw, body });
       const answer =
         req.method === 'POST' && req.url === '/v1/chat/completions'
