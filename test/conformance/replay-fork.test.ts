@@ -168,15 +168,16 @@ describe.each(databaseKinds)('forks on %s', (kind) => {
       // The origin's agent and tool steps were the agent's own spans, not calls the fork
       // answered. Model calls align by signature, so the longest common subsequence pairs the
       // replayed call with step 1 and the origin's last model call with the fork's last. The
-      // pairs are `config` changes: the fork records max_tokens from the request body, which
-      // this origin's instrumentation did not record.
+      // replayed call is a `config` change: the fork records max_tokens from the request body,
+      // which this origin's instrumentation did not record. The last call was also asked
+      // something else (the edited answer is in its prompt): input is checked first.
       expect(r.diff.aligned.map((a: Any) => [a.op, a.why, a.a, a.b])).toEqual([
         ['delete', 'structure', 0, null],
         ['changed', 'config', 1, 0],
         ['delete', 'structure', 2, null],
         ['insert', 'structure', null, 1],
         ['insert', 'structure', null, 2],
-        ['changed', 'config', 3, 3],
+        ['changed', 'input', 3, 3],
       ]);
     });
 
