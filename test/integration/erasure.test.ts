@@ -162,6 +162,8 @@ describe.each(databaseKinds)('erasure on %s', (kind) => {
       '/v1/runs/erase-me/reconstruct',
       '/v1/runs/erase-me/tree',
       '/v1/diff?a=erase-me&b=keep-me',
+      '/v1/runs/erase-me/cassette',
+      '/v1/runs/erase-me/forks',
     ]) {
       const res = await call(t, 'GET', route);
       expect([route, res.status, res.text.includes(SECRET)]).toEqual([route, 404, false]);
