@@ -50,7 +50,7 @@ describe('tapedeck reconstruct', () => {
       run: WEATHER,
       status: 'complete',
       model_calls: 2,
-      tool_calls: [{ name: 'get_weather', arguments: { city: 'Paris' } }],
+      tool_calls: [{ name: 'get_weather', arguments: '{"city":"Paris"}' }], // as the tool span recorded it
     });
     expect(rec.input.map((m: { role: string }) => m.role)).toEqual(['system', 'user']);
     expect(typeof rec.start_ns).toBe('number'); // an exact integer in the text; JSON.parse reads it as a number

@@ -24,6 +24,8 @@ import {
 import { loadCoordinatorFixture, recordCoordinatorSpans } from '../fixtures/multi-agent/coordinator-fixture.js';
 import { openTestStore, type TestStore } from '../unit/runs/store-fixtures.js';
 
+const j = (v: unknown) => JSON.stringify(v);
+
 const shape = (n: RunTreeNode): unknown => ({ run: n.run, children: n.children.map(shape) });
 const EXPECTED_SHAPE = {
   run: RUNS.coordinator,
@@ -75,16 +77,17 @@ describe.each(databaseKinds)('run tree on %s', (kind) => {
       {
         id: 'call_ask_paris',
         name: 'ask_agent',
-        arguments: { agent: 'weather-agent', task: 'Paris' },
-        result: { agent: 'weather-agent', answer: 'Paris: 18°C, partly cloudy.' },
+        // as recorded: the tools' JSON text
+        arguments: j({ agent: 'weather-agent', task: 'Paris' }),
+        result: j({ agent: 'weather-agent', answer: 'Paris: 18°C, partly cloudy.' }),
         status: 'unset',
         source: 'tool_step',
       },
       {
         id: 'call_ask_lyon',
         name: 'ask_agent',
-        arguments: { agent: 'weather-agent', task: 'Lyon' },
-        result: { agent: 'weather-agent', answer: 'Lyon: 21°C, sunny.' },
+        arguments: j({ agent: 'weather-agent', task: 'Lyon' }),
+        result: j({ agent: 'weather-agent', answer: 'Lyon: 21°C, sunny.' }),
         status: 'unset',
         source: 'tool_step',
       },
@@ -92,7 +95,7 @@ describe.each(databaseKinds)('run tree on %s', (kind) => {
     const [paris, lyon] = root.children;
     expect([paris.output, lyon.output]).toEqual(['Paris: 18°C, partly cloudy.', 'Lyon: 21°C, sunny.']);
     expect(paris.tool_calls.map((c) => [c.name, c.arguments, c.result])).toEqual([
-      ['get_weather', { city: 'Paris' }, { city: 'Paris', temperature_c: 18, condition: 'partly cloudy' }],
+      ['get_weather', j({ city: 'Paris' }), j({ city: 'Paris', temperature_c: 18, condition: 'partly cloudy' })],
     ]);
     expect(paris.children[0]).toMatchObject({
       run: RUNS.units,
