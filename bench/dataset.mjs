@@ -16,6 +16,7 @@ import path from 'node:path';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { insertRuns } from './lib/synthetic-runs.mjs';
 import { createPgDatabase } from '../dist/src/store/pg-database.js';
 import { migrate } from '../dist/src/store/migrate.js';
 import { createMemoryPayloadStore } from '../dist/src/payloads/memory-payload-store.js';
@@ -32,66 +33,7 @@ const server =
   process.env.TAPEDECK_BENCH_DATABASE_URL ||
   process.env.TAPEDECK_TEST_DATABASE_URL ||
   'postgres://postgres@127.0.0.1:5432/test';
-const BASE_NS = 1_764_460_800_000_000_000n;
 const MB = (n) => (n / 1024 / 1024).toFixed(1);
-
-async function insertRuns(db, first, last, nowNs) {
-  const runs = `SELECT i, i % 12 AS k, 'synth-' || lpad(i::text, 7, '0') AS run,
-       decode(lpad(to_hex(i), 32, '0'), 'hex') AS trace_id,
-       CASE WHEN i % 12 = 8 THEN $4::bigint ELSE $5::bigint + i::bigint * 1000000 END AS t0
-     FROM generate_series($2::int, $3::int) AS i`;
-  const spans = `SELECT r.*, j, decode(lpad(to_hex(j + 1), 16, '0'), 'hex') AS span_id
-     FROM (${runs}) r CROSS JOIN generate_series(0, 3) AS j WHERE NOT (j = 3 AND r.k = 6)`;
-  const params = ['', first, last, nowNs.toString(), BASE_NS.toString()];
-  await db.query(
-    `INSERT INTO tapedeck_store.spans (tenant, trace_id, span_id, parent_span_id, name, kind, start_ns, end_ns,
-       status_code, attributes, events, links, resource, own_run, run_id)
-     SELECT $1, trace_id, span_id, CASE WHEN j = 0 THEN NULL ELSE decode('0000000000000001', 'hex') END,
-       CASE j WHEN 0 THEN 'invoke_agent synth' WHEN 2 THEN 'execute_tool get_weather' ELSE 'chat gpt-4o-mini' END,
-       CASE WHEN j IN (1, 3) THEN 'client' ELSE 'internal' END,
-       t0 + j * 100000, t0 + CASE WHEN j = 0 THEN 900000 ELSE j * 100000 + 50000 END,
-       CASE WHEN j = 0 AND k = 7 THEN 'error' ELSE 'unset' END, '{}', '[]', '[]', '{}', CASE WHEN j = 0 THEN run END, run
-     FROM (${spans}) s`,
-    params,
-  );
-  const sys = `jsonb_build_object('role', 'system', 'content', 'Be brief.')`;
-  const user = `jsonb_build_object('role', 'user', 'content', 'Weather in Paris? #' || i)`;
-  const callId = `CASE WHEN k = 11 THEN NULL ELSE 'call_' || i END`;
-  const asked = `jsonb_strip_nulls(jsonb_build_object('role', 'assistant', 'tool_calls', jsonb_build_array(jsonb_strip_nulls(jsonb_build_object(
-      'id', ${callId}, 'name', 'get_weather', 'arguments', jsonb_build_object('city', 'Paris'))))))`;
-  const result = `jsonb_build_object('city', 'Paris', 'temperature_c', i % 30)`;
-  const sent = `jsonb_strip_nulls(jsonb_build_object('role', 'tool', 'tool_call_id', ${callId}, 'content', ${result}))`;
-  const answer = (text) =>
-    `jsonb_build_array(jsonb_build_object('role', 'assistant', 'content', ${text}, 'finish_reason', 'stop'))`;
-  await db.query(
-    `INSERT INTO tapedeck_store.steps (tenant, trace_id, span_id, kind, name, model, tool, status, request, response,
-       fingerprint, layout, normalizer_version)
-     SELECT $1, trace_id, span_id,
-       CASE j WHEN 0 THEN 'agent' WHEN 2 THEN 'tool' ELSE 'llm' END,
-       CASE j WHEN 0 THEN 'synth' WHEN 2 THEN 'get_weather' ELSE 'chat gpt-4o-mini' END,
-       CASE WHEN j IN (1, 3) THEN 'gpt-4o-mini' END, CASE WHEN j = 2 THEN 'get_weather' END,
-       CASE WHEN j = 0 AND k = 7 THEN 'error' ELSE 'ok' END,
-       CASE
-         WHEN j = 0 THEN NULL
-         WHEN j = 2 THEN jsonb_build_object('city', 'Paris')
-         WHEN j = 1 AND k = 5 THEN NULL
-         WHEN j = 1 AND k = 10 THEN '{"$payload": "sha256/${'0'.repeat(64)}"}'::jsonb
-         WHEN j = 1 THEN jsonb_build_array(${sys}, ${user})
-         WHEN k = 9 THEN jsonb_build_array(${sys}, ${user}, jsonb_build_object('role', 'tool', 'tool_call_id', 'orphan', 'content', ${result}))
-         WHEN k = 11 THEN jsonb_build_array(${sent})
-         ELSE jsonb_build_array(${sys}, ${user}, ${asked}, ${sent})
-       END,
-       CASE
-         WHEN j = 0 OR (j = 1 AND k = 5) THEN NULL
-         WHEN j = 2 THEN ${result}
-         WHEN j = 1 THEN jsonb_build_array(${asked} || '{"finish_reason": "tool_calls"}'::jsonb)
-         ELSE ${answer(`'Paris is ' || (i % 30) || '°C.'`)}
-       END,
-       'x', 'otel-genai', 1
-     FROM (${spans}) s`,
-    params,
-  );
-}
 
 const name = `tapedeck_bench_${randomBytes(4).toString('hex')}`;
 const admin = new pg.Client({ connectionString: server });

@@ -5,7 +5,7 @@
  */
 import { isStorable } from '../spans/storable-text.js';
 import type { Queryable } from '../store/database.js';
-import type { RunOutcome } from './run-outcome.js';
+import { ACTIVE_WINDOW_NS, type RunOutcome } from './run-outcome.js';
 
 export interface RunSummary {
   run: string;
@@ -44,7 +44,7 @@ const SUMMARIES_AT_ONCE = 4;
 export async function listRuns(
   db: Queryable,
   tenant: string,
-  options: { limit: number; cursor?: string; outcome?: RunOutcome },
+  options: { limit: number; cursor?: string; outcome?: RunOutcome; nowNs?: bigint },
 ): Promise<RunPage> {
   const params: unknown[] = [tenant, options.limit + 1];
   let after = '';
@@ -53,11 +53,19 @@ export async function listRuns(
     params.push(lastEndNs.toString(), run);
     after = `AND (s.end_ns, s.run_id) < ($${params.length - 1}::bigint, $${params.length}::text)`;
   }
-  // The view's own rule, applied to each run's last-ending span as the walk meets it.
+  // The view's rule (run-outcome.ts), applied to each run's last-ending span as the walk
+  // meets it: the time test first, as a plain comparison, and run_failed only for runs old
+  // enough to have ended (calling run_outcome per span cost a query plan each time).
   let outcome = '';
   if (options.outcome) {
-    params.push(options.outcome);
-    outcome = `AND tapedeck_store.run_outcome(s.tenant, s.run_id, s.end_ns) = $${params.length}`;
+    params.push(((options.nowNs ?? BigInt(Date.now()) * 1_000_000n) - ACTIVE_WINDOW_NS).toString());
+    const ended = `s.end_ns <= $${params.length}::bigint`;
+    const failed = 'tapedeck_store.run_failed(s.tenant, s.run_id, s.end_ns)';
+    outcome = {
+      unknown: `AND NOT (${ended})`,
+      failure: `AND ${ended} AND ${failed}`,
+      success: `AND ${ended} AND NOT ${failed}`,
+    }[options.outcome];
   }
   // Each run once, by the span that ends it last (ties: the greatest trace and span id), in
   // the order of the tapedeck.runs view's last_end_ns DESC, run DESC: spans_end_idx walked
