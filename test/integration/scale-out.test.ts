@@ -209,5 +209,5 @@ describe.skipIf(!databaseKinds.includes('postgres'))('three tapedeck instances o
     for (const key of keys) expect(key).toMatch(/^replicas\/sha256\/[0-9a-f]{64}$/);
     const [held] = await db.query<{ n: bigint }>('SELECT count(*) AS n FROM tapedeck_store.payloads');
     expect(held.n).toBe(0n);
-  });
+  }, 180_000); // three processes and a sender on a shared 2-core machine
 });
