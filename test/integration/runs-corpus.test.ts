@@ -13,6 +13,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTape } from '../../src/tapes/tape-service.js';
+import type { JsonValue } from '../../src/json/json-value.js';
+import { comparableForm } from '../../src/normalize/comparable.js';
 import { reconstructRun, type ReconstructedRun } from '../../src/runs/reconstruct.js';
 import { reconstructStoredRun } from '../../src/runs/run-service.js';
 import { listCaptures, type CaptureRef, type GroundTruth, type GroundTruthStep } from '../helpers/corpus.js';
@@ -95,8 +97,10 @@ describe.each(databaseKinds)('reconstruct on %s: every corpus capture', (kind) =
         expect(r.input).toEqual(expectedRequest(firstCall(g)));
       }
       expect(r.output).toBe(g.final_answer ?? null);
-      expect(r.tool_calls.map((x) => ({ name: x.name, arguments: x.arguments, result: x.result }))).toEqual(
-        truthCalls.map((s) => ({ name: s.name, arguments: s.arguments, result: s.result })),
+      // kept as recorded (a layout's JSON text, or its value): read as digests read them
+      const read = (v: unknown) => (v === null || v === undefined ? v : comparableForm(v as JsonValue));
+      expect(r.tool_calls.map((x) => ({ name: x.name, arguments: read(x.arguments), result: read(x.result) }))).toEqual(
+        truthCalls.map((s) => ({ name: s.name, arguments: read(s.arguments), result: read(s.result) })),
       );
       expect(r.tool_calls.map((x) => x.id)).toEqual(truthCalls.map((s) => s.tool_call_id));
     });
