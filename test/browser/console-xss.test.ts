@@ -96,7 +96,8 @@ describe.skipIf(skipReason !== null)('hostile content in the console', () => {
       { tenant: '' },
       t.running.store.ingest,
     );
-  }, 60_000);
+  // a loaded machine starting PGlite, Chromium and the corpus at once can take a while
+  }, 180_000);
 
   afterAll(async () => {
     await browser?.close();
