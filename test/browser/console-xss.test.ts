@@ -96,7 +96,7 @@ describe.skipIf(skipReason !== null)('hostile content in the console', () => {
       { tenant: '' },
       t.running.store.ingest,
     );
-  // a loaded machine starting PGlite, Chromium and the corpus at once can take a while
+    // a loaded machine starting PGlite, Chromium and the corpus at once can take a while
   }, 180_000);
 
   afterAll(async () => {

@@ -122,7 +122,7 @@ describe.skipIf(skipReason !== null)('the web console in Chromium', () => {
       chatRun(`older-${String(i).padStart(2, '0')}`, (0x100 + i).toString(16), i * 10, `question ${i}`, `answer ${i}`),
     );
     await ingestSpans(older.flat(), { tenant: '' }, ingest);
-  // a loaded machine starting PGlite, Chromium and the corpus at once can take a while
+    // a loaded machine starting PGlite, Chromium and the corpus at once can take a while
   }, 180_000);
 
   afterEach(async () => {
