@@ -63,8 +63,9 @@ const MAY_IMPORT = {
   // Erasure deletes what the read side reads (tapes/, recall's index, payloads) and tells
   // replay/ of it through the interface replay declares; nothing below imports it.
   erasure: ['replay', ...READ],
-  // the console's files only: its page reads the API over HTTP, like any client
-  console: ['shared'],
+  // the console's files only: its page reads the API over HTTP, like any client; auth/ for
+  // its routes' auth decision
+  console: ['auth', 'shared'],
   composition: ['ingest', 'derive', ...READ],
   // a cassette is a portable copy of stored tapes: it reads and writes the tapes layer only;
   // replaying one is wired by the entry layer (cli/, testing/), not by importing replay/

@@ -81,6 +81,19 @@ export interface Config {
   upstreamAnthropic: string | null;
   /** its key (TAPEDECK_UPSTREAM_ANTHROPIC_KEY, environment only) */
   upstreamAnthropicKey: string | null;
+  /**
+   * Configured credentials, `name:secret:role[:tenant]` entries separated by commas (parsed
+   * at start by auth/credential.ts; never logged). null: none.
+   */
+  tokens: string | null;
+  /** a file of such entries, one a line, so secrets need not sit in the environment */
+  tokensFile: string | null;
+  /** serve with no credential on an address other than loopback (docs/security.md) */
+  allowOpen: boolean;
+  /** host names Host and Origin may name besides the loopback names; '*': any (a proxy checks) */
+  allowedHosts: string[] | '*';
+  /** the URL clients reach this server by, for replay base_urls; null: relative base_urls */
+  publicUrl: string | null;
 }
 
 export const defaultConfig: Readonly<Config> = Object.freeze({
@@ -116,6 +129,11 @@ export const defaultConfig: Readonly<Config> = Object.freeze({
   upstreamOpenaiKey: null,
   upstreamAnthropic: null,
   upstreamAnthropicKey: null,
+  tokens: null,
+  tokensFile: null,
+  allowOpen: false,
+  allowedHosts: [],
+  publicUrl: null,
 });
 
 export class ConfigError extends Error {
@@ -160,6 +178,11 @@ export const settings = [
   { key: 'retentionTenants', env: 'TAPEDECK_RETENTION_TENANTS', flag: '--retention-tenants' },
   { key: 'upstreamOpenai', env: 'TAPEDECK_UPSTREAM_OPENAI', flag: '--upstream-openai' },
   { key: 'upstreamAnthropic', env: 'TAPEDECK_UPSTREAM_ANTHROPIC', flag: '--upstream-anthropic' },
+  { key: 'tokens', env: 'TAPEDECK_TOKENS', flag: '--tokens' },
+  { key: 'tokensFile', env: 'TAPEDECK_TOKENS_FILE', flag: '--tokens-file' },
+  { key: 'allowOpen', env: 'TAPEDECK_ALLOW_OPEN', flag: '--allow-open' },
+  { key: 'allowedHosts', env: 'TAPEDECK_ALLOWED_HOSTS', flag: '--allowed-hosts' },
+  { key: 'publicUrl', env: 'TAPEDECK_PUBLIC_URL', flag: '--public-url' },
 ] as const satisfies readonly { key: keyof Config; env: string; flag: string }[];
 
 type RawSettings = Partial<Record<keyof Config, string | undefined>>;
@@ -214,7 +237,7 @@ function parseSetting(key: keyof Config, name: string, raw: string): unknown {
       throw new ConfigError(name, (error as Error).message);
     }
   }
-  if (key === 'derive' || key === 'mcp' || key === 's3ForcePathStyle') {
+  if (key === 'derive' || key === 'mcp' || key === 's3ForcePathStyle' || key === 'allowOpen') {
     const on = switchWords[raw.trim().toLowerCase()];
     if (on === undefined) throw new ConfigError(name, `expected on or off, got ${JSON.stringify(raw)}`);
     return on;
@@ -237,6 +260,17 @@ function parseSetting(key: keyof Config, name: string, raw: string): unknown {
   if (key === 'databaseUrl') return checkUrl(name, raw, ['postgres', 'postgresql']);
   if (key === 'upstreamOpenai' || key === 'upstreamAnthropic')
     return checkUrl(name, raw, ['http', 'https'], 'base URL');
+  if (key === 'allowedHosts') {
+    const names = raw
+      .split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter((h) => h !== '');
+    if (names.includes('*')) return '*';
+    const bad = names.find((h) => !/^[a-z0-9.:_-]+$/.test(h));
+    if (bad !== undefined) throw new ConfigError(name, `not a host name: ${JSON.stringify(bad)}`);
+    return names;
+  }
+  if (key === 'publicUrl') return checkUrl(name, raw, ['http', 'https']).replace(/\/$/, '');
   if (key === 'host' && /\s/.test(raw))
     throw new ConfigError(name, `not a host name or address: ${JSON.stringify(raw)}`);
   return raw;

@@ -18,6 +18,7 @@ export const GrpcCode = {
   INVALID_ARGUMENT: 3,
   DEADLINE_EXCEEDED: 4,
   NOT_FOUND: 5,
+  PERMISSION_DENIED: 7,
   RESOURCE_EXHAUSTED: 8,
   FAILED_PRECONDITION: 9,
   OUT_OF_RANGE: 11,
@@ -57,6 +58,8 @@ export const errorTable = {
   // Over a size bound: the same bytes will never fit (OTLP: 413 / RESOURCE_EXHAUSTED without RetryInfo).
   too_large: { http: 413, grpc: GrpcCode.RESOURCE_EXHAUSTED, retryable: false },
   unauthorized: { http: 401, grpc: GrpcCode.UNAUTHENTICATED, retryable: false },
+  // A valid credential whose role does not allow this (docs/security.md).
+  forbidden: { http: 403, grpc: GrpcCode.PERMISSION_DENIED, retryable: false },
   not_found: { http: 404, grpc: GrpcCode.NOT_FOUND, retryable: false },
   // A read that does not fit its --query-deadline-ms budget: the same request against the
   // same data will not get cheaper, so it is not retryable.

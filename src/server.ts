@@ -8,9 +8,13 @@
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
+import type { Hono } from 'hono';
 import type * as grpc from '@grpc/grpc-js';
 import type { Config } from './config.js';
-import { redact } from './config.js';
+import { ConfigError, redact } from './config.js';
+import { configuredTokens, isLoopbackAddress } from './auth/configured-tokens.js';
+import { type Credentials, openCredentials } from './auth/credentials.js';
+import { createCredentialRoutes } from './api/credential-routes.js';
 import type { Logger } from './logger.js';
 import { openStore, type Store } from './open-store.js';
 import { NORMALIZER_VERSION } from './normalize/normalize.js';
@@ -31,6 +35,7 @@ import { DEFAULT_BATCH_SPANS, DEFAULT_INTERVAL_MS, DEFAULT_SWEEP_ROWS, Retention
 import { backlogSteps, oldestBacklogRow } from './recall/backlog.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { createMetricsRoutes } from './metrics/routes.js';
+import { allow } from './auth/route-auth.js';
 import { observeServer } from './metrics/observe-server.js';
 
 export interface RunningTapedeck {
@@ -42,6 +47,10 @@ export interface RunningTapedeck {
   store: Store;
   /** what GET /metrics reports */
   metrics: Metrics;
+  /** the HTTP application: every route, behind its auth decision */
+  app: Hono;
+  /** configured and minted credentials; open: there are none (docs/security.md) */
+  credentials: Credentials;
   close(): Promise<void>;
 }
 
@@ -67,7 +76,19 @@ export async function startTapedeck(
   options: StartOptions = {},
 ): Promise<RunningTapedeck> {
   const metrics = createMetrics();
+  const configured = configuredTokens(config);
   const store = await openStore(config, logger, { ...options, metrics });
+  let credentials: Credentials;
+  try {
+    credentials = await openCredentials(store.db, configured, logger);
+    refuseOpenOnNetwork(config, credentials);
+  } catch (error) {
+    await store.close().catch(() => {});
+    throw error;
+  }
+  if (credentials.open && !isLoopbackAddress(config.host)) {
+    logger.warn({ host: config.host }, 'serving with no credentials beyond loopback (--allow-open)');
+  }
   await warnIfStepsAreOlder(store, logger);
   // both WebAssembly modules (the JSON escaper, recall's tokenizer) use SIMD: one check says it for both
   if (!JSON_STRING_WASM_LOADED) {
@@ -101,15 +122,17 @@ export async function startTapedeck(
   let http: ServerType | undefined;
   let grpcServer: grpc.Server | undefined;
   try {
-    const receiverDeps = { ingest: store.ingest, admission, logger };
+    const receiverDeps = { ingest: store.ingest, admission, logger, credentials };
     const app = createApp({
       logger,
       metrics,
+      auth: { credentials, settings: { allowedHosts: config.allowedHosts } },
       routes: [
         createOtlpHttpRoutes(receiverDeps, config),
-        createMetricsRoutes(metrics),
+        createMetricsRoutes(metrics, allow.read),
         ...createReadRoutes(store, config, { logger, onErasure: () => purge.wake(), metrics }),
         createConsoleRoutes(),
+        createCredentialRoutes(credentials),
       ],
       async ready() {
         try {
@@ -144,6 +167,8 @@ export async function startTapedeck(
       dataLocation: config.databaseUrl ? redact(config.databaseUrl) : path.join(config.dataDir, 'pglite'),
       store,
       metrics,
+      app,
+      credentials,
       close() {
         closing ??= shutdown(http, grpcServer, store, background, admission.drained(), config.shutdownGraceMs, logger);
         return closing;
@@ -196,6 +221,20 @@ function retentionOf(
     },
     logger,
     onPayloads,
+  );
+}
+
+/**
+ * The open-server rule (docs/security.md): with no credential of either kind, anyone who can
+ * reach the ports reads every stored prompt, so tapedeck listens only on loopback unless the
+ * operator said --allow-open.
+ */
+function refuseOpenOnNetwork(config: Config, credentials: Credentials): void {
+  if (!credentials.open || config.allowOpen || isLoopbackAddress(config.host)) return;
+  throw new ConfigError(
+    '--host',
+    `refusing to serve ${config.host} with no credentials: anyone who can reach it could read and write everything. ` +
+      'Set TAPEDECK_TOKENS (or TAPEDECK_TOKENS_FILE), or start with --allow-open (TAPEDECK_ALLOW_OPEN=1) to serve an open server on purpose',
   );
 }
 

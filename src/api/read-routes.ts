@@ -4,6 +4,8 @@
  * modules' route factories, wired to the same tape reader.
  */
 import { Hono } from 'hono';
+import { tenantOf } from '../auth/access.js';
+import { allow } from '../auth/route-auth.js';
 import type { Config } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { Store } from '../open-store.js';
@@ -75,9 +77,9 @@ export function createReadRoutes(store: Store, config: Config, options: ReadRout
   );
 
   const app = new Hono();
-  const tenant = '';
 
-  app.get('/v1/tapes/:run', async (c) => {
+  app.get('/v1/tapes/:run', allow.read, async (c) => {
+    const tenant = tenantOf(c);
     const run = storedRunId(c.req.param('run'));
     const resolve = parseBoolean(c.req.query('resolve'), 'resolve');
     const tape = await readTape(store, tenant, run, { resolve, maxResolveBytes: config.tapeMaxBytes });
@@ -85,7 +87,8 @@ export function createReadRoutes(store: Store, config: Config, options: ReadRout
     return jsonResponse(tape);
   });
 
-  app.get('/v1/runs', async (c) => {
+  app.get('/v1/runs', allow.read, async (c) => {
+    const tenant = tenantOf(c);
     const limit = parseLimit(c.req.query('limit'), 'limit', {
       fallback: DEFAULT_RUNS_PAGE,
       min: 1,
@@ -110,7 +113,7 @@ export function createReadRoutes(store: Store, config: Config, options: ReadRout
 
   const diff = createDiffRoutes(
     { loadTape: (run, t, opts) => loadDiffTape(store, t ?? '', run, opts) },
-    { queryDeadlineMs: config.queryDeadlineMs, pricing: store.pricing },
+    { queryDeadlineMs: config.queryDeadlineMs, pricing: store.pricing, tenantOf },
   );
 
   const replayMaxSpans = defaultReplaySettings.maxRunSpans;
@@ -124,6 +127,8 @@ export function createReadRoutes(store: Store, config: Config, options: ReadRout
         await ingestSpans(spans, { tenant: spanTenant }, store.ingest);
       },
       // A corrupt payload is unreadable, like a missing one: the replay refuses it by name.
+      // relative base_urls, or built on --public-url: never on the request's Host header
+      baseUrl: () => config.publicUrl ?? '',
       readPayload: (ref) =>
         store.payloads.get(ref).catch((error: unknown) => {
           if (error instanceof PayloadIntegrityError) return undefined;
@@ -153,7 +158,7 @@ export function createReadRoutes(store: Store, config: Config, options: ReadRout
 
   const recall = createRecallRoutes(
     { db: store.db, payloads: store.payloads, pricing: store.pricing },
-    { queryDeadlineMs: config.queryDeadlineMs },
+    { queryDeadlineMs: config.queryDeadlineMs, tenantOf },
   );
 
   const mcp = config.mcp
@@ -161,7 +166,7 @@ export function createReadRoutes(store: Store, config: Config, options: ReadRout
         createMcpRoutes(store, {
           queryDeadlineMs: config.queryDeadlineMs,
           tapeMaxBytes: config.tapeMaxBytes,
-          tenant,
+          tenant: '',
           version: tapedeckVersion(),
         }),
       ]

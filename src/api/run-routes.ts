@@ -20,6 +20,8 @@
  * holds one page of runs and one tape at a time, and stops when the client goes away.
  */
 import { Hono } from 'hono';
+import { tenantOf } from '../auth/access.js';
+import { allow } from '../auth/route-auth.js';
 import type { Config } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { Store } from '../open-store.js';
@@ -33,13 +35,12 @@ import { deadlineOf, requestDeadline } from '../http/deadline-middleware.js';
 import { jsonResponse } from '../http/json-response.js';
 import { parseBoolean, parseLimit, storedRunId } from '../http/query-params.js';
 
-const tenant = '';
-
 export function createRunRoutes(store: Store, config: Config): Hono {
   const app = new Hono();
   const withDeadline = requestDeadline(config.queryDeadlineMs);
 
-  app.get('/v1/runs/:run/reconstruct', withDeadline, async (c) => {
+  app.get('/v1/runs/:run/reconstruct', allow.read, withDeadline, async (c) => {
+    const tenant = tenantOf(c);
     const run = storedRunId(c.req.param('run'));
     const deadline = deadlineOf(c);
     const rec = await deadline.race(
@@ -50,7 +51,8 @@ export function createRunRoutes(store: Store, config: Config): Hono {
     return jsonResponse(rec);
   });
 
-  app.get('/v1/runs/:run/forks', withDeadline, async (c) => {
+  app.get('/v1/runs/:run/forks', allow.read, withDeadline, async (c) => {
+    const tenant = tenantOf(c);
     const run = storedRunId(c.req.param('run'));
     const limit = parseLimit(c.req.query('limit'), 'limit', { fallback: 100, min: 1, max: 1000 });
     const { signal } = deadlineOf(c);
@@ -60,7 +62,8 @@ export function createRunRoutes(store: Store, config: Config): Hono {
     return jsonResponse({ run, ...page });
   });
 
-  app.get('/v1/runs/:run/tree', withDeadline, async (c) => {
+  app.get('/v1/runs/:run/tree', allow.read, withDeadline, async (c) => {
+    const tenant = tenantOf(c);
     const run = storedRunId(c.req.param('run'));
     const limit = (name: string, fallback: number, min: number, max: number) =>
       parseLimit(c.req.query(name), name, { fallback, min, max });
@@ -76,7 +79,8 @@ export function createRunRoutes(store: Store, config: Config): Hono {
   });
 
   // The JSONL export is not cut by the budget; only its summary spends it.
-  app.get('/v1/datasets/chat.jsonl', withDeadline, async (c) => {
+  app.get('/v1/datasets/chat.jsonl', allow.read, withDeadline, async (c) => {
+    const tenant = tenantOf(c);
     const filter = parseDatasetFilter({
       since: c.req.query('since'),
       until: c.req.query('until'),

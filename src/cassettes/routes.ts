@@ -5,6 +5,8 @@
  * 404 when there is no such run; 409 `cassette_refused` when it cannot be exported whole.
  */
 import { Hono } from 'hono';
+import { tenantOf } from '../auth/access.js';
+import { allow } from '../auth/route-auth.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import type { Queryable } from '../store/database.js';
 import { parseBoolean, storedRunId } from '../http/query-params.js';
@@ -16,9 +18,9 @@ export function createCassetteRoutes(
   limits: CassetteLimits = defaultCassetteLimits,
 ): Hono {
   const app = new Hono();
-  app.get('/v1/runs/:run/cassette', async (c) => {
+  app.get('/v1/runs/:run/cassette', allow.read, async (c) => {
     const run = storedRunId(c.req.param('run'));
-    const out = await exportCassette(deps, '', run, {
+    const out = await exportCassette(deps, tenantOf(c), run, {
       tree: parseBoolean(c.req.query('tree'), 'tree'),
       withSpans: parseBoolean(c.req.query('with_spans'), 'with_spans'),
       limits,

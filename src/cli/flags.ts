@@ -10,7 +10,8 @@ export function flagsOf(options: Record<string, unknown>): Partial<Record<keyof 
   for (const s of settings) {
     const value = options[attributeOf(s.flag)];
     if (typeof value === 'string') out[s.key] = value;
-    else if (value === true) out[s.key] = 'on'; // a switch given without a value (--mcp)
+    // a switch given without a value (--mcp, --allow-open)
+    else if (value === true) out[s.key] = 'on';
   }
   return out;
 }

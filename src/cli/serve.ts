@@ -7,7 +7,16 @@ import { Option, type Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { createLogger } from '../logger.js';
 import { startTapedeck } from '../server.js';
+import { isLoopbackAddress } from '../auth/configured-tokens.js';
 import { addConfigOptions, flagsOf } from './flags.js';
+
+/** What the start banner says about credentials: an open server says so, loudly off loopback. */
+export function authLine(open: boolean, host: string): string {
+  if (!open) return 'credentials required (Authorization: Bearer <token>)';
+  return isLoopbackAddress(host)
+    ? 'OPEN: no credentials configured; anyone on this machine can read and write everything'
+    : `OPEN (--allow-open): no credentials configured; anyone who can reach ${host} can read and write everything`;
+}
 
 export function registerServe(program: Command): void {
   const serve = program.command('serve').description('receive OTLP on gRPC and HTTP and serve the API');
@@ -88,6 +97,31 @@ export function registerServe(program: Command): void {
     )
     .addOption(
       new Option(
+        '--tokens <entries>',
+        'credentials name:secret:role[:tenant], comma-separated (env TAPEDECK_TOKENS; prefer the env or a file: flags show in ps)',
+      ),
+    )
+    .addOption(new Option('--tokens-file <file>', 'credentials, one entry a line (env TAPEDECK_TOKENS_FILE)'))
+    .addOption(
+      new Option(
+        '--allow-open',
+        'serve with no credentials on an address other than loopback (env TAPEDECK_ALLOW_OPEN=1)',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--allowed-hosts <names>',
+        'host names Host and Origin may name besides loopback, comma-separated; * for any (env TAPEDECK_ALLOWED_HOSTS)',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--public-url <url>',
+        'the URL clients reach tapedeck by, for replay base_urls (env TAPEDECK_PUBLIC_URL)',
+      ),
+    )
+    .addOption(
+      new Option(
         '--derive <on|off>',
         'derive steps and runs as spans arrive; off: spans only, until `tapedeck reindex` (env TAPEDECK_DERIVE, default on)',
       ),
@@ -127,6 +161,7 @@ export function registerServe(program: Command): void {
           `  API         http://${shown}:${running.httpPort}/v1/runs`,
           ...(config.mcp ? [`  MCP         http://${shown}:${running.httpPort}/mcp`] : []),
           `  data        ${running.dataLocation}`,
+          `  auth        ${authLine(running.credentials.open, running.host)}`,
           ...(config.derive
             ? []
             : ['  derive      off: spans and log records only; `tapedeck reindex` derives their steps and runs']),

@@ -9,6 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Hono } from 'hono';
+import { allow } from '../auth/route-auth.js';
 import { ApiError } from '../errors.js';
 import { packageRoot } from '../package-root.js';
 
@@ -48,14 +49,16 @@ export function createConsoleRoutes(settings: ConsoleSettings = {}): Hono {
   const directory = settings.directory ?? path.join(packageRoot(), 'dist', 'console');
   const app = new Hono();
 
-  app.get('/', async () => {
+  // The page and its assets hold no stored data (the console reads it through the API,
+  // which checks the credential): anyone may load them.
+  app.get('/', allow.public, async () => {
     const page = await readBuilt(directory, 'index.html');
     return new Response(page, {
       headers: { 'content-type': CONTENT_TYPES['.html'], 'cache-control': 'no-cache', ...SECURITY_HEADERS },
     });
   });
 
-  app.get(`${CONSOLE_ASSET_PATH}/*`, async (c) => {
+  app.get(`${CONSOLE_ASSET_PATH}/*`, allow.public, async (c) => {
     const relative = decodeURIComponent(c.req.path.slice(CONSOLE_ASSET_PATH.length + 1));
     const type = CONTENT_TYPES[path.extname(relative)];
     // Only the files the build wrote: no dot segments, no other directories' files.

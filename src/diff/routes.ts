@@ -14,6 +14,7 @@
 import { Hono, type Context } from 'hono';
 import { renderJson } from '../json/canonical.js';
 import type { Deadline } from '../deadline/deadline.js';
+import { allow } from '../auth/route-auth.js';
 import { ApiError } from '../errors.js';
 import { deadlineOf, requestDeadline } from '../http/deadline-middleware.js';
 import { storedRunId } from '../http/query-params.js';
@@ -54,7 +55,7 @@ export function createDiffRoutes(deps: DiffDeps, settings: DiffRouteSettings): H
   const maxSteps = settings.maxSteps ?? DEFAULT_MAX_DIFF_STEPS;
   const nowNs = settings.nowNs ?? (() => BigInt(Date.now()) * 1_000_000n);
 
-  app.get('/v1/diff', requestDeadline(settings.queryDeadlineMs), async (c) => {
+  app.get('/v1/diff', allow.read, requestDeadline(settings.queryDeadlineMs), async (c) => {
     const runs = { a: c.req.query('a'), b: c.req.query('b') };
     for (const side of ['a', 'b'] as const) {
       const run = runs[side];

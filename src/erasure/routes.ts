@@ -10,6 +10,7 @@
  *   unknown or another tenant's; a foreign tenant's run reads exactly like a missing one.
  */
 import { Hono } from 'hono';
+import { allow } from '../auth/route-auth.js';
 import { type Access, accessOf, withNamedTenant } from '../auth/access.js';
 import { ApiError } from '../errors.js';
 import { jsonResponse } from '../http/json-response.js';
@@ -43,7 +44,7 @@ function erasingTenant(access: Access, named: string | undefined): string | null
 export function createErasureRoutes(deps: ErasureRouteDeps): Hono {
   const app = new Hono();
 
-  app.post('/v1/erasures', async (c) => {
+  app.post('/v1/erasures', allow.write, async (c) => {
     const access = accessOf(c);
     const tenant = erasingTenant(access, c.req.query('tenant'));
     const text = await c.req.text();
@@ -72,7 +73,7 @@ export function createErasureRoutes(deps: ErasureRouteDeps): Hono {
     return jsonResponse({ id: erasure.id, receipt: erasure.receipt, status }, 202);
   });
 
-  app.get('/v1/erasures/:id', async (c) => {
+  app.get('/v1/erasures/:id', allow.read, async (c) => {
     const id = c.req.param('id');
     const view = await readErasure(deps.db, id, erasingTenant(accessOf(c), c.req.query('tenant')));
     if (!view) throw new ApiError('not_found', `no erasure ${JSON.stringify(id)}`);

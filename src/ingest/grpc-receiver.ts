@@ -10,10 +10,16 @@
  * and a call waiting its turn counts its message against admission's held-bytes bound. A
  * call cancelled by its sender, or past its deadline, stops waiting; one cancelled while it
  * is stored still finishes its transaction, but no answer reaches the sender.
+ *
+ * Each service declares its auth decision in GRPC_SERVICES, as each HTTP route does with its
+ * guard: the `authorization: Bearer <token>` metadata (what OTEL_EXPORTER_OTLP_HEADERS sets)
+ * must name a rw or admin credential, and a tenant-bound one stores into its tenant.
  */
 import * as grpc from '@grpc/grpc-js';
 import { LOGS_EXPORT_PATH, TRACE_EXPORT_PATH } from '../otlp/proto.js';
 import type { OtlpSignal } from '../otlp/response.js';
+import type { Credentials } from '../auth/credentials.js';
+import { type AuthDecision, accessForSecret, bearerSecret } from '../auth/route-auth.js';
 import { classifyError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Admission } from './admission.js';
@@ -25,7 +31,15 @@ export interface GrpcReceiverDeps {
   ingest: IngestDeps;
   admission: Admission;
   logger: Logger;
+  /** null or absent: an open server */
+  credentials?: Credentials | null;
 }
+
+/** Both OTLP services and what each needs from its caller (docs/security.md). */
+export const GRPC_SERVICES: readonly { path: string; signal: OtlpSignal; decision: AuthDecision }[] = [
+  { path: TRACE_EXPORT_PATH, signal: 'traces', decision: { access: 'credential', role: 'rw', apiKey: false } },
+  { path: LOGS_EXPORT_PATH, signal: 'logs', decision: { access: 'credential', role: 'rw', apiKey: false } },
+];
 
 export interface GrpcReceiverSettings {
   maxBodyBytes: number;
@@ -55,23 +69,18 @@ export function createGrpcServer(deps: GrpcReceiverDeps, settings: GrpcReceiverS
     'grpc.max_concurrent_streams': settings.maxInflightRequests,
   });
   const max = settings.maxRecordsPerRequest;
-  server.addService(
-    { Export: exportMethod(TRACE_EXPORT_PATH) },
-    { Export: handler('traces', TRACE_EXPORT_PATH, deps, max) },
-  );
-  server.addService(
-    { Export: exportMethod(LOGS_EXPORT_PATH) },
-    { Export: handler('logs', LOGS_EXPORT_PATH, deps, max) },
-  );
+  for (const service of GRPC_SERVICES) {
+    server.addService({ Export: exportMethod(service.path) }, { Export: handler(service, deps, max) });
+  }
   return server;
 }
 
 function handler(
-  signal: OtlpSignal,
-  path: string,
+  service: (typeof GRPC_SERVICES)[number],
   deps: GrpcReceiverDeps,
   maxRecords: number,
 ): grpc.handleUnaryCall<Buffer, Buffer> {
+  const { signal, decision, path } = service;
   return (call, callback) => {
     const started = performance.now();
     const answered = (code: grpc.status) =>
@@ -85,15 +94,35 @@ function handler(
     call.once('cancelled', () => cancelled.abort());
     const deadline = call.getDeadline();
     const deadlineMs = deadline instanceof Date ? deadline.getTime() : deadline;
-    deps.admission
-      .run(
-        () => storeExportRequest(signal, 'protobuf', async () => call.request, maxRecords, { tenant: '' }, deps.ingest),
-        {
-          sizeBytes: call.request.length,
-          heldBytes: call.request.length,
-          signal: cancelled.signal,
-          waitMs: Number.isFinite(deadlineMs) ? Math.max(0, deadlineMs - Date.now()) : undefined,
-        },
+    const authorization = call.metadata.get('authorization')[0];
+    const authorized =
+      decision.access === 'public'
+        ? Promise.resolve(null)
+        : accessForSecret(
+            deps.credentials ?? null,
+            bearerSecret(typeof authorization === 'string' ? authorization : undefined),
+            decision,
+            path,
+          );
+    authorized
+      .then((access) =>
+        deps.admission.run(
+          () =>
+            storeExportRequest(
+              signal,
+              'protobuf',
+              async () => call.request,
+              maxRecords,
+              { tenant: access?.tenant ?? '' },
+              deps.ingest,
+            ),
+          {
+            sizeBytes: call.request.length,
+            heldBytes: call.request.length,
+            signal: cancelled.signal,
+            waitMs: Number.isFinite(deadlineMs) ? Math.max(0, deadlineMs - Date.now()) : undefined,
+          },
+        ),
       )
       .then(
         (response) => {

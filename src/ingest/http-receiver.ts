@@ -10,6 +10,8 @@ import { ServerResponse } from 'node:http';
 import { Hono, type Context } from 'hono';
 import type { OtlpEncoding } from '../otlp/decode.js';
 import { otlpContentType, type OtlpSignal } from '../otlp/response.js';
+import { tenantOf } from '../auth/access.js';
+import { guard } from '../auth/route-auth.js';
 import { IngestError } from '../errors.js';
 import { answerErrorsAsOtlp } from '../http/error-response.js';
 import type { Admission, Turn } from './admission.js';
@@ -36,11 +38,24 @@ const contentTypes: Record<string, OtlpEncoding> = {
   'application/json': 'json',
 };
 
+/**
+ * Ingest needs a rw or admin credential; a tenant-bound one stores into its tenant. A refusal
+ * is answered as an OTLP Status, like every other answer of these routes.
+ */
+const allowIngest = guard(
+  { access: 'credential', role: 'rw', apiKey: false },
+  { prepare: (c) => answerErrorsAsOtlp(c, encodingOf(c) ?? 'json'), ownMediaTypes: true },
+);
+
 export function createOtlpHttpRoutes(deps: HttpReceiverDeps, settings: HttpReceiverSettings): Hono {
   const app = new Hono();
-  app.post('/v1/traces', (c) => handleExport(c, 'traces', deps, settings));
-  app.post('/v1/logs', (c) => handleExport(c, 'logs', deps, settings));
+  app.post('/v1/traces', allowIngest, (c) => handleExport(c, 'traces', deps, settings));
+  app.post('/v1/logs', allowIngest, (c) => handleExport(c, 'logs', deps, settings));
   return app;
+}
+
+function encodingOf(c: Context): OtlpEncoding | undefined {
+  return contentTypes[(c.req.header('content-type') ?? '').split(';')[0].trim().toLowerCase()];
 }
 
 async function handleExport(
@@ -50,7 +65,7 @@ async function handleExport(
   settings: HttpReceiverSettings,
 ): Promise<Response> {
   const mediaType = (c.req.header('content-type') ?? '').split(';')[0].trim().toLowerCase();
-  const encoding = contentTypes[mediaType];
+  const encoding = encodingOf(c);
   // Errors thrown from here on are rendered by the application's onError as a Status.
   answerErrorsAsOtlp(c, encoding ?? 'json');
   if (!encoding) {
@@ -64,7 +79,7 @@ async function handleExport(
   const coding = contentCodingOf(c.req.header('content-encoding'));
   return deps.admission.run(
     async (turn) => {
-      const meta: IngestMeta = { tenant: '' };
+      const meta: IngestMeta = { tenant: tenantOf(c) };
       const read = () => readBody(c, coding, settings, announced, turn);
       const payload = await storeExportRequest(
         signal,

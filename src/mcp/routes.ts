@@ -9,6 +9,8 @@
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Hono } from 'hono';
+import { tenantOf } from '../auth/access.js';
+import { allow } from '../auth/route-auth.js';
 import { bodyLimit } from 'hono/body-limit';
 import { ApiError } from '../errors.js';
 import { createMcpServer, type McpToolDeps, type McpToolSettings } from './tools.js';
@@ -21,6 +23,7 @@ export function createMcpRoutes(deps: McpToolDeps, settings: McpToolSettings): H
   const app = new Hono();
   app.post(
     MCP_PATH,
+    allow.read,
     bodyLimit({
       maxSize: MAX_MCP_BODY_BYTES,
       onError: () => {
@@ -28,7 +31,8 @@ export function createMcpRoutes(deps: McpToolDeps, settings: McpToolSettings): H
       },
     }),
     async (c) => {
-      const server = createMcpServer(deps, settings);
+      // the caller's tenant: every tool reads only it
+      const server = createMcpServer(deps, { ...settings, tenant: tenantOf(c) });
       const transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
         enableJsonResponse: true,
@@ -41,7 +45,7 @@ export function createMcpRoutes(deps: McpToolDeps, settings: McpToolSettings): H
       }
     },
   );
-  app.on(['GET', 'DELETE'], MCP_PATH, (c) =>
+  app.on(['GET', 'DELETE'], MCP_PATH, allow.read, (c) =>
     c.json(
       { jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: POST MCP requests to /mcp' }, id: null },
       405,

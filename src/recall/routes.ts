@@ -15,6 +15,7 @@
  *   budget (http/deadline-middleware.ts).
  */
 import { Hono, type Context } from 'hono';
+import { allow } from '../auth/route-auth.js';
 import { ApiError } from '../errors.js';
 import { deadlineOf, requestDeadline } from '../http/deadline-middleware.js';
 import { parseLimit } from '../http/query-params.js';
@@ -39,7 +40,7 @@ export function createRecallRoutes(deps: RecallDeps, settings: RecallRouteSettin
   const nowNs = settings.nowNs ?? (() => BigInt(Date.now()) * 1_000_000n);
   const app = new Hono();
 
-  app.get('/v1/recall', requestDeadline(settings.queryDeadlineMs), async (c) => {
+  app.get('/v1/recall', allow.read, requestDeadline(settings.queryDeadlineMs), async (c) => {
     const terms = parseTerms(c.req.query('q'), bounds.maxQueryTerms);
     const outcome = parseOutcome(c.req.query('outcome'));
     const max = bounds.maxRunsRead;

@@ -13,7 +13,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Hono, type Context } from 'hono';
+import { accessOf } from '../auth/access.js';
+import { allow } from '../auth/route-auth.js';
 import { ApiError } from '../errors.js';
+import { parseJsonObject } from '../http/json-body.js';
 import { jsonResponse } from '../http/json-response.js';
 import { storedRunId } from '../http/query-params.js';
 import { MAX_SPEED, Playback } from './playback.js';
@@ -33,8 +36,6 @@ import {
   type ReplaySettings,
   wallClockNs,
 } from './settings.js';
-
-const OPERATOR: Principal = { tenant: null, bound: false };
 
 /** A Hono app serving the replay routes, with its own in-memory registry. */
 export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySettings> = {}): Hono {
@@ -70,10 +71,14 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
       fn(c, now());
 
   async function principalOf(c: Context): Promise<Principal> {
+    if (!deps.authenticate) {
+      // The application's authentication (auth/route-auth.ts) has checked the credential.
+      const access = accessOf(c);
+      return { tenant: access.tenant, bound: !access.operator };
+    }
     const auth = c.req.header('authorization');
     const bearer = auth && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, '').trim() : '';
     const credential = bearer || c.req.header('x-api-key')?.trim() || null;
-    if (!deps.authenticate) return OPERATOR;
     const principal = await deps.authenticate(credential, c.req.raw);
     if (!principal)
       throw new ApiError(
@@ -104,6 +109,7 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
 
   app.post(
     '/',
+    allow.replay,
     handle(async (c) => {
       const principal = await principalOf(c);
       const body = await readJsonBody(c, s.maxRequestBytes, false);
@@ -117,7 +123,8 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
       const shareKey = principal.bound ? `tenant:${principal.tenant ?? ''}` : 'operator';
       const reservation = registry.reserve(shareKey, principal.bound);
       try {
-        const readTenant = principal.bound ? principal.tenant : null;
+        // an operator reads the tenant it named (or the default one)
+        const readTenant = principal.tenant;
         // Before the read: an erasure recorded while the tape is read is checked against it.
         const erasureSeq = erasures?.latest ?? 0n;
         const tape = await deps.loadTape(run, readTenant);
@@ -195,12 +202,14 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
 
   app.get(
     '/:id',
+    allow.replay,
     handle(async (c) => jsonResponse((await replayOf(c)).status())),
   );
 
   // Pause, resume or change the speed of timed playback: {"paused": true|false, "speed": X}.
   app.patch(
     '/:id',
+    allow.replay,
     handle(async (c) => {
       const replay = await replayOf(c);
       const body = await readJsonBody(c, s.maxRequestBytes, false, s.bodyTimeoutMs);
@@ -215,6 +224,7 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
 
   app.post(
     '/:id/tools/next',
+    allow.replay,
     handle(async (c) => {
       const replay = await replayOf(c);
       const served = await replay.takeTurn(async () => {
@@ -234,7 +244,7 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
       // The turn first, then the body: calls waiting for this replay hold no body.
       const rendered = await replay.takeTurn(async () => {
         const text = await readBodyText(c, s.maxRequestBytes, s.bodyTimeoutMs);
-        const body = parseJsonObject(text, false);
+        const body = jsonBodyOf(text, false);
         const req = wire === 'openai' ? readOpenAiRequest(body) : readAnthropicRequest(body);
         if (replay.fork)
           return serveForkCall(replay, { req, bodyText: text, headers: c.req.raw.headers, receivedNs }, ctx);
@@ -247,10 +257,11 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
         headers: { 'content-type': rendered.contentType, 'cache-control': 'no-store' },
       });
     });
-  app.all('/:id/openai/v1/chat/completions', modelRoute('openai'));
-  app.all('/:id/anthropic/v1/messages', modelRoute('anthropic'));
+  app.all('/:id/openai/v1/chat/completions', allow.replay, modelRoute('openai'));
+  app.all('/:id/anthropic/v1/messages', allow.replay, modelRoute('anthropic'));
   app.all(
     '/:id/*',
+    allow.replay,
     handle(async (c) => {
       await replayOf(c);
       throw unsupported(c);
@@ -288,21 +299,13 @@ async function readJsonBody(
   emptyAllowed: boolean,
   timeoutMs?: number,
 ): Promise<Record<string, unknown>> {
-  return parseJsonObject(await readBodyText(c, maxBytes, timeoutMs), emptyAllowed);
+  return jsonBodyOf(await readBodyText(c, maxBytes, timeoutMs), emptyAllowed);
 }
 
-function parseJsonObject(text: string, emptyAllowed: boolean): Record<string, unknown> {
+function jsonBodyOf(text: string, emptyAllowed: boolean): Record<string, unknown> {
   if (text.trim() === '') {
     if (emptyAllowed) return {};
     throw new ApiError('bad_input', 'the request has no body; a JSON object was expected');
   }
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw new ApiError('bad_input', 'malformed JSON in the request body');
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw new ApiError('bad_input', 'the request body must be a JSON object');
-  return body as Record<string, unknown>;
+  return parseJsonObject(text);
 }

@@ -136,7 +136,7 @@ describe.each(databaseKinds)('erasure on %s', (kind) => {
     expect(before.recall_index_rows).toBeGreaterThan(0);
 
     const replay = (await call(t, 'POST', '/v1/replays', { run: 'erase-me', mode: 'loose' })).json;
-    const sdk = new OpenAI({ baseURL: replay.base_urls.openai, apiKey: 'any', maxRetries: 0 });
+    const sdk = new OpenAI({ baseURL: `${t.url}${replay.base_urls.openai}`, apiKey: 'any', maxRetries: 0 });
     const ask = () => sdk.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] });
     expect((await ask()).choices[0].message.content).toBe(SHARED_ANSWER);
 

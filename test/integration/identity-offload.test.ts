@@ -138,7 +138,7 @@ describe.each(databaseKinds)('identities whatever the payload threshold, on %s',
     });
     expect(created.status).toBe(201);
     const { base_urls } = (await created.json()) as { base_urls: { openai: string } };
-    const call = await fetch(`${base_urls.openai}/chat/completions`, {
+    const call = await fetch(`${large.url}${base_urls.openai}/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'something else' }] }),
@@ -160,7 +160,7 @@ describe.each(databaseKinds)('identities whatever the payload threshold, on %s',
     });
     const { base_urls } = (await created.json()) as { base_urls: { openai: string } };
     const ask = (body: unknown) =>
-      fetch(`${base_urls.openai}/chat/completions`, {
+      fetch(`${large.url}${base_urls.openai}/chat/completions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(body),

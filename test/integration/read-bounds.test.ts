@@ -89,7 +89,11 @@ describe.each(databaseKinds)('read and replay bounds on %s', (kind) => {
 
   it('bounds replay requests apart from reads', async () => {
     closeGate();
-    const creating = fetch(`${t.url}/v1/replays`, { method: 'POST', body: JSON.stringify({ run: 'held' }) });
+    const creating = fetch(`${t.url}/v1/replays`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ run: 'held' }),
+    });
     await until(() => held === 1);
     const waiting = [1, 2, 3, 4].map(() => fetch(`${t.url}/v1/replays/rp_unknown`));
     const refused = await answer(fetch(`${t.url}/v1/replays/rp_unknown`));

@@ -18,6 +18,7 @@ const rows: [ErrorType, number, GrpcStatus, boolean, number | null, boolean][] =
   ['unsupported_media_type', 415, GrpcStatus.INVALID_ARGUMENT, false, null, false],
   ['too_large', 413, GrpcStatus.RESOURCE_EXHAUSTED, false, null, false],
   ['unauthorized', 401, GrpcStatus.UNAUTHENTICATED, false, null, false],
+  ['forbidden', 403, GrpcStatus.PERMISSION_DENIED, false, null, false],
   ['not_found', 404, GrpcStatus.NOT_FOUND, false, null, false],
   ['deadline_exceeded', 400, GrpcStatus.DEADLINE_EXCEEDED, false, null, false],
   ['query_too_broad', 400, GrpcStatus.INVALID_ARGUMENT, false, null, false],
@@ -132,7 +133,10 @@ describe('the renderer', () => {
       answerErrorsAsOtlp(c, 'json');
       throw new IngestError('busy', 'too many export requests in flight');
     });
-    const res = await appWith(routes).request('/v1/traces', { method: 'POST' });
+    const res = await appWith(routes).request('/v1/traces', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    });
     expect([res.status, res.headers.get('retry-after'), res.headers.get('content-type')]).toEqual([
       429,
       '1',
@@ -166,7 +170,16 @@ describe('the docs', () => {
       for (const [type, http, grpc, retryable] of rows) {
         if (
           doc === 'docs/ingest.md' &&
-          !['bad_input', 'unsupported_media_type', 'too_large', 'busy', 'unavailable', 'internal'].includes(type)
+          ![
+            'bad_input',
+            'unsupported_media_type',
+            'too_large',
+            'unauthorized',
+            'forbidden',
+            'busy',
+            'unavailable',
+            'internal',
+          ].includes(type)
         )
           continue;
         expect([doc, type, table.get(type)]).toEqual([

@@ -108,6 +108,8 @@ describe('docker-compose.yml', () => {
   it('makes tapedeck listen on every interface inside its container', () => {
     expect(tapedeckEnv.TAPEDECK_HOST).toBe('0.0.0.0');
     expect(tapedeckConfig.host).toBe('0.0.0.0');
+    // beyond loopback, an open server must be chosen consciously (or credentials set)
+    expect(tapedeckConfig.allowOpen || tapedeckConfig.tokens !== null || tapedeckConfig.tokensFile !== null).toBe(true);
   });
 
   it('points TAPEDECK_DATABASE_URL at the postgres service with its user, password and database', () => {
