@@ -17,7 +17,7 @@
  */
 import type { JsonValue } from '../json/json-value.js';
 import type { Message, StepDraft } from './step.js';
-import { asObject } from './attrs.js';
+import { asObject, readJsonShaped } from './attrs.js';
 import { fromProviderMessages } from './provider-messages.js';
 
 const CANONICAL_KEYS = new Set(['role', 'content', 'tool_call_id', 'tool_calls', 'finish_reason']);
@@ -45,7 +45,18 @@ interface AgentRequest {
   history: Message[];
 }
 
-function agentRequest(value: JsonValue | null): AgentRequest {
+/**
+ * Text kept as recorded that is the JSON of a message list (an SDK's entity input or output)
+ * is that list: the messages are the agent's exchange, not a text turn.
+ */
+function messagesInText(value: JsonValue | null): JsonValue | null {
+  if (typeof value !== 'string') return value;
+  const parsed = readJsonShaped(value);
+  return Array.isArray(parsed) && parsed.length > 0 && messagesOf(parsed) !== undefined ? parsed : value;
+}
+
+function agentRequest(recorded: JsonValue | null): AgentRequest {
+  const value = messagesInText(recorded);
   const none: AgentRequest = { request: null, instructions: [], history: [] };
   if (value === null || isEmpty(value)) return none;
   if (typeof value === 'string') return { ...none, request: [{ role: 'user', content: value }] };
@@ -65,7 +76,8 @@ function agentRequest(value: JsonValue | null): AgentRequest {
   };
 }
 
-function agentResponse(value: JsonValue | null): JsonValue | null {
+function agentResponse(recorded: JsonValue | null): JsonValue | null {
+  const value = messagesInText(recorded);
   if (value === null || isEmpty(value)) return null;
   if (typeof value === 'string') return [{ role: 'assistant', content: value }];
   const messages = Array.isArray(value) ? messagesOf(value) : undefined;
