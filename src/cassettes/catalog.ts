@@ -3,8 +3,8 @@
  * The store's catalog of imported cassettes: one row per cassette, and only an index. Every
  * column but the import time is read from the cassette file alone (its manifest, its size, and
  * the ids its runs were stored under, which importing the same file again recomputes), so the
- * catalog can be dropped and rebuilt by importing the files again. The table is created on
- * first use, because nothing else depends on it.
+ * catalog can be dropped and rebuilt by importing the files again (its table: migration
+ * 0015_cassette_catalog.sql).
  */
 import type { Queryable } from '../store/database.js';
 import type { LoadedCassette } from './load.js';
@@ -20,20 +20,6 @@ export interface CatalogRow {
   runs: { run: string; stored_as: string }[];
   size_bytes: number;
 }
-
-const CREATE = `CREATE TABLE IF NOT EXISTS tapedeck_store.cassettes (
-  tenant          text        NOT NULL DEFAULT '',
-  id              text        NOT NULL,
-  name            text        NOT NULL,
-  manifest_sha256 text        NOT NULL,
-  schema_version  integer     NOT NULL,
-  created_at      text        NOT NULL,
-  root_run        text        NOT NULL,
-  runs            jsonb       NOT NULL,
-  size_bytes      bigint      NOT NULL,
-  imported_at     timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (tenant, id)
-)`;
 
 export function catalogRowOf(c: LoadedCassette, storedAs: ReadonlyMap<string, string>): CatalogRow {
   const m = c.manifest;
@@ -51,7 +37,6 @@ export function catalogRowOf(c: LoadedCassette, storedAs: ReadonlyMap<string, st
 
 /** Writes the row (a renamed cassette imported again updates its name and manifest hash). */
 export async function upsertCatalogRow(tx: Queryable, tenant: string, row: CatalogRow): Promise<void> {
-  await tx.query(CREATE);
   await tx.query(
     `INSERT INTO tapedeck_store.cassettes
        (tenant, id, name, manifest_sha256, schema_version, created_at, root_run, runs, size_bytes)
@@ -73,8 +58,6 @@ export async function upsertCatalogRow(tx: Queryable, tenant: string, row: Catal
 }
 
 export async function readCatalogRow(db: Queryable, tenant: string, id: string): Promise<CatalogRow | undefined> {
-  const [exists] = await db.query<{ t: string | null }>(`SELECT to_regclass('tapedeck_store.cassettes')::text AS t`);
-  if (!exists?.t) return undefined;
   const [row] = await db.query<Record<string, unknown>>(
     `SELECT id, name, manifest_sha256, schema_version, created_at, root_run, runs, size_bytes
        FROM tapedeck_store.cassettes WHERE tenant = $1 AND id = $2`,

@@ -21,7 +21,20 @@ const LYON = 'sess-openinference-openai-lyon';
 const FAILED = 'sess-openinference-anthropic-error';
 /** by the end of their last span, newest first (the captures were recorded in this order) */
 const NEWEST_FIRST = [FAILED, LYON, WEATHER];
-const COMMANDS = ['serve', 'runs', 'tape', 'reindex', 'diff', 'recall', 'reconstruct', 'tree', 'dataset'];
+const COMMANDS = [
+  'serve',
+  'runs',
+  'tape',
+  'reindex',
+  'diff',
+  'recall',
+  'reconstruct',
+  'tree',
+  'dataset',
+  'cassette',
+  'replay',
+  'mcp',
+];
 
 /** The weather tape as the store gives it, read in-process before the CLI runs. */
 let weatherTape: Tape;
