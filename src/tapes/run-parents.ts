@@ -16,10 +16,17 @@ import type { Queryable } from '../store/database.js';
 
 export async function settleRunParents(tx: Queryable, tenant: string, traceIds: readonly Buffer[]): Promise<void> {
   if (traceIds.length === 0) return;
+  // Most writes start no child run: one indexed look-up, and nothing more to do. Asked inside
+  // the one statement below, the planner could scan every stored span on each write.
+  const children = await tx.query<{ run_id: string }>(
+    `SELECT DISTINCT run_id FROM tapedeck_store.spans
+      WHERE tenant = $1 AND trace_id = ANY($2::bytea[]) AND run_id IS NOT NULL AND parent_run IS NOT NULL`,
+    [tenant, traceIds],
+  );
+  if (children.length === 0) return;
   await tx.query(
     `WITH child_runs AS (
-       SELECT DISTINCT run_id FROM tapedeck_store.spans
-        WHERE tenant = $1 AND trace_id = ANY($2::bytea[]) AND run_id IS NOT NULL AND parent_run IS NOT NULL
+       SELECT unnest($2::text[]) AS run_id
      ), links AS (
        -- the run each span links to: the one it names, else the run of its parent span when that differs
        SELECT s.run_id, COALESCE(s.own_parent_run, p.run_id) AS candidate
@@ -43,6 +50,6 @@ export async function settleRunParents(tx: Queryable, tenant: string, traceIds: 
      UPDATE tapedeck_store.spans s SET parent_run = c.parent_run
        FROM chosen c
       WHERE s.tenant = $1 AND s.run_id = c.run_id AND s.parent_run IS DISTINCT FROM c.parent_run`,
-    [tenant, traceIds],
+    [tenant, children.map((c) => c.run_id)],
   );
 }
