@@ -112,6 +112,7 @@ export async function startTapedeck(
   });
   const indexer = new RecallIndexer(store.db, store.payloads, {
     busy: () => admission.inflight > 0,
+    turn: (work) => admission.background(work),
     maxLagMs: config.recallMaxLagMs,
     logger,
   });

@@ -5,7 +5,9 @@
  * - In the background, by every `tapedeck serve` that derives (not --derive off): ingest first. While this replica has
  *   export requests in flight, the indexer waits, unless the oldest backlog row has waited
  *   `--recall-max-lag-ms` (30 s): then it indexes while ingest runs, oldest first, until it is
- *   back under that lag. Idle, it indexes as soon as a row is there. An OpenTelemetry
+ *   back under that lag, each row in a turn of ingest's own admission queue, so ingest admits
+ *   less (and answers busy sooner) while the index is behind, rather than admitting more than
+ *   it can keep indexed and paying the debt after an overload. Idle, it indexes as soon as a row is there. An OpenTelemetry
  *   exporter whose requests wait drops spans once its queue fills; an index a few seconds
  *   behind loses nothing, and catching up (below) hides it from recall.
  * - Before recall answers (catchUp): the rows written before the query came are indexed first,
@@ -38,6 +40,11 @@ export interface RecallIndexerOptions {
   busy: () => boolean;
   /** how long a backlog row may wait for ingest to pause */
   maxLagMs: number;
+  /**
+   * Runs indexing that is due while ingest is busy in a turn of ingest's own queue, so that
+   * ingest admits less meanwhile and the index stays within its lag (default: runs at once).
+   */
+  turn?: <T>(work: () => Promise<T>) => Promise<T>;
   /** where failing and recovering are told (not every failed attempt: see FailureReport) */
   logger: Pick<Logger, 'warn' | 'info'>;
   /** while attempts keep failing, how often a line counts them; default one minute */
@@ -125,13 +132,15 @@ export class RecallIndexer {
           await this.sleep(IDLE_POLL_MS);
           continue;
         }
-        if (this.options.busy() && oldest.ageMs < this.options.maxLagMs) {
+        const busy = this.options.busy();
+        if (busy && oldest.ageMs < this.options.maxLagMs) {
           await this.whileBusy(this.options.maxLagMs - oldest.ageMs);
           continue;
         }
+        const index = () => indexBacklogRow(this.db, this.payloads, { skipLocked: true });
+        const taken = busy && this.options.turn ? await this.options.turn(index) : await index();
         // null: every row is being indexed by another replica; look again shortly
-        if ((await indexBacklogRow(this.db, this.payloads, { skipLocked: true })) === null)
-          await this.sleep(IDLE_POLL_MS);
+        if (taken === null) await this.sleep(IDLE_POLL_MS);
       } catch (error) {
         if (this.stopped) break;
         this.failures.failed(error);

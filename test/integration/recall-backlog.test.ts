@@ -134,10 +134,10 @@ describe.each(databaseKinds)('recall backlog on %s', (kind) => {
       await indexer?.stop();
       indexer = undefined;
     });
-    const start = (busy: () => boolean, maxLagMs: number) => {
+    const start = (busy: () => boolean, maxLagMs: number, turn?: <T>(work: () => Promise<T>) => Promise<T>) => {
       const errors: unknown[] = [];
       const logger = { warn: (o: unknown) => errors.push(o), info: () => {} };
-      indexer = new RecallIndexer(fx.store.db, fx.store.payloads, { busy, maxLagMs, logger });
+      indexer = new RecallIndexer(fx.store.db, fx.store.payloads, { busy, maxLagMs, logger, turn });
       indexer.start();
       return errors;
     };
@@ -159,6 +159,29 @@ describe.each(databaseKinds)('recall backlog on %s', (kind) => {
       await ingest(run('lagging', 'bordeaux', 0));
       await until(async () => (await counts(fx.store.db)).backlogRows === 0);
       expect((await counts(fx.store.db)).indexedSteps).toBe(STEPS_PER_RUN);
+      expect(errors).toEqual([]);
+    });
+
+    it("indexes a due row in a turn of ingest's queue while ingest is busy, and freely when idle", async () => {
+      let busy = true;
+      let turns = 0;
+      const errors = start(
+        () => busy,
+        300,
+        (work) => {
+          turns++;
+          return work();
+        },
+      );
+      await ingest(run('queued', 'lyon', 0));
+      await until(async () => (await counts(fx.store.db)).backlogRows === 0);
+      expect(turns).toBeGreaterThan(0);
+      busy = false;
+      const before = turns;
+      await ingest(run('idle', 'lille', 0));
+      await until(async () => (await counts(fx.store.db)).backlogRows === 0);
+      expect(turns).toBe(before);
+      expect((await counts(fx.store.db)).indexedSteps).toBe(2 * STEPS_PER_RUN);
       expect(errors).toEqual([]);
     });
   });
