@@ -90,9 +90,9 @@ kill "$standin_pid"
 wait "$standin_pid" 2>/dev/null || true
 detail=""
 claim "the stand-in model is stopped" bash -c "! curl -s -o /dev/null '$standin/_stand-in/requests'"
-replay="$(curl -s -X POST "$td/v1/replays" -d "{\"run\":\"$run\"}")"
+replay="$(curl -s -X POST -H 'content-type: application/json' "$td/v1/replays" -d "{\"run\":\"$run\"}")"
 replay_id="$(echo "$replay" | json 'v.id')"
-replayed="$(OPENAI_BASE_URL="$(echo "$replay" | json 'v.base_urls.openai')" node "$here/agent.mjs")" || true
+replayed="$(OPENAI_BASE_URL="$(echo "$replay" | json "new URL(v.base_urls.openai, '$td').href")" node "$here/agent.mjs")" || true
 detail="recorded: $recorded; replayed: $replayed"
 claim "the replay answers the agent exactly as recorded, through the official SDK" \
   test "$(echo "$replayed" | json 'v.answer')" = "$answer"
@@ -102,9 +102,9 @@ claim "the replay served both model steps, each matching the recorded request" \
   test "$(echo "$status" | json '[v.served, v.remaining, v.calls.every(c=>c.matched)].join()')" = "2,0,true"
 
 # --- 3. a changed system prompt diverges -----------------------------------------------------
-replay2="$(curl -s -X POST "$td/v1/replays" -d "{\"run\":\"$run\"}")"
+replay2="$(curl -s -X POST -H 'content-type: application/json' "$td/v1/replays" -d "{\"run\":\"$run\"}")"
 diverged="$(AGENT_SYSTEM='You are a pirate. Answer in rhyme.' \
-  OPENAI_BASE_URL="$(echo "$replay2" | json 'v.base_urls.openai')" node "$here/agent.mjs")" || true
+  OPENAI_BASE_URL="$(echo "$replay2" | json "new URL(v.base_urls.openai, '$td').href")" node "$here/agent.mjs")" || true
 detail="$diverged"
 claim "a changed system prompt is refused with 409 replay_divergence at step 0" \
   test "$(echo "$diverged" | json '[v.error&&v.error.status, v.error&&v.error.type, v.error&&v.error.step].join()')" = "409,replay_divergence,0"
@@ -114,9 +114,9 @@ node "$here/stand-in-model.mjs" "$standin_port" >"$work/stand-in-2.out" &
 pids+=($!)
 wait_for_line "$work/stand-in-2.out" '^listening'
 edited='{"role":"assistant","tool_calls":[{"id":"call_edited","name":"get_weather","arguments":{"city":"Lyon"}}]}'
-fork="$(curl -s -X POST "$td/v1/replays" -d "{\"run\":\"$run\",\"fork\":{\"at_step\":$answer_step,\"answer\":$edited}}")"
+fork="$(curl -s -X POST -H 'content-type: application/json' "$td/v1/replays" -d "{\"run\":\"$run\",\"fork\":{\"at_step\":$answer_step,\"answer\":$edited}}")"
 fork_run="$(echo "$fork" | json 'v.fork.run')"
-forked="$(OPENAI_BASE_URL="$(echo "$fork" | json 'v.base_urls.openai')" node "$here/agent.mjs")" || true
+forked="$(OPENAI_BASE_URL="$(echo "$fork" | json "new URL(v.base_urls.openai, '$td').href")" node "$here/agent.mjs")" || true
 echo "forked:   $(echo "$forked" | json 'v.answer || JSON.stringify(v)')"
 detail="$forked"
 claim "the fork answered the edited tool call, then the stand-in answered live about Lyon" \

@@ -11,7 +11,8 @@ import { canonicalJsonBytes, sha256Hex } from '../json/canonical.js';
 import type { SpanFacts, StepDraft } from '../normalize/step.js';
 import type { JsonValue } from '../json/json-value.js';
 import { offloadLargeValues } from '../payloads/offload.js';
-import type { PayloadStore } from '../payloads/payload-store.js';
+import { type PayloadStore, PayloadStoreUnavailableError } from '../payloads/payload-store.js';
+import { ApiError } from '../errors.js';
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import type { StoredStep } from '../tapes/step-rows.js';
 import type { DeriveSpans, DerivedSpan } from '../tapes/derived-span.js';
@@ -46,10 +47,19 @@ export function createDeriveSpans(deps: DeriveDeps, settings: DeriveSettings): D
         out.push(withoutStep(span));
         continue;
       }
-      // Outside the try: a payload store that cannot write fails the batch (its sender
-      // retries). Its value was canonicalised once already, by inlineStep.
-      if (step === undefined)
-        step = await offloadedStep(span, facts.step!, deps.payloads, settings.payloadThresholdBytes);
+      // A payload store that cannot write fails the batch (its sender retries); anything else
+      // thrown while offloading is the value's fault (nested deeper than the stack, say), as
+      // in the try above. Its value was canonicalised once already, by inlineStep.
+      if (step === undefined) {
+        try {
+          step = await offloadedStep(span, facts.step!, deps.payloads, settings.payloadThresholdBytes);
+        } catch (error) {
+          if (error instanceof PayloadStoreUnavailableError || error instanceof ApiError) throw error;
+          onError?.(span, error, DERIVE_FAILED);
+          out.push(withoutStep(span));
+          continue;
+        }
+      }
       out.push({ ownRun: facts.ownRun, ownParentRun: facts.parentRun, step });
     }
     return out;

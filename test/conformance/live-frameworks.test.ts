@@ -53,6 +53,8 @@ import { ChatOpenAI } from '@langchain/openai';
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
 import * as CallbackManagerModule from '@langchain/core/callbacks/manager';
 import { LangChainInstrumentation } from '@arizeai/openinference-instrumentation-langchain';
+import { comparableForm } from '../../src/normalize/comparable.js';
+import type { JsonValue } from '../../src/json/json-value.js';
 import { databaseKinds } from '../helpers/databases.js';
 import {
   SYSTEM,
@@ -233,8 +235,8 @@ describe.each(databaseKinds)('live Vercel AI SDK telemetry, generateText with a 
 
   it('first call: the system prompt and the user question in, the tool call (name, parsed arguments, id) out', async () => {
     const [first] = llm;
-    expect(first.request, await describeSpans(t, traceId)).toEqual(CANONICAL.firstRequest);
-    expect(first.response).toEqual(CANONICAL.toolCallAnswer);
+    expect(comparableForm(first.request as JsonValue), await describeSpans(t, traceId)).toEqual(CANONICAL.firstRequest);
+    expect(comparableForm(first.response as JsonValue)).toEqual(CANONICAL.toolCallAnswer);
   });
 
   it('the tool step: the tool name, the arguments the SDK passed and the result it returned', async () => {
@@ -242,8 +244,8 @@ describe.each(databaseKinds)('live Vercel AI SDK telemetry, generateText with a 
     const [step] = tools;
     expect(step.tool).toBe('get_weather');
     expect(step.model).toBeNull();
-    expect(step.request).toEqual(TOOL_ARGUMENTS);
-    expect(step.response).toEqual(TOOL_RESULT);
+    expect(comparableForm(step.request as JsonValue)).toEqual(TOOL_ARGUMENTS);
+    expect(comparableForm(step.response as JsonValue)).toEqual(TOOL_RESULT);
     expect(step.fingerprint).toMatch(/^tool:get_weather#[0-9a-f]{16}$/);
     // the tool step comes after the answer that asked for it and before the call that reads its result
     expect(tape.steps.indexOf(step)).toBe(1);
@@ -251,12 +253,12 @@ describe.each(databaseKinds)('live Vercel AI SDK telemetry, generateText with a 
 
   it('second call: the assistant tool call and the tool result (with its call id) in, the final answer out', async () => {
     const [, second] = llm;
-    expect(second.request, await describeSpans(t, traceId)).toEqual([
+    expect(comparableForm(second.request as JsonValue), await describeSpans(t, traceId)).toEqual([
       ...CANONICAL.firstRequest,
       CANONICAL.assistantToolCall,
       CANONICAL.toolResult,
     ]);
-    expect(second.response).toEqual(CANONICAL.finalAnswer);
+    expect(comparableForm(second.response as JsonValue)).toEqual(CANONICAL.finalAnswer);
   });
 
   it("token counts are the usage the API reported, on the model calls only (the outer span's totals are not counted again)", async () => {
@@ -399,18 +401,20 @@ describe.each(databaseKinds)(
 
     it('first call: the system prompt and the user question in, the tool call (name, parsed arguments, id) out', async () => {
       const [first] = llm;
-      expect(first.request, await describeSpans(t, traceId)).toEqual(CANONICAL.firstRequest);
-      expect(first.response).toEqual(CANONICAL.toolCallAnswer);
+      expect(comparableForm(first.request as JsonValue), await describeSpans(t, traceId)).toEqual(
+        CANONICAL.firstRequest,
+      );
+      expect(comparableForm(first.response as JsonValue)).toEqual(CANONICAL.toolCallAnswer);
     });
 
     it('second call: the assistant tool call and the tool result (with its call id) in, the final answer out', async () => {
       const [, second] = llm;
-      expect(second.request, await describeSpans(t, traceId)).toEqual([
+      expect(comparableForm(second.request as JsonValue), await describeSpans(t, traceId)).toEqual([
         ...CANONICAL.firstRequest,
         CANONICAL.assistantToolCall,
         CANONICAL.toolResult,
       ]);
-      expect(second.response).toEqual(CANONICAL.finalAnswer);
+      expect(comparableForm(second.response as JsonValue)).toEqual(CANONICAL.finalAnswer);
     });
 
     it('token counts are the usage the API reported', () => {

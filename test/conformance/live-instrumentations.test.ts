@@ -41,6 +41,8 @@ import { OpenAIInstrumentation as TraceloopOpenAIInstrumentation } from '@tracel
 import { OpenAIInstrumentation as OpenInferenceOpenAIInstrumentation } from '@arizeai/openinference-instrumentation-openai';
 import type OpenAIType from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import { comparableForm } from '../../src/normalize/comparable.js';
+import type { JsonValue } from '../../src/json/json-value.js';
 import { databaseKinds } from '../helpers/databases.js';
 import {
   SYSTEM,
@@ -255,18 +257,20 @@ function conversationThrough(subject: Subject, server: () => TestTapedeck): void
 
   it('first call: the system prompt and the user question in, the tool call (name, parsed arguments, id) out', async () => {
     const [first] = llm;
-    expect(first.request, await describeSpans(server(), traceId)).toEqual(CANONICAL.firstRequest);
-    expect(first.response).toEqual(CANONICAL.toolCallAnswer);
+    expect(comparableForm(first.request as JsonValue), await describeSpans(server(), traceId)).toEqual(
+      CANONICAL.firstRequest,
+    );
+    expect(comparableForm(first.response as JsonValue)).toEqual(CANONICAL.toolCallAnswer);
   });
 
   it('second call: the assistant tool call and the tool result (with its call id) in, the final answer out', async () => {
     const [, second] = llm;
-    expect(second.request, await describeSpans(server(), traceId)).toEqual([
+    expect(comparableForm(second.request as JsonValue), await describeSpans(server(), traceId)).toEqual([
       ...CANONICAL.firstRequest,
       CANONICAL.assistantToolCall,
       CANONICAL.toolResult,
     ]);
-    expect(second.response).toEqual(CANONICAL.finalAnswer);
+    expect(comparableForm(second.response as JsonValue)).toEqual(CANONICAL.finalAnswer);
   });
 
   it('token counts are the usage the API reported', () => {

@@ -23,6 +23,7 @@ import { docBlocks } from '../helpers/doc-examples.js';
 type Any = any;
 type StandIn = Awaited<ReturnType<typeof startStandInModel>>;
 
+const JSON_HEADERS = { 'content-type': 'application/json' };
 const EDITED = 'EDITED: it is raining in Paris, take an umbrella.';
 const capture = (layout: string) => ({ layout, scenario: 'weather', dir: path.join(FIXTURE_ROOT, layout, 'weather') });
 const modelCalls = (layout: string) =>
@@ -37,7 +38,11 @@ async function getJson(url: string): Promise<Any> {
 }
 
 async function createFork(t: TestTapedeck, run: string, fork: Any): Promise<Any> {
-  const res = await fetch(`${t.url}/v1/replays`, { method: 'POST', body: JSON.stringify({ run, fork }) });
+  const res = await fetch(`${t.url}/v1/replays`, {
+    method: 'POST',
+    headers: JSON_HEADERS,
+    body: JSON.stringify({ run, fork }),
+  });
   const body = await res.json();
   expect(res.status, JSON.stringify(body)).toBe(201);
   return body;
@@ -102,7 +107,11 @@ describe.each(databaseKinds)('forks on %s', (kind) => {
         edited_answer: true,
         upstreams: { openai: true, anthropic: true },
       });
-      const client = new OpenAI({ baseURL: fork.base_urls.openai, apiKey: 'agent-key', maxRetries: 0 });
+      const client = new OpenAI({
+        baseURL: new URL(fork.base_urls.openai, t.url).href,
+        apiKey: 'agent-key',
+        maxRetries: 0,
+      });
       const seenBefore = standIn.requests.length;
       const connectionsBefore = standIn.connections;
 
@@ -187,7 +196,11 @@ describe.each(databaseKinds)('forks on %s', (kind) => {
       const originTape = (await getJson(`${t.url}/v1/tapes/${origin}`)).body;
       const llm = originTape.steps.filter((s: Any) => s.kind === 'llm').map((s: Any) => s.index);
       const fork = await createFork(t, origin, { at_step: llm[1], answer: { content: EDITED } });
-      const client = new Anthropic({ baseURL: fork.base_urls.anthropic, apiKey: 'agent-key', maxRetries: 0 });
+      const client = new Anthropic({
+        baseURL: new URL(fork.base_urls.anthropic, t.url).href,
+        apiKey: 'agent-key',
+        maxRetries: 0,
+      });
       const seenBefore = standIn.requests.length;
 
       const recorded = await anthropicCall(client, first.request, stream);
@@ -236,13 +249,21 @@ describe.each(databaseKinds)('forks on %s', (kind) => {
           .replace(/http:\/\/[\w.]+:\d+/g, 'http://HOST')
           .replace(/"(\w+_ns)":\s*"?\d+"?/g, '"$1":0'),
       );
-    const res = await fetch(`${t.url}/v1/replays`, { method: 'POST', body: blocks['fork-create'] });
+    const res = await fetch(`${t.url}/v1/replays`, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: blocks['fork-create'],
+    });
     const created = await res.text();
     expect(res.status).toBe(201);
     expect(normalized(created)).toEqual(normalized(blocks['fork-created']));
     const fork = JSON.parse(created);
     const [first, second] = modelCalls('openllmetry-openai');
-    const client = new OpenAI({ baseURL: fork.base_urls.openai, apiKey: 'agent-key', maxRetries: 0 });
+    const client = new OpenAI({
+      baseURL: new URL(fork.base_urls.openai, t.url).href,
+      apiKey: 'agent-key',
+      maxRetries: 0,
+    });
     await openAiCall(client, first.request, false);
     await openAiCall(client, second.request, false);
     const followUp = [
@@ -269,7 +290,11 @@ describe.each(databaseKinds)('forks on %s', (kind) => {
     const [first] = modelCalls('openllmetry-openai');
     const fork = await createFork(t, origin, { at_step: 1 });
     const seenBefore = standIn.requests.length;
-    const client = new OpenAI({ baseURL: fork.base_urls.openai, apiKey: 'agent-key', maxRetries: 0 });
+    const client = new OpenAI({
+      baseURL: new URL(fork.base_urls.openai, t.url).href,
+      apiKey: 'agent-key',
+      maxRetries: 0,
+    });
     const message = await openAiCall(client, first.request, false);
     expect(message.tool_calls[0].id).toMatch(/^call_standin/);
     expect(standIn.requests.length).toBe(seenBefore + 1);
@@ -289,7 +314,11 @@ describe.each(databaseKinds)('forks on %s', (kind) => {
       ],
       [{ at_step: 1, answer: {} }, 'fork: answer says nothing: give it content or tool_calls'],
     ] as const) {
-      const res = await fetch(`${t.url}/v1/replays`, { method: 'POST', body: JSON.stringify({ run: origin, fork }) });
+      const res = await fetch(`${t.url}/v1/replays`, {
+        method: 'POST',
+        headers: JSON_HEADERS,
+        body: JSON.stringify({ run: origin, fork }),
+      });
       expect([res.status, ((await res.json()) as Any).error]).toEqual([400, { type: 'bad_input', message }]);
     }
   });
@@ -316,11 +345,12 @@ describe('a fork with no upstream configured', () => {
       const llm = fixture.tape.steps.filter((s) => s.kind === 'llm').map((s) => s.index);
       const res = await fetch(`${h.url}/v1/replays`, {
         method: 'POST',
+        headers: JSON_HEADERS,
         body: JSON.stringify({ run: fixture.tape.run, fork: { at_step: llm[1], answer: { content: EDITED } } }),
       });
       const fork: Any = await res.json();
       expect(fork.fork.upstreams).toEqual({ openai: false, anthropic: false });
-      const client = new OpenAI({ baseURL: fork.base_urls.openai, apiKey: 'k', maxRetries: 2 });
+      const client = new OpenAI({ baseURL: new URL(fork.base_urls.openai, h.url).href, apiKey: 'k', maxRetries: 2 });
       await client.chat.completions.create(fixture.calls[0].request);
       expect((await client.chat.completions.create(fixture.calls[1].request)).choices[0].message.content).toBe(EDITED);
       const refused: Any = await client.chat.completions.create(fixture.calls[1].request).catch((e: unknown) => e);

@@ -147,7 +147,11 @@ async function replayThrough(
     const server = await startCassetteServer({ cassette: base });
     replay = { ...server.replay, close: server.close, origin: server.origin };
   } else {
-    const res = await fetch(`${base}/v1/replays`, { method: 'POST', body: JSON.stringify({ run }) });
+    const res = await fetch(`${base}/v1/replays`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ run }),
+    });
     expect(res.status, run).toBe(201);
     replay = await res.json();
     replay.origin = base;
