@@ -42,23 +42,16 @@ export function createDeriveSpans(deps: DeriveDeps, settings: DeriveSettings): D
       try {
         facts = normalizeFacts(span, logsOf(span), onError && ((error, layout) => onError(span, error, layout)));
         step = facts.step && inlineStep(span, facts.step, settings.payloadThresholdBytes);
+        // Its value was canonicalised once already, by inlineStep.
+        if (step === undefined)
+          step = await offloadedStep(span, facts.step!, deps.payloads, settings.payloadThresholdBytes);
       } catch (error) {
+        // A payload store that cannot write fails the batch (its sender retries); anything
+        // else is the span's own fault (a value nested deeper than the stack, say).
+        if (error instanceof PayloadStoreUnavailableError || error instanceof ApiError) throw error;
         onError?.(span, error, DERIVE_FAILED);
         out.push(withoutStep(span));
         continue;
-      }
-      // A payload store that cannot write fails the batch (its sender retries); anything else
-      // thrown while offloading is the value's fault (nested deeper than the stack, say), as
-      // in the try above. Its value was canonicalised once already, by inlineStep.
-      if (step === undefined) {
-        try {
-          step = await offloadedStep(span, facts.step!, deps.payloads, settings.payloadThresholdBytes);
-        } catch (error) {
-          if (error instanceof PayloadStoreUnavailableError || error instanceof ApiError) throw error;
-          onError?.(span, error, DERIVE_FAILED);
-          out.push(withoutStep(span));
-          continue;
-        }
       }
       out.push({ ownRun: facts.ownRun, ownParentRun: facts.parentRun, step });
     }
