@@ -14,7 +14,7 @@ import { chromium } from 'playwright-core';
 import { createBatchSource } from './lib/genai-batch.mjs';
 import { postExport } from './lib/otlp-sender.mjs';
 import { openScratchDatabase } from './lib/scratch-database.mjs';
-import { insertRuns } from './lib/synthetic-runs.mjs';
+import { insertSyntheticRuns } from './lib/synthetic-runs.mjs';
 import { startTapedeck } from './lib/tapedeck-process.mjs';
 import http from 'node:http';
 import os from 'node:os';
@@ -49,7 +49,7 @@ try {
   let t = performance.now();
   const nowNs = BigInt(Date.now()) * 1_000_000n;
   for (let first = 0; first < RUNS; first += 10_000)
-    await insertRuns(scratch.db, first, Math.min(RUNS, first + 10_000) - 1, nowNs);
+    await insertSyntheticRuns(scratch.db, '', first, Math.min(RUNS, first + 10_000) - 1, nowNs);
   const target = new URL(`${base}/v1/traces`);
   const agent = new http.Agent({ keepAlive: true });
   const source = createBatchSource(2048);

@@ -6,7 +6,7 @@
 // Needs a PostgreSQL server (TAPEDECK_BENCH_DATABASE_URL, else TAPEDECK_TEST_DATABASE_URL,
 // else postgres://postgres@127.0.0.1:5432/test); creates a scratch database and drops it.
 // Runs are written straight into the tables with SQL (one statement per 10k runs for spans,
-// one for steps), twelve shapes in turn, the same as test/unit/runs/synthetic-runs.ts: five
+// one for steps), twelve shapes in turn, (bench/lib/synthetic-runs.mjs, which the tests share): five
 // complete, one per skip reason, one exported through id-less tool calls. The export writes
 // the JSONL to a temporary file through a write stream (with backpressure), and RSS and heap
 // are sampled every 5,000 runs. Prints one row per sample and the counts.
@@ -16,7 +16,7 @@ import path from 'node:path';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { insertRuns } from './lib/synthetic-runs.mjs';
+import { insertSyntheticRuns } from './lib/synthetic-runs.mjs';
 import { createPgDatabase } from '../dist/src/store/pg-database.js';
 import { migrate } from '../dist/src/store/migrate.js';
 import { createMemoryPayloadStore } from '../dist/src/payloads/memory-payload-store.js';
@@ -49,7 +49,7 @@ try {
   let t = performance.now();
   const nowNs = BigInt(Date.now()) * 1_000_000n;
   for (let first = 0; first < RUNS; first += 10_000)
-    await insertRuns(db, first, Math.min(RUNS, first + 10_000) - 1, nowNs);
+    await insertSyntheticRuns(db, '', first, Math.min(RUNS, first + 10_000) - 1, nowNs);
   await db.query('ANALYZE');
   console.log(
     `inserted ${RUNS} runs (${RUNS * 4 - Math.ceil(RUNS / 12)} spans) in ${((performance.now() - t) / 1000).toFixed(1)} s`,

@@ -9,7 +9,7 @@ import { readRunEnds } from '../../src/recall/query.js';
 import { ACTIVE_WINDOW_NS, runOutcome } from '../../src/tapes/run-outcome.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { openTestStore, type TestStore } from '../unit/runs/store-fixtures.js';
-import { insertSyntheticRuns } from '../unit/runs/synthetic-runs.js';
+import { insertSyntheticRuns } from '../../bench/lib/synthetic-runs.mjs';
 
 const MINUTE = 60_000_000_000n;
 const nowNs = () => BigInt(Date.now()) * 1_000_000n;

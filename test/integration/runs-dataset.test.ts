@@ -5,7 +5,7 @@
  *   (system first, then user; an assistant's tool calls answered by tool messages that
  *   reference their ids, each once; ending on an assistant answer).
  * - The counts add up (exported + skipped = considered) and each run is skipped for the
- *   reason its shape calls for (synthetic-runs.ts), across pages of the keyset pagination;
+ *   reason its shape calls for (bench/lib/synthetic-runs.mjs), across pages of the keyset pagination;
  *   time and outcome filters; the HTTP stream and `?summary=true` agree with each other.
  * - The real corpus captures export as the conversations their agents had: with the default
  *   filter every successful run is exported with its whole content (prompt, every tool result,
@@ -34,7 +34,7 @@ import { listCaptures, loadCapture } from '../helpers/corpus.js';
 import { FAILED_CALL_LEAVES_NO_SPAN, NO_SESSION_KEY } from '../helpers/corpus-expectations.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { ingestRecords, loadCaptureRecords, openTestStore, type TestStore } from '../unit/runs/store-fixtures.js';
-import { expectedFate, insertSyntheticRuns, SHAPES, startOf } from '../unit/runs/synthetic-runs.js';
+import { expectedFate, insertSyntheticRuns, SHAPES, startOf } from '../../bench/lib/synthetic-runs.mjs';
 import { validChatLine } from '../unit/runs/chat-validator.js';
 
 async function exportAll(

@@ -13,7 +13,7 @@ import { listCaptures } from '../helpers/corpus.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { loadCoordinatorFixture } from '../fixtures/multi-agent/coordinator-fixture.js';
 import { ingestRecords, loadCaptureRecords, openTestStore, type TestStore } from '../unit/runs/store-fixtures.js';
-import { insertSyntheticRuns, startOf } from '../unit/runs/synthetic-runs.js';
+import { insertSyntheticRuns, startOf } from '../../bench/lib/synthetic-runs.mjs';
 
 describe.each(databaseKinds)('run facts and tapes on %s', (kind) => {
   let t: TestStore;

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
-import { insertSyntheticRuns } from '../unit/runs/synthetic-runs.js';
+import { insertSyntheticRuns } from '../../bench/lib/synthetic-runs.mjs';
 
 const NOW_NS = 1_900_000_000_000_000_000n;
 
