@@ -33,13 +33,14 @@
 // BENCH_INGEST_CASES (e.g. "2k" or "2k,64k"), BENCH_TEXT (natural, the default, or uniform:
 // bench/lib/genai-batch.mjs), BENCH_DATABASE_URL (a database to
 // connect to for CREATE DATABASE; default postgres://postgres@127.0.0.1:5432/postgres).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createBatchSource } from './lib/genai-batch.mjs';
 import { openScratchDatabase } from './lib/scratch-database.mjs';
 import { cpuSecondsOf, sampleMemory, startTapedeck } from './lib/tapedeck-process.mjs';
 import { createRawIngest } from './lib/raw-ingest.mjs';
 import { sendExports } from './lib/otlp-sender.mjs';
+import { backendPids, recallCaughtUp } from './lib/recall-caught-up.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ROUNDS = Number(process.env.BENCH_INGEST_ROUNDS ?? (QUICK ? 1 : 3));
@@ -118,7 +119,7 @@ try {
       // Warm-up, not measured, as long for each: JIT, heap growth, connection pools, the first
       // pages of every index.
       for (const url of urls) await sendExports({ url, source, senders: SENDERS, seconds: c.warmup, minRequests: 2 });
-      await recallCaughtUp(servers[0]);
+      await recallCaughtUp(db, servers[0]);
       await raw.run({ source, seconds: c.warmup, minRequests: 2 });
       const memory = servers.map((s) => sampleMemory(s.pid));
       const td = MODES.map(() => []);
@@ -133,7 +134,7 @@ try {
           t.serverCpu = (cpuSecondsOf(server.pid) - cpu0) / t.elapsed;
           // Backends the pool opened during the phase count from zero; the other server's are idle.
           t.pgCpu = (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0) / t.elapsed;
-          if (MODES[i].key === 'derive') t.catchUp = await recallCaughtUp(server);
+          if (MODES[i].key === 'derive') t.catchUp = await recallCaughtUp(db, server);
           td[i].push(t);
         }
         await db.query('CHECKPOINT');
@@ -242,47 +243,3 @@ if (process.env.BENCH_RESULT_FILE) {
 console.log(
   `targets: spans only ≥ 60% of raw, deriving ≥ 50%; ≥ ${CASES.map((c) => `${fmt(c.targetSpans)} spans/s (${c.label})`).join(', ')}, peak RSS ≤ 300 MiB`,
 );
-
-/**
- * Waits until the deriving tapedeck's recall backlog is empty; resolves with how long that
- * took and the CPU seconds its server and PostgreSQL backends spent meanwhile.
- */
-async function recallCaughtUp(server) {
-  const started = performance.now();
-  const machine0 = machineBusySeconds();
-  const cpu0 = cpuSecondsOf(server.pid);
-  const pg0 = new Map((await backendPids(db)).map((p) => [p, cpuSecondsOf(p)]));
-  for (;;) {
-    const { rows } = await db.query('SELECT EXISTS (SELECT 1 FROM tapedeck_store.recall_backlog) AS waiting');
-    if (!rows[0].waiting) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return {
-    seconds: (performance.now() - started) / 1000,
-    machineCpu: machineBusySeconds() - machine0,
-    serverCpu: cpuSecondsOf(server.pid) - cpu0,
-    pgCpu: (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0),
-  };
-}
-
-/**
- * CPU seconds the whole machine has been busy (user, nice, system, irq, softirq; /proc/stat):
- * catching up, PostgreSQL backends come and go (the pool closes idle ones, autovacuum workers
- * run and exit), so the per-backend sum above misses some of what it cost.
- */
-function machineBusySeconds() {
-  const [, user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8')
-    .split('\n')[0]
-    .trim()
-    .split(/\s+/)
-    .map(Number);
-  return (user + nice + system + irq + softirq) / 100;
-}
-
-async function backendPids(client) {
-  const { rows } = await client.query(
-    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = $1',
-    ['client backend'],
-  );
-  return rows.map((r) => r.pid);
-}

@@ -5,6 +5,7 @@
 // Run after `npx tsc -p tsconfig.build.json`: node bench/replay.mjs [calls per series]
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
@@ -82,6 +83,7 @@ async function series(port, pathFor, body, perClient, clients) {
   const latencies = [];
   const paths = [];
   for (let c = 0; c < clients; c++) paths.push(await pathFor(c)); // replays are created before timing
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
     paths.map(async (path) => {
@@ -93,21 +95,25 @@ async function series(port, pathFor, body, perClient, clients) {
       }
     }),
   );
-  return { latencies, wallMs: performance.now() - t0 };
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  return { latencies, wallMs, cpuUs: cpu.user + cpu.system };
 }
 
-function summary({ latencies, wallMs }) {
+function summary({ latencies, wallMs, cpuUs }) {
   const sorted = [...latencies].sort((a, b) => a - b);
   const q = (p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
   return {
     callsPerSecond: Math.round(latencies.length / (wallMs / 1000)),
+    cpuUsPerCall: cpuUs / latencies.length,
     meanMs: latencies.reduce((a, b) => a + b, 0) / latencies.length,
     p50Ms: q(0.5),
     p99Ms: q(0.99),
   };
 }
 
-const ROUNDS = 3; // the median round is reported: loopback timings on a shared machine are noisy
+// the median round is reported: loopback timings on a shared machine are noisy
+const ROUNDS = Number(process.env.BENCH_REPLAY_ROUNDS ?? 5);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const results = [];
 for (const stream of [false, true]) {
@@ -156,6 +162,11 @@ for (const stream of [false, true]) {
     bytes: sample.body.length,
     replayRate: pick(rounds.replay, 'callsPerSecond'),
     bareRate: pick(rounds.bare, 'callsPerSecond'),
+    // per round, each series beside the other: a busy machine slows both alike
+    rateRatio: median(rounds.replay.map((r, i) => rounds.bare[i].callsPerSecond / r.callsPerSecond)),
+    replayCpu: pick(rounds.replay, 'cpuUsPerCall'),
+    bareCpu: pick(rounds.bare, 'cpuUsPerCall'),
+    cpuRatio: median(rounds.replay.map((r, i) => r.cpuUsPerCall / rounds.bare[i].cpuUsPerCall)),
     replayP50: pick(rounds.replaySeq, 'p50Ms'),
     bareP50: pick(rounds.bareSeq, 'p50Ms'),
     replayMean: pick(rounds.replaySeq, 'meanMs'),
@@ -172,11 +183,18 @@ console.log(
   `throughput: ${CONCURRENCY} concurrent clients, one replay each (calls to one replay take turns); latency: one client, sequential`,
 );
 console.log(
-  'mode      bytes | replay calls/s  bare calls/s | replay p50 ms  mean ms | bare p50 ms  mean ms | overhead/call ms (p50, mean)',
+  `cpu: this process's (client and server) per call over a throughput series; bare/replay ratios per round, then their median; load ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
+);
+console.log(
+  'mode      bytes | replay calls/s  bare calls/s  bare/replay | cpu us/call replay  bare  ratio | replay p50 ms  mean ms | bare p50 ms  mean ms',
 );
 for (const r of results) {
   console.log(
-    `${r.mode.padEnd(9)} ${String(r.bytes).padStart(5)} | ${String(r.replayRate).padStart(14)}  ${String(r.bareRate).padStart(12)} | ${f3(r.replayP50).padStart(13)}  ${f3(r.replayMean)} | ${f3(r.bareP50).padStart(11)}  ${f3(r.bareMean)} | ${f3(r.replayP50 - r.bareP50)}  ${f3(r.replayMean - r.bareMean)}`,
+    `${r.mode.padEnd(9)} ${String(r.bytes).padStart(5)} | ${String(r.replayRate).padStart(14)}  ${String(r.bareRate).padStart(12)}  ${`${r.rateRatio.toFixed(2)}x`.padStart(11)} | ` +
+      `${Math.round(r.replayCpu).toString().padStart(18)}  ${Math.round(r.bareCpu).toString().padStart(4)}  ${`${r.cpuRatio.toFixed(2)}x`.padStart(5)} | ` +
+      `${f3(r.replayP50).padStart(13)}  ${f3(r.replayMean)} | ${f3(r.bareP50).padStart(11)}  ${f3(r.bareMean)}`,
   );
 }
 agent.destroy();

@@ -21,6 +21,7 @@ const KNOWN = [
   { name: 'otlp-decode', args: ['3'], quick: ['1'], limitS: 60 },
   { name: 'normalize', args: [], quick: [], limitS: 60 },
   { name: 'ingest', args: [], quick: [], limitS: 1200 },
+  { name: 'conversation', args: [], quick: [], limitS: 1200 },
   { name: 'diff', args: [], quick: [], limitS: 120 },
   { name: 'replay', args: [], quick: ['500'], limitS: 120 },
   { name: 'cassettes', args: [], quick: ['300'], limitS: 180 },

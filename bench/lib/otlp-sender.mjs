@@ -9,17 +9,36 @@ import http from 'node:http';
  * with spans and bytes acknowledged, the elapsed seconds (until the last answer) and retries.
  */
 export async function sendExports({ url, source, senders, seconds, minRequests = 1 }) {
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  return send(url, senders, (sent, body) =>
+    sent < minRequests || performance.now() < deadline ? { body: source.next(body), spans: source.spans } : undefined,
+  );
+}
+
+/**
+ * Sends each of `requests` ({ body, spans }) once, the senders taking the next as they finish
+ * one; resolves as sendExports.
+ */
+export async function sendAll({ url, requests, senders }) {
+  let next = 0;
+  return send(url, senders, () => requests[next++]);
+}
+
+/** `nextRequest(sent, previousBody)` gives a sender its next { body, spans }, or undefined once it is done. */
+async function send(url, senders, nextRequest) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: senders });
   const target = new URL(url);
   const started = performance.now();
-  const deadline = started + seconds * 1000;
   let spans = 0;
   let bytes = 0;
   let retries = 0;
   const sender = async () => {
     let body;
-    for (let sent = 0; sent < minRequests || performance.now() < deadline; sent++) {
-      body = source.next(body);
+    for (let sent = 0; ; sent++) {
+      const request = nextRequest(sent, body);
+      if (request === undefined) break;
+      body = request.body;
       for (;;) {
         const { status } = await postExport(agent, target, body);
         if (status === 200) break;
@@ -27,7 +46,7 @@ export async function sendExports({ url, source, senders, seconds, minRequests =
         retries++;
         await new Promise((r) => setTimeout(r, 100));
       }
-      spans += source.spans;
+      spans += request.spans;
       bytes += body.length;
     }
   };

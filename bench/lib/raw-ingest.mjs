@@ -56,6 +56,12 @@ export async function createRawIngest(databaseUrl, workers) {
     yield Buffer.concat(pending);
   }
 
+  async function ingest(client, body) {
+    const decoded = decodeTraceRequest(body, 'protobuf');
+    await pipeline(Readable.from(chunks(decoded.spans), { objectMode: false }), client.query(copyFrom(copySql)));
+    return decoded.spans.length;
+  }
+
   return {
     /** the PostgreSQL backends doing the COPYs, for CPU accounting */
     backendPids,
@@ -69,17 +75,24 @@ export async function createRawIngest(databaseUrl, workers) {
           let body;
           for (let sent = 0; sent < minRequests || performance.now() < deadline; sent++) {
             body = source.next(body);
-            const decoded = decodeTraceRequest(body, 'protobuf');
-            await pipeline(
-              Readable.from(chunks(decoded.spans), { objectMode: false }),
-              client.query(copyFrom(copySql)),
-            );
-            spans += decoded.spans.length;
+            spans += await ingest(client, body);
             bytes += body.length;
           }
         }),
       );
       return { spans, bytes, elapsed: (performance.now() - started) / 1000 };
+    },
+    /** Each of `bodies` once, the connections taking the next as they finish one. */
+    async runAll(bodies) {
+      const started = performance.now();
+      let next = 0;
+      let spans = 0;
+      await Promise.all(
+        clients.map(async (client) => {
+          while (next < bodies.length) spans += await ingest(client, bodies[next++]);
+        }),
+      );
+      return { spans, elapsed: (performance.now() - started) / 1000 };
     },
     async close() {
       await Promise.all(clients.map((c) => c.end().catch(() => {})));

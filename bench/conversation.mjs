@@ -1,0 +1,203 @@
+// Conversations: agents resend the whole history on every model call, so a run of n calls
+// sends about n² messages while it holds 2n. For each length (10, 50, 100 and 200 model calls
+// by default, 2 KB messages, bench/lib/conversation-runs.mjs), on a fresh database and a fresh
+// `tapedeck serve` (deriving, as in production), the bench sends the same export requests
+// through:
+//   - raw: tapedeck's decoder, SHA-256 of each span's content and a binary COPY of the span
+//     rows into a table like tapedeck_store.spans (bench/lib/raw-ingest.mjs), before and after
+//     tapedeck's phase (the mean of the two, so a drifting machine weighs on both sides);
+//   - tapedeck: 4 concurrent senders; "acknowledged" is the spans over the time to the last
+//     200, "sustained" adds the time recall's index took to catch up afterwards.
+// Each figure also as CPU: the seconds the server and its PostgreSQL backends (raw: this
+// process and its COPY backends) spent on the same spans, which a busy machine distorts far
+// less than spans/s; "raw/tapedeck" is the share of raw's throughput that CPU allows.
+// Then it measures what the runs cost on disk: every table of tapedeck_store (with its TOAST
+// and indexes, pg_total_relation_size after VACUUM) and every file under the data directory
+// (offloaded payloads), less what they held before the phase, per run. "Derived" is all but
+// the raw spans and log records (the tables spans and logs): steps, messages, recall's index,
+// payload files, whatever their tables are called. The 100-call/10-call line is measured
+// (100 is one of the default lengths), not extrapolated.
+//
+// Build first (`npm run build`), then: node bench/conversation.mjs
+// Settings: BENCH_QUICK=1 (a quarter of the bytes), BENCH_CONVERSATION_LENGTHS (e.g. "10,100"),
+// BENCH_CONVERSATION_MB (request bytes per length, 96 by default: at least one run each),
+// BENCH_DATABASE_URL (where to create the databases), BENCH_RESULT_FILE (the figures as JSON).
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { conversationRequests } from './lib/conversation-runs.mjs';
+import { sendAll } from './lib/otlp-sender.mjs';
+import { createRawIngest } from './lib/raw-ingest.mjs';
+import { backendPids, recallCaughtUp } from './lib/recall-caught-up.mjs';
+import { openScratchDatabase } from './lib/scratch-database.mjs';
+import { cpuSecondsOf, sampleMemory, startTapedeck } from './lib/tapedeck-process.mjs';
+
+const QUICK = process.env.BENCH_QUICK === '1';
+const LENGTHS = (process.env.BENCH_CONVERSATION_LENGTHS ?? '10,50,100,200').split(',').map(Number);
+const MB = Number(process.env.BENCH_CONVERSATION_MB ?? (QUICK ? 24 : 96));
+const MESSAGE_BYTES = 2048;
+const SENDERS = 4;
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const RAW_TABLES = new Set(['spans', 'logs']);
+const MiB = 1024 * 1024;
+const fmt = (n) => Math.round(n).toLocaleString('en-US');
+const kb = (n) => `${fmt(n / 1024)} KB`;
+const pct = (x) => `${(x * 100).toFixed(0)}%`;
+
+console.log(
+  `conversation: runs of ${LENGTHS.join(', ')} model calls resending the history, ${MESSAGE_BYTES} B messages, ~${MB} MB of requests per length, ${SENDERS} senders`,
+);
+const results = [];
+let seed = 0;
+for (const calls of LENGTHS) {
+  // a run of n calls sends the system prompt and n(n+1) messages of MESSAGE_BYTES in all
+  const runs = Math.max(1, Math.round((MB * 1e6) / (calls * (calls + 1) * MESSAGE_BYTES)));
+  const warmup = conversationRequests({ runs: 20, calls: 10, messageBytes: MESSAGE_BYTES, firstSeed: seed });
+  seed += 20;
+  const requests = conversationRequests({ runs, calls, messageBytes: MESSAGE_BYTES, firstSeed: seed });
+  seed += runs;
+  results.push(await measure(calls, runs, warmup, requests));
+}
+
+console.log('');
+console.log(
+  `${'calls'.padStart(5)} ${'runs'.padStart(5)} ${'spans'.padStart(7)} ${'MB'.padStart(5)} ${'raw sp/s'.padStart(9)} ${'ack'.padStart(5)} ${'sustained'.padStart(9)} ${'cpu: ack'.padStart(8)} ${'sust.'.padStart(5)} ${'peak RSS'.padStart(9)} ${'derived/run'.padStart(12)} ${'with raw/run'.padStart(13)}`,
+);
+for (const r of results) {
+  console.log(
+    `${String(r.calls).padStart(5)} ${String(r.runs).padStart(5)} ${fmt(r.spans).padStart(7)} ${(r.requestBytes / 1e6).toFixed(0).padStart(5)} ${fmt(r.rawRate).padStart(9)} ` +
+      `${`${(r.ackRatio * 100).toFixed(0)}%`.padStart(5)} ${pct(r.sustainedRatio).padStart(9)} ${pct(r.rawCpu / r.ackCpu).padStart(8)} ${pct(r.rawCpu / r.sustainedCpu).padStart(5)} ${`${Math.round(r.peakRss / MiB)} MiB`.padStart(9)} ` +
+      `${kb(r.derivedPerRun).padStart(12)} ${kb(r.withRawPerRun).padStart(13)}`,
+  );
+}
+const of = (n) => results.find((r) => r.calls === n);
+if (of(10) && of(100)) {
+  console.log(
+    `stored per run, 100 calls / 10 calls: derived ${(of(100).derivedPerRun / of(10).derivedPerRun).toFixed(1)}x, ` +
+      `with raw spans ${(of(100).withRawPerRun / of(10).withRawPerRun).toFixed(1)}x (linear: 10x, quadratic: about 100x)`,
+  );
+} else {
+  console.log('stored per run, 100 calls / 10 calls: run with 10 and 100 in BENCH_CONVERSATION_LENGTHS');
+}
+if (process.env.BENCH_RESULT_FILE) writeFileSync(process.env.BENCH_RESULT_FILE, JSON.stringify(results, null, 2));
+
+async function measure(calls, runs, warmup, requests) {
+  let server;
+  const scratch = await openScratchDatabase(`conversation${calls}`, ADMIN_URL, async () => server?.stop());
+  const { db } = scratch;
+  try {
+    await db.connect();
+    server = await startTapedeck({ databaseUrl: scratch.url, dataDir: scratch.dataDir });
+    const url = `http://127.0.0.1:${server.httpPort}/v1/traces`;
+    const raw = await createRawIngest(scratch.url, SENDERS);
+    try {
+      const memory = sampleMemory(server.pid);
+      // warm-up, not measured: JIT, connection pools, the first pages of every index
+      await sendAll({ url, requests: warmup, senders: SENDERS });
+      await recallCaughtUp(db, server);
+      await raw.runAll(warmup.map((r) => r.body));
+      const bodies = requests.map((r) => r.body);
+      const rawPhase = async () => {
+        await db.query('TRUNCATE bench_raw.spans');
+        await db.query('CHECKPOINT');
+        const own0 = process.cpuUsage();
+        const pg0 = raw.backendPids.reduce((s, p) => s + cpuSecondsOf(p), 0);
+        const w = await raw.runAll(bodies);
+        const own = process.cpuUsage(own0);
+        w.cpu = (own.user + own.system) / 1e6 + raw.backendPids.reduce((s, p) => s + cpuSecondsOf(p), 0) - pg0;
+        return w;
+      };
+      await db.query('VACUUM');
+      const before = await storedBytes(db, scratch.dataDir);
+      const raw1 = await rawPhase();
+      await db.query('CHECKPOINT');
+      const server0 = cpuSecondsOf(server.pid);
+      const pg0 = new Map((await backendPids(db)).map((p) => [p, cpuSecondsOf(p)]));
+      const ack = await sendAll({ url, requests, senders: SENDERS });
+      const ackCpu =
+        cpuSecondsOf(server.pid) -
+        server0 +
+        (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0);
+      const catchUp = await recallCaughtUp(db, server);
+      const raw2 = await rawPhase();
+      const mem = memory.stop();
+      await db.query('TRUNCATE bench_raw.spans');
+      await db.query('VACUUM');
+      const after = await storedBytes(db, scratch.dataDir);
+
+      const spans = ack.spans;
+      const rawRate = (raw1.spans / raw1.elapsed + raw2.spans / raw2.elapsed) / 2;
+      const ackRate = spans / ack.elapsed;
+      const sustainedRate = spans / (ack.elapsed + catchUp.seconds);
+      const grew = (name) => (after.byName.get(name) ?? 0) - (before.byName.get(name) ?? 0);
+      const names = [...after.byName.keys()];
+      const derived = names.filter((n) => !RAW_TABLES.has(n)).reduce((s, n) => s + grew(n), 0);
+      const rawBytes = names.filter((n) => RAW_TABLES.has(n)).reduce((s, n) => s + grew(n), 0);
+      const parts = names
+        .filter((n) => !RAW_TABLES.has(n) && grew(n) >= 8192 * runs)
+        .sort((a, b) => grew(b) - grew(a))
+        .map((n) => `${n} ${kb(grew(n) / runs)}`);
+      const result = {
+        calls,
+        runs,
+        spans,
+        requestBytes: ack.bytes,
+        rawRate,
+        ackRate,
+        sustainedRate,
+        ackRatio: ackRate / rawRate,
+        sustainedRatio: sustainedRate / rawRate,
+        // CPU seconds for the same spans: what a busy machine distorts far less than spans/s
+        rawCpu: (raw1.cpu + raw2.cpu) / 2,
+        ackCpu,
+        sustainedCpu: ackCpu + catchUp.serverCpu + catchUp.pgCpu,
+        catchUpSeconds: catchUp.seconds,
+        retries: ack.retries,
+        peakRss: Math.max(mem.hwm, mem.sampledPeak),
+        derivedPerRun: derived / runs,
+        rawSpansPerRun: rawBytes / runs,
+        withRawPerRun: (derived + rawBytes) / runs,
+        derivedParts: parts,
+      };
+      console.log(
+        `  ${calls} calls: ${runs} run(s), ${fmt(spans)} spans, ${(ack.bytes / 1e6).toFixed(0)} MB; raw ${fmt(rawRate)} spans/s (${fmt(raw1.spans / raw1.elapsed)} before, ${fmt(raw2.spans / raw2.elapsed)} after); ` +
+          `tapedeck acknowledged ${fmt(ackRate)} spans/s (${(result.ackRatio * 100).toFixed(0)}% of raw${ack.retries ? `, ${ack.retries} busy answers` : ''}), ` +
+          `recall's index caught up ${catchUp.seconds.toFixed(1)} s later: sustained ${fmt(sustainedRate)} spans/s (${(result.sustainedRatio * 100).toFixed(0)}%); ` +
+          `peak RSS ${Math.round(result.peakRss / MiB)} MiB`,
+      );
+      console.log(
+        `    cpu (server and postgres backends): raw ${result.rawCpu.toFixed(1)} s, tapedeck acknowledging ${ackCpu.toFixed(1)} s (raw/tapedeck ${pct(result.rawCpu / ackCpu)}), ` +
+          `with recall caught up ${result.sustainedCpu.toFixed(1)} s (${pct(result.rawCpu / result.sustainedCpu)})`,
+      );
+      console.log(
+        `    stored per run: derived ${kb(result.derivedPerRun)} (${parts.join(', ') || 'nothing'}), raw spans ${kb(result.rawSpansPerRun)}, with raw spans ${kb(result.withRawPerRun)}`,
+      );
+      return result;
+    } finally {
+      await raw.close();
+    }
+  } finally {
+    await scratch.cleanup();
+  }
+}
+
+/** Bytes of each tapedeck_store table (TOAST and indexes included) and, as "payload files", of the data directory. */
+async function storedBytes(db, dataDir) {
+  const { rows } = await db.query(
+    `SELECT c.relname AS name, pg_total_relation_size(c.oid)::bigint AS bytes
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = 'tapedeck_store' AND c.relkind = 'r'`,
+  );
+  const byName = new Map(rows.map((r) => [r.name, Number(r.bytes)]));
+  byName.set('payload files', filesBytes(dataDir));
+  return { byName };
+}
+
+function filesBytes(dir) {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) total += filesBytes(p);
+    else if (entry.isFile()) total += statSync(p).size;
+  }
+  return total;
+}
