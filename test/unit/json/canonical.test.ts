@@ -1,7 +1,9 @@
 /**
  * canonicalJson (src/json/canonical.ts) is RFC 8785 written for speed; the `canonicalize`
  * package, a plain implementation of the RFC, is its oracle: the same text for every value.
- * canonicalJsonBytes writes the same text as UTF-8 bytes, without the string.
+ * canonicalJsonBytes writes the same text as UTF-8 bytes, without the string. renderJson, the
+ * server's rendering, writes a JSON value the same way too, and its indented form is the same
+ * document.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -9,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import canonicalizeModule from 'canonicalize';
 import { describe, expect, it } from 'vitest';
 import { prng } from '../../helpers/prng.js';
-import { canonicalJson, canonicalJsonBytes } from '../../../src/json/canonical.js';
+import { canonicalJson, canonicalJsonBytes, RecordedJson, renderJson } from '../../../src/json/canonical.js';
 import type { JsonValue } from '../../../src/json/json-value.js';
 
 // The package is CommonJS (`module.exports = fn`) but its types declare a default export.
@@ -187,5 +189,36 @@ describe('canonicalJsonBytes', () => {
   it('refuses what JSON cannot hold, as canonicalJson does', () => {
     expect(() => canonicalJsonBytes([1, Number.NaN])).toThrow(TypeError);
     expect(() => canonicalJsonBytes({ a: 1n } as unknown as JsonValue)).toThrow(TypeError);
+  });
+});
+
+describe('renderJson', () => {
+  it('renders a JSON value as the canonicalize package does, and indented as the same document', () => {
+    const rand = prng(8787);
+    const differ: unknown[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const value = randomValue(rand, 0);
+      const text = renderJson(value);
+      if (text !== canonicalize(value) || canonicalize(JSON.parse(renderJson(value, 2))) !== text) differ.push(value);
+    }
+    expect(differ.slice(0, 3)).toEqual([]);
+  });
+
+  it('writes what JSON lacks as the server answers it, compact and indented alike', () => {
+    const value = {
+      ns: 1_796_032_240_962_000_123n,
+      nan: Number.NaN,
+      gone: undefined,
+      list: [undefined, () => 1, Number.POSITIVE_INFINITY],
+      recorded: RecordedJson.ofObject('{"b":1.50,"a":[2]}'),
+      bytes: new Uint8Array([104, 105]),
+      at: new Date(0),
+      nested: { toJSON: () => ({ z: 1, y: 2n }) },
+    };
+    const compact =
+      '{"at":"1970-01-01T00:00:00.000Z","bytes":"aGk=","list":[null,null,null],"nan":null,' +
+      '"nested":{"y":2,"z":1},"ns":1796032240962000123,"recorded":{"b":1.50,"a":[2]}}';
+    expect(renderJson(value)).toBe(compact);
+    expect(renderJson(value, 2).replace(/\n */g, '').replaceAll('": ', '":')).toBe(compact);
   });
 });
