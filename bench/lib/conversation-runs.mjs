@@ -22,9 +22,10 @@ const message = (role, content) => JSON.stringify({ role, parts: [{ type: 'text'
 /**
  * Export requests (protobuf bodies) for `runs` conversations of `calls` model calls each;
  * `firstSeed` keeps the messages of different batches distinct. Returns the requests in
- * order, each { body, spans }.
+ * order, each { body, spans }. With `history: false` each call sends the system prompt and its
+ * own user message only (runs of many independent calls, for reading long tapes).
  */
-export function conversationRequests({ runs, calls, messageBytes = 2048, firstSeed = 0 }) {
+export function conversationRequests({ runs, calls, messageBytes = 2048, firstSeed = 0, history = true }) {
   const { ExportTraceServiceRequest: T } = otlpTypes();
   const requests = [];
   let pending = { openllmetry: [], 'otel-genai': [] };
@@ -42,7 +43,7 @@ export function conversationRequests({ runs, calls, messageBytes = 2048, firstSe
     const layout = r % 2 === 0 ? 'openllmetry' : 'otel-genai';
     const seed = (firstSeed + r) * 1009;
     const start = nowNs - BigInt(calls + 1) * CALL_NS;
-    for (const { span, bytes } of runSpans({ layout, calls, messageBytes, seed, start })) {
+    for (const { span, bytes } of runSpans({ layout, calls, messageBytes, seed, start, history })) {
       if (pendingSpans === MAX_SPANS || (pendingSpans > 0 && pendingBytes + bytes > MAX_REQUEST_BYTES)) flush();
       pending[layout].push(span);
       pendingSpans++;
@@ -85,7 +86,7 @@ function request(byLayout) {
 }
 
 /** One run's spans in the order they end: the chat calls, then the agent span. */
-function* runSpans({ layout, calls, messageBytes, seed, start }) {
+function* runSpans({ layout, calls, messageBytes, seed, start, history: resend }) {
   const traceId = randomBytes(16);
   const rootId = randomBytes(8);
   const session = `conv-${traceId.toString('hex', 0, 6)}`;
@@ -116,6 +117,7 @@ function* runSpans({ layout, calls, messageBytes, seed, start }) {
     const answer = text(messageBytes, seed + 2 * k + 1);
     const output = `[${JSON.stringify({ role: 'assistant', finish_reason: 'stop', parts: [{ type: 'text', content: answer }] })}]`;
     history.push(message('assistant', answer));
+    if (!resend) history.splice(1);
     const from = start + BigInt(k) * CALL_NS;
     yield {
       bytes: input.length + output.length,

@@ -164,9 +164,9 @@ export function renderJson(value: unknown, indent = 0): string {
 }
 
 /**
- * renderJson without indent, the same bytes as write() gives: every API answer and replayed
- * call goes through here, so it appends to one string (V8 joins the pieces once, when the
- * text is read) and takes member names from memberJson's cache, not JSON.stringify each time.
+ * renderJson without indent, the same bytes as write() gives: every replayed answer goes
+ * through here, so it appends to one string (V8 joins the pieces once, when the text is read)
+ * and takes member names from memberJson's cache, not JSON.stringify each time.
  */
 function compact(value: unknown): string {
   if (value === null) return 'null';
@@ -196,14 +196,95 @@ function compact(value: unknown): string {
     typeof (value as { toJSON?: unknown }).toJSON === 'function' ? (value as { toJSON(): unknown }).toJSON() : value;
   if (obj !== value) return compact(obj);
   const record = obj as Record<string, unknown>;
-  const keys = Object.keys(record).sort();
   let out = '{';
-  for (const k of keys) {
+  for (const k of sortedKeys(record)) {
     const v = record[k];
     if (v === undefined) continue;
     out += `${out.length > 1 ? ',' : ''}${memberJson(k)}${compact(v)}`;
   }
   return `${out}}`;
+}
+
+/** An object's keys in UTF-16 order; parsed JSON's usually are already, which one pass tells. */
+function sortedKeys(record: object): string[] {
+  const keys = Object.keys(record);
+  for (let i = 1; i < keys.length; i++) if (keys[i - 1] > keys[i]) return keys.sort();
+  return keys;
+}
+
+/**
+ * renderJson(value) as UTF-8 bytes, written into a reused buffer: for answers of megabytes
+ * (a long tape), where appending to a string leaves the collector pieces to join and free.
+ */
+export function renderJsonBytes(value: unknown): Buffer {
+  const sink = renderScratch;
+  sink.length = 0;
+  try {
+    renderInto(value, sink);
+    const out = Buffer.allocUnsafe(sink.length);
+    sink.buffer.copy(out, 0, 0, sink.length);
+    return out;
+  } finally {
+    sink.shrink();
+  }
+}
+
+const renderScratch = new Scratch();
+
+function renderInto(value: unknown, sink: ByteSink): void {
+  if (value === null) {
+    sink.utf8('null');
+    return;
+  }
+  switch (typeof value) {
+    case 'bigint':
+      sink.utf8(value.toString());
+      return;
+    case 'number':
+      sink.utf8(Number.isFinite(value) ? JSON.stringify(value) : 'null');
+      return;
+    case 'string':
+      writeJsonString(value, sink);
+      return;
+    case 'boolean':
+      sink.utf8(value ? 'true' : 'false');
+      return;
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      sink.utf8('null');
+      return;
+  }
+  if (Array.isArray(value)) {
+    sink.utf8('[');
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) sink.utf8(',');
+      renderInto(value[i], sink);
+    }
+    sink.utf8(']');
+    return;
+  }
+  if (value instanceof RecordedJson || value instanceof Uint8Array) {
+    sink.utf8(compact(value));
+    return;
+  }
+  const obj =
+    typeof (value as { toJSON?: unknown }).toJSON === 'function' ? (value as { toJSON(): unknown }).toJSON() : value;
+  if (obj !== value) {
+    renderInto(obj, sink);
+    return;
+  }
+  const record = obj as Record<string, unknown>;
+  sink.utf8('{');
+  let first = true;
+  for (const k of sortedKeys(record)) {
+    const v = record[k];
+    if (v === undefined) continue;
+    sink.utf8(first ? memberJson(k) : `,${memberJson(k)}`);
+    first = false;
+    renderInto(v, sink);
+  }
+  sink.utf8('}');
 }
 
 function write(value: unknown, indent: number, pad: string, out: string[]): void {

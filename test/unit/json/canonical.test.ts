@@ -11,7 +11,13 @@ import { fileURLToPath } from 'node:url';
 import canonicalizeModule from 'canonicalize';
 import { describe, expect, it } from 'vitest';
 import { prng } from '../../helpers/prng.js';
-import { canonicalJson, canonicalJsonBytes, RecordedJson, renderJson } from '../../../src/json/canonical.js';
+import {
+  canonicalJson,
+  canonicalJsonBytes,
+  RecordedJson,
+  renderJson,
+  renderJsonBytes,
+} from '../../../src/json/canonical.js';
 import type { JsonValue } from '../../../src/json/json-value.js';
 
 // The package is CommonJS (`module.exports = fn`) but its types declare a default export.
@@ -199,7 +205,12 @@ describe('renderJson', () => {
     for (let i = 0; i < 3000; i++) {
       const value = randomValue(rand, 0);
       const text = renderJson(value);
-      if (text !== canonicalize(value) || canonicalize(JSON.parse(renderJson(value, 2))) !== text) differ.push(value);
+      if (
+        text !== canonicalize(value) ||
+        renderJsonBytes(value).toString('utf8') !== text ||
+        canonicalize(JSON.parse(renderJson(value, 2))) !== text
+      )
+        differ.push(value);
     }
     expect(differ.slice(0, 3)).toEqual([]);
   });
@@ -219,6 +230,7 @@ describe('renderJson', () => {
       '{"at":"1970-01-01T00:00:00.000Z","bytes":"aGk=","list":[null,null,null],"nan":null,' +
       '"nested":{"y":2,"z":1},"ns":1796032240962000123,"recorded":{"b":1.50,"a":[2]}}';
     expect(renderJson(value)).toBe(compact);
+    expect(renderJsonBytes(value).toString('utf8')).toBe(compact);
     expect(renderJson(value, 2).replace(/\n */g, '').replaceAll('": ', '":')).toBe(compact);
   });
 });

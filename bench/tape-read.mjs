@@ -1,0 +1,124 @@
+// Reading a long tape: `GET /v1/tapes/{run}` from the built `tapedeck serve` (PostgreSQL) for
+// a run of 10,000 model calls (each a system prompt and a ~256 B user message, and an answer,
+// bench/lib/conversation-runs.mjs without the resent history), against a bare indexed SELECT
+// of the same rows by this process with `pg`: the run's steps joined to their spans through
+// the (tenant, run_id, start_ns) index, in start order, every column read into objects. The
+// difference is what the tape costs over the rows: the span tree, ordering, assembly, JSON
+// rendering and the HTTP answer. Reads alternate, after a warm-up; prints the median time of
+// each, the median of the per-pair ratios and the CPU per read (server and its backends;
+// bare: this process and its backend).
+//
+// Build first (`npm run build`), then: node bench/tape-read.mjs [steps] [reads]
+// (10,000 and 7 by default). BENCH_DATABASE_URL: where to create the scratch database.
+import path from 'node:path';
+import { loadavg } from 'node:os';
+import http from 'node:http';
+import { conversationRequests } from './lib/conversation-runs.mjs';
+import { sendAll } from './lib/otlp-sender.mjs';
+import { backendPids, recallCaughtUp } from './lib/recall-caught-up.mjs';
+import { openScratchDatabase } from './lib/scratch-database.mjs';
+import { cpuSecondsOf, startTapedeck } from './lib/tapedeck-process.mjs';
+
+const STEPS = Number(process.argv[2] ?? 10_000);
+const READS = Number(process.argv[3] ?? 7);
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+let server;
+const scratch = await openScratchDatabase('tape_read', ADMIN_URL, async () => server?.stop());
+const { db } = scratch;
+try {
+  await db.connect();
+  server = await startTapedeck({
+    databaseUrl: scratch.url,
+    dataDir: path.join(scratch.dataDir, 'tapedeck'),
+    // BENCH_CPU_PROF=DIR: the server's CPU profile (node --cpu-prof), to see where a read goes
+    nodeArgs: process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [],
+  });
+  const base = `http://127.0.0.1:${server.httpPort}`;
+  const requests = conversationRequests({ runs: 1, calls: STEPS, messageBytes: 256, history: false });
+  await sendAll({ url: `${base}/v1/traces`, requests, senders: 2 });
+  await recallCaughtUp(db, server);
+  await db.query('VACUUM ANALYZE');
+  const { rows } = await db.query(
+    `SELECT run_id AS run, count(*)::int AS spans FROM tapedeck_store.spans GROUP BY run_id ORDER BY 2 DESC LIMIT 1`,
+  );
+  const { run } = rows[0];
+  const ownPid = (await db.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+
+  const agent = new http.Agent({ keepAlive: true });
+  const apiRead = async () => {
+    const s0 = cpuSecondsOf(server.pid);
+    const pg0 = new Map((await backendPids(db)).map((p) => [p, cpuSecondsOf(p)]));
+    const t0 = performance.now();
+    const { status, body } = await get(agent, `${base}/v1/tapes/${encodeURIComponent(run)}`);
+    const ms = performance.now() - t0;
+    if (status !== 200) throw new Error(`GET /v1/tapes answered ${status}: ${body.subarray(0, 300)}`);
+    const cpu =
+      cpuSecondsOf(server.pid) -
+      s0 +
+      (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0);
+    return { ms, cpu, bytes: body.length, steps: JSON.parse(body).steps.length };
+  };
+  const bareRead = async () => {
+    const own0 = process.cpuUsage();
+    const pg0 = cpuSecondsOf(ownPid);
+    const t0 = performance.now();
+    const result = await db.query(
+      `SELECT st.*, s.parent_span_id, s.start_ns, s.end_ns, s.service_name
+         FROM tapedeck_store.spans s JOIN tapedeck_store.steps st USING (tenant, trace_id, span_id)
+        WHERE s.tenant = '' AND s.run_id = $1
+        ORDER BY s.start_ns, s.span_id`,
+      [run],
+    );
+    const ms = performance.now() - t0;
+    const own = process.cpuUsage(own0);
+    return { ms, cpu: (own.user + own.system) / 1e6 + cpuSecondsOf(ownPid) - pg0, steps: result.rows.length };
+  };
+
+  for (let i = 0; i < 2; i++) {
+    await apiRead();
+    await bareRead();
+  }
+  const api = [];
+  const bare = [];
+  for (let i = 0; i < READS; i++) {
+    api.push(await apiRead());
+    bare.push(await bareRead());
+  }
+  agent.destroy();
+  const ratio = median(api.map((a, i) => a.ms / bare[i].ms));
+  const cpuRatio = median(api.map((a, i) => a.cpu / bare[i].cpu));
+  console.log(
+    `tape of ${api[0].steps.toLocaleString('en-US')} steps (${(api[0].bytes / 1e6).toFixed(1)} MB of JSON; the SELECT: ${bare[0].steps.toLocaleString('en-US')} rows), ${READS} reads each, load ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
+  console.log(
+    `GET /v1/tapes/{run}: median ${median(api.map((a) => a.ms)).toFixed(0)} ms, cpu ${(median(api.map((a) => a.cpu)) * 1000).toFixed(0)} ms (server and postgres)`,
+  );
+  console.log(
+    `bare indexed SELECT: median ${median(bare.map((b) => b.ms)).toFixed(0)} ms, cpu ${(median(bare.map((b) => b.cpu)) * 1000).toFixed(0)} ms (this process and postgres)`,
+  );
+  console.log(`tape / SELECT: ${ratio.toFixed(2)}x the time, ${cpuRatio.toFixed(2)}x the cpu (medians of per-pair ratios)`);
+} finally {
+  await scratch.cleanup();
+}
+
+/** GET, resolving with the status and the whole body. */
+function get(agent, url) {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { agent }, (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks) }));
+        res.on('error', reject);
+      })
+      .on('error', reject);
+  });
+}
