@@ -9,7 +9,7 @@
 import { canonicalJson, renderJson } from '../json/canonical.js';
 import type { JsonValue } from '../json/json-value.js';
 import type { Step } from '../normalize/step.js';
-import { isPayloadRef } from '../payloads/payload-store.js';
+import { storedReferenceOf } from '../payloads/stored-reference.js';
 import { CassetteInvalid } from './format.js';
 
 export interface SpanLine {
@@ -157,14 +157,13 @@ export function spanOfLine(file: string, line: Record<string, unknown>, position
   };
 }
 
-/** Every payload reference in a stored value, in order, once each. */
+/**
+ * The payload reference tapedeck wrote in a stored value (payloads/stored-reference.ts): a
+ * cassette carries that payload and nothing a value merely names.
+ */
 export function payloadRefsIn(value: JsonValue | null, into: Set<string> = new Set()): Set<string> {
-  if (value === null || typeof value !== 'object') return into;
-  if (isPayloadRef(value)) {
-    into.add(value.$payload);
-    return into;
-  }
-  for (const v of Array.isArray(value) ? value : Object.values(value)) payloadRefsIn(v, into);
+  const at = storedReferenceOf(value);
+  if (at !== null) into.add(at.ref);
   return into;
 }
 

@@ -11,6 +11,7 @@ import { canonicalJsonBytes, sha256Hex } from '../json/canonical.js';
 import type { SpanFacts, StepDraft } from '../normalize/step.js';
 import type { JsonValue } from '../json/json-value.js';
 import { offloadLargeValues } from '../payloads/offload.js';
+import { mistakableForReference } from '../payloads/stored-reference.js';
 import { type PayloadStore, PayloadStoreUnavailableError } from '../payloads/payload-store.js';
 import { ApiError } from '../errors.js';
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
@@ -134,10 +135,12 @@ function storedStep(
  * UTF-8 bytes, which it hashes and the step writer stores as they are (steps.request and
  * response are text), where otherwise offloading would serialise them and the writer again.
  *
- * The canonical JSON of a value that stays inline; undefined when it is over the threshold.
+ * The canonical JSON of a value that stays inline; undefined when it is over the threshold,
+ * or would read as a payload reference (offloading stores it whole).
  */
 function inlineJson(value: JsonValue | null, thresholdBytes: number): Uint8Array | null | undefined {
   if (value === null) return null;
+  if (mistakableForReference(value)) return undefined;
   const bytes = canonicalJsonBytes(value);
   return bytes.length <= thresholdBytes ? bytes : undefined;
 }

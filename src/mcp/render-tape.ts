@@ -4,10 +4,11 @@
  * a one-line preview of what went in and what came out. An llm step's input preview is its
  * newest message (the rest of the prompt repeats earlier steps); its output is the answer's
  * text and the tool calls it asked for. Previews are cut to a number of characters and say
- * how much was cut; an offloaded value the tape could not inline says so.
+ * how much was cut; an offloaded value the tape could not inline says so (only references
+ * tapedeck wrote: payloads/stored-reference.ts).
  */
 import type { JsonValue } from '../json/json-value.js';
-import { isPayloadRef } from '../payloads/payload-store.js';
+import { storedReferenceOf } from '../payloads/stored-reference.js';
 import type { Message, Step, Tape } from '../normalize/step.js';
 
 export interface RenderTapeOptions {
@@ -48,22 +49,25 @@ type Shown = string | null;
 
 function inputOf(step: Step): Shown {
   const request = step.request;
+  const at = storedReferenceOf(request);
+  if (at?.head === null) return offloaded(at.ref);
   // model and agent steps hold messages (docs/architecture.md "Steps"); a tool's are its own values
   if (step.kind !== 'tool' && Array.isArray(request) && request.length > 0) {
     const last = request[request.length - 1];
-    return `${request.length} messages, last ${messageText(last)}`;
+    return `${request.length} messages, last ${at === null ? messageText(last) : offloaded(at.ref)}`;
   }
   return valueText(request);
 }
 
 function outputOf(step: Step): Shown {
   const response = step.response;
+  const at = storedReferenceOf(response);
+  if (at !== null) return offloaded(at.ref);
   if (step.kind !== 'tool' && Array.isArray(response)) return response.map(messageText).join(' | ');
   return valueText(response);
 }
 
 function messageText(value: JsonValue): string {
-  if (isPayloadRef(value)) return offloaded(value.$payload);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return valueText(value) ?? 'null';
   const message = value as unknown as Message;
   const parts: string[] = [];
@@ -91,14 +95,12 @@ function contentText(content: JsonValue): string {
 
 function valueText(value: JsonValue | null): Shown {
   if (value === null) return null;
-  if (isPayloadRef(value)) return offloaded(value.$payload);
   return typeof value === 'string' ? value : compact(value);
 }
 
 const offloaded = (ref: string) => `[offloaded ${ref}, not inlined]`;
 
 function compact(value: JsonValue): string {
-  if (isPayloadRef(value)) return offloaded(value.$payload);
   return JSON.stringify(value) ?? 'null';
 }
 

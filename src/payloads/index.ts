@@ -38,3 +38,4 @@ export {
   type UnreadableReason,
 } from './resolve-payloads.js';
 export { isSystemMessage, countLeadingSystemMessages, isSystemPrefixedRef } from './system-prefix.js';
+export { storedReferenceOf, mistakableForReference, type StoredReference } from './stored-reference.js';

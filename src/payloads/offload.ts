@@ -19,7 +19,11 @@
  *   messages rather than on where they came from, so a layout that carried the system prompt
  *   as message 0 produces the same stored form (layout independence).
  *   When the system messages alone exceed the threshold, the whole list is stored instead.
- * Values at or under the threshold, and null (not recorded), are left as they are.
+ * - A value that would read as one of those references if it stayed inline (user content
+ *   shaped like {"$payload": "sha256/<hex>"}, stored-reference.ts) is stored whole whatever its
+ *   size, so the only references at those places are tapedeck's own and the user's text reads
+ *   back as it was.
+ * Other values at or under the threshold, and null (not recorded), are left as they are.
  *
  * Resolution (inlining references again) lives in resolve-payloads.ts; index.ts exports
  * both halves of the format.
@@ -30,6 +34,7 @@ import { comparableDigest } from '../normalize/comparable.js';
 import type { JsonValue } from '../json/json-value.js';
 import type { PayloadStore } from './payload-store.js';
 import { countLeadingSystemMessages } from './system-prefix.js';
+import { mistakableForReference } from './stored-reference.js';
 
 export const JSON_MEDIA_TYPE = 'application/json';
 
@@ -97,13 +102,14 @@ async function offloadValue(
   if (value === null) return { stored: null, digest: null };
   const text = canonicalJson(value);
   const digest = comparableDigest(value, sha256Hex(text));
-  if (fitsInUtf8(text, thresholdBytes)) return { stored: value, digest };
+  const mistakable = mistakableForReference(value);
+  if (!mistakable && fitsInUtf8(text, thresholdBytes)) return { stored: value, digest };
 
   if (isLlmRequest && Array.isArray(value)) {
     const lead = countLeadingSystemMessages(value);
     const head = value.slice(0, lead);
     // Some messages must be left to offload, and the inline part must itself be small.
-    if (lead > 0 && lead < value.length && fitsInUtf8(canonicalJson(head), thresholdBytes)) {
+    if (!mistakable && lead > 0 && lead < value.length && fitsInUtf8(canonicalJson(head), thresholdBytes)) {
       const payload = await putJson(store, canonicalJson(value.slice(lead)));
       return { stored: [...head, refTo(payload.ref)], digest, payload };
     }

@@ -2,9 +2,11 @@
  * @module payloads/resolve-payloads
  * Inlines {"$payload": …} references again (`?resolve=true`), within a byte budget per tape
  * (docs/architecture.md "Payload store"):
- * - References are inlined in reading order (values in the order given to resolve(); inside
- *   a value, arrays in order and object keys in sorted order, i.e. canonical order), so the
- *   cut is a prefix: the first reference that does not fit, and every one after it, stays a
+ * - Only references tapedeck wrote are followed: the whole value, or the tail of
+ *   [system…, ref] (stored-reference.ts). Anything else shaped like a reference is the user's
+ *   content and is returned as it is, so no one can make tapedeck read a payload by naming it.
+ * - References are inlined in the order of the values given to resolve(), so the cut is a
+ *   prefix: the first reference that does not fit, and every one after it, stays a
  *   reference, even a later one small enough to fit. Nothing is read after the cut.
  * - The budget counts payload bytes inlined, once per occurrence (it bounds the response).
  * - [system…, {"$payload": r}] (offload's system-instructions rule) resolves to the system
@@ -17,8 +19,8 @@
  * `resolvedPartial` is true whenever any reference is left in the output, for either reason.
  */
 import type { JsonValue } from '../json/json-value.js';
-import { type PayloadStore, PayloadIntegrityError, isPayloadRef } from './payload-store.js';
-import { isSystemPrefixedRef } from './system-prefix.js';
+import { type PayloadStore, PayloadIntegrityError } from './payload-store.js';
+import { storedReferenceOf } from './stored-reference.js';
 
 export interface ResolveOptions {
   /** payload bytes that may be inlined in total; the first reference past it ends resolution */
@@ -43,7 +45,7 @@ export interface ResolveResult {
 
 /** One budget shared by successive resolve() calls: one resolver per tape, steps in order. */
 export interface PayloadResolver {
-  /** value with references inlined; unchanged parts are returned as the same objects */
+  /** value with tapedeck's reference inlined; a value without one is returned as it is */
   resolve(value: JsonValue | null): Promise<JsonValue | null>;
   readonly resolvedPartial: boolean;
   readonly bytesResolved: number;
@@ -123,42 +125,19 @@ export function createPayloadResolver(store: PayloadStore, options: ResolveOptio
     }
   }
 
-  async function walk(value: JsonValue): Promise<JsonValue> {
-    if (value === null || typeof value !== 'object') return value;
-    if (isPayloadRef(value)) return (await inline(value.$payload)) ?? value;
-    if (Array.isArray(value)) return walkArray(value);
-    const keys = Object.keys(value);
-    const results = new Map<string, JsonValue>();
-    let changed = false;
-    for (const key of [...keys].sort()) {
-      const result = await walk(value[key]);
-      results.set(key, result);
-      changed ||= result !== value[key];
-    }
-    if (!changed) return value;
-    // Keys keep their original order in the output; only the reading order is canonical.
-    const out: { [key: string]: JsonValue } = {};
-    for (const key of keys) out[key] = results.get(key) as JsonValue;
-    return out;
-  }
-
-  async function walkArray(list: JsonValue[]): Promise<JsonValue[]> {
-    const out: JsonValue[] = [];
-    let changed = false;
-    for (const item of list) {
-      const result = await walk(item);
-      changed ||= result !== item;
-      out.push(result);
-    }
-    const tail = out[out.length - 1];
-    // [system…, ref] whose payload was inlined as a list: splice the list's messages in after
-    // the system messages, the shape the request had before offloading split it.
-    if (isSystemPrefixedRef(list) && Array.isArray(tail)) return [...out.slice(0, -1), ...tail];
-    return changed ? out : list;
+  async function resolveStored(value: JsonValue): Promise<JsonValue> {
+    const at = storedReferenceOf(value);
+    if (at === null) return value;
+    const inlined = await inline(at.ref);
+    if (inlined === undefined) return value;
+    if (at.head === null) return inlined;
+    // [system…, ref] whose payload is a list: its messages follow the system messages, the
+    // shape the request had before offloading split it.
+    return Array.isArray(inlined) ? [...at.head, ...inlined] : [...at.head, inlined];
   }
 
   return {
-    resolve: async (value) => (value === null ? null : walk(value)),
+    resolve: async (value) => (value === null ? null : resolveStored(value)),
     get resolvedPartial() {
       return partial;
     },

@@ -12,7 +12,8 @@
 import type { JsonValue } from '../json/json-value.js';
 import { providerToolCall } from '../normalize/provider-messages.js';
 import { isMessageLike, isObject } from './canonical-messages.js';
-import { isRef, type PayloadReader, textOfPayload } from './payload-refs.js';
+import { storedReferenceOf } from '../payloads/stored-reference.js';
+import { type PayloadReader, textOfPayload } from './payload-refs.js';
 import { usableName } from './request-shapes.js';
 
 export interface AnswerToolCall {
@@ -97,15 +98,12 @@ class AnswerBuilder {
     created: null,
   };
 
-  constructor(private readonly reader: PayloadReader) {}
-
   addText(t: string): void {
     if (t !== '') this.texts.push(t);
   }
 
   async addContent(content: unknown): Promise<void> {
     if (content === undefined || content === null) return;
-    if (isRef(content)) return this.addText(textOfPayload(await this.reader.text(content.$payload)));
     if (typeof content === 'string') return this.addText(content);
     if (isPartList(content)) {
       for (const part of content) await this.addPart(part);
@@ -117,7 +115,7 @@ class AnswerBuilder {
   async addPart(part: Obj): Promise<void> {
     const type = part.type;
     if (type === 'text' || type === 'output_text') {
-      await this.addContent(typeof part.text === 'string' || isRef(part.text) ? part.text : part.content);
+      await this.addContent(typeof part.text === 'string' ? part.text : part.content);
     } else if (type === 'tool_use' || type === 'tool_call') {
       await this.addToolCall(part);
     }
@@ -127,8 +125,7 @@ class AnswerBuilder {
   async addToolCall(raw: Obj): Promise<void> {
     const call = providerToolCall(raw);
     if (call === undefined) return; // no name: nothing a wire can render as a call
-    const args = call.arguments === undefined ? undefined : await this.reader.resolveDeep(call.arguments);
-    this.answer.toolCalls.push({ id: call.id ?? null, name: call.name, arguments: args });
+    this.answer.toolCalls.push({ id: call.id ?? null, name: call.name, arguments: call.arguments });
   }
 
   finish(reason: unknown): void {
@@ -155,10 +152,11 @@ class AnswerBuilder {
 /** The answer a model step recorded; null when none was recorded. Throws UnreadableValue. */
 export async function readAnswer(response: JsonValue | null, reader: PayloadReader): Promise<Answer | null> {
   if (response === null) return null;
-  const b = new AnswerBuilder(reader);
-  let value: unknown = response;
-  if (isRef(value)) {
-    const text = await reader.text(value.$payload);
+  const b = new AnswerBuilder();
+  const at = storedReferenceOf(response);
+  let value: unknown = at !== null && at.head !== null ? await reader.resolveStored(response) : response;
+  if (at !== null && at.head === null) {
+    const text = await reader.text(at.ref);
     const parsed = tryParse(text);
     if (Array.isArray(parsed) || (isObject(parsed) && (isProviderBody(parsed) || isMessageLike(parsed))))
       value = parsed;
@@ -179,10 +177,7 @@ export async function readAnswer(response: JsonValue | null, reader: PayloadRead
   }
   if (!Array.isArray(value) || value.length === 0) return null;
   const messages: Obj[] = [];
-  for (const item of value) {
-    const v = isRef(item) ? await reader.value(item.$payload) : item;
-    for (const m of Array.isArray(v) ? v : [v]) if (isObject(m)) messages.push(m);
-  }
+  for (const item of value) for (const m of Array.isArray(item) ? item : [item]) if (isObject(m)) messages.push(m);
   const assistant = messages.filter((m) => m.role === undefined || m.role === 'assistant');
   for (const m of assistant.length > 0 ? assistant : messages) await b.addMessage(m);
   return b.done();

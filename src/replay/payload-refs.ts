@@ -1,6 +1,9 @@
 /**
  * @module replay/payload-refs
- * Reading {"$payload": "sha256/..."} references while a replay is built or explained.
+ * Reading {"$payload": "sha256/..."} references while a replay is built or explained. Only
+ * the references tapedeck wrote are read: the whole stored value, or the tail of
+ * [system…, ref] (payloads/stored-reference.ts). Anything else shaped like one is recorded
+ * content and is served as recorded.
  *
  * A payload's bytes are UTF-8 text: the JSON text of the value it replaced, or the raw text of
  * a text attribute. Decoding: JSON when the text parses, otherwise the text itself. Where the
@@ -11,21 +14,8 @@
  * prompts are read, digested and dropped, so they spend no budget.
  */
 import type { JsonValue } from '../json/json-value.js';
+import { storedReferenceOf } from '../payloads/stored-reference.js';
 import type { ReplayDeps, UnreadableReason } from './settings.js';
-
-export interface PayloadRef {
-  $payload: string;
-}
-
-export function isRef(v: unknown): v is PayloadRef {
-  return (
-    typeof v === 'object' &&
-    v !== null &&
-    !Array.isArray(v) &&
-    typeof (v as { $payload?: unknown }).$payload === 'string' &&
-    Object.keys(v).length === 1
-  );
-}
 
 export type Unreadable = UnreadableReason | 'budget' | 'unknown';
 
@@ -107,19 +97,12 @@ export class PayloadReader {
     return decodePayloadText(await this.text(ref));
   }
 
-  /** Replaces every reference inside value with what it stands for. */
-  async resolveDeep(value: JsonValue): Promise<JsonValue> {
-    if (isRef(value)) return this.resolveDeep(await this.value(value.$payload));
-    if (Array.isArray(value)) {
-      const out: JsonValue[] = [];
-      for (const item of value) out.push(await this.resolveDeep(item));
-      return out;
-    }
-    if (value !== null && typeof value === 'object') {
-      const out: { [key: string]: JsonValue } = {};
-      for (const [k, v] of Object.entries(value)) out[k] = await this.resolveDeep(v);
-      return out;
-    }
-    return value;
+  /** The stored value with the reference tapedeck wrote in it (if any) replaced by what it stands for. */
+  async resolveStored(value: JsonValue): Promise<JsonValue> {
+    const at = storedReferenceOf(value);
+    if (at === null) return value;
+    const inlined = await this.value(at.ref);
+    if (at.head === null) return inlined;
+    return Array.isArray(inlined) ? [...at.head, ...inlined] : [...at.head, inlined];
   }
 }

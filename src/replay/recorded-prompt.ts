@@ -1,9 +1,10 @@
 /**
  * @module replay/recorded-prompt
  * A model step's recorded request, read into canonical messages the same way an agent's
- * request is, so both sides compare by what they said. References are resolved first: an
- * element standing for a list of messages is spliced in place (a system message recorded beside
- * an offloaded message list combines with it as it would have inline).
+ * request is, so both sides compare by what they said. The reference offload wrote is resolved
+ * first: the tail of [system…, ref] stands for a list of messages and is spliced in place (a
+ * system message recorded beside an offloaded message list combines with it as it would have
+ * inline).
  *
  * A prompt that is not a message list cannot be compared: a bare text, a JSON object (a whole
  * request body, even one that reads like a message), or a list holding a non-message.
@@ -11,7 +12,8 @@
 import type { Message } from '../normalize/step.js';
 import type { JsonValue } from '../json/json-value.js';
 import { normalizeMessages } from './canonical-messages.js';
-import { isRef, type PayloadReader, UnreadableValue } from './payload-refs.js';
+import { storedReferenceOf } from '../payloads/stored-reference.js';
+import { type PayloadReader, UnreadableValue } from './payload-refs.js';
 
 export type RecordedPrompt = { kind: 'messages'; messages: Message[] } | { kind: 'not_messages'; why: string };
 
@@ -27,36 +29,27 @@ export async function readRecordedPrompt(request: JsonValue | null, reader: Payl
 
 async function readPrompt(request: JsonValue | null, reader: PayloadReader): Promise<RecordedPrompt> {
   if (request === null) return { kind: 'not_messages', why: 'its prompt was not recorded' };
+  const at = storedReferenceOf(request);
   let list: JsonValue = request;
-  let offloaded = false;
-  if (isRef(list)) {
-    list = await reader.value(list.$payload);
-    offloaded = true;
-  }
-  const where = offloaded ? ' (offloaded)' : '';
+  if (at !== null && at.head === null) list = await reader.value(at.ref);
+  const where = at !== null && at.head === null ? ' (offloaded)' : '';
   if (typeof list === 'string') return { kind: 'not_messages', why: `its prompt was recorded as bare text${where}` };
   if (!Array.isArray(list))
     return { kind: 'not_messages', why: `its prompt was recorded as a JSON object${where}, not a message list` };
 
-  const elements: JsonValue[] = [];
-  for (const item of list) {
-    if (!isRef(item)) {
-      elements.push(item);
-      continue;
-    }
-    const v = await reader.value(item.$payload);
-    // an offloaded element stands for a message list (gen_ai.input.messages beside
+  let elements: JsonValue[] = list;
+  if (at !== null && at.head !== null) {
+    // the offloaded tail stands for a message list (gen_ai.input.messages beside
     // gen_ai.system_instructions); text or an object there is a bare prompt, even one that reads like a message
+    const v = await reader.value(at.ref);
     if (!Array.isArray(v))
       return {
         kind: 'not_messages',
         why: `its prompt holds an offloaded ${typeof v === 'string' ? 'bare text' : 'JSON value'} where a message list belongs`,
       };
-    elements.push(...v);
+    elements = [...at.head, ...v];
   }
-  const resolved: JsonValue[] = [];
-  for (const e of elements) resolved.push(await reader.resolveDeep(e));
-  const result = normalizeMessages(resolved);
+  const result = normalizeMessages(elements);
   if (!result.ok)
     return {
       kind: 'not_messages',

@@ -70,27 +70,15 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
     (c: Context): Promise<Response> =>
       fn(c, now());
 
-  async function principalOf(c: Context): Promise<Principal> {
-    if (!deps.authenticate) {
-      // The application's authentication (auth/route-auth.ts) has checked the credential.
-      const access = accessOf(c);
-      return { tenant: access.tenant, bound: !access.operator };
-    }
-    const auth = c.req.header('authorization');
-    const bearer = auth && /^bearer\s+/i.test(auth) ? auth.replace(/^bearer\s+/i, '').trim() : '';
-    const credential = bearer || c.req.header('x-api-key')?.trim() || null;
-    const principal = await deps.authenticate(credential, c.req.raw);
-    if (!principal)
-      throw new ApiError(
-        'unauthorized',
-        'a valid credential is required (Authorization: Bearer <token> or x-api-key: <token>)',
-      );
-    return principal;
+  /** Who calls: the application's authentication (auth/route-auth.ts) has checked the credential. */
+  function principalOf(c: Context): Principal {
+    const access = accessOf(c);
+    return { tenant: access.tenant, bound: !access.operator };
   }
 
   /** The replay this principal may use; a foreign or unknown id is 404 alike. */
   async function replayOf(c: Context): Promise<Replay> {
-    const principal = await principalOf(c);
+    const principal = principalOf(c);
     const id = c.req.param('id') ?? '';
     const replay = registry.get(id);
     if (!replay || (principal.bound && replay.tenant !== principal.tenant)) {
@@ -111,7 +99,7 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
     '/',
     allow.replay,
     handle(async (c) => {
-      const principal = await principalOf(c);
+      const principal = principalOf(c);
       const body = await readJsonBody(c, s.maxRequestBytes, false);
       if (typeof body.run !== 'string' || body.run === '')
         throw new ApiError('bad_input', 'the body must name a run: {"run": "<run id>"}');

@@ -60,11 +60,6 @@ export interface ReplayDeps {
   /** The origin base_urls are built on (e.g. "http://localhost:4318"); "" gives relative URLs. */
   baseUrl?(req: Request): string;
   /**
-   * Looks up the credential (Authorization: Bearer, else x-api-key). undefined refuses with 401.
-   * Absent: an open server, where any key or none is the operator view.
-   */
-  authenticate?(credential: string | null, req: Request): Promise<Principal | undefined>;
-  /**
    * Where forks forward live calls, by wire. A fork's call past its edited answer on a wire
    * with no upstream is refused (upstream_not_configured), never sent anywhere.
    */

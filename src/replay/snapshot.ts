@@ -15,7 +15,8 @@ import { comparableDigest } from '../normalize/comparable.js';
 import { type RequestOptions, requestIdentity, requestOptionsOf } from '../normalize/request-options.js';
 import { type Answer, readAnswer } from './answer.js';
 import { refusal } from './errors.js';
-import { describeUnreadable, isRef, PayloadReader, UnreadableValue } from './payload-refs.js';
+import { storedReferenceOf } from '../payloads/stored-reference.js';
+import { describeUnreadable, PayloadReader, UnreadableValue } from './payload-refs.js';
 import { readRecordedPrompt } from './recorded-prompt.js';
 import { usableName } from './request-shapes.js';
 import type { HeldContent, ReplayDeps, ReplaySettings } from './settings.js';
@@ -195,11 +196,11 @@ async function readToolStep(
 ): Promise<ToolEntry> {
   const entry: ToolEntry = { step: index, tool, arguments: null, result: null, unreadable: null };
   try {
-    entry.arguments = request === null ? null : await reader.resolveDeep(request);
+    entry.arguments = request === null ? null : await reader.resolveStored(request);
     if (response === null) {
       entry.unreadable = `tool step ${index} recorded no result (was content capture off?)`;
     } else {
-      entry.result = await reader.resolveDeep(response);
+      entry.result = await reader.resolveStored(response);
     }
   } catch (err) {
     if (!(err instanceof UnreadableValue)) throw err;
@@ -235,7 +236,8 @@ function heldContentOf(tape: Tape): HeldContent {
   const payloads = new Set<string>();
   // offload leaves a reference as the whole value or after a message list's system messages
   const refsOf = (v: JsonValue | null) => {
-    for (const item of Array.isArray(v) ? v : [v]) if (isRef(item)) payloads.add(item.$payload);
+    const at = storedReferenceOf(v);
+    if (at !== null) payloads.add(at.ref);
   };
   for (const step of tape.steps) {
     traces.add(step.trace_id);

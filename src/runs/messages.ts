@@ -6,6 +6,7 @@
  */
 import type { Message, Step } from '../normalize/step.js';
 import type { JsonValue } from '../json/json-value.js';
+import { storedReferenceOf } from '../payloads/stored-reference.js';
 
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 
@@ -21,14 +22,9 @@ export function messagesOf(value: JsonValue | null | undefined): Message[] | nul
   return value as unknown as Message[];
 }
 
-/** True when the value still holds a {"$payload": …} reference somewhere. */
+/** True when the value still holds the payload reference tapedeck wrote (not inlined). */
 export function holdsPayloadRef(value: JsonValue | null | undefined): boolean {
-  if (Array.isArray(value)) return value.some(holdsPayloadRef);
-  if (value !== null && typeof value === 'object') {
-    if (typeof value.$payload === 'string') return true;
-    return Object.values(value).some(holdsPayloadRef);
-  }
-  return false;
+  return storedReferenceOf(value) !== null;
 }
 
 /** A message's content as text: strings as they are, JSON values as compact JSON. */

@@ -6,7 +6,9 @@
  * - with a read-only credential, every route that needs more: 403;
  * - with a credential bound to another tenant, the run, replay or credential the route names
  *   is 404, and a list never shows it; the same request with the owning tenant's credential is
- *   not 404, so the 404 is tenancy and not a broken request.
+ *   not 404, so the 404 is tenancy and not a broken request;
+ * - a tenant whose own spans name another tenant's payload by its digest reads, through every
+ *   route, its own content as recorded and never that payload.
  * A route added without a guard (auth/route-auth.ts) has no decision and fails the first test.
  *
  * Then the official OpenAI and Anthropic SDKs replay a run with a read-only token as their
@@ -18,6 +20,9 @@ import { Hono } from 'hono';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AuthDecision, decisionOf } from '../../src/auth/route-auth.js';
+import { readArchiveBytes } from '../../src/cassettes/archive.js';
+import { defaultCassetteLimits } from '../../src/cassettes/format.js';
+import { checkCassette } from '../../src/cassettes/load.js';
 import { GRPC_SERVICES } from '../../src/ingest/grpc-receiver.js';
 import { appWith } from '../helpers/app.js';
 import { databaseKinds } from '../helpers/databases.js';
@@ -48,9 +53,13 @@ const TOKENS = [
 const RUN = 'run-globex';
 const QUESTION = 'What is the capital of Peru?';
 const ANSWER = 'Lima is the capital of Peru.';
+/** globex's answer in its vault run: over the payload threshold, so offloaded */
+const VAULT = 'The vault combination is 31-7-42. ';
+const PROBE = 'run-acme-probe';
+const PAYLOAD_THRESHOLD_BYTES = 1024;
 
 /** One recorded model call of tenant globex's run, as OTel GenAI attributes. */
-function modelCallSpans(run: string) {
+function modelCallSpans(run: string, question: unknown = QUESTION, answer: unknown = ANSWER) {
   return [
     {
       traceId: randomTraceId(),
@@ -61,10 +70,8 @@ function modelCallSpans(run: string) {
         'gen_ai.operation.name': 'chat',
         'gen_ai.system': 'openai',
         'gen_ai.request.model': 'gpt-4o-mini',
-        'gen_ai.input.messages': JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: QUESTION }] }]),
-        'gen_ai.output.messages': JSON.stringify([
-          { role: 'assistant', parts: [{ type: 'text', content: ANSWER }], finish_reason: 'stop' },
-        ]),
+        'gen_ai.input.messages': JSON.stringify([{ role: 'user', content: question }]),
+        'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', content: answer, finish_reason: 'stop' }]),
       },
     },
   ];
@@ -106,11 +113,14 @@ describe.each(databaseKinds)('the route table on %s', (kind) => {
   let credentialId: string;
   let erasureId: string;
   let endpoints: Endpoint[];
+  /** globex's offloaded vault answer, as acme's spans name it */
+  let vaultRef: { $payload: string };
+  let probeReplayId: string;
 
   const auth = (secret: string | null): Record<string, string> => (secret ? { authorization: `Bearer ${secret}` } : {});
 
   beforeAll(async () => {
-    t = await startTestTapedeck(kind, { tokens: TOKENS, mcp: true });
+    t = await startTestTapedeck(kind, { tokens: TOKENS, mcp: true, payloadThresholdBytes: PAYLOAD_THRESHOLD_BYTES });
     const ingested = await fetch(`${t.url}/v1/traces`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...auth(SECRET.globexRw) },
@@ -145,24 +155,68 @@ describe.each(databaseKinds)('the route table on %s', (kind) => {
     expect(erased.status).toBe(202);
     erasureId = ((await erased.json()) as { id: string }).id;
     endpoints = endpointsOf(t.running.app);
+
+    const vault = await fetch(`${t.url}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth(SECRET.globexRw) },
+      body: traceBody(modelCallSpans('run-globex-vault', 'Open it.', VAULT.repeat(64)), 'json'),
+    });
+    expect(vault.status).toBe(200);
+    const [row] = await t.db.query<{ ref: string }>(
+      "SELECT tapedeck_store.payload_ref_of(response) AS ref FROM tapedeck_store.steps WHERE tenant = 'globex' AND tapedeck_store.payload_ref_of(response) IS NOT NULL",
+    );
+    vaultRef = { $payload: row.ref };
+    const probe = await fetch(`${t.url}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth(SECRET.acmeRw) },
+      body: traceBody(modelCallSpans(PROBE, vaultRef, vaultRef), 'json'),
+    });
+    expect(probe.status).toBe(200);
+    const probeReplay = await fetch(`${t.url}/v1/replays`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth(SECRET.acmeRo) },
+      body: JSON.stringify({ run: PROBE, mode: 'loose' }),
+    });
+    expect(probeReplay.status).toBe(201);
+    probeReplayId = ((await probeReplay.json()) as { id: string }).id;
   }, START_TIMEOUT_MS);
   afterAll(async () => t?.close());
 
-  /** A concrete request for a route: its parameters name tenant globex's run, replay or credential. */
-  function requestFor(e: Endpoint, secret: string | null): { url: string; init: RequestInit } {
+  /** What a request names; by default tenant globex's run, replay, credential and erasure. */
+  interface Named {
+    run: string;
+    replay: string;
+    bodies?: Record<string, unknown>;
+    query?: Record<string, string>;
+  }
+
+  /** A concrete request for a route: its parameters name what `named` says. */
+  function requestFor(
+    e: Endpoint,
+    secret: string | null,
+    named: Named = { run: RUN, replay: replayId },
+  ): { url: string; init: RequestInit } {
     const path = e.path
-      .replace(':run', encodeURIComponent(RUN))
+      .replace(':run', encodeURIComponent(named.run))
       .replace(
         ':id',
-        e.path.startsWith('/v1/credentials') ? credentialId : e.path.startsWith('/v1/erasures') ? erasureId : replayId,
+        e.path.startsWith('/v1/credentials')
+          ? credentialId
+          : e.path.startsWith('/v1/erasures')
+            ? erasureId
+            : named.replay,
       )
       .replace('*', 'embeddings');
-    const query: Record<string, string> = { '/v1/diff': `?a=${RUN}&b=${RUN}`, '/v1/recall': '?q=capital+Peru' };
+    const query: Record<string, string> = {
+      '/v1/diff': `?a=${named.run}&b=${named.run}`,
+      '/v1/recall': '?q=capital+Peru',
+      ...named.query,
+    };
     const method = e.method === 'ALL' ? 'POST' : e.method;
     const bodies: Record<string, unknown> = {
-      '/v1/replays': { run: RUN, mode: 'loose' },
+      '/v1/replays': { run: named.run, mode: 'loose' },
       '/v1/credentials': { name: 'another', role: 'ro', tenant: 'globex' },
-      '/v1/erasures': { run: RUN },
+      '/v1/erasures': { run: named.run },
       '/v1/replays/:id': { paused: false },
       '/mcp': { jsonrpc: '2.0', id: 1, method: 'tools/list' },
       '/v1/replays/:id/openai/v1/chat/completions': {
@@ -174,6 +228,7 @@ describe.each(databaseKinds)('the route table on %s', (kind) => {
         max_tokens: 64,
         messages: [{ role: 'user', content: QUESTION }],
       },
+      ...named.bodies,
     };
     const otlp = e.path === '/v1/traces' || e.path === '/v1/logs';
     const body =
@@ -198,8 +253,8 @@ describe.each(databaseKinds)('the route table on %s', (kind) => {
     };
   }
 
-  async function call(e: Endpoint, secret: string | null): Promise<{ status: number; text: string }> {
-    const { url, init } = requestFor(e, secret);
+  async function call(e: Endpoint, secret: string | null, named?: Named): Promise<{ status: number; text: string }> {
+    const { url, init } = requestFor(e, secret, named);
     const res = await fetch(url, init);
     return { status: res.status, text: await res.text() };
   }
@@ -270,6 +325,52 @@ describe.each(databaseKinds)('the route table on %s', (kind) => {
     expect((await call(revoke!, SECRET.globexRw)).status).toBe(403);
     expect((await call(revoke!, SECRET.ops)).status).toBe(200);
     expect((await call(revoke!, SECRET.ops)).status).toBe(404);
+  });
+
+  it("never reads another tenant's payload that its own spans name by digest, through any route", async () => {
+    const tenantRoutes = endpoints.filter(
+      (e) => e.decision?.access === 'credential' && e.decision.role !== 'admin' && e.path !== '/v1/traces',
+    );
+    expect(tenantRoutes.length).toBeGreaterThanOrEqual(16);
+    const named: Named = {
+      run: PROBE,
+      replay: probeReplayId,
+      bodies: {
+        '/v1/erasures': { payload: vaultRef.$payload },
+        '/mcp': {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'get_run_tape', arguments: { run: PROBE, preview_chars: 4000 } },
+        },
+      },
+      query: {
+        '/v1/tapes/:run': '?resolve=true',
+        '/v1/recall': '?q=vault+combination',
+        '/v1/datasets/chat.jsonl': '?outcome=any',
+      },
+    };
+    const seen: string[] = [];
+    for (const e of tenantRoutes) {
+      const secret = e.decision?.access === 'credential' && e.decision.role === 'rw' ? SECRET.acmeRw : SECRET.acmeRo;
+      const { status, text } = await call(e, secret, named);
+      expect([e.method, e.path, text.includes(VAULT)]).toEqual([e.method, e.path, false]);
+      // naming the payload to erase it: acme's steps do not reference it, so there is none
+      if (e.method === 'POST' && e.path === '/v1/erasures') expect(status).toBe(404);
+      if (text.includes(vaultRef.$payload)) seen.push(`${e.method} ${e.path}`);
+    }
+    // the routes that show acme's content show the digest as the text it recorded
+    expect(seen).toEqual(expect.arrayContaining(['GET /v1/tapes/:run', 'GET /v1/datasets/chat.jsonl', 'POST /mcp']));
+    const cassette = endpoints.find((e) => e.path === '/v1/runs/:run/cassette');
+    expect(cassette).toBeDefined();
+    const exported = await fetch(requestFor(cassette!, SECRET.acmeRo, named).url, { headers: auth(SECRET.acmeRo) });
+    const archive = await readArchiveBytes(Buffer.from(await exported.arrayBuffer()), {
+      limits: defaultCassetteLimits,
+    });
+    expect([...checkCassette(archive, defaultCassetteLimits).blobs.keys()]).toEqual([]);
+    // the payload is globex's still, and globex reads it
+    const own = await fetch(`${t.url}/v1/tapes/run-globex-vault?resolve=true`, { headers: auth(SECRET.globexRo) });
+    expect((await own.text()).includes(VAULT)).toBe(true);
   });
 
   it('holds both gRPC services to their decisions, and stores a tenant-bound credential into its tenant', async () => {

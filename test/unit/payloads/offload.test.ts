@@ -9,7 +9,8 @@ import { canonicalJson, digestOf } from '../../../src/json/canonical.js';
 import type { JsonValue } from '../../../src/json/json-value.js';
 import { createMemoryPayloadStore } from '../../../src/payloads/memory-payload-store.js';
 import { offloadLargeValues } from '../../../src/payloads/offload.js';
-import type { PayloadStore } from '../../../src/payloads/payload-store.js';
+import { type PayloadStore, payloadRefOf } from '../../../src/payloads/payload-store.js';
+import { resolvePayloads } from '../../../src/payloads/resolve-payloads.js';
 
 const KiB = 1024;
 const THRESHOLD = 256 * KiB;
@@ -145,16 +146,34 @@ describe('offloadLargeValues', () => {
     });
   });
 
-  it('is idempotent on a stored form: offloading it again writes nothing and changes nothing', async () => {
+  it('stores content shaped like its own references whole, however small, so it reads back as it was', async () => {
     const store = recordingStore();
     const first = await offloadLargeValues(
       { kind: 'llm', request: [system, bigUser()], response: null },
       store,
       THRESHOLD,
     );
+    const stored = first.draft.request as JsonValue[];
+    const named = { $payload: (stored[1] as { $payload: string }).$payload };
+    const cases: [string, JsonValue][] = [
+      ['tool', named],
+      ['llm', stored],
+      ['llm', [system, system, named]],
+    ];
+    for (const [kind, value] of cases) {
+      store.puts.length = 0;
+      const again = await offloadLargeValues({ kind, request: value, response: value }, store, THRESHOLD);
+      const expected = canonicalJson(value);
+      expect(store.puts.map((p) => p.text)).toEqual([expected, expected]);
+      const ref = { $payload: payloadRefOf(Buffer.from(expected)) };
+      expect(again.draft).toMatchObject({ request: ref, response: ref });
+      expect((await resolvePayloads(again.draft.request, store, { maxBytes: 1e6 })).value).toEqual(value);
+    }
+    // shaped like one only somewhere inside: kept inline as it is
+    const inside = [system, { role: 'user', content: [{ type: 'text', text: named }] }];
     store.puts.length = 0;
-    const again = await offloadLargeValues(first.draft, store, THRESHOLD);
-    expect(again.draft).toBe(first.draft);
+    const kept = await offloadLargeValues({ kind: 'llm', request: inside, response: named.$payload }, store, THRESHOLD);
+    expect(kept.draft.request).toBe(inside);
     expect(store.puts).toEqual([]);
   });
 

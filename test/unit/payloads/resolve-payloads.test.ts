@@ -31,6 +31,19 @@ function countingStore(
   };
 }
 
+/** Resolves values in order with one resolver (one budget), as a tape's steps are. */
+async function resolveAll(values: JsonValue[], store: PayloadStore, options: { maxBytes: number }) {
+  const resolver = createPayloadResolver(store, options);
+  const value: (JsonValue | null)[] = [];
+  for (const v of values) value.push(await resolver.resolve(v));
+  return {
+    value,
+    resolvedPartial: resolver.resolvedPartial,
+    bytesResolved: resolver.bytesResolved,
+    unreadable: [...resolver.unreadable],
+  };
+}
+
 async function putJson(store: PayloadStore, value: JsonValue): Promise<{ ref: string; size: number }> {
   const bytes = Buffer.from(canonicalJson(value));
   return { ref: await store.put(bytes, 'application/json'), size: bytes.byteLength };
@@ -66,15 +79,27 @@ describe('resolvePayloads', () => {
     expect(result.value).toEqual([system, user('one message, not a list')]);
   });
 
-  it('inlines references in reading order inside a value: arrays in order, object keys sorted', async () => {
+  it('follows only a reference offload writes: one anywhere else is content, and nothing is read', async () => {
     const store = countingStore();
     const a = await putJson(store, 'a'.repeat(100));
-    const b = await putJson(store, 'b'.repeat(100));
-    const value = { z: { $payload: a.ref }, m: { $payload: b.ref } };
-    const result = await resolvePayloads(value, store, { maxBytes: 150 });
-    // "m" is read before "z" whatever order the keys were written in; the output keeps it.
-    expect(result.value).toEqual({ z: { $payload: a.ref }, m: 'b'.repeat(100) });
-    expect(Object.keys(result.value as object)).toEqual(['z', 'm']);
+    const named = [
+      { z: { $payload: a.ref } },
+      [user('hi'), { $payload: a.ref }],
+      [{ $payload: a.ref }],
+      [system, { $payload: a.ref }, user('after')],
+      { role: 'user', content: [{ type: 'text', text: { $payload: a.ref } }] },
+    ];
+    for (const value of named) {
+      const result = await resolvePayloads(value as JsonValue, store, { maxBytes: 1e6 });
+      expect(result).toEqual({ value, resolvedPartial: false, bytesResolved: 0, unreadable: [] });
+    }
+    expect(store.reads).toEqual([]);
+    // the two places offload writes one
+    expect((await resolvePayloads({ $payload: a.ref }, store, { maxBytes: 1e6 })).value).toBe('a'.repeat(100));
+    expect((await resolvePayloads([system, { $payload: a.ref }], store, { maxBytes: 1e6 })).value).toEqual([
+      system,
+      'a'.repeat(100),
+    ]);
   });
 });
 
@@ -105,7 +130,7 @@ describe('the per-tape budget (resolved_partial)', () => {
   it('resolves everything when the budget equals the total exactly', async () => {
     const store = countingStore();
     const { first, second, third, values } = await tape(store);
-    const result = await resolvePayloads(values, store, { maxBytes: first.size + second.size + third.size });
+    const result = await resolveAll(values, store, { maxBytes: first.size + second.size + third.size });
     expect(result.resolvedPartial).toBe(false);
     expect(result.bytesResolved).toBe(first.size + second.size + third.size);
   });
@@ -113,7 +138,7 @@ describe('the per-tape budget (resolved_partial)', () => {
   it('with a zero budget resolves nothing and says so only when there was something to resolve', async () => {
     const store = countingStore();
     const { values } = await tape(store);
-    expect(await resolvePayloads(values, store, { maxBytes: 0 })).toMatchObject({
+    expect(await resolveAll(values, store, { maxBytes: 0 })).toMatchObject({
       value: values,
       resolvedPartial: true,
       bytesResolved: 0,
@@ -124,7 +149,7 @@ describe('the per-tape budget (resolved_partial)', () => {
   it('reads a repeated payload once but counts it once per occurrence, each a separate copy', async () => {
     const store = countingStore();
     const p = await putJson(store, [user('same')]);
-    const result = await resolvePayloads([{ $payload: p.ref }, { $payload: p.ref }], store, { maxBytes: 10 * KiB });
+    const result = await resolveAll([{ $payload: p.ref }, { $payload: p.ref }], store, { maxBytes: 10 * KiB });
     const [one, two] = result.value as JsonValue[];
     expect(one).toEqual(two);
     expect(one).not.toBe(two);
@@ -140,7 +165,7 @@ describe('payloads that cannot be read', () => {
     const kept = await putJson(store, [user('kept')]);
     await store.delete(gone.ref);
     const value = [{ $payload: gone.ref }, [system, { $payload: gone.ref }], { $payload: kept.ref }];
-    const result = await resolvePayloads(value, store, { maxBytes: 1e6 });
+    const result = await resolveAll(value, store, { maxBytes: 1e6 });
     expect(result.value).toEqual([{ $payload: gone.ref }, [system, { $payload: gone.ref }], [user('kept')]]);
     expect(result.unreadable).toEqual([{ ref: gone.ref, reason: 'missing' }]);
     expect(result.resolvedPartial).toBe(true);
@@ -153,7 +178,7 @@ describe('payloads that cannot be read', () => {
     store.entries.set(damaged.ref, Buffer.from('"tampered"'));
     const binaryRef = await store.put(Uint8Array.from([0xff, 0xfe, 0x00]));
     const textRef = await store.put(Buffer.from('plain text'));
-    const result = await resolvePayloads(
+    const result = await resolveAll(
       [damaged.ref, binaryRef, textRef].map((r) => ({ $payload: r })),
       store,
       { maxBytes: 1e6 },

@@ -144,9 +144,12 @@ describe('reading a recorded answer', () => {
     // inline: the answer message's content, or the whole response as text
     expect((await readAnswer([{ role: 'assistant', content: text }], reader(payloads)))!.text).toBe(text);
     expect((await readAnswer(text, reader(payloads)))!.text).toBe(text);
-    // offloaded content: the payload's own text, not a re-serialisation of what it parses to
-    const contentRef = { $payload: payloads.putText(text) } as unknown as JsonValue;
-    expect((await readAnswer([{ role: 'assistant', content: contentRef }], reader(payloads)))!.text).toBe(text);
+    // content merely shaped like a reference is recorded content: served as such, nothing read
+    const named = payloads.putText(text);
+    const contentRef = { $payload: named } as unknown as JsonValue;
+    expect((await readAnswer([{ role: 'assistant', content: contentRef }], reader(payloads)))!.text).toBe(
+      JSON.stringify({ $payload: named }),
+    );
     // an offloaded whole response that is JSON but neither a provider body nor a message: its own text
     const bare = '{"score": 1.50,  "score": 2}';
     expect((await readAnswer({ $payload: payloads.putText(bare) }, reader(payloads)))!.text).toBe(bare);
@@ -154,13 +157,8 @@ describe('reading a recorded answer', () => {
     expect((await readAnswer([{ role: 'assistant', content: [{ type: 'x', n: 1 }] }], reader(payloads)))!.text).toBe(
       '[{"type":"x","n":1}]',
     );
-    // a payload holding a JSON string literal stands for that string
-    expect(
-      (await readAnswer(
-        [{ role: 'assistant', content: { $payload: payloads.putText('"quoted"') } as unknown as JsonValue }],
-        reader(payloads),
-      ))!.text,
-    ).toBe('quoted');
+    // an offloaded whole response holding a JSON string literal stands for that string
+    expect((await readAnswer({ $payload: payloads.putText('"quoted"') }, reader(payloads)))!.text).toBe('quoted');
   });
 
   it('reads an offloaded message list as messages', async () => {

@@ -5,13 +5,10 @@ import { cloneTape } from '../../fixtures/replay/harness.js';
 import { errorOf, testApp, weather } from './routes-helpers.js';
 
 const MiB = 1024 * 1024;
-const keys: Record<string, { tenant: string | null; bound: boolean }> = {
-  acme: { tenant: 'acme', bound: true },
-  beta: { tenant: 'beta', bound: true },
-  ops: { tenant: null, bound: false },
-};
-const authenticate = async (c: string | null) => (c ? keys[c] : undefined);
-const as = (key: string) => ({ authorization: `Bearer ${key}` });
+// two tenant-bound credentials and an admin's (the operator view)
+const tokens =
+  'acme:acme-secret-0000000000:ro:acme,beta:beta-secret-0000000000:ro:beta,ops:ops-secret-0000000000:admin';
+const as = (key: string) => ({ authorization: `Bearer ${key}-secret-0000000000` });
 
 describe('the replay registry', () => {
   it('charges each replay its call log at full bound, so a share holds its 64 replays with room to spare', () => {
@@ -20,7 +17,7 @@ describe('the replay registry', () => {
   });
 
   it('answers 429 too_many_replays with Retry-After when a share holds its count, the time until its first replay expires', async () => {
-    const t = testApp({ settings: { shareMaxReplays: 2 }, deps: { authenticate } });
+    const t = testApp({ settings: { shareMaxReplays: 2 }, tokens });
     expect((await t.create(weather.tape.run, undefined, as('acme'))).status).toBe(201);
     t.clock.advanceSeconds(600);
     expect((await t.create(weather.tape.run, undefined, as('acme'))).status).toBe(201);
@@ -38,7 +35,7 @@ describe('the replay registry', () => {
   });
 
   it('gives a bound credential a flat Retry-After at the whole-registry bound, and the operator view the time until room frees', async () => {
-    const t = testApp({ settings: { totalMaxReplays: 2 }, deps: { authenticate } });
+    const t = testApp({ settings: { totalMaxReplays: 2 }, tokens });
     await t.create(weather.tape.run, undefined, as('acme'));
     t.clock.advanceSeconds(10);
     await t.create(weather.tape.run, undefined, as('beta'));
@@ -57,7 +54,7 @@ describe('the replay registry', () => {
     const t = testApp({
       tapes: [weather.tape, big],
       settings: { shareMaxBytes: 1 * MiB, totalMaxBytes: 8 * MiB },
-      deps: { authenticate },
+      tokens,
     });
     expect((await t.create('big', undefined, as('acme'))).status).toBe(201);
     const full = await t.create('big', undefined, as('acme'));

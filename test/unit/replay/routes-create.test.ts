@@ -153,19 +153,19 @@ describe('POST /v1/replays', () => {
   });
 });
 
-describe('credentials', () => {
-  const principal = async (credential: string | null) =>
-    credential === 'acme-key'
-      ? { tenant: 'acme', bound: true }
-      : credential === 'ops-key'
-        ? { tenant: null, bound: false }
-        : undefined;
+describe("credentials, checked by the application's auth middleware", () => {
+  const tokens = [
+    'acme:acme-key-0000000000000:ro:acme',
+    'other:other-key-000000000000:ro:other',
+    'ops:ops-key-00000000000000:admin',
+  ].join(',');
+  const key = { acme: 'acme-key-0000000000000', other: 'other-key-000000000000', ops: 'ops-key-00000000000000' };
 
   it('accepts Authorization: Bearer and x-api-key, answers 401 unauthorized otherwise', async () => {
-    const t = testApp({ deps: { authenticate: principal } });
-    expect((await t.create(weather.tape.run, undefined, { authorization: 'Bearer acme-key' })).status).toBe(201);
-    expect((await t.create(weather.tape.run, undefined, { 'x-api-key': 'acme-key' })).status).toBe(201);
-    for (const headers of [{}, { authorization: 'Bearer wrong' }, { 'x-api-key': 'wrong' }] as Record<
+    const t = testApp({ tokens });
+    expect((await t.create(weather.tape.run, undefined, { authorization: `Bearer ${key.acme}` })).status).toBe(201);
+    expect((await t.create(weather.tape.run, undefined, { 'x-api-key': key.acme })).status).toBe(201);
+    for (const headers of [{}, { authorization: 'Bearer wrong-key-0000000000' }, { 'x-api-key': 'wrong' }] as Record<
       string,
       string
     >[]) {
@@ -178,20 +178,22 @@ describe('credentials', () => {
   it("reads the run as the credential's tenant and hides a replay from other tenants behind 404", async () => {
     const seenTenants: (string | null)[] = [];
     const t = testApp({
+      tokens,
       deps: {
-        authenticate: async (c) => (c === 'other-key' ? { tenant: 'other', bound: true } : principal(c)),
         loadTape: async (run, tenant) => {
           seenTenants.push(tenant);
           return run === weather.tape.run ? weather.tape : undefined;
         },
       },
     });
-    const r = await t.create(weather.tape.run, undefined, { authorization: 'Bearer acme-key' });
+    const r = await t.create(weather.tape.run, undefined, { authorization: `Bearer ${key.acme}` });
     expect(seenTenants).toEqual(['acme']);
-    const foreign = await t.call('GET', `/v1/replays/${r.body.id}`, undefined, { authorization: 'Bearer other-key' });
+    const foreign = await t.call('GET', `/v1/replays/${r.body.id}`, undefined, {
+      authorization: `Bearer ${key.other}`,
+    });
     expect(foreign.status).toBe(404);
     expect(errorOf(foreign).type).toBe('not_found');
-    expect((await t.call('GET', `/v1/replays/${r.body.id}`, undefined, { 'x-api-key': 'acme-key' })).status).toBe(200);
-    expect((await t.call('GET', `/v1/replays/${r.body.id}`, undefined, { 'x-api-key': 'ops-key' })).status).toBe(200);
+    expect((await t.call('GET', `/v1/replays/${r.body.id}`, undefined, { 'x-api-key': key.acme })).status).toBe(200);
+    expect((await t.call('GET', `/v1/replays/${r.body.id}`, undefined, { 'x-api-key': key.ops })).status).toBe(200);
   });
 });
