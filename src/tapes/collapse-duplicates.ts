@@ -6,11 +6,13 @@
  * yields its own LLM span plus the SDK's `anthropic.messages.create` child (the
  * openllmetry-anthropic and openinference-anthropic captures in test/fixtures/corpus).
  *
- * Rule: an llm step whose nearest enclosing step is an llm step is the same call when their
- * request digests are equal or either was not recorded (the SDK's span records no content by
- * default) — a model call does not make model calls. The pair keeps the more complete step;
- * a token count or model only the other recorded fills the kept step's null, and the status
- * is the more informative of the two (error, else ok, else unset).
+ * Rule: an llm step whose nearest enclosing step is an llm step is the same call when that
+ * step encloses no other llm step (one span for one span: a wrapper around several model
+ * calls is not any one of them) and their request digests are equal or either was not
+ * recorded (the SDK's span records no content by default). The pair keeps the more complete
+ * step; a token count or model only the other recorded fills the kept step's null, and the
+ * status is the more informative of the two (error, else ok, else unset). The runs view
+ * counts by the same rule (tapedeck_store.run_steps, migration 0016).
  */
 import type { StepRow } from '../normalize/finish.js';
 import type { StepStatus, Tokens } from '../normalize/step.js';
@@ -47,23 +49,37 @@ function merge(kept: StepRow, other: StepRow): StepRow {
   };
 }
 
+/** The nearest step enclosing each llm step, across context spans. */
+function enclosingSteps(byKey: ReadonlyMap<string, StepRow>, tree: SpanTree): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [key, step] of byKey) {
+    if (step.kind !== 'llm') continue;
+    for (const a of tree.ancestors(key)) {
+      if (!byKey.has(a)) continue; // context span: keep walking
+      out.set(key, a);
+      break;
+    }
+  }
+  return out;
+}
+
 /** Steps with each duplicate pair (or chain) folded into one, in input order. */
 export function collapseDuplicateCalls(steps: readonly StepRow[], tree: SpanTree): StepRow[] {
   const byKey = new Map(steps.map((s) => [spanKey(s.trace_id, s.span_id), s]));
+  const enclosing = enclosingSteps(byKey, tree);
+  const enclosedCalls = new Map<string, number>();
+  for (const outer of enclosing.values()) enclosedCalls.set(outer, (enclosedCalls.get(outer) ?? 0) + 1);
   // The outermost step of each duplicate chain stands for the chain.
   const headOf = new Map<string, string>();
   const findHead = (key: string): string => {
     const known = headOf.get(key);
     if (known) return known;
     const step = byKey.get(key) as StepRow;
+    headOf.set(key, key); // a parent cycle (bad input) ends here rather than recursing forever
     let head = key;
-    if (step.kind === 'llm') {
-      for (const a of tree.ancestors(key)) {
-        const enclosing = byKey.get(a);
-        if (!enclosing) continue; // context span: keep walking
-        if (sameCall(step, enclosing)) head = findHead(a);
-        break; // only the nearest enclosing step decides
-      }
+    const outer = enclosing.get(key);
+    if (outer !== undefined && enclosedCalls.get(outer) === 1 && sameCall(step, byKey.get(outer) as StepRow)) {
+      head = findHead(outer);
     }
     headOf.set(key, head);
     return head;

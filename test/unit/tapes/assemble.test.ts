@@ -122,6 +122,36 @@ describe('assembleTape', () => {
     expect(steps.map((s) => s.name)).toEqual(['outer', 'inner']);
   });
 
+  it('folds nothing into a model span that encloses several model calls, even one with no recorded request', () => {
+    const steps = assembleTape({
+      steps: [
+        row({ id: 'wrapper', start: 0, end: 9 }),
+        row({ id: 'call1', parent: 'step1', start: 1, end: 4, request: [{ role: 'user', content: 'a' }] }),
+        row({ id: 'sdk1', parent: 'call1', start: 1, end: 4, tokens: { input: 3 } }),
+        row({ id: 'call2', parent: 'wrapper', start: 5, end: 8, request: [{ role: 'user', content: 'b' }] }),
+        row({ id: 'sdk2', parent: 'call2', start: 5, end: 8, tokens: { input: 4 } }),
+      ],
+      // the first call sits under a context span of the wrapper
+      spans: [{ trace_id: row({ id: 'step1' }).trace_id, span_id: sid('step1'), parent_span_id: sid('wrapper') }],
+    });
+    expect(steps.map((s) => [s.name, s.tokens.input])).toEqual([
+      ['wrapper', null],
+      ['call1', 3],
+      ['call2', 4],
+    ]);
+  });
+
+  it('folds a chain of one-to-one spans (three instrumentations of one call) into its most complete', () => {
+    const steps = assembleTape({
+      steps: [
+        row({ id: 'framework', start: 0, end: 9 }),
+        row({ id: 'library', parent: 'framework', start: 1, end: 8, request: [{ role: 'user', content: 'a' }] }),
+        row({ id: 'sdk', parent: 'library', start: 2, end: 7, tokens: { input: 3 } }),
+      ],
+    });
+    expect(steps.map((s) => [s.name, s.tokens.input])).toEqual([['library', 3]]);
+  });
+
   it('never drops a step on contradictory input (a parent cycle)', () => {
     const steps = assembleTape({
       steps: [
