@@ -11,6 +11,7 @@
  * that no remaining step references, for the caller to purge after commit.
  */
 import type { Queryable } from '../store/database.js';
+import { lockTraces } from '../tapes/trace-store.js';
 
 export interface DeletedCounts {
   spans: number;
@@ -96,6 +97,13 @@ export async function eraseChosen(tx: Queryable, options: EraseOptions = {}): Pr
 
   const traces = await tx.query<{ tenant: string; trace_id: string }>(
     `SELECT DISTINCT tenant, encode(trace_id, 'hex') AS trace_id FROM erased_spans`,
+  );
+  // Ingest writes a trace's spans and steps holding its trace lock, and late log records
+  // re-derive the steps of spans already stored. Taking the same locks here means a step is
+  // either written before these deletes (and deleted by them) or finds its span gone.
+  await lockTraces(
+    tx,
+    traces.map((t) => t.trace_id),
   );
   const spanKeys = await tx.query<{ tenant: string; trace_id: string; span_id: string }>(
     `SELECT tenant, encode(trace_id, 'hex') AS trace_id, encode(span_id, 'hex') AS span_id
