@@ -67,7 +67,7 @@ stand_in_requests() { curl -s "$standin/_stand-in/requests" | json 'v.requests';
 node "$cli" serve --data-dir "$work/data" --http-port 0 --grpc-port 0 \
   --upstream-openai "$standin/v1" >"$work/tapedeck.out" 2>"$work/tapedeck.log" &
 pids+=($!)
-wait_for_line "$work/tapedeck.out" 'API  *http'
+wait_for_line "$work/tapedeck.out" 'API  *http' || { cat "$work/tapedeck.log" >&2; exit 1; }
 td="$(sed -n 's#^  API *\(http://[^/]*\)/v1/runs.*#\1#p' "$work/tapedeck.out")"
 echo "tapedeck at $td, stand-in model at $standin, data in $work/data"
 

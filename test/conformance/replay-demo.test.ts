@@ -9,8 +9,9 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync }
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { packageRoot } from '../../src/package-root.js';
+import { buildCli } from '../helpers/cli.js';
 
 const root = packageRoot();
 const script = path.join(root, 'examples/replay/run.sh');
@@ -27,6 +28,9 @@ async function runDemo(env: Record<string, string> = {}): Promise<{ code: number
     return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
   }
 }
+
+// run alone, the demo needs the CLI built; under `npm test` it already is (pretest)
+beforeAll(buildCli, 180_000);
 
 it('proves every claim of the demo and exits 0', async () => {
   const { code, stdout, stderr } = await runDemo();

@@ -11,7 +11,7 @@
  * so a developer's own settings cannot change what a test sees; `env` adds some back.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -105,17 +105,31 @@ export function runBinary(
   });
 }
 
-// Test files run in parallel workers, and each builds dist: one build at a time, and a build
-// that finished after this one was asked for is fresh enough to use.
+// Test files run in parallel workers and any of them may need dist: one build at a time, and
+// only when a source is newer than the build. \`npm test\` builds first (pretest), so there no
+// test rebuilds dist while another copies or runs it.
 const LOCK = path.join(os.tmpdir(), `tapedeck-cli-build-${Buffer.from(ROOT).toString('hex').slice(-32)}.lock`);
-const STAMP = path.join(ROOT, 'dist', '.cli-build-stamp');
 
-/** Builds dist with `tsc -p tsconfig.build.json` (once across parallel test files). */
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestSource(full) : statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+/** dist/ holds the CLI, built after the last change under src/. */
+export function isCliFresh(): boolean {
+  return existsSync(BIN) && statSync(BIN).mtimeMs >= newestSource(path.join(ROOT, 'src'));
+}
+
+/** Builds dist with `tsc -p tsconfig.build.json` when it is missing or older than src/. */
 export async function buildCli(): Promise<void> {
-  const askedAt = Date.now();
+  if (isCliFresh()) return;
   await acquireLock();
   try {
-    if (existsSync(STAMP) && Number(readFileSync(STAMP, 'utf8')) >= askedAt) return;
+    if (isCliFresh()) return;
     let output = '';
     // Type errors elsewhere in the tree do not stop tsc from emitting; the binary is what counts.
     try {
@@ -123,8 +137,7 @@ export async function buildCli(): Promise<void> {
     } catch (error) {
       output = String((error as { stdout?: Buffer }).stdout ?? error);
     }
-    if (!existsSync(BIN)) throw new Error(`the build did not produce ${BIN}\n${output}`);
-    writeFileSync(STAMP, String(Date.now()));
+    if (!isCliFresh()) throw new Error(`the build did not produce a fresh ${BIN}\n${output}`);
   } finally {
     rmSync(LOCK, { recursive: true, force: true });
   }

@@ -8,15 +8,14 @@
  * `npm test` builds dist/ first (pretest); run alone, this file builds it when it is
  * missing or older than the sources.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgliteDatabase } from '../../src/store/pglite-database.js';
+import { BIN as CLI, buildCli } from '../helpers/cli.js';
 import {
   PROTOBUF,
   postOtlp,
@@ -25,31 +24,6 @@ import {
   traceBody,
   type HttpAnswer,
 } from '../helpers/tapedeck-server.js';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
-
-function newestSource(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestSource(full) : statSync(full).mtimeMs);
-  }
-  return newest;
-}
-
-const isFresh = () => existsSync(CLI) && statSync(CLI).mtimeMs >= newestSource(path.join(ROOT, 'src'));
-
-async function ensureBuilt(): Promise<void> {
-  if (isFresh()) return;
-  try {
-    await promisify(execFile)('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, timeout: 150_000 });
-  } catch (error) {
-    // tsc still emits when some file has a type error (npm run typecheck reports those);
-    // what matters here is a dist/ built from the current sources.
-    if (!isFresh()) throw error;
-  }
-}
 
 interface Served {
   child: ChildProcess;
@@ -113,7 +87,7 @@ describe('tapedeck serve (the built CLI)', () => {
   let served: Served | undefined;
 
   beforeAll(async () => {
-    await ensureBuilt();
+    await buildCli();
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-serve-'));
   }, 180_000);
   afterAll(async () => {
