@@ -24,6 +24,7 @@ const KNOWN = [
   { name: 'conversation', args: [], quick: [], limitS: 1200 },
   { name: 'diff', args: [], quick: [], limitS: 120 },
   { name: 'replay', args: [], quick: ['500'], limitS: 120 },
+  { name: 'tape-read', args: [], quick: ['2000', '3'], limitS: 600 },
   { name: 'cassettes', args: [], quick: ['300'], limitS: 180 },
   { name: 'recall', args: [], quick: [], env: QUICK ? { BENCH_SPANS: '100000' } : {}, limitS: 240 },
   { name: 'dataset', args: [], quick: ['--runs', '10000'], limitS: 180 },

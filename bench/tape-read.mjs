@@ -104,7 +104,9 @@ try {
   console.log(
     `bare indexed SELECT: median ${median(bare.map((b) => b.ms)).toFixed(0)} ms, cpu ${(median(bare.map((b) => b.cpu)) * 1000).toFixed(0)} ms (this process and postgres)`,
   );
-  console.log(`tape / SELECT: ${ratio.toFixed(2)}x the time, ${cpuRatio.toFixed(2)}x the cpu (medians of per-pair ratios)`);
+  console.log(
+    `tape / SELECT: ${ratio.toFixed(2)}x the time, ${cpuRatio.toFixed(2)}x the cpu (medians of per-pair ratios)`,
+  );
 } finally {
   await scratch.cleanup();
 }

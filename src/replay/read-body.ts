@@ -8,6 +8,7 @@
  * A body that has not arrived within `timeoutMs` is answered 503 `unavailable` (retryable):
  * the caller reads it holding its replay's turn, which a stalled upload must not keep.
  */
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import { untouchedIncoming } from '../http/node-incoming.js';
 import { ApiError } from '../errors.js';
@@ -17,7 +18,10 @@ function tooLarge(maxBytes: number): ApiError {
 }
 
 export async function readBodyText(c: Context, maxBytes: number, timeoutMs?: number): Promise<string> {
-  const declared = Number(c.req.header('content-length'));
+  // From the Node request's own headers when there is one: asking Hono's request for a header
+  // builds a whole fetch Headers first.
+  const incoming = untouchedIncoming(c) as IncomingMessage | null;
+  const declared = Number(incoming ? incoming.headers['content-length'] : c.req.header('content-length'));
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
   let timer: NodeJS.Timeout | undefined;
   const timedOut =

@@ -79,9 +79,12 @@ function renderStream(input: RenderInput): Rendered {
   // Every chunk repeats the fixed fields; "choices" sorts before all of them, so each chunk is
   // `{"choices":[<choice>],` + the fixed fields rendered once — the same bytes renderJson gives.
   const tail = renderJson(fixed).slice(1);
+  // The choice's members written in their sorted order (delta, finish_reason, index, logprobs),
+  // as renderJson writes them, without sorting them again for every chunk.
   const event = (delta: Obj, finish: string | null = null): void => {
+    const finishJson = finish === null ? 'null' : renderJson(finish);
     body.push(
-      `data: {"choices":[${renderJson({ index: 0, delta, finish_reason: finish, logprobs: null })}],${tail}\n\n`,
+      `data: {"choices":[{"delta":${renderJson(delta)},"finish_reason":${finishJson},"index":0,"logprobs":null}],${tail}\n\n`,
     );
   };
 
