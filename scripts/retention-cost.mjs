@@ -3,7 +3,9 @@
 // and 19 steps, each step with a short prompt and answer, one recall index row per run, one
 // log record per step), then timed: erasing one run, a user erasure (which reads every span's
 // attributes), and a retention pass deleting the oldest BENCH_EXPIRED_PERCENT (default 10) of
-// the spans in batches of 1,000, with the sweep of recall's index after it. Not part of
+// the spans in batches of 1,000, with the sweep of recall's index after it. The store is
+// written by the schema before time partitions and then migrated (timed): its rows become one
+// partition, which a last pass, once all of it is past the bound, drops whole. Not part of
 // `npm test` or `npm run bench`; docs/security.md has the figures.
 //
 // Run after `npm run build`:  node scripts/retention-cost.mjs
@@ -18,7 +20,7 @@ import { applyRetention } from '../dist/src/erasure/retention.js';
 import { createMemoryPayloadStore } from '../dist/src/payloads/memory-payload-store.js';
 import { silentLogger } from '../dist/src/logger.js';
 import { createPgDatabase } from '../dist/src/store/pg-database.js';
-import { migrate } from '../dist/src/store/migrate.js';
+import { loadMigrations, migrate } from '../dist/src/store/migrate.js';
 
 const server =
   process.env.TAPEDECK_BENCH_DATABASE_URL ??
@@ -55,7 +57,9 @@ try {
   console.log(
     `machine: ${os.cpus().length} x ${os.cpus()[0]?.model}, ${Math.round(os.totalmem() / 2 ** 30)} GiB; ${version}`,
   );
-  await migrate(db);
+  const migrations = loadMigrations();
+  const partitioning = migrations.findIndex((m) => m.name === 'time_partitions');
+  await migrate(db, migrations.slice(0, partitioning));
   await timed(`generating ${(RUNS * PER_RUN).toLocaleString('en-US')} spans`, () =>
     db.query(
       `INSERT INTO tapedeck_store.spans (tenant, trace_id, span_id, parent_span_id, name, kind, start_ns, end_ns,
@@ -102,6 +106,8 @@ try {
     ),
   );
   await db.query('VACUUM ANALYZE');
+  await timed('migrating to time partitions', () => migrate(db, migrations));
+  await db.query('VACUUM ANALYZE');
   const [{ size }] = await db.query('SELECT pg_size_pretty(pg_database_size(current_database())) AS size');
   console.log(`database: ${size}`);
 
@@ -134,6 +140,14 @@ try {
     console.log(`  ${((p.receipt.spans / s) | 0).toLocaleString('en-US')} spans/s overall`);
   }
   await timed('a second pass, with nothing expired', () => applyRetention(db, settings, nowNs));
+  const allPast = T0 + BigInt(RUNS) * RUN_NS + 3_000_000_000n * 86_400n;
+  const { value: drops, s: dropS } = await timed('retention pass dropping the partition of all the rest', () =>
+    applyRetention(db, settings, allPast),
+  );
+  for (const p of drops) {
+    console.log(`  receipt ${JSON.stringify(p.receipt)} in ${p.batches} batches, partitions ${p.partitions}`);
+    console.log(`  ${((p.receipt.spans / dropS) | 0).toLocaleString('en-US')} spans/s overall`);
+  }
 } finally {
   await db.close();
   await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

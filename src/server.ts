@@ -31,6 +31,7 @@ import { createConsoleRoutes } from './console/routes.js';
 import { isSchemaCurrent } from './store/migrate.js';
 import { RecallIndexer } from './recall/recall-indexer.js';
 import { PayloadPurge } from './erasure/purge.js';
+import { PartitionWorker } from './erasure/partitions.js';
 import { DEFAULT_BATCH_SPANS, DEFAULT_INTERVAL_MS, DEFAULT_SWEEP_ROWS, RetentionWorker } from './erasure/retention.js';
 import { backlogSteps, oldestBacklogRow } from './recall/backlog.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
@@ -119,7 +120,10 @@ export async function startTapedeck(
   // Payloads erasures and retention leave to purge; retention when a bound is set.
   const purge = new PayloadPurge(store.db, store.payloads, logger);
   const retention = retentionOf(config, store, logger, () => purge.wake(), options.retentionIntervalMs);
-  const background = { indexer, purge, retention };
+  const partitions = new PartitionWorker(store.db, (error) =>
+    logger.warn({ err: error }, "could not make the coming days' partitions; trying again within the hour"),
+  );
+  const background = { indexer, purge, retention, partitions };
   let http: ServerType | undefined;
   let grpcServer: grpc.Server | undefined;
   try {
@@ -158,6 +162,7 @@ export async function startTapedeck(
     // receivers sharing the database to them: its CPU is for the spans it must keep up with.
     if (config.derive && options.recallIndexer !== false) indexer.start();
     purge.start();
+    partitions.start();
     retention?.start();
 
     let closing: Promise<void> | undefined;
@@ -263,7 +268,12 @@ async function shutdown(
   http: ServerType | undefined,
   grpcServer: grpc.Server | undefined,
   store: Store,
-  background: { indexer: RecallIndexer; purge: PayloadPurge; retention: RetentionWorker | null },
+  background: {
+    indexer: RecallIndexer;
+    purge: PayloadPurge;
+    retention: RetentionWorker | null;
+    partitions: PartitionWorker;
+  },
   drained: Promise<void>,
   graceMs: number,
   logger: Logger,
@@ -273,6 +283,7 @@ async function shutdown(
     background.indexer.stop(),
     background.purge.stop(),
     background.retention?.stop(),
+    background.partitions.stop(),
   ]);
   const httpClosed = http ? new Promise<void>((resolve) => http!.close(() => resolve())) : Promise.resolve();
   // close() ends the keep-alive connections idle at that moment only; one whose request

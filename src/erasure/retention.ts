@@ -4,7 +4,9 @@
  * "Retention"): spans that ended longer ago than their tenant's bound are deleted with what
  * derives from them, continuously, while ingest goes on.
  *
- * Each pass walks every tenant's expired spans oldest first, in batches of at most
+ * Each pass first drops the day partitions of spans and log records (partitions.ts) that
+ * hold only rows past their tenants' bounds, erasing what derives from their spans; then it
+ * walks every tenant's remaining expired spans oldest first, in batches of at most
  * `batchSpans` spans, each batch one short transaction (erase-rows.ts), so no lock is held
  * longer than one batch takes and ingest interleaves with it. Recall's index rows that held a
  * deleted step are swept after the batches, a few hundred rows per transaction. Each pass
@@ -17,6 +19,16 @@ import type { Logger } from '../logger.js';
 import type { Database, Queryable } from '../store/database.js';
 import { chooseSpans, type DeletedCounts, eraseChosen, prepareErasure, withoutJit } from './erase-rows.js';
 import type { Receipt } from './erasures.js';
+import {
+  dayStart,
+  detachedPartitions,
+  detachPartition,
+  ensurePartitions,
+  PARTITIONED_TABLES,
+  type Partition,
+  rangePartitions,
+  tenantsIn,
+} from './partitions.js';
 
 export interface RetentionSettings {
   /** the default bound, in milliseconds; null keeps spans of tenants without an override */
@@ -41,7 +53,23 @@ export interface RetentionPass {
   beforeNs: bigint;
   erasure: string;
   receipt: Receipt;
+  /** transactions that deleted something (a dropped partition is one) */
   batches: number;
+  /** the partitions dropped that held the tenant's rows */
+  partitions: string[];
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Spans and log records before this are deleted for a tenant with this bound. A bound of a
+ * day or more goes by whole UTC days, the partitions' (partitions.ts): the rows of a day go
+ * once the whole day is past the bound, at most a day later than the bound alone says, and
+ * then mostly by dropping the day's partitions rather than row by row.
+ */
+export function retentionCutoff(nowNs: bigint, boundMs: number): bigint {
+  const cutoff = nowNs - BigInt(boundMs) * 1_000_000n;
+  return boundMs >= DAY_MS ? dayStart(cutoff) : cutoff;
 }
 
 /** One pass over every tenant with a bound; returns what each tenant's pass deleted. */
@@ -52,38 +80,186 @@ export async function applyRetention(
   signal?: AbortSignal,
   logger?: Logger,
 ): Promise<RetentionPass[]> {
-  const passes: RetentionPass[] = [];
-  for (const tenant of await storedTenants(db)) {
+  const cutoffOf = (tenant: string): bigint | null => {
     const boundMs = settings.tenantsMs.has(tenant) ? settings.tenantsMs.get(tenant)! : settings.defaultMs;
-    if (boundMs === null || signal?.aborted) continue;
-    const pass = await retainTenant(db, settings, tenant, nowNs - BigInt(boundMs) * 1_000_000n, signal);
-    if (!pass) continue;
-    passes.push(pass);
+    return boundMs === null ? null : retentionCutoff(nowNs, boundMs);
+  };
+  const passes = new Map<string, RetentionPass>();
+  const passOf = (tenant: string): RetentionPass => {
+    let pass = passes.get(tenant);
+    if (!pass) {
+      const receipt: Receipt = { spans: 0, steps: 0, log_records: 0, payloads: 0, recall_index_rows: 0, runs: 0 };
+      pass = { tenant, beforeNs: cutoffOf(tenant)!, erasure: newErasureId(), receipt, batches: 0, partitions: [] };
+      passes.set(tenant, pass);
+    }
+    return pass;
+  };
+  try {
+    await ensurePartitions(db, nowNs);
+  } catch (error) {
+    logger?.warn({ err: error }, "could not make the coming days' partitions; trying again next pass");
+  }
+  await dropExpiredPartitions(db, settings, nowNs, cutoffOf, passOf, signal, logger);
+  for (const tenant of await storedTenants(db)) {
+    if (cutoffOf(tenant) === null || signal?.aborted) continue;
+    await retainTenant(db, settings, passOf(tenant), signal);
+  }
+  const done: RetentionPass[] = [];
+  for (const pass of passes.values()) {
+    if (pass.batches === 0) continue;
+    pass.receipt.recall_index_rows += await sweepRecallRows(db, pass.tenant, settings.sweepRows, signal);
+    await db.query('UPDATE tapedeck_store.erasures SET receipt = $2::jsonb WHERE id = $1', [
+      pass.erasure,
+      JSON.stringify(pass.receipt),
+    ]);
+    done.push(pass);
     if (logger) {
       await recordAudit(db, logger, {
         action: 'retention.run',
         actor: 'system',
-        tenant,
+        tenant: pass.tenant,
         subject: { erasure: pass.erasure, before_ns: pass.beforeNs.toString() },
-        detail: { ...pass.receipt, batches: pass.batches },
+        detail: { ...pass.receipt, batches: pass.batches, partitions: pass.partitions },
       });
     }
   }
-  return passes;
+  return done;
 }
 
+function newErasureId(): string {
+  return `er_${randomBytes(16).toString('hex')}`;
+}
+
+/**
+ * Drops each partition whose every row is past its tenant's bound, log records' first. A
+ * partition is first detached from its table, in a transaction of its own that holds the
+ * table's lock only for that: from then on no read sees its rows and no new row lands in it
+ * (a late one of its day goes to the default partition). Then what derives from its spans
+ * (steps, payload references, the log records no remaining span claims, runs) is erased in
+ * batches, counted per tenant, and the partition is dropped. A partition detached by a pass
+ * that stopped before dropping it is finished by the next. A partition holding rows of a
+ * tenant not yet past its bound (or kept whole) stays: the row pass deletes the other
+ * tenants' rows from it.
+ */
+async function dropExpiredPartitions(
+  db: Database,
+  settings: RetentionSettings,
+  nowNs: bigint,
+  cutoffOf: (tenant: string) => bigint | null,
+  passOf: (tenant: string) => RetentionPass,
+  signal: AbortSignal | undefined,
+  logger: Logger | undefined,
+): Promise<void> {
+  const bounds = [settings.defaultMs, ...settings.tenantsMs.values()].filter((ms): ms is number => ms !== null);
+  if (bounds.length === 0) return;
+  const latest = retentionCutoff(nowNs, Math.min(...bounds));
+  const emptyCutoff = settings.defaultMs === null ? null : retentionCutoff(nowNs, settings.defaultMs);
+  const droppable = (partition: Partition, tenants: readonly string[]) =>
+    tenants.length === 0
+      ? emptyCutoff !== null && partition.to! <= emptyCutoff
+      : tenants.every((t) => {
+          const cutoff = cutoffOf(t);
+          return cutoff !== null && partition.to! <= cutoff;
+        });
+  for (const of of [...PARTITIONED_TABLES].reverse()) {
+    for (const partition of await rangePartitions(db, of)) {
+      if (signal?.aborted || partition.to === null || partition.to > latest) break;
+      if (!droppable(partition, await tenantsIn(db, partition.name))) continue;
+      await detachPartition(db, of, partition, (tenants) => droppable(partition, tenants)).catch((error: unknown) =>
+        logger?.warn({ err: error, partition: partition.name }, 'could not detach a partition; trying again next pass'),
+      );
+    }
+    for (const detached of await detachedPartitions(db, of)) {
+      if (signal?.aborted) break;
+      const cutoff = (tenant: string) => cutoffOf(tenant) ?? dayStart(nowNs);
+      if (of.table === 'spans') await eraseDetachedSpans(db, settings, detached, cutoff, passOf, signal);
+      else await countDetachedLogs(db, detached, cutoff, passOf);
+      if (!signal?.aborted) await db.exec(`DROP TABLE tapedeck_store.${detached}`);
+    }
+  }
+}
+
+/** Erases what derives from a detached partition's spans, tenant by tenant, in batches. */
+async function eraseDetachedSpans(
+  db: Database,
+  settings: RetentionSettings,
+  detached: string,
+  cutoffOf: (tenant: string) => bigint,
+  passOf: (tenant: string) => RetentionPass,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  for (const tenant of await tenantsIn(db, detached)) {
+    const pass = passOf(tenant);
+    pass.beforeNs = cutoffOf(tenant);
+    pass.partitions.push(detached);
+    let after: { trace_id: Uint8Array; span_id: Uint8Array } | null = {
+      trace_id: new Uint8Array(),
+      span_id: new Uint8Array(),
+    };
+    while (after && !signal?.aborted) {
+      const from: { trace_id: Uint8Array; span_id: Uint8Array } = after;
+      after = await db.transaction(async (tx) => {
+        await prepareErasure(tx);
+        const [last] = await tx.query<{ trace_id: Uint8Array | null; span_id: Uint8Array | null }>(
+          `WITH batch AS (
+             SELECT tenant, trace_id, span_id, run_id FROM tapedeck_store.${detached}
+              WHERE tenant = $1 AND (trace_id, span_id) > ($2::bytea, $3::bytea)
+              ORDER BY trace_id, span_id LIMIT ${Math.floor(settings.batchSpans)}),
+           chosen AS (INSERT INTO erased_spans SELECT * FROM batch ON CONFLICT DO NOTHING RETURNING 1)
+           SELECT b.trace_id, b.span_id FROM (SELECT count(*) FROM chosen) c, batch b
+            ORDER BY b.trace_id DESC, b.span_id DESC LIMIT 1`,
+          [tenant, from.trace_id, from.span_id],
+        );
+        if (!last) return null;
+        const rows = await eraseChosen(tx, { sweepRecall: false, spansGone: true });
+        add(pass.receipt, rows.counts);
+        pass.receipt.payloads += rows.unreferencedPayloads.length;
+        await recordPass(
+          tx,
+          pass.erasure,
+          tenant,
+          pass.beforeNs,
+          pass.receipt,
+          pass.batches === 0,
+          rows.unreferencedPayloads,
+        );
+        return { trace_id: last.trace_id!, span_id: last.span_id! };
+      });
+      if (after) pass.batches++;
+    }
+  }
+}
+
+/** Counts a detached partition's log records per tenant, in their passes' receipts. */
+async function countDetachedLogs(
+  db: Database,
+  detached: string,
+  cutoffOf: (tenant: string) => bigint,
+  passOf: (tenant: string) => RetentionPass,
+): Promise<void> {
+  const rows = await db.query<{ tenant: string; n: number | bigint }>(
+    `SELECT tenant, count(*) AS n FROM tapedeck_store.${detached} GROUP BY tenant`,
+  );
+  for (const row of rows) {
+    const pass = passOf(row.tenant);
+    pass.beforeNs = cutoffOf(row.tenant);
+    pass.receipt.log_records += Number(row.n);
+    pass.partitions.push(detached);
+    await recordPass(db, pass.erasure, row.tenant, pass.beforeNs, pass.receipt, pass.batches === 0, []);
+    pass.batches++;
+  }
+}
+
+/** Deletes the tenant's spans and log records before its pass's bound, row by row, in batches. */
 async function retainTenant(
   db: Database,
   settings: RetentionSettings,
-  tenant: string,
-  beforeNs: bigint,
+  pass: RetentionPass,
   signal: AbortSignal | undefined,
-): Promise<RetentionPass | null> {
-  const id = `er_${randomBytes(16).toString('hex')}`;
-  const receipt: Receipt = { spans: 0, steps: 0, log_records: 0, payloads: 0, recall_index_rows: 0, runs: 0 };
-  let batches = 0;
+): Promise<void> {
+  const { tenant, beforeNs, receipt } = pass;
   const record = (tx: Queryable, payloads: readonly string[] = []) =>
-    recordPass(tx, id, tenant, beforeNs, receipt, batches === 0, payloads);
+    recordPass(tx, pass.erasure, tenant, beforeNs, receipt, pass.batches === 0, payloads);
   for (const resolved of [true, false]) {
     // Each partial index (0005, 0014) walks its own spans oldest first.
     const where = `s.tenant = $1 AND s.end_ns < $2 AND s.run_id IS ${resolved ? 'NOT NULL' : 'NULL'}`;
@@ -98,17 +274,17 @@ async function retainTenant(
         await record(tx, rows.unreferencedPayloads);
         return n;
       });
-      if (chosen > 0) batches++;
+      if (chosen > 0) pass.batches++;
     }
   }
   // Log records past the bound that no deleted span took with it (they arrived after it, or
-  // name no span), oldest first, as many per transaction.
+  // name no span), oldest first, as many per transaction. A row's ctid is its partition's.
   for (let deleted = 1; deleted > 0 && !signal?.aborted; ) {
     deleted = await db.transaction(async (tx) => {
       const [row] = await tx.query<{ n: number | bigint }>(
         `WITH d AS (
-           DELETE FROM tapedeck_store.logs WHERE ctid IN (
-             SELECT ctid FROM tapedeck_store.logs WHERE tenant = $1 AND time_ns < $2::bigint ORDER BY time_ns LIMIT $3)
+           DELETE FROM tapedeck_store.logs WHERE (tableoid, ctid) IN (
+             SELECT tableoid, ctid FROM tapedeck_store.logs WHERE tenant = $1 AND time_ns < $2::bigint ORDER BY time_ns LIMIT $3)
            RETURNING 1)
          SELECT count(*) AS n FROM d`,
         [tenant, beforeNs.toString(), settings.batchSpans],
@@ -119,16 +295,12 @@ async function retainTenant(
       await record(tx);
       return n;
     });
-    if (deleted > 0) batches++;
+    if (deleted > 0) pass.batches++;
   }
-  if (batches === 0) return null;
-  receipt.recall_index_rows += await sweepRecallRows(db, tenant, settings.sweepRows, signal);
-  await db.query('UPDATE tapedeck_store.erasures SET receipt = $2::jsonb WHERE id = $1', [id, JSON.stringify(receipt)]);
-  return { tenant, beforeNs, erasure: id, receipt, batches };
 }
 
-function add(receipt: Receipt, counts: DeletedCounts): void {
-  for (const key of Object.keys(counts) as (keyof DeletedCounts)[]) receipt[key] += counts[key];
+function add(receipt: Receipt, counts: Partial<DeletedCounts>): void {
+  for (const key of Object.keys(counts) as (keyof DeletedCounts)[]) receipt[key] += counts[key] ?? 0;
 }
 
 async function recordPass(

@@ -95,7 +95,7 @@ export async function ingestLogs(
         'tapedeck_store.logs',
         logColumns,
         logs.map((l, i) => logToRow(meta.tenant, keys[i], l, i)),
-        'ON CONFLICT (tenant, record_key) DO NOTHING RETURNING 1',
+        'ON CONFLICT (tenant, record_key, time_ns) DO NOTHING RETURNING 1',
       );
       // Content that arrives after its span completes that span's step.
       const correlated = logs.filter((l) => l.traceId && l.spanId);

@@ -172,7 +172,7 @@ async function insertSpanRows(tx: Queryable, rows: Iterable<unknown[]>): Promise
           'tapedeck_store.spans',
           spanWriteColumns,
           [...rows],
-          'ON CONFLICT (tenant, trace_id, span_id) DO NOTHING RETURNING 1',
+          'ON CONFLICT (tenant, trace_id, span_id, end_ns) DO NOTHING RETURNING 1',
         )
       ).length;
 }

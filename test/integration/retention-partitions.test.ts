@@ -1,0 +1,248 @@
+/**
+ * Retention over day partitions, on PGlite and PostgreSQL, while ingest runs. Runs of three
+ * days ago sit alone in their day's partition: retention detaches and drops the partitions of
+ * that day (spans and log records) whole, with the runs' steps, payloads, recall rows and runs.
+ * Runs of two days ago share their day with a tenant whose override keeps everything: that
+ * partition stays, and only the bounded tenant's rows leave it. Meanwhile runs of now and late
+ * runs of three days ago keep arriving; every one sent of now is still there at the end.
+ *
+ * And a store written before partitioning: its rows become one partition, deduplication of a
+ * redelivered span still holds, the views read as before, and retention drops that partition
+ * whole once its last day is past the bound.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dayStart, DAY_NS, ensurePartitions, partitionName, PARTITIONED_TABLES } from '../../src/erasure/partitions.js';
+import { PayloadPurge } from '../../src/erasure/purge.js';
+import { applyRetention, RetentionWorker } from '../../src/erasure/retention.js';
+import { ingestSpans } from '../../src/ingest/ingest.js';
+import { createFsPayloadStore } from '../../src/payloads/fs-payload-store.js';
+import type { PayloadStore } from '../../src/payloads/payload-store.js';
+import type { Database } from '../../src/store/database.js';
+import { loadMigrations, migrate } from '../../src/store/migrate.js';
+import { createTestDatabase, databaseKinds } from '../helpers/databases.js';
+import { type GenAiRun, genAiRun, payloadRefsOf, sendGenAiRun } from '../helpers/genai-run.js';
+import { span } from '../helpers/span-builder.js';
+import {
+  capturingLogger,
+  randomTraceId,
+  START_TIMEOUT_MS,
+  startTestTapedeck,
+  type TestTapedeck,
+} from '../helpers/tapedeck-server.js';
+
+const DAY_MS = 86_400_000;
+const HOUR_NS = 3_600_000_000_000n;
+const SHARED_ANSWER = `Expect light rain by the afternoon: ${'showers and a cool breeze, '.repeat(12)}`;
+const OLD_WORD = 'partitionedwombat';
+
+function payloadFile(dir: string, ref: string): string {
+  const hex = ref.slice('sha256/'.length);
+  return path.join(dir, 'sha256', hex.slice(0, 2), hex.slice(2, 4), hex);
+}
+
+async function count(db: Database, sql: string, params: unknown[] = []): Promise<number> {
+  return Number((await db.query<{ n: bigint }>(sql, params))[0].n);
+}
+
+async function partitionsOf(db: Database, table: string): Promise<string[]> {
+  const rows = await db.query<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+      WHERE i.inhparent = $1::regclass ORDER BY 1`,
+    [`tapedeck_store.${table}`],
+  );
+  return rows.map((r) => r.name);
+}
+
+describe.each(databaseKinds)('retention over day partitions on %s', (kind) => {
+  let t: TestTapedeck;
+  let payloadDir: string;
+  let payloads: PayloadStore;
+
+  beforeAll(async () => {
+    payloadDir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-partitions-'));
+    payloads = createFsPayloadStore({ dir: payloadDir });
+    t = await startTestTapedeck(kind, { payloadThresholdBytes: 256 }, { payloads });
+  }, START_TIMEOUT_MS);
+  afterAll(async () => {
+    await t?.close();
+    rmSync(payloadDir, { recursive: true, force: true });
+  });
+
+  it('drops the days past every tenant bound whole, and only the bounded rows of a shared day, while ingest runs', async () => {
+    // arrange: partitions for the last four days, as a tapedeck running then made them
+    const nowNs = () => BigInt(Date.now()) * 1_000_000n;
+    const today = dayStart(nowNs());
+    await ensurePartitions(t.db, today - 4n * DAY_NS);
+    const threeDaysAgo = today - 3n * DAY_NS + 12n * HOUR_NS;
+    const twoDaysAgo = today - 2n * DAY_NS + 12n * HOUR_NS;
+    const oldRun = (run: string, answer: string, endNs = threeDaysAgo) =>
+      genAiRun({ run, question: `Was ${OLD_WORD} sunny?`, answer, user: 'u-old', endNs });
+    const old: GenAiRun[] = [
+      oldRun('old-shared', SHARED_ANSWER),
+      oldRun('old-own', `${OLD_WORD}: ${'a long and dated forecast, '.repeat(12)}`),
+      oldRun('old-beside-archive', `${OLD_WORD} beside the archive`, twoDaysAgo),
+    ];
+    const recentNow = genAiRun({
+      run: 'now-shared',
+      question: 'Rain later?',
+      answer: SHARED_ANSWER,
+      user: 'u-now',
+      endNs: nowNs(),
+    });
+    for (const r of [...old, recentNow]) await sendGenAiRun(t, r);
+    const archived = span({ id: 'kept', traceId: randomTraceId(), attributes: { 'session.id': 'archive' } });
+    await ingestSpans(
+      [{ ...archived, startTimeUnixNano: twoDaysAgo - 1_000_000n, endTimeUnixNano: twoDaysAgo }],
+      { tenant: 'archive' },
+      t.running.store.ingest,
+    );
+    const spansDay3 = partitionName(PARTITIONED_TABLES[0], today - 3n * DAY_NS);
+    const logsDay3 = partitionName(PARTITIONED_TABLES[1], today - 3n * DAY_NS);
+    const spansDay2 = partitionName(PARTITIONED_TABLES[0], today - 2n * DAY_NS);
+    const where = await t.db.query<{ p: string }>(
+      `SELECT DISTINCT tableoid::regclass::text AS p FROM tapedeck_store.spans WHERE trace_id = ANY($1::bytea[]) ORDER BY 1`,
+      [old.map((r) => Buffer.from(r.traceId, 'hex'))],
+    );
+    expect(where.map((r) => r.p)).toEqual([`tapedeck_store.${spansDay3}`, `tapedeck_store.${spansDay2}`].sort());
+    const oldRefs = new Set([...(await payloadRefsOf(t, 'old-shared')), ...(await payloadRefsOf(t, 'old-own'))]);
+    const keptRefs = await payloadRefsOf(t, 'now-shared');
+    const oldOnly = [...oldRefs].filter((r) => !keptRefs.has(r));
+    expect([oldOnly.length > 0, [...oldRefs].some((r) => keptRefs.has(r))]).toEqual([true, true]);
+
+    const { logger, lines } = capturingLogger();
+    const purge = new PayloadPurge(t.db, payloads, logger);
+    const worker = new RetentionWorker(
+      t.db,
+      { defaultMs: DAY_MS, tenantsMs: new Map([['archive', null]]), batchSpans: 2, sweepRows: 4, intervalMs: 20 },
+      logger,
+      () => purge.wake(),
+    );
+
+    // act: retention runs while runs of now, and late runs of three days ago, keep arriving
+    purge.start();
+    worker.start();
+    const sentNow: GenAiRun[] = [recentNow];
+    for (let i = 0; i < 12; i++) {
+      const fresh = genAiRun({
+        run: `now-${i}`,
+        question: `Rain at ${i}?`,
+        answer: `Dry at ${i}.`,
+        user: 'u',
+        endNs: nowNs(),
+      });
+      await sendGenAiRun(t, fresh);
+      sentNow.push(fresh);
+      if (i % 4 === 0) {
+        const late = oldRun(`old-late-${i}`, `${OLD_WORD} late answer ${i}`);
+        await sendGenAiRun(t, late);
+        old.push(late);
+      }
+    }
+    const cutoff = dayStart(nowNs() - DAY_NS).toString();
+    const oldTraces = old.map((r) => r.traceId);
+    const leftOf = async () =>
+      (await count(
+        t.db,
+        `SELECT (SELECT count(*) FROM tapedeck_store.spans WHERE tenant = '' AND end_ns < $1::bigint)
+              + (SELECT count(*) FROM tapedeck_store.erasure_payloads)
+              + (SELECT count(*) FROM tapedeck_store.trace_words w, unnest($2::text[]) AS o(trace)
+                  WHERE position(decode(o.trace, 'hex') IN w.trace_ids) > 0)
+              + (SELECT count(*) FROM pg_class WHERE relname LIKE '%\\_expired\\_%') AS n`,
+        [cutoff, oldTraces],
+      )) + ((await partitionsOf(t.db, 'spans')).includes(spansDay3) ? 1 : 0);
+    while ((await leftOf()) > 0) await new Promise((r) => setTimeout(r, 50));
+    await worker.stop();
+    await purge.stop();
+
+    // assert: the day past every bound is gone whole, the shared day stays with the kept tenant
+    expect((await partitionsOf(t.db, 'spans')).includes(spansDay3)).toBe(false);
+    expect((await partitionsOf(t.db, 'logs')).includes(logsDay3)).toBe(false);
+    expect((await partitionsOf(t.db, 'spans')).includes(spansDay2)).toBe(true);
+    expect(await count(t.db, `SELECT count(*) AS n FROM tapedeck_store.${spansDay2}`)).toBe(1);
+    expect(await count(t.db, "SELECT count(*) AS n FROM tapedeck_store.spans WHERE tenant = 'archive'")).toBe(1);
+    const inOldTraces = (table: string) =>
+      count(
+        t.db,
+        `SELECT count(*) AS n FROM tapedeck_store.${table} x, unnest($1::text[]) AS o(trace) WHERE x.trace_id = decode(o.trace, 'hex')`,
+        [oldTraces],
+      );
+    expect([await inOldTraces('spans'), await inOldTraces('steps'), await inOldTraces('logs')]).toEqual([0, 0, 0]);
+    for (const r of old) expect((await fetch(`${t.url}/v1/tapes/${r.run}`)).status).toBe(404);
+    expect(((await (await fetch(`${t.url}/v1/recall?q=${OLD_WORD}`)).json()) as { runs: unknown[] }).runs).toEqual([]);
+    expect(await count(t.db, "SELECT count(*) AS n FROM tapedeck.runs WHERE run LIKE 'old-%'")).toBe(0);
+    for (const ref of oldOnly) expect(existsSync(payloadFile(payloadDir, ref))).toBe(false);
+    for (const ref of keptRefs) expect(existsSync(payloadFile(payloadDir, ref))).toBe(true);
+    // every span of now that was sent is there, and readable
+    expect(
+      await count(
+        t.db,
+        `SELECT count(*) AS n FROM tapedeck_store.spans x, unnest($1::text[]) AS o(trace) WHERE x.trace_id = decode(o.trace, 'hex')`,
+        [sentNow.map((r) => r.traceId)],
+      ),
+    ).toBe(2 * sentNow.length);
+    const tape = (await (await fetch(`${t.url}/v1/tapes/now-shared?resolve=true`)).json()) as { steps: unknown[] };
+    expect(tape.steps).toHaveLength(2);
+    // the passes count every old span, and name the partitions they dropped
+    const passes = lines.filter((l) => l.action === 'retention.run');
+    const detail = (l: (typeof passes)[number]) => l.detail as { spans: number; partitions: string[] };
+    expect(passes.reduce((n, l) => n + Number(detail(l).spans), 0)).toBe(2 * old.length);
+    expect(passes.flatMap((l) => detail(l).partitions)).toContain(spansDay3.replace('_p', '_expired_p'));
+  }, 180_000);
+});
+
+describe.each(databaseKinds)('a store written before partitioning, on %s', (kind) => {
+  it('becomes one partition that keeps deduplicating, reads as before, and is dropped whole once past the bound', async () => {
+    // arrange: a span and a log record stored by the schema before partitions
+    const t = await createTestDatabase(kind, { migrated: false });
+    try {
+      const migrations = loadMigrations();
+      const before = migrations.findIndex((m) => m.name === 'time_partitions');
+      await migrate(t.db, migrations.slice(0, before));
+      const ended = BigInt(Date.now()) * 1_000_000n - 10n * DAY_NS;
+      await t.db.query(
+        `INSERT INTO tapedeck_store.spans (trace_id, span_id, name, kind, start_ns, end_ns, status_code, attributes, events, links, resource)
+         VALUES ('\\x0af7651916cd43dd8448eb211c80319c', '\\x00000000000000a1', 'old', 'internal', $1, $1, 'ok', '{}', '[]', '[]', '{}')`,
+        [ended.toString()],
+      );
+      await t.db.query(
+        `INSERT INTO tapedeck_store.logs (record_key, trace_id, span_id, time_ns, observed_time_ns, attributes, resource)
+         VALUES ('\\x01', '\\x0af7651916cd43dd8448eb211c80319c', '\\x00000000000000a1', $1, $1, '{}', '{}')`,
+        [ended.toString()],
+      );
+      await t.db.exec('CREATE VIEW public.own_spans AS SELECT span_id, end_ns FROM tapedeck.spans');
+
+      // act
+      await migrate(t.db, migrations);
+
+      // assert: one partition holds the old rows, which read as before through every view
+      expect(await partitionsOf(t.db, 'spans')).toEqual(['spans_before_partitions', 'spans_default']);
+      expect(await partitionsOf(t.db, 'logs')).toEqual(['logs_before_partitions', 'logs_default']);
+      expect(await count(t.db, 'SELECT count(*) AS n FROM public.own_spans')).toBe(1);
+      expect(await count(t.db, 'SELECT count(*) AS n FROM tapedeck.logs')).toBe(1);
+      // a redelivered copy of the stored span is the same span
+      const again = span({ id: 'a1', attributes: {} });
+      const copy = { ...again, spanId: '00000000000000a1', startTimeUnixNano: ended, endTimeUnixNano: ended };
+      const ingest = { db: t.db, derive: null };
+      expect((await ingestSpans([copy], { tenant: '' }, ingest)).stored).toBe(0);
+      expect(await count(t.db, 'SELECT count(*) AS n FROM tapedeck_store.spans')).toBe(1);
+
+      // retention: the partition's last day is past a bound of a week, so it goes whole
+      const passes = await applyRetention(
+        t.db,
+        { defaultMs: 7 * DAY_MS, tenantsMs: new Map(), batchSpans: 100, sweepRows: 100, intervalMs: 0 },
+        BigInt(Date.now()) * 1_000_000n,
+      );
+      expect(await partitionsOf(t.db, 'spans')).not.toContain('spans_before_partitions');
+      expect(await partitionsOf(t.db, 'logs')).not.toContain('logs_before_partitions');
+      expect(await count(t.db, 'SELECT count(*) AS n FROM public.own_spans')).toBe(0);
+      expect(passes.map((p) => [p.receipt.spans, p.receipt.log_records, p.partitions.sort()])).toEqual([
+        [1, 1, ['logs_expired_before_partitions', 'spans_expired_before_partitions']],
+      ]);
+    } finally {
+      await t.drop();
+    }
+  }, 120_000);
+});
