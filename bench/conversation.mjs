@@ -183,9 +183,12 @@ async function measure(calls, runs, warmup, requests) {
 /** Bytes of each tapedeck_store table (TOAST and indexes included) and, as "payload files", of the data directory. */
 async function storedBytes(db, dataDir) {
   const { rows } = await db.query(
-    `SELECT c.relname AS name, pg_total_relation_size(c.oid)::bigint AS bytes
+    // a partition (spans and log records by day) counts under its partitioned table's name
+    `SELECT coalesce(root.relname, c.relname) AS name, sum(pg_total_relation_size(c.oid))::bigint AS bytes
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = 'tapedeck_store' AND c.relkind = 'r'`,
+       LEFT JOIN pg_class root ON root.oid = pg_partition_root(c.oid)
+      WHERE n.nspname = 'tapedeck_store' AND c.relkind = 'r'
+      GROUP BY 1`,
   );
   const byName = new Map(rows.map((r) => [r.name, Number(r.bytes)]));
   byName.set('payload files', filesBytes(dataDir));
