@@ -11,6 +11,7 @@
  * for both), so each waits at most LOCK_TIMEOUT for ingest and reads to let go and is tried
  * again on the next pass when it cannot have it.
  */
+import { randomBytes } from 'node:crypto';
 import type { Database, Queryable } from '../store/database.js';
 
 export const DAY_NS = 86_400_000_000_000n;
@@ -19,6 +20,12 @@ export const DAYS_AHEAD = 3;
 const LOCK_TIMEOUT = '5s';
 /** An arbitrary constant: replicas make partitions one at a time. */
 const PARTITION_LOCK_KEY = 7_467_100_016;
+/** Another: replicas take turns claiming detached partitions. */
+const CLAIM_LOCK_KEY = 7_467_100_017;
+/** A claim not renewed for this long was a process that stopped: another takes over. */
+const CLAIM_TTL_MS = 10 * 60_000;
+/** This process, in its claims. */
+const CLAIMANT = randomBytes(8).toString('hex');
 
 /** A time-partitioned table and the column it is partitioned by. */
 export interface PartitionedTable {
@@ -167,6 +174,25 @@ function tenantPolicy(name: string): string {
   return `ALTER TABLE tapedeck_store.${name} ENABLE ROW LEVEL SECURITY;
     CREATE POLICY tenant_rows ON tapedeck_store.${name}
       USING (tenant IS NOT DISTINCT FROM COALESCE(tapedeck_store.tenant_of_role(current_user), tenant));`;
+}
+
+/**
+ * Within a transaction working on a detached partition: whether this process may (the
+ * partition still exists, and no other process claimed it within CLAIM_TTL_MS), claiming or
+ * renewing it if so, so several replicas running retention erase each partition once. The
+ * claim is the partition's comment; replicas take turns reading and writing it.
+ */
+export async function claimDetached(tx: Queryable, name: string): Promise<boolean> {
+  await tx.query('SELECT pg_advisory_xact_lock($1)', [CLAIM_LOCK_KEY]);
+  const [row] = await tx.query<{ exists: boolean; claim: string | null }>(
+    `SELECT to_regclass($1) IS NOT NULL AS exists, obj_description(to_regclass($1), 'pg_class') AS claim`,
+    [`tapedeck_store.${name}`],
+  );
+  if (!row.exists) return false;
+  const claim = row.claim ? (JSON.parse(row.claim) as { by: string; at: number }) : null;
+  if (claim && claim.by !== CLAIMANT && Date.now() - claim.at < CLAIM_TTL_MS) return false;
+  await tx.exec(`COMMENT ON TABLE tapedeck_store.${name} IS '${JSON.stringify({ by: CLAIMANT, at: Date.now() })}'`);
+  return true;
 }
 
 /** Makes missing partitions every hour, whether or not retention is on (serve). */

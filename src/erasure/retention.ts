@@ -20,6 +20,7 @@ import type { Database, Queryable } from '../store/database.js';
 import { chooseSpans, type DeletedCounts, eraseChosen, prepareErasure, withoutJit } from './erase-rows.js';
 import type { Receipt } from './erasures.js';
 import {
+  claimDetached,
   dayStart,
   detachedPartitions,
   detachPartition,
@@ -172,14 +173,22 @@ async function dropExpiredPartitions(
     for (const detached of await detachedPartitions(db, of)) {
       if (signal?.aborted) break;
       const cutoff = (tenant: string) => cutoffOf(tenant) ?? dayStart(nowNs);
-      if (of.table === 'spans') await eraseDetachedSpans(db, settings, detached, cutoff, passOf, signal);
-      else await countDetachedLogs(db, detached, cutoff, passOf);
-      if (!signal?.aborted) await db.exec(`DROP TABLE tapedeck_store.${detached}`);
+      if (of.table === 'spans') {
+        if (!(await eraseDetachedSpans(db, settings, detached, cutoff, passOf, signal)) || signal?.aborted) continue;
+        await db.transaction(async (tx) => {
+          if (await claimDetached(tx, detached)) await tx.exec(`DROP TABLE tapedeck_store.${detached}`);
+        });
+      } else {
+        await countDetachedLogs(db, detached, cutoff, passOf);
+      }
     }
   }
 }
 
-/** Erases what derives from a detached partition's spans, tenant by tenant, in batches. */
+/**
+ * Erases what derives from a detached partition's spans, tenant by tenant, in batches;
+ * resolves false when another process has the partition.
+ */
 async function eraseDetachedSpans(
   db: Database,
   settings: RetentionSettings,
@@ -187,7 +196,8 @@ async function eraseDetachedSpans(
   cutoffOf: (tenant: string) => bigint,
   passOf: (tenant: string) => RetentionPass,
   signal: AbortSignal | undefined,
-): Promise<void> {
+): Promise<boolean> {
+  let claimed = true;
   for (const tenant of await tenantsIn(db, detached)) {
     const pass = passOf(tenant);
     pass.beforeNs = cutoffOf(tenant);
@@ -196,9 +206,11 @@ async function eraseDetachedSpans(
       trace_id: new Uint8Array(),
       span_id: new Uint8Array(),
     };
-    while (after && !signal?.aborted) {
+    while (after && claimed && !signal?.aborted) {
       const from: { trace_id: Uint8Array; span_id: Uint8Array } = after;
       after = await db.transaction(async (tx) => {
+        claimed = await claimDetached(tx, detached);
+        if (!claimed) return null;
         await prepareErasure(tx);
         const [last] = await tx.query<{ trace_id: Uint8Array | null; span_id: Uint8Array | null }>(
           `WITH batch AS (
@@ -228,24 +240,34 @@ async function eraseDetachedSpans(
       if (after) pass.batches++;
     }
   }
+  return claimed;
 }
 
-/** Counts a detached partition's log records per tenant, in their passes' receipts. */
+/** Counts a detached partition's log records per tenant, in their passes' receipts, and drops it. */
 async function countDetachedLogs(
   db: Database,
   detached: string,
   cutoffOf: (tenant: string) => bigint,
   passOf: (tenant: string) => RetentionPass,
 ): Promise<void> {
-  const rows = await db.query<{ tenant: string; n: number | bigint }>(
-    `SELECT tenant, count(*) AS n FROM tapedeck_store.${detached} GROUP BY tenant`,
-  );
-  for (const row of rows) {
+  const counted = await db.transaction(async (tx) => {
+    if (!(await claimDetached(tx, detached))) return [];
+    const rows = await tx.query<{ tenant: string; n: number | bigint }>(
+      `SELECT tenant, count(*) AS n FROM tapedeck_store.${detached} GROUP BY tenant`,
+    );
+    for (const row of rows) {
+      const pass = passOf(row.tenant);
+      const receipt = { ...pass.receipt, log_records: pass.receipt.log_records + Number(row.n) };
+      await recordPass(tx, pass.erasure, row.tenant, cutoffOf(row.tenant), receipt, pass.batches === 0, []);
+    }
+    await tx.exec(`DROP TABLE tapedeck_store.${detached}`);
+    return rows;
+  });
+  for (const row of counted) {
     const pass = passOf(row.tenant);
     pass.beforeNs = cutoffOf(row.tenant);
     pass.receipt.log_records += Number(row.n);
     pass.partitions.push(detached);
-    await recordPass(db, pass.erasure, row.tenant, pass.beforeNs, pass.receipt, pass.batches === 0, []);
     pass.batches++;
   }
 }

@@ -1,10 +1,10 @@
 /**
  * The console declares the API's answers it reads in console/src/types.ts, a copy the bundle
  * keeps apart from the server's code. Here the real answers of a server holding the corpus's
- * weather runs, every layout's (GET /v1/runs, /v1/tapes/{run} plain and resolved, /v1/runs/{run}/reconstruct and
- * /tree) are read against those declarations: every key a type requires is in every answer
- * object it describes, at every depth, and every optional key turns up in at least one. A
- * field renamed or dropped on either side fails here.
+ * weather runs, every layout's (GET /v1/runs, /v1/tapes/{run} plain and resolved,
+ * /v1/runs/{run}/reconstruct and /tree), are read against those declarations: every key a
+ * type requires is in every answer object it describes, at every depth, and every optional
+ * key turns up in at least one. A field renamed or dropped on either side fails here.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -9,6 +9,9 @@
  * And a store written before partitioning: its rows become one partition, deduplication of a
  * redelivered span still holds, the views read as before, and retention drops that partition
  * whole once its last day is past the bound.
+ *
+ * And a partition another server detached: left to it while its claim is fresh, finished by
+ * this one once the claim is stale.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -241,6 +244,45 @@ describe.each(databaseKinds)('a store written before partitioning, on %s', (kind
       expect(passes.map((p) => [p.receipt.spans, p.receipt.log_records, p.partitions.sort()])).toEqual([
         [1, 1, ['logs_expired_before_partitions', 'spans_expired_before_partitions']],
       ]);
+    } finally {
+      await t.drop();
+    }
+  }, 120_000);
+});
+
+describe.each(databaseKinds)('a partition another server detached, on %s', (kind) => {
+  it('is left to that server while its claim is fresh, and finished once the claim is stale', async () => {
+    // arrange: a day's partition with one span, detached as a pass of another server leaves it
+    const t = await createTestDatabase(kind);
+    try {
+      const today = dayStart(BigInt(Date.now()) * 1_000_000n);
+      await ensurePartitions(t.db, today - 3n * DAY_NS);
+      const ended = today - 3n * DAY_NS + HOUR_NS;
+      const one = {
+        ...span({ id: 'gone', traceId: randomTraceId() }),
+        startTimeUnixNano: ended,
+        endTimeUnixNano: ended,
+      };
+      expect((await ingestSpans([one], { tenant: '' }, { db: t.db, derive: null })).stored).toBe(1);
+      const day = partitionName(PARTITIONED_TABLES[0], today - 3n * DAY_NS);
+      const detached = day.replace('_p', '_expired_p');
+      const claim = (at: number) =>
+        t.db.exec(`COMMENT ON TABLE tapedeck_store.${detached} IS '${JSON.stringify({ by: 'another', at })}'`);
+      await t.db.exec(
+        `ALTER TABLE tapedeck_store.spans DETACH PARTITION tapedeck_store.${day};
+         ALTER TABLE tapedeck_store.${day} RENAME TO ${detached}`,
+      );
+      const settings = { defaultMs: DAY_MS, tenantsMs: new Map(), batchSpans: 10, sweepRows: 10, intervalMs: 0 };
+      const stillThere = async () => (await t.db.query(`SELECT to_regclass('tapedeck_store.${detached}') AS r`))[0].r;
+
+      // act and assert: a fresh claim keeps it, a stale one does not
+      await claim(Date.now());
+      await applyRetention(t.db, settings, BigInt(Date.now()) * 1_000_000n);
+      expect(await stillThere()).not.toBeNull();
+      await claim(0);
+      const passes = await applyRetention(t.db, settings, BigInt(Date.now()) * 1_000_000n);
+      expect(await stillThere()).toBeNull();
+      expect(passes.map((p) => [p.receipt.spans, p.partitions])).toEqual([[1, [detached]]]);
     } finally {
       await t.drop();
     }
