@@ -3,8 +3,22 @@
  * long enough to be offloaded under a small payload threshold), with one log record, as the
  * OTLP/JSON bodies an exporter would send, at a chosen time.
  */
-import { expect } from 'vitest';
-import { JSON_TYPE, postOtlp, randomSpanId, randomTraceId, type TestTapedeck } from './tapedeck-server.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { createFsPayloadStore } from '../../src/payloads/fs-payload-store.js';
+import type { PayloadStore } from '../../src/payloads/payload-store.js';
+import type { DatabaseKind } from './databases.js';
+import {
+  JSON_TYPE,
+  postOtlp,
+  randomSpanId,
+  randomTraceId,
+  START_TIMEOUT_MS,
+  startTestTapedeck,
+  type TestTapedeck,
+} from './tapedeck-server.js';
 
 export interface GenAiRun {
   run: string;
@@ -88,4 +102,59 @@ export async function payloadRefsOf(t: Pick<TestTapedeck, 'db'>, run: string): P
   for (const r of rows)
     for (const m of `${r.request}${r.response}`.matchAll(/"\$payload":"(sha256\/[0-9a-f]{64})"/g)) refs.add(m[1]);
   return refs;
+}
+
+/** Where the filesystem payload store under `dir` keeps a payload. */
+export function payloadFile(dir: string, ref: string): string {
+  const hex = ref.slice('sha256/'.length);
+  return path.join(dir, 'sha256', hex.slice(0, 2), hex.slice(2, 4), hex);
+}
+
+export interface PayloadDirTapedeck {
+  t: TestTapedeck;
+  payloadDir: string;
+  payloads: PayloadStore;
+}
+
+/**
+ * For the describe block calling it: a tapedeck whose payloads over 256 bytes go to a
+ * directory of its own (so a test can see them come and go), started before its tests and
+ * closed, directory removed, after them.
+ */
+export function usePayloadDirTapedeck(kind: DatabaseKind): PayloadDirTapedeck {
+  const running = {} as PayloadDirTapedeck;
+  beforeAll(async () => {
+    running.payloadDir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-payloads-'));
+    running.payloads = createFsPayloadStore({ dir: running.payloadDir });
+    running.t = await startTestTapedeck(kind, { payloadThresholdBytes: 256 }, { payloads: running.payloads });
+  }, START_TIMEOUT_MS);
+  afterAll(async () => {
+    await running.t?.close();
+    if (running.payloadDir) rmSync(running.payloadDir, { recursive: true, force: true });
+  });
+  return running;
+}
+
+/**
+ * Sends 12 runs ending now, one after another, and after every fourth a late run made by
+ * `late(i)`, as traffic arriving while something else (retention) works; resolves with what
+ * it sent of each.
+ */
+export async function sendNowAndLate(
+  t: Pick<TestTapedeck, 'url'>,
+  late: (i: number) => GenAiRun,
+): Promise<{ now: GenAiRun[]; late: GenAiRun[] }> {
+  const sent = { now: [] as GenAiRun[], late: [] as GenAiRun[] };
+  for (let i = 0; i < 12; i++) {
+    const endNs = BigInt(Date.now()) * 1_000_000n;
+    const fresh = genAiRun({ run: `now-${i}`, question: `Rain at ${i}?`, answer: `Dry at ${i}.`, user: 'u', endNs });
+    await sendGenAiRun(t, fresh);
+    sent.now.push(fresh);
+    if (i % 4 === 0) {
+      const run = late(i);
+      await sendGenAiRun(t, run);
+      sent.late.push(run);
+    }
+  }
+  return sent;
 }

@@ -13,38 +13,31 @@
  * And a partition another server detached: left to it while its claim is fresh, finished by
  * this one once the claim is stale.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { dayStart, DAY_NS, ensurePartitions, partitionName, PARTITIONED_TABLES } from '../../src/erasure/partitions.js';
 import { PayloadPurge } from '../../src/erasure/purge.js';
 import { applyRetention, RetentionWorker } from '../../src/erasure/retention.js';
 import { ingestSpans } from '../../src/ingest/ingest.js';
-import { createFsPayloadStore } from '../../src/payloads/fs-payload-store.js';
-import type { PayloadStore } from '../../src/payloads/payload-store.js';
 import type { Database } from '../../src/store/database.js';
 import { loadMigrations, migrate } from '../../src/store/migrate.js';
 import { createTestDatabase, databaseKinds } from '../helpers/databases.js';
-import { type GenAiRun, genAiRun, payloadRefsOf, sendGenAiRun } from '../helpers/genai-run.js';
-import { span } from '../helpers/span-builder.js';
 import {
-  capturingLogger,
-  randomTraceId,
-  START_TIMEOUT_MS,
-  startTestTapedeck,
-  type TestTapedeck,
-} from '../helpers/tapedeck-server.js';
+  type GenAiRun,
+  genAiRun,
+  payloadFile,
+  payloadRefsOf,
+  sendGenAiRun,
+  sendNowAndLate,
+  usePayloadDirTapedeck,
+} from '../helpers/genai-run.js';
+import { span } from '../helpers/span-builder.js';
+import { capturingLogger, randomTraceId } from '../helpers/tapedeck-server.js';
 
 const DAY_MS = 86_400_000;
 const HOUR_NS = 3_600_000_000_000n;
 const SHARED_ANSWER = `Expect light rain by the afternoon: ${'showers and a cool breeze, '.repeat(12)}`;
 const OLD_WORD = 'partitionedwombat';
-
-function payloadFile(dir: string, ref: string): string {
-  const hex = ref.slice('sha256/'.length);
-  return path.join(dir, 'sha256', hex.slice(0, 2), hex.slice(2, 4), hex);
-}
 
 async function count(db: Database, sql: string, params: unknown[] = []): Promise<number> {
   return Number((await db.query<{ n: bigint }>(sql, params))[0].n);
@@ -60,21 +53,10 @@ async function partitionsOf(db: Database, table: string): Promise<string[]> {
 }
 
 describe.each(databaseKinds)('retention over day partitions on %s', (kind) => {
-  let t: TestTapedeck;
-  let payloadDir: string;
-  let payloads: PayloadStore;
-
-  beforeAll(async () => {
-    payloadDir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-partitions-'));
-    payloads = createFsPayloadStore({ dir: payloadDir });
-    t = await startTestTapedeck(kind, { payloadThresholdBytes: 256 }, { payloads });
-  }, START_TIMEOUT_MS);
-  afterAll(async () => {
-    await t?.close();
-    rmSync(payloadDir, { recursive: true, force: true });
-  });
+  const running = usePayloadDirTapedeck(kind);
 
   it('drops the days past every tenant bound whole, and only the bounded rows of a shared day, while ingest runs', async () => {
+    const { t, payloadDir, payloads } = running;
     // arrange: partitions for the last four days, as a tapedeck running then made them
     const nowNs = () => BigInt(Date.now()) * 1_000_000n;
     const today = dayStart(nowNs());
@@ -127,23 +109,9 @@ describe.each(databaseKinds)('retention over day partitions on %s', (kind) => {
     // act: retention runs while runs of now, and late runs of three days ago, keep arriving
     purge.start();
     worker.start();
-    const sentNow: GenAiRun[] = [recentNow];
-    for (let i = 0; i < 12; i++) {
-      const fresh = genAiRun({
-        run: `now-${i}`,
-        question: `Rain at ${i}?`,
-        answer: `Dry at ${i}.`,
-        user: 'u',
-        endNs: nowNs(),
-      });
-      await sendGenAiRun(t, fresh);
-      sentNow.push(fresh);
-      if (i % 4 === 0) {
-        const late = oldRun(`old-late-${i}`, `${OLD_WORD} late answer ${i}`);
-        await sendGenAiRun(t, late);
-        old.push(late);
-      }
-    }
+    const sent = await sendNowAndLate(t, (i) => oldRun(`old-late-${i}`, `${OLD_WORD} late answer ${i}`));
+    const sentNow = [recentNow, ...sent.now];
+    old.push(...sent.late);
     const cutoff = dayStart(nowNs() - DAY_NS).toString();
     const oldTraces = old.map((r) => r.traceId);
     const leftOf = async () =>

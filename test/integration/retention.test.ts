@@ -7,51 +7,33 @@
  * references stays, and a tenant whose override keeps everything keeps it. Each pass is
  * logged and audited with what it deleted.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { PayloadPurge } from '../../src/erasure/purge.js';
 import { RetentionWorker } from '../../src/erasure/retention.js';
 import { ingestSpans } from '../../src/ingest/ingest.js';
-import { createFsPayloadStore } from '../../src/payloads/fs-payload-store.js';
-import type { PayloadStore } from '../../src/payloads/payload-store.js';
 import { databaseKinds } from '../helpers/databases.js';
-import { type GenAiRun, genAiRun, payloadRefsOf, sendGenAiRun } from '../helpers/genai-run.js';
-import { span } from '../helpers/span-builder.js';
 import {
-  capturingLogger,
-  randomTraceId,
-  START_TIMEOUT_MS,
-  startTestTapedeck,
-  type TestTapedeck,
-} from '../helpers/tapedeck-server.js';
+  type GenAiRun,
+  genAiRun,
+  payloadFile,
+  payloadRefsOf,
+  sendGenAiRun,
+  sendNowAndLate,
+  usePayloadDirTapedeck,
+} from '../helpers/genai-run.js';
+import { span } from '../helpers/span-builder.js';
+import { capturingLogger, randomTraceId } from '../helpers/tapedeck-server.js';
 
 const DAY_MS = 86_400_000;
 const SHARED_ANSWER = `Expect light rain by the afternoon: ${'showers and a cool breeze, '.repeat(12)}`;
 const OLD_WORD = 'obsoletequokka';
 
-function payloadFile(dir: string, ref: string): string {
-  const hex = ref.slice('sha256/'.length);
-  return path.join(dir, 'sha256', hex.slice(0, 2), hex.slice(2, 4), hex);
-}
-
 describe.each(databaseKinds)('retention on %s', (kind) => {
-  let t: TestTapedeck;
-  let payloadDir: string;
-  let payloads: PayloadStore;
-
-  beforeAll(async () => {
-    payloadDir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-retention-'));
-    payloads = createFsPayloadStore({ dir: payloadDir });
-    t = await startTestTapedeck(kind, { payloadThresholdBytes: 256 }, { payloads });
-  }, START_TIMEOUT_MS);
-  afterAll(async () => {
-    await t?.close();
-    rmSync(payloadDir, { recursive: true, force: true });
-  });
+  const running = usePayloadDirTapedeck(kind);
 
   it('deletes spans older than the bound with their steps, payloads, recall rows and runs while ingest continues', async () => {
+    const { t, payloadDir, payloads } = running;
     // arrange: old runs (one sharing its answer with a run of now), and a tenant kept whole
     const nowNs = () => BigInt(Date.now()) * 1_000_000n;
     const oldEnd = nowNs() - 2n * BigInt(DAY_MS) * 1_000_000n;
@@ -101,23 +83,9 @@ describe.each(databaseKinds)('retention on %s', (kind) => {
     // act: retention runs while runs of now, and more old ones, keep arriving
     purge.start();
     worker.start();
-    const sentNow: GenAiRun[] = [recentNow];
-    for (let i = 0; i < 12; i++) {
-      const fresh = genAiRun({
-        run: `now-${i}`,
-        question: `Rain at ${i}?`,
-        answer: `Dry at ${i}.`,
-        user: 'u',
-        endNs: nowNs(),
-      });
-      const late = oldRun(`old-late-${i}`, `${OLD_WORD} late answer ${i}`);
-      await sendGenAiRun(t, fresh);
-      sentNow.push(fresh);
-      if (i % 4 === 0) {
-        await sendGenAiRun(t, late);
-        old.push(late);
-      }
-    }
+    const sent = await sendNowAndLate(t, (i) => oldRun(`old-late-${i}`, `${OLD_WORD} late answer ${i}`));
+    const sentNow = [recentNow, ...sent.now];
+    old.push(...sent.late);
     const cutoff = (nowNs() - BigInt(DAY_MS) * 1_000_000n).toString();
     const count = async (sql: string, params: unknown[] = []) =>
       Number((await t.db.query<{ n: bigint }>(sql, params))[0].n);
