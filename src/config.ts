@@ -94,6 +94,12 @@ export interface Config {
   allowedHosts: string[] | '*';
   /** the URL clients reach this server by, for replay base_urls; null: relative base_urls */
   publicUrl: string | null;
+  /**
+   * the URL other replicas on the same PostgreSQL database reach this one by, to forward
+   * calls for the replays it holds; null: http://<host>:<HTTP port>, with the machine's first
+   * non-loopback IPv4 address when serving every address
+   */
+  replicaUrl: string | null;
 }
 
 export const defaultConfig: Readonly<Config> = Object.freeze({
@@ -134,6 +140,7 @@ export const defaultConfig: Readonly<Config> = Object.freeze({
   allowOpen: false,
   allowedHosts: [],
   publicUrl: null,
+  replicaUrl: null,
 });
 
 export class ConfigError extends Error {
@@ -183,6 +190,7 @@ export const settings = [
   { key: 'allowOpen', env: 'TAPEDECK_ALLOW_OPEN', flag: '--allow-open' },
   { key: 'allowedHosts', env: 'TAPEDECK_ALLOWED_HOSTS', flag: '--allowed-hosts' },
   { key: 'publicUrl', env: 'TAPEDECK_PUBLIC_URL', flag: '--public-url' },
+  { key: 'replicaUrl', env: 'TAPEDECK_REPLICA_URL', flag: '--replica-url' },
 ] as const satisfies readonly { key: keyof Config; env: string; flag: string }[];
 
 type RawSettings = Partial<Record<keyof Config, string | undefined>>;
@@ -270,7 +278,7 @@ function parseSetting(key: keyof Config, name: string, raw: string): unknown {
     if (bad !== undefined) throw new ConfigError(name, `not a host name: ${JSON.stringify(bad)}`);
     return names;
   }
-  if (key === 'publicUrl') return checkUrl(name, raw, ['http', 'https']).replace(/\/$/, '');
+  if (key === 'publicUrl' || key === 'replicaUrl') return checkUrl(name, raw, ['http', 'https']).replace(/\/$/, '');
   if (key === 'host' && /\s/.test(raw))
     throw new ConfigError(name, `not a host name or address: ${JSON.stringify(raw)}`);
   return raw;

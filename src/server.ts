@@ -32,6 +32,9 @@ import { isSchemaCurrent } from './store/migrate.js';
 import { RecallIndexer } from './recall/recall-indexer.js';
 import { PayloadPurge } from './erasure/purge.js';
 import { PartitionWorker } from './erasure/partitions.js';
+import { ErasureFeed } from './erasure/erasure-feed.js';
+import { ErasurePoll } from './erasure/erasure-poll.js';
+import { DatabaseReplayOwners, replicaUrlOf } from './replay/owners.js';
 import { DEFAULT_BATCH_SPANS, DEFAULT_INTERVAL_MS, DEFAULT_SWEEP_ROWS, RetentionWorker } from './erasure/retention.js';
 import { backlogSteps, oldestBacklogRow } from './recall/backlog.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
@@ -123,7 +126,12 @@ export async function startTapedeck(
   const partitions = new PartitionWorker(store.db, (error) =>
     logger.warn({ err: error }, "could not make the coming days' partitions; trying again within the hour"),
   );
-  const background = { indexer, purge, retention, partitions };
+  // Replicas on one PostgreSQL database share replays and hear of each other's erasures.
+  const shared = store.db.kind === 'postgres';
+  const owners = shared ? new DatabaseReplayOwners(store.db) : undefined;
+  const feed = new ErasureFeed(undefined, undefined, shared ? store.db : undefined);
+  const erasurePoll = shared ? new ErasurePoll(feed, logger) : undefined;
+  const background = { indexer, purge, retention, partitions, owners, erasurePoll };
   let http: ServerType | undefined;
   let grpcServer: grpc.Server | undefined;
   try {
@@ -135,7 +143,7 @@ export async function startTapedeck(
       routes: [
         createOtlpHttpRoutes(receiverDeps, config),
         createMetricsRoutes(metrics, allow.read),
-        ...createReadRoutes(store, config, { logger, onErasure: () => purge.wake(), metrics }),
+        ...createReadRoutes(store, config, { logger, onErasure: () => purge.wake(), metrics, feed, owners }),
         createConsoleRoutes(),
         createCredentialRoutes(credentials),
       ],
@@ -164,6 +172,8 @@ export async function startTapedeck(
     purge.start();
     partitions.start();
     retention?.start();
+    owners?.listening(config.replicaUrl ?? replicaUrlOf(config.host, httpPort));
+    erasurePoll?.start();
 
     let closing: Promise<void> | undefined;
     return {
@@ -273,6 +283,8 @@ async function shutdown(
     purge: PayloadPurge;
     retention: RetentionWorker | null;
     partitions: PartitionWorker;
+    owners: DatabaseReplayOwners | undefined;
+    erasurePoll: ErasurePoll | undefined;
   },
   drained: Promise<void>,
   graceMs: number,
@@ -285,6 +297,7 @@ async function shutdown(
     background.retention?.stop(),
     background.partitions.stop(),
   ]);
+  background.erasurePoll?.stop();
   const httpClosed = http ? new Promise<void>((resolve) => http!.close(() => resolve())) : Promise.resolve();
   // close() ends the keep-alive connections idle at that moment only; one whose request
   // finishes while draining would hold the close until its keep-alive timeout (5 s).
@@ -313,5 +326,9 @@ async function shutdown(
     (http as { closeAllConnections?: () => void } | undefined)?.closeAllConnections?.();
   }
   await indexerStopped;
+  // Its replays end with it: the other replicas answer 404 for them rather than forward.
+  await background.owners?.release().catch((error: unknown) => {
+    logger.warn({ err: error }, "could not withdraw this replica's replays from the shared database");
+  });
   await store.close();
 }

@@ -20,7 +20,7 @@ import { loadDiffTape } from '../diff/load-tape.js';
 import { createRecallRoutes } from '../recall/routes.js';
 import { createRunRoutes } from './run-routes.js';
 import { createCassetteRoutes } from '../cassettes/routes.js';
-import { createReplayRoutes, defaultReplaySettings, type Upstream } from '../replay/index.js';
+import { createReplayRoutes, defaultReplaySettings, type ReplayOwners, type Upstream } from '../replay/index.js';
 import { PayloadIntegrityError } from '../payloads/payload-store.js';
 import { createMcpRoutes } from '../mcp/routes.js';
 import { ingestSpans } from '../ingest/ingest.js';
@@ -39,6 +39,8 @@ export interface ReadRouteOptions {
   onErasure?: () => void;
   /** the replay registry's counts are reported here when given */
   metrics?: Metrics;
+  /** replicas sharing one database: which one holds each replay */
+  owners?: ReplayOwners;
 }
 
 const MAX_RUNS_PAGE = 1000;
@@ -135,6 +137,7 @@ export function createReadRoutes(store: Store, config: Config, options: ReadRout
           throw error;
         }),
       erasures: feed,
+      owners: options.owners,
       observeRegistry: metrics
         ? (registry) => {
             observeGauge(metrics, { name: 'tapedeck_replays', help: 'Live replays held in memory.' }, () => [

@@ -122,6 +122,12 @@ export function registerServe(program: Command): void {
     )
     .addOption(
       new Option(
+        '--replica-url <url>',
+        'the URL other replicas on the same PostgreSQL database reach this one by, for shared replays (env TAPEDECK_REPLICA_URL)',
+      ),
+    )
+    .addOption(
+      new Option(
         '--derive <on|off>',
         'derive steps and runs as spans arrive; off: spans only, until `tapedeck reindex` (env TAPEDECK_DERIVE, default on)',
       ),

@@ -16,6 +16,7 @@ import { ApiError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import type { Database, Queryable } from '../store/database.js';
+import { type ErasureNotice, storeNotice } from './erasure-feed.js';
 import { chooseSpans, type DeletedCounts, eraseChosen, type ErasedRows, prepareErasure } from './erase-rows.js';
 import type { ErasureTarget } from './target.js';
 
@@ -41,6 +42,8 @@ export interface ErasureRecord {
   rows: ErasedRows;
   /** payloads named by the erasure (deleted already) */
   namedPayloads: string[];
+  /** what replays check against it (erasure-feed.ts), stored for the other replicas too */
+  notice: ErasureNotice;
 }
 
 export interface ErasureView {
@@ -116,6 +119,18 @@ export async function recordErasure(
           [id, rows.unreferencedPayloads],
         );
       }
+      const namedPayloads = named === null ? [] : [named];
+      const notice: ErasureNotice = {
+        id,
+        seq: BigInt(row.seq),
+        tenant: target.scope === 'tenant' ? target.tenant : undefined,
+        runs: rows.runsGone,
+        // a trace may hold other runs' spans too: only a trace erasure names traces
+        traces: target.scope === 'trace_id' ? rows.traces : undefined,
+        spans: rows.spans,
+        payloads: [...namedPayloads, ...rows.unreferencedPayloads],
+      };
+      await storeNotice(tx, notice);
       await recordAudit(tx, audit.logger, {
         action: 'erasure.record',
         actor: audit.access,
@@ -123,7 +138,7 @@ export async function recordErasure(
         subject: { erasure: id, scope: target.scope, target: recordedTarget(target) },
         detail: { ...receipt },
       });
-      return { id, seq: BigInt(row.seq), tenant, target, receipt, rows, namedPayloads: named === null ? [] : [named] };
+      return { id, seq: BigInt(row.seq), tenant, target, receipt, rows, namedPayloads, notice };
     },
     { untimed: true },
   );

@@ -58,16 +58,7 @@ export function createErasureRoutes(deps: ErasureRouteDeps): Hono {
     }
     const target = readErasureTarget(body);
     const erasure = await recordErasure(deps.db, deps.payloads, tenant, target, { access, logger: deps.logger });
-    deps.feed.record({
-      id: erasure.id,
-      seq: erasure.seq,
-      tenant: target.scope === 'tenant' ? target.tenant : undefined,
-      runs: erasure.rows.runsGone,
-      // a trace may hold other runs' spans too: only a trace erasure names traces
-      traces: target.scope === 'trace_id' ? erasure.rows.traces : undefined,
-      spans: erasure.rows.spans,
-      payloads: [...erasure.namedPayloads, ...erasure.rows.unreferencedPayloads],
-    });
+    deps.feed.record(erasure.notice);
     deps.onRecorded?.(erasure);
     const status = erasure.receipt.payloads > erasure.namedPayloads.length ? 'purging' : 'complete';
     return jsonResponse({ id: erasure.id, receipt: erasure.receipt, status }, 202);

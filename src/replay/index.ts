@@ -9,6 +9,7 @@ export {
   defaultReplaySettings,
   type Principal,
   type ReplayDeps,
+  type ReplayOwners,
   type ReplaySettings,
   type RegistryUsage,
   type UnreadableReason,

@@ -10,15 +10,18 @@
  * The credential is Authorization: Bearer, else x-api-key (what the Anthropic SDKs send);
  * any anthropic-version is accepted. Nothing here makes an outbound request.
  * A replay holding what an erasure covers is withdrawn: every call answers 410 replay_erased.
+ * Replicas sharing a database (deps.owners) share replays: a call for one another replica
+ * holds is forwarded to it (forward.ts) before anything here reads it.
  */
 import { randomBytes } from 'node:crypto';
-import { Hono, type Context } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { accessOf } from '../auth/access.js';
 import { allow } from '../auth/route-auth.js';
 import { ApiError } from '../errors.js';
 import { parseJsonObject } from '../http/json-body.js';
 import { jsonResponse } from '../http/json-response.js';
 import { storedRunId } from '../http/query-params.js';
+import { FORWARDED_BY, forwardToOwner } from './forward.js';
 import { MAX_SPEED, Playback } from './playback.js';
 import { readBodyText } from './read-body.js';
 import { ReplayRegistry } from './registry.js';
@@ -63,6 +66,26 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
     for (const replay of registry.live()) checkErasures(replay);
   });
 
+  const owners = deps.owners;
+  if (owners) {
+    const forward: MiddlewareHandler = async (c, next) => {
+      const id = c.req.param('id') ?? '';
+      const self = owners.self;
+      if (self === null || registry.get(id) || c.req.header(FORWARDED_BY) !== undefined) return next();
+      const owner = await owners.ownerOf(id, now());
+      if (owner === undefined || owner === self) return next();
+      try {
+        return await forwardToOwner(c.req.raw, owner, self, id);
+      } catch (error) {
+        // An owner that stopped gracefully took its replays with it: then the id is unknown.
+        if (error instanceof ApiError && (await owners.ownerOf(id, now(), true)) === undefined) return next();
+        throw error;
+      }
+    };
+    app.use('/:id', forward);
+    app.use('/:id/*', forward);
+  }
+
   // A call's time runs from when its request line and headers were read. Errors thrown
   // here are rendered by the application's onError (http/error-response.ts).
   const handle =
@@ -81,6 +104,7 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
     const principal = principalOf(c);
     const id = c.req.param('id') ?? '';
     const replay = registry.get(id);
+    if (replay) await erasures?.refresh?.();
     if (!replay || (principal.bound && replay.tenant !== principal.tenant)) {
       throw new ApiError('not_found', `no live replay ${JSON.stringify(id)} (replays live one hour, in memory)`);
     }
@@ -114,6 +138,7 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
         // an operator reads the tenant it named (or the default one)
         const readTenant = principal.tenant;
         // Before the read: an erasure recorded while the tape is read is checked against it.
+        await erasures?.refresh?.();
         const erasureSeq = erasures?.latest ?? 0n;
         const tape = await deps.loadTape(run, readTenant);
         if (!tape) throw new ApiError('not_found', `no run ${JSON.stringify(run)}`);
@@ -151,8 +176,10 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
             liveCalls: 0,
           },
         });
+        await erasures?.refresh?.();
         checkErasures(replay);
         if (replay.withdrawnBy !== null) throw new ApiError('not_found', `no run ${JSON.stringify(run)}`);
+        await owners?.claim(id, replay.expiresNs, createdNs);
         reservation.commit(replay);
         const base = `${(deps.baseUrl?.(c.req.raw) ?? new URL(c.req.url).origin).replace(/\/$/, '')}${s.mountPath}/${id}`;
         return jsonResponse(

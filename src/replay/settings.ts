@@ -36,12 +36,27 @@ export interface HeldContent {
 
 /** Erasures as replays see them (src/erasure/erasure-feed.ts). */
 export interface ErasureWatch {
-  /** the last erasure's number; 0n before any */
+  /** the number of the last erasure heard of, in the order heard; 0n before any */
   readonly latest: bigint;
   /** the id of the first erasure numbered after `since` that covers `held`, or null */
   covering(since: bigint, held: HeldContent): string | null;
   /** listener runs once each erasure is recorded */
   subscribe(listener: () => void): void;
+  /** hears of the erasures other replicas recorded (their listeners run); absent or a no-op on one server */
+  refresh?(): Promise<void>;
+}
+
+/** Which replica holds each replay, when several share one database (owners.ts). */
+export interface ReplayOwners {
+  /** this replica's URL as the others reach it; null until it listens (replays then stay local) */
+  readonly self: string | null;
+  /** records this replica as the holder of a replay being created */
+  claim(id: string, expiresNs: bigint, nowNs: bigint): Promise<void>;
+  /**
+   * the URL of the replica holding a live replay, or undefined when none does; `fresh` asks
+   * the database again rather than remembering (the owner may have stopped since)
+   */
+  ownerOf(id: string, nowNs: bigint, fresh?: boolean): Promise<string | undefined>;
 }
 
 export interface ReplayDeps {
@@ -68,6 +83,11 @@ export interface ReplayDeps {
   recordSpans?(spans: SpanRecord[], tenant: string): Promise<void>;
   /** The outbound fetch forks use (tests count calls through it); default: the global fetch. */
   fetch?: typeof fetch;
+  /**
+   * Replicas sharing one database: replays created here are recorded as held here, and a
+   * call for a replay another replica holds is forwarded to it. Absent: replays are local.
+   */
+  owners?: ReplayOwners;
   /** Told the routes' registry once, so its counts can be read when metrics are scraped. */
   observeRegistry?(registry: RegistryUsage): void;
 }

@@ -54,12 +54,18 @@ const matches = (selector: Record<string, string>, labels: Record<string, string
 const containerPort = (container: Doc, name: string): number =>
   container.ports.find((p: Doc) => p.name === name)?.containerPort;
 
-/** The Deployment's environment, Secret references filled from the example Secret. */
+/**
+ * The Deployment's environment, Secret references filled from the example Secret, the pod's
+ * IP as an example address, and $(NAME) references expanded as the kubelet does.
+ */
 function environmentOfTapedeck(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const e of tapedeckContainer.env) {
-    if (e.value !== undefined) env[e.name] = String(e.value);
-    else {
+    if (e.value !== undefined) env[e.name] = String(e.value).replace(/\$\(([A-Z_]+)\)/g, (_, name) => env[name] ?? '');
+    else if (e.valueFrom.fieldRef) {
+      expect(e.valueFrom.fieldRef.fieldPath, e.name).toBe('status.podIP');
+      env[e.name] = '10.0.0.7';
+    } else {
       const ref = e.valueFrom.secretKeyRef;
       expect(ref.name, e.name).toBe(secret.metadata.name);
       expect(Object.keys(secret.stringData), `${e.name} names a key of the Secret`).toContain(ref.key);
@@ -101,6 +107,8 @@ describe('deploy/kubernetes', () => {
     expect(config.host).toBe('0.0.0.0');
     expect(containerPort(tapedeckContainer, 'otlp-grpc')).toBe(config.grpcPort);
     expect(containerPort(tapedeckContainer, 'http')).toBe(config.httpPort);
+    // the others forward replay calls to this pod's own address, on the HTTP port
+    expect(config.replicaUrl).toBe(`http://10.0.0.7:${config.httpPort}`);
     // the drain ends before the kubelet's SIGKILL
     expect(tapedeckPod.spec.terminationGracePeriodSeconds * 1000).toBeGreaterThan(config.shutdownGraceMs);
   });
