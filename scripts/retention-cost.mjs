@@ -1,9 +1,9 @@
 // What erasure and retention cost on a large store: a fresh, migrated database is filled in SQL
 // (generate_series) with BENCH_SPANS spans (default 1,000,000: runs of 20 spans, a context root
 // and 19 steps, each step with a short prompt and answer, one recall index row per run, one
-// log record per step), then timed: erasing one run, a user erasure (which reads every span's
-// attributes), and a retention pass deleting the oldest BENCH_EXPIRED_PERCENT (default 10) of
-// the spans in batches of 1,000, with the sweep of recall's index after it. The store is
+// log record per step), then timed: erasing one run, a user erasure (every span names one of
+// 1,000 end users, so every span is in the end-user index), and a retention pass deleting
+// the oldest BENCH_EXPIRED_PERCENT (default 10) of the spans in batches of 1,000, with the sweep of recall's index after it. The store is
 // written by the schema before time partitions and then migrated (timed): its rows become one
 // partition, which a last pass, once all of it is past the bound, drops whole. Not part of
 // `npm test` or `npm run bench`; docs/security.md has the figures.
@@ -118,7 +118,7 @@ try {
     recordErasure(db, payloads, null, { scope: 'run', run: middle, body: { run: middle } }, audit),
   );
   console.log(`  receipt ${JSON.stringify(one.receipt)}`);
-  const { value: user } = await timed(`erasing one user (every span's attributes read)`, () =>
+  const { value: user } = await timed(`erasing one end user (50 runs, found through the end-user index)`, () =>
     recordErasure(db, payloads, null, { scope: 'user', user: 'user-7', body: { user: 'user-7' } }, audit),
   );
   console.log(`  receipt ${JSON.stringify(user.receipt)}`);

@@ -20,7 +20,10 @@ import { type ErasureNotice, storeNotice } from './erasure-feed.js';
 import { chooseSpans, type DeletedCounts, eraseChosen, type ErasedRows, prepareErasure } from './erase-rows.js';
 import type { ErasureTarget } from './target.js';
 
-/** Span attributes (or resource attributes) that name the end user a span acted for. */
+/**
+ * Span attributes (or resource attributes) that name the end user a span acted for. The SQL
+ * function tapedeck_store.end_users_of (migration 0018) reads the same keys.
+ */
 export const USER_ATTRIBUTES = [
   'enduser.id',
   'user.id',
@@ -206,17 +209,19 @@ function spanFilter(target: SpanTarget, tenant: string | null): [string, unknown
       return [`${inTenant} AND s.tenant = $2`, [...params, target.tenant]];
     case 'user': {
       // Every run a span names the user in, whole: the prompts that carry what the user said
-      // sit in other spans of the run than the one naming them.
-      const names = (alias: string) =>
-        USER_ATTRIBUTES.map((k) => `${alias}.attributes ->> '${k}' = $2 OR ${alias}.resource ->> '${k}' = $2`).join(
-          ' OR ',
-        );
+      // sit in other spans of the run than the one naming them; and each span that names the
+      // user without a run. The spans naming a user are found through spans_end_user_idx
+      // (migration 0018), their runs' spans through spans_run_idx: nothing reads every span.
+      const inU = '($1::text IS NULL OR u.tenant = $1)';
+      const names = `tapedeck_store.end_users_of(u.attributes, u.resource) IS NOT NULL
+         AND tapedeck_store.end_users_of(u.attributes, u.resource) @> ARRAY[$2::text]`;
       return [
-        `${inTenant} AND (
-           (s.run_id IS NOT NULL AND (s.tenant, s.run_id) IN (
-              SELECT u.tenant, u.run_id FROM tapedeck_store.spans u
-               WHERE ($1::text IS NULL OR u.tenant = $1) AND u.run_id IS NOT NULL AND (${names('u')})))
-           OR (s.run_id IS NULL AND (${names('s')})))`,
+        `${inTenant} AND (s.tenant, s.trace_id, s.span_id) IN (
+           SELECT r.tenant, r.trace_id, r.span_id FROM tapedeck_store.spans r
+            WHERE (r.tenant, r.run_id) IN (
+              SELECT u.tenant, u.run_id FROM tapedeck_store.spans u WHERE ${inU} AND u.run_id IS NOT NULL AND ${names})
+           UNION ALL
+           SELECT u.tenant, u.trace_id, u.span_id FROM tapedeck_store.spans u WHERE ${inU} AND u.run_id IS NULL AND ${names})`,
         [...params, target.user],
       ];
     }

@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { USER_ATTRIBUTES } from '../../src/erasure/erasures.js';
 import { ingestSpans } from '../../src/ingest/ingest.js';
 import { createFsPayloadStore } from '../../src/payloads/fs-payload-store.js';
 import { databaseKinds } from '../helpers/databases.js';
@@ -258,6 +259,34 @@ describe.each(databaseKinds)('erasure on %s', (kind) => {
     const tape = await call(t, 'GET', '/v1/tapes/other-user?resolve=true');
     expect([tape.status, tape.json.resolved_partial, tape.text.includes('sunny spells')]).toEqual([200, true, false]);
     expect((await call(t, 'GET', '/v1/recall?q=spells')).json.runs).toEqual([]);
+  });
+
+  it('finds the end user in every attribute erasure reads, in a span and in its resource, through an index', async () => {
+    for (const key of USER_ATTRIBUTES) {
+      const [row] = await t.db.query<{ own: string[] | null; resource: string[] | null }>(
+        `SELECT tapedeck_store.end_users_of(jsonb_build_object($1::text, 'u-x'), '{}') AS own,
+                tapedeck_store.end_users_of('{"service.name": "s"}', jsonb_build_object($1::text, 'u-y')) AS resource`,
+        [key],
+      );
+      expect([key, row.own, row.resource]).toEqual([key, ['u-x'], ['u-y']]);
+    }
+    const [none] = await t.db.query<{ users: string[] | null }>(
+      `SELECT tapedeck_store.end_users_of('{"session.id": "s"}', '{}') AS users`,
+    );
+    expect(none.users).toBeNull();
+    // the spans naming a user are found by the index, not by reading every span
+    const plan = await t.db.transaction(async (tx) => {
+      await tx.exec('SET LOCAL enable_seqscan = off');
+      const rows = await tx.query<Record<string, string>>(
+        `EXPLAIN SELECT 1 FROM tapedeck_store.spans u
+          WHERE tapedeck_store.end_users_of(u.attributes, u.resource) IS NOT NULL
+            AND tapedeck_store.end_users_of(u.attributes, u.resource) @> ARRAY['u-1']`,
+      );
+      return rows.map((r) => Object.values(r)[0]).join('\n');
+    });
+    // spans_end_user_idx, or its copy on each time partition
+    expect(plan).toMatch(/Index Scan on spans\w*end_users?_\w*idx/);
+    expect(plan).not.toContain('Seq Scan');
   });
 
   it('erases a whole tenant and no other', async () => {
