@@ -44,7 +44,7 @@ describe.runIf(databaseKinds.includes('postgres'))('erasing a trace while its lo
     expect(await countIn('steps')).toBeGreaterThan(0);
 
     // act: the log record is posted while the erasing transaction has deleted but not committed
-    let logsAnswer: Promise<Response> | undefined;
+    let logsAnswer: ReturnType<typeof postOtlp> | undefined;
     await t.db.transaction(async (tx) => {
       await prepareErasure(tx);
       await chooseSpans(tx, "s.trace_id = decode($1, 'hex')", [r.traceId]);
