@@ -22,7 +22,7 @@ import type { ErasureTarget } from './target.js';
 
 /**
  * Span attributes (or resource attributes) that name the end user a span acted for. The SQL
- * function tapedeck_store.end_users_of (migration 0018) reads the same keys.
+ * function tapedeck_store.end_users_of (migration 0019) reads the same keys.
  */
 export const USER_ATTRIBUTES = [
   'enduser.id',
@@ -211,7 +211,7 @@ function spanFilter(target: SpanTarget, tenant: string | null): [string, unknown
       // Every run a span names the user in, whole: the prompts that carry what the user said
       // sit in other spans of the run than the one naming them; and each span that names the
       // user without a run. The spans naming a user are found through spans_end_user_idx
-      // (migration 0018), their runs' spans through spans_run_idx: nothing reads every span.
+      // (migration 0019), their runs' spans through spans_run_idx: nothing reads every span.
       const inU = '($1::text IS NULL OR u.tenant = $1)';
       const names = `tapedeck_store.end_users_of(u.attributes, u.resource) IS NOT NULL
          AND tapedeck_store.end_users_of(u.attributes, u.resource) @> ARRAY[$2::text]`;
