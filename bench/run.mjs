@@ -29,6 +29,7 @@ const KNOWN = [
   { name: 'recall', args: [], quick: [], env: QUICK ? { BENCH_SPANS: '100000' } : {}, limitS: 240 },
   { name: 'dataset', args: [], quick: ['--runs', '10000'], limitS: 180 },
   { name: 'overload', args: [], quick: [], limitS: 300 },
+  { name: 'replicas', args: [], quick: [], limitS: 600 },
   { name: 'console', args: [], quick: ['--runs', '2000', '--loads', '3'], limitS: 600 },
 ];
 
