@@ -14,7 +14,7 @@
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import { BinaryCopyWriter } from '../store/copy-binary.js';
 import type { StepKey } from '../recall/backlog.js';
-import { stepColumns, stepToRow } from '../tapes/step-rows.js';
+import { stepColumns, stepToRow, type StoredMessage } from '../tapes/step-rows.js';
 import { copyColumnsOf } from '../store/bulk-insert.js';
 import { DERIVE_FAILED, inlineStep, normalizeFacts } from './derive.js';
 import type { DerivedSpan } from '../tapes/derived-span.js';
@@ -47,6 +47,8 @@ export interface DeriveChunkResult {
   dialectErrors: { index: number; layout: string; error: Error }[];
   /** the keys of the steps in `steps`, in order, for recall's backlog */
   copied: StepKey[];
+  /** the messages of the steps in `steps`, for the message store (tapes/message-rows.ts) */
+  messages: StoredMessage[];
 }
 
 /** Derives the chunks of many jobs. */
@@ -58,6 +60,7 @@ export class ChunkDeriver {
       steps: new BinaryCopyWriter(stepCopyColumns, { framed: false }),
       copied: [] as StepKey[],
       restated: [] as DerivedSpan[],
+      messages: [] as StoredMessage[],
     };
     const local: number[] = [];
     const dialectErrors: DeriveChunkResult['dialectErrors'] = [];
@@ -78,7 +81,15 @@ export class ChunkDeriver {
       // outside the try: a tuple is written whole or not at all
       placeStep(req.tenant, derived, req.isNew[index], out);
     });
-    return { job: req.job, steps: out.steps.take(), restated: out.restated, local, dialectErrors, copied: out.copied };
+    return {
+      job: req.job,
+      steps: out.steps.take(),
+      restated: out.restated,
+      local,
+      dialectErrors,
+      copied: out.copied,
+      messages: out.messages,
+    };
   }
 }
 
@@ -90,7 +101,7 @@ export function placeStep(
   tenant: string,
   d: DerivedSpan,
   isNew: boolean,
-  out: { steps: BinaryCopyWriter; copied: StepKey[]; restated: DerivedSpan[] },
+  out: { steps: BinaryCopyWriter; copied: StepKey[]; restated: DerivedSpan[]; messages: StoredMessage[] },
 ): void {
   if (!d.step) return;
   if (!isNew) {
@@ -99,6 +110,7 @@ export function placeStep(
   }
   out.copied.push({ traceId: d.step.traceId, spanId: d.step.spanId });
   out.steps.row(stepToRow(tenant, d.step));
+  for (const list of [d.step.requestMessages, d.step.responseMessages]) if (list) out.messages.push(...list);
 }
 
 /**
@@ -126,7 +138,21 @@ export function withOwnBytes(d: DerivedSpan): DerivedSpan {
   const step = d.step;
   if (!step) return d;
   const copy = (b: Uint8Array | null | undefined) => (b ? new Uint8Array(b) : b);
-  return { ...d, step: { ...step, requestJson: copy(step.requestJson), responseJson: copy(step.responseJson) } };
+  return {
+    ...d,
+    step: {
+      ...step,
+      requestJson: copy(step.requestJson),
+      responseJson: copy(step.responseJson),
+      requestMessages: step.requestMessages && ownMessages(step.requestMessages),
+      responseMessages: step.responseMessages && ownMessages(step.responseMessages),
+    },
+  };
+}
+
+/** Messages over buffers of their own (withOwnBytes). */
+export function ownMessages(messages: readonly StoredMessage[]): StoredMessage[] {
+  return messages.map((m) => ({ digest: new Uint8Array(m.digest), body: new Uint8Array(m.body) }));
 }
 
 /** What a dialect threw, as an Error: a structured clone takes an Error, not any value. */

@@ -4,7 +4,14 @@
  * answers each with its result, transferring the encoded tuples rather than copying them.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { ChunkDeriver, own, withOwnBytes, type DeriveChunkRequest, type DeriveChunkResult } from './derive-chunk.js';
+import {
+  ChunkDeriver,
+  own,
+  ownMessages,
+  withOwnBytes,
+  type DeriveChunkRequest,
+  type DeriveChunkResult,
+} from './derive-chunk.js';
 
 export type DeriveWorkerMessage = { type: 'chunk'; request: DeriveChunkRequest };
 
@@ -23,9 +30,13 @@ port.on('message', (message: DeriveWorkerMessage) => {
     const derived = deriver.derive(message.request);
     // one piece over a buffer of its own: moved to the main thread, not copied again
     const steps = own(derived.steps);
-    answer({ result: { ...derived, steps: [steps], restated: derived.restated.map(withOwnBytes) } }, [
-      steps.buffer as ArrayBuffer,
-    ]);
+    const result = {
+      ...derived,
+      steps: [steps],
+      restated: derived.restated.map(withOwnBytes),
+      messages: ownMessages(derived.messages),
+    };
+    answer({ result }, [steps.buffer as ArrayBuffer]);
   } catch (error) {
     answer({ job, error });
   }

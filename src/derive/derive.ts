@@ -4,6 +4,7 @@
  * (digests, fingerprint), then offload large values (payload store). Used by ingest and
  * by reindex, so a normalizer fix re-derives exactly what ingest would derive today.
  */
+import crypto from 'node:crypto';
 import { DIALECTS } from '../normalize/dialects/index.js';
 import { normalizeSpan, NORMALIZER_VERSION, runFactsOf, type DialectErrorHandler } from '../normalize/normalize.js';
 import { fingerprintName, fingerprintOf, requestDigestOf, responseDigestOf } from '../normalize/finish.js';
@@ -15,7 +16,7 @@ import { mistakableForReference } from '../payloads/stored-reference.js';
 import { type PayloadStore, PayloadStoreUnavailableError } from '../payloads/payload-store.js';
 import { ApiError } from '../errors.js';
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
-import type { StoredStep } from '../tapes/step-rows.js';
+import type { StoredMessage, StoredStep } from '../tapes/step-rows.js';
 import type { DeriveSpans, DerivedSpan } from '../tapes/derived-span.js';
 import { storableFacts } from './storable-facts.js';
 
@@ -88,6 +89,24 @@ export function normalizeFacts(span: SpanRecord, logs: readonly LogRecord[], onE
  * offloadedStep has to store it.
  */
 export function inlineStep(span: SpanRecord, draft: StepDraft, thresholdBytes: number): StoredStep | undefined {
+  if (draft.kind === 'llm') {
+    const request = inlineMessages(draft.request, thresholdBytes);
+    const response = request && inlineMessages(draft.response, thresholdBytes);
+    if (request && response) {
+      const step = storedStep(
+        span,
+        draft,
+        requestDigestOf(draft, request.digest),
+        responseDigestOf(draft.response, response.digest),
+      );
+      if (request.messages) step.requestMessages = request.messages;
+      else step.requestJson = request.json;
+      if (response.messages) step.responseMessages = response.messages;
+      else step.responseJson = response.json;
+      return step;
+    }
+    if (request === undefined || response === undefined) return undefined;
+  }
   const request = inlineJson(draft.request, thresholdBytes);
   const response = request === undefined ? undefined : inlineJson(draft.response, thresholdBytes);
   if (request === undefined || response === undefined) return undefined;
@@ -126,6 +145,44 @@ function storedStep(
     requestJson,
     responseJson,
   };
+}
+
+/**
+ * A model step's value that stays inline, as the message store keeps it: a list of messages
+ * (objects, none shaped like a payload reference) message by message, each its canonical JSON
+ * and that JSON's SHA-256, and the digest of the list's canonical JSON (the messages joined
+ * with commas in brackets), hashed from the pieces. Any other value as its canonical JSON.
+ * undefined: over the threshold (offloadedStep stores it); null: not recorded.
+ */
+function inlineMessages(
+  value: JsonValue | null,
+  thresholdBytes: number,
+): { digest: string | null; messages?: StoredMessage[]; json: Uint8Array | null } | undefined {
+  if (!isMessageList(value)) {
+    const json = inlineJson(value, thresholdBytes);
+    return json === undefined ? undefined : { digest: json === null ? null : sha256Hex(json), json };
+  }
+  const whole = crypto.createHash('sha256').update('[');
+  const messages: StoredMessage[] = [];
+  let bytes = 1 + value.length;
+  for (const [i, message] of value.entries()) {
+    const body = canonicalJsonBytes(message);
+    bytes += body.length;
+    if (bytes > thresholdBytes) return undefined;
+    if (i > 0) whole.update(',');
+    whole.update(body);
+    messages.push({ digest: crypto.createHash('sha256').update(body).digest(), body });
+  }
+  return { digest: whole.update(']').digest('hex'), messages, json: null };
+}
+
+/** A non-empty list of messages (objects), none of them a payload reference. */
+function isMessageList(value: JsonValue | null): value is { [key: string]: JsonValue }[] {
+  return (
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.every((m) => typeof m === 'object' && m !== null && !Array.isArray(m) && !Object.hasOwn(m, '$payload'))
+  );
 }
 
 /**

@@ -2,7 +2,8 @@
  * @module erasure/erase-rows
  * Deletes stored spans and everything derived from them, in the caller's transaction: the
  * spans chosen into the temporary table erased_spans, their steps, their log records (and the
- * records of their traces no remaining span claims), and recall's index rows that hold any of
+ * records of their traces no remaining span claims), the messages of the message store no
+ * remaining step references, and recall's index rows that hold any of
  * their steps, whose other steps go back to recall's backlog to be indexed again. Erasure
  * (erasures.ts) and retention (retention.ts) both delete through here, so both leave the same
  * store behind.
@@ -51,7 +52,8 @@ export async function prepareErasure(tx: Queryable): Promise<void> {
     CREATE TEMP TABLE reindexed_steps (
       tenant text NOT NULL, trace_id bytea NOT NULL, span_id bytea NOT NULL,
       PRIMARY KEY (tenant, trace_id, span_id)) ON COMMIT DROP;
-    CREATE TEMP TABLE erased_refs (digest text NOT NULL) ON COMMIT DROP;`);
+    CREATE TEMP TABLE erased_refs (digest text NOT NULL) ON COMMIT DROP;
+    CREATE TEMP TABLE erased_messages (tenant text NOT NULL, digest bytea NOT NULL) ON COMMIT DROP;`);
 }
 
 /** Turns JIT off until the end of the transaction. */
@@ -124,11 +126,16 @@ export async function eraseChosen(tx: Queryable, options: EraseOptions = {}): Pr
   const steps = await count(
     `WITH d AS (
        DELETE FROM tapedeck_store.steps st USING erased_spans e WHERE ${key('st', 'e')}
-       RETURNING tapedeck_store.payload_ref_of(st.request) AS a, tapedeck_store.payload_ref_of(st.response) AS b),
+       RETURNING tapedeck_store.payload_ref_of(st.request) AS a, tapedeck_store.payload_ref_of(st.response) AS b,
+                 st.tenant, st.request_messages, st.response_messages),
      r AS (INSERT INTO erased_refs (digest)
-           SELECT a FROM d WHERE a IS NOT NULL UNION SELECT b FROM d WHERE b IS NOT NULL)
+           SELECT a FROM d WHERE a IS NOT NULL UNION SELECT b FROM d WHERE b IS NOT NULL),
+     m AS (INSERT INTO erased_messages (tenant, digest)
+           SELECT DISTINCT d.tenant, u.digest
+             FROM d CROSS JOIN LATERAL unnest(d.request_messages || d.response_messages) AS u(digest))
      SELECT count(*) AS n FROM d`,
   );
+  await deleteUnreferencedMessages(tx);
   // A trace's records that no remaining span claims (their span erased, or never stored).
   const logRecords =
     options.wholeTenant !== undefined
@@ -162,6 +169,23 @@ export async function eraseChosen(tx: Queryable, options: EraseOptions = {}): Pr
     traces: traces.map((t) => `${t.tenant}\u0000${t.trace_id}`),
     spans: spanKeys.map((r) => `${r.tenant}\u0000${r.trace_id}/${r.span_id}`),
   };
+}
+
+/**
+ * The messages the deleted steps referenced that no remaining step references (a message two
+ * runs share stays until the last of them goes); the GIN indexes on the steps' digest lists
+ * answer "still referenced?" without reading every step.
+ */
+async function deleteUnreferencedMessages(tx: Queryable): Promise<void> {
+  await tx.query(
+    `DELETE FROM tapedeck_store.messages m
+      USING (SELECT DISTINCT tenant, digest FROM erased_messages) c
+      WHERE m.tenant = c.tenant AND m.digest = c.digest
+        AND NOT EXISTS (SELECT 1 FROM tapedeck_store.steps st
+                         WHERE st.request_messages @> ARRAY[c.digest] AND st.tenant = c.tenant)
+        AND NOT EXISTS (SELECT 1 FROM tapedeck_store.steps st
+                         WHERE st.response_messages @> ARRAY[c.digest] AND st.tenant = c.tenant)`,
+  );
 }
 
 /**

@@ -5,7 +5,8 @@
  * 2. read the run facts of the traces' stored spans and the log records of the batch's spans;
  * 3. resolve runs in memory (tapes/run-resolution.ts), write the new spans with their run and
  *    update the stored spans whose run changed;
- * 4. derive each span (normalize, offload, digests), write the steps and record them in
+ * 4. derive each span (normalize, offload, digests), write the steps, the messages of their
+ *    lists the message store does not hold yet (tapes/message-rows.ts), and record them in
  *    recall's backlog (recall/backlog.ts: their words are indexed after this transaction).
  *
  * Under the locks, the stored spans read in step 2 are exactly the rows an INSERT ... ON
@@ -39,6 +40,8 @@ import {
   upsertSteps,
 } from '../tapes/trace-store.js';
 import { placeStep, stepCopyColumns } from '../derive/derive-chunk.js';
+import { insertMessages } from '../tapes/message-rows.js';
+import type { StoredMessage } from '../tapes/step-rows.js';
 import type { ChunkedDerive, DerivedChunk } from '../derive/derive-thread.js';
 import { runFactsOf } from '../normalize/normalize.js';
 import type { DeriveSpans, DerivedSpan } from '../tapes/derived-span.js';
@@ -288,19 +291,22 @@ async function copySteps(
 ): Promise<void> {
   const restated: DerivedSpan[] = [];
   const copied: StepKey[] = [];
+  const messages: StoredMessage[] = [];
   async function* stepTuples(): AsyncGenerator<Uint8Array> {
     for await (const chunk of derivation.chunks()) {
       restated.push(...chunk.restated);
       copied.push(...chunk.copied);
+      for (const m of chunk.messages) messages.push(m);
       yield* chunk.steps;
       if (chunk.local.length === 0) continue;
       const local = chunk.local.map((i) => chunk.spans[i]);
-      const out = { steps: new BinaryCopyWriter(stepCopyColumns, { framed: false }), copied, restated };
+      const out = { steps: new BinaryCopyWriter(stepCopyColumns, { framed: false }), copied, restated, messages };
       for (const [i, d] of (await derive(local, logsOf)).entries()) placeStep(tenant, d, isNew(local[i]), out);
       yield* out.steps.take();
     }
   }
   await tx.copyTuples!('tapedeck_store.steps', stepCopyColumns, stepTuples());
+  await insertMessages(tx, tenant, messages);
   await enqueueSteps(tx, tenant, copied);
   if (restated.length > 0) await upsertSteps(tx, tenant, restated);
 }

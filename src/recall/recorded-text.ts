@@ -33,8 +33,9 @@ export interface StepTextRow {
   response: string | null;
 }
 
-export const stepTextColumns =
-  "encode(st.trace_id, 'hex') AS trace_id, encode(st.span_id, 'hex') AS span_id, st.name, st.tool, st.request, st.response";
+export const stepTextColumns = `encode(st.trace_id, 'hex') AS trace_id, encode(st.span_id, 'hex') AS span_id, st.name, st.tool,
+  tapedeck_store.step_body(st.tenant, st.request, st.request_messages) AS request,
+  tapedeck_store.step_body(st.tenant, st.response, st.response_messages) AS response`;
 
 /** The row's step in its stored form (payload references unresolved). */
 export function recordedStepOf(row: StepTextRow): RecordedStep {

@@ -18,6 +18,7 @@ import type { PayloadStore } from '../payloads/payload-store.js';
 import { resolveRuns } from './resolve-runs.js';
 import { settleRunParents } from './run-parents.js';
 import { IMPORTED_FROM_CASSETTE, rowToSpanRecord, spanSelectList } from './span-rows.js';
+import { deleteUnreferencedMessages } from './message-rows.js';
 import { lockTraces, readLogsFor, spanKey, upsertSteps } from './trace-store.js';
 
 /** Whether any stored step was derived by a normalizer older than `version` (reindex would redo it). */
@@ -139,6 +140,7 @@ export async function reindex(
   // unless a --derive off receiver stored them into traces already passed (docs/ingest.md says
   // to reindex after it stops).
   await deleteTraceWordsUpTo(db, oldWords);
+  await deleteUnreferencedMessages(db);
   await db.query('DELETE FROM tapedeck_store.reindex_needed');
   return progress;
 }

@@ -19,6 +19,19 @@ export interface StoredStep {
   /** draft.request / draft.response as canonical JSON (UTF-8), when derive has it already (the text stored) */
   requestJson?: Uint8Array | null;
   responseJson?: Uint8Array | null;
+  /**
+   * A model step's message list, message by message, when it goes to the message store
+   * (message-rows.ts); the step then holds their digests, and requestJson / responseJson
+   * are not used.
+   */
+  requestMessages?: readonly StoredMessage[] | null;
+  responseMessages?: readonly StoredMessage[] | null;
+}
+
+/** A message as the message store keeps it: the SHA-256 of its canonical JSON, and that JSON (UTF-8). */
+export interface StoredMessage {
+  digest: Uint8Array;
+  body: Uint8Array;
 }
 
 function textOf(value: unknown): unknown {
@@ -26,6 +39,21 @@ function textOf(value: unknown): unknown {
     ? Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8')
     : value;
 }
+
+/**
+ * Digests as one query parameter: their bytes end to end as hex (one text parameter reads
+ * the same through both adapters), split back into an array here.
+ */
+function digestArray(param: string): string {
+  return `(SELECT array_agg(substring(b FROM i * ${DIGEST_BYTES} + 1 FOR ${DIGEST_BYTES}) ORDER BY i)
+     FROM (SELECT decode(${param}::text, 'hex') AS b) x, generate_series(0, length(b) / ${DIGEST_BYTES} - 1) AS i)`;
+}
+
+function concatenated(value: unknown): string | null {
+  return value === null ? null : Buffer.concat(value as Uint8Array[]).toString('hex');
+}
+
+const DIGEST_BYTES = 32;
 
 export const stepColumns: readonly Column[] = [
   { name: 'tenant' },
@@ -53,6 +81,8 @@ export const stepColumns: readonly Column[] = [
   { name: 'layout' },
   { name: 'cost_usd', cast: 'double precision' },
   { name: 'normalizer_version', cast: 'integer' },
+  { name: 'request_messages', copy: 'bytea[]', expr: digestArray, param: concatenated },
+  { name: 'response_messages', copy: 'bytea[]', expr: digestArray, param: concatenated },
 ];
 
 /** Re-deriving a step (late log records, a normalizer fix) replaces it. */
@@ -77,8 +107,8 @@ export function stepToRow(tenant: string, s: StoredStep): unknown[] {
     d.tool,
     d.toolCallId ?? null,
     d.status,
-    s.requestJson !== undefined ? s.requestJson : json(d.request),
-    s.responseJson !== undefined ? s.responseJson : json(d.response),
+    s.requestMessages ? null : s.requestJson !== undefined ? s.requestJson : json(d.request),
+    s.responseMessages ? null : s.responseJson !== undefined ? s.responseJson : json(d.response),
     s.requestDigest,
     s.responseDigest,
     s.fingerprint,
@@ -91,8 +121,18 @@ export function stepToRow(tenant: string, s: StoredStep): unknown[] {
     d.layout,
     d.costUsd,
     s.normalizerVersion,
+    s.requestMessages ? s.requestMessages.map((m) => m.digest) : null,
+    s.responseMessages ? s.responseMessages.map((m) => m.digest) : null,
   ];
 }
+
+/**
+ * A step's request and response as their JSON text, for a query over tapedeck_store.steps
+ * aliased `st`: the text stored, or the messages of a list in the message store joined back
+ * into it (0019_message_store.sql).
+ */
+export const stepRequestSql = 'tapedeck_store.step_body(st.tenant, st.request, st.request_messages)';
+export const stepResponseSql = 'tapedeck_store.step_body(st.tenant, st.response, st.response_messages)';
 
 /**
  * A step row as the tape reader selects it (the columns of the tape_steps view), with request

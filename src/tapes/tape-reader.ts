@@ -17,7 +17,7 @@ import type { Queryable } from '../store/database.js';
 import type { StepStatus } from '../normalize/step.js';
 import type { StepRow } from '../normalize/finish.js';
 import { storedJson } from '../json/json-value.js';
-import { tokensOf, type StepViewRow } from './step-rows.js';
+import { stepRequestSql, stepResponseSql, tokensOf, type StepViewRow } from './step-rows.js';
 
 export interface SpanLink {
   trace_id: string;
@@ -89,7 +89,7 @@ export async function readRunsRows(
             encode(s.parent_span_id, 'hex') AS parent_span_id,
             st.kind, st.name, st.model, st.tool, st.tool_call_id, s.service_name AS service,
             s.start_ns, s.end_ns - s.start_ns AS duration_ns, st.status,
-            ${options.bodies === 'outline' ? OUTLINE_BODIES : 'st.request, st.response'}, st.request_digest, st.response_digest, st.fingerprint,
+            ${options.bodies === 'outline' ? OUTLINE_BODIES : `${stepRequestSql} AS request, ${stepResponseSql} AS response`}, st.request_digest, st.response_digest, st.fingerprint,
             st.tokens_input, st.tokens_output, st.tokens_cache_read, st.tokens_cache_write, st.tokens_context,
             st.params, st.layout, st.cost_usd
        FROM tapedeck_store.steps st
@@ -112,19 +112,19 @@ export async function readRunsRows(
 
 /** The request and response columns of an outline read (module comment); stored as JSON text. */
 const OUTLINE_BODIES = `CASE
-         WHEN st.request IS NULL OR st.kind = 'agent' THEN NULL
+         WHEN (st.request IS NULL AND st.request_messages IS NULL) OR st.kind = 'agent' THEN NULL
          WHEN st.kind = 'tool' THEN st.request
-         WHEN json_typeof(st.request::json) <> 'array' THEN '[]'
+         WHEN json_typeof((${stepRequestSql})::json) <> 'array' THEN '[]'
          ELSE COALESCE((SELECT json_agg(json_build_object('role', 'tool', 'tool_call_id', m -> 'tool_call_id'))
-                          FROM json_array_elements(st.request::json) AS m
+                          FROM json_array_elements((${stepRequestSql})::json) AS m
                          WHERE json_typeof(m) = 'object' AND m ->> 'role' = 'tool'
                            AND json_typeof(m -> 'tool_call_id') = 'string')::text, '[]')
        END AS request,
        CASE
-         WHEN st.response IS NULL OR st.kind <> 'llm' THEN NULL
-         WHEN json_typeof(st.response::json) <> 'array' THEN '[]'
+         WHEN (st.response IS NULL AND st.response_messages IS NULL) OR st.kind <> 'llm' THEN NULL
+         WHEN json_typeof((${stepResponseSql})::json) <> 'array' THEN '[]'
          ELSE COALESCE((SELECT json_agg(json_build_object('tool_calls', m -> 'tool_calls'))
-                          FROM json_array_elements(st.response::json) AS m
+                          FROM json_array_elements((${stepResponseSql})::json) AS m
                          WHERE json_typeof(m) = 'object' AND json_typeof(m -> 'tool_calls') = 'array')::text, '[]')
        END AS response`;
 

@@ -9,6 +9,7 @@ import { enqueueSteps } from '../recall/backlog.js';
 import { insertRows } from '../store/bulk-insert.js';
 import { hexToBytes, logSelectList, rowToLogRecord, rowToSpanRecord, spanSelectList } from './span-rows.js';
 import { stepColumns, stepToRow, stepUpsertTail } from './step-rows.js';
+import { insertMessages, messagesOf } from './message-rows.js';
 import type { RunNode, RunOf } from './run-resolution.js';
 
 export const spanKey = (traceId: string, spanId: string) => `${traceId}/${spanId}`;
@@ -24,6 +25,7 @@ export async function upsertSteps(tx: Queryable, tenant: string, derived: readon
     steps.map((s) => stepToRow(tenant, s)),
     stepUpsertTail,
   );
+  await insertMessages(tx, tenant, messagesOf(steps));
   await enqueueSteps(tx, tenant, steps);
 }
 

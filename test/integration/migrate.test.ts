@@ -10,6 +10,9 @@ import { createServerDatabase, createTestDatabase, databaseKinds, type TestDatab
 import { createPgDatabase } from '../../src/store/pg-database.js';
 import { isSchemaCurrent, loadMigrations, migrate, SchemaTooNewError } from '../../src/store/migrate.js';
 
+/** The migration that made the message store: the stores written before it stop short of it. */
+const messageStoreVersion = () => loadMigrations().find((m) => m.name === 'message_store')!.version;
+
 describe.each(databaseKinds)('migrations on %s', (kind) => {
   let t: TestDatabase | undefined;
   afterEach(async () => {
@@ -120,11 +123,20 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
        VALUES ('\\x0102'::bytea, '\\x03'::bytea, 'llm', 'chat', 'ok', 'llm:chat#0', 'otel-genai', 1,
                '[{"content":"a\\u0000b","role":"user"}]'::json, NULL)`,
     );
-    await migrate(t.db);
+    await migrate(
+      t.db,
+      loadMigrations().filter((m) => m.version < messageStoreVersion()),
+    );
     const [row] = await t.db.query<{ type: string; request: string; response: string | null }>(
       `SELECT pg_typeof(request)::text AS type, request, response FROM tapedeck_store.steps`,
     );
     expect(row).toEqual({ type: 'text', request: '[{"content":"a\\u0000b","role":"user"}]', response: null });
+    await migrate(t.db);
+    // 0019 moves the list into the message store, escapes and all
+    const [moved] = await t.db.query<{ request: string | null; text: string }>(
+      `SELECT request, tapedeck_store.step_body(tenant, request, request_messages) AS text FROM tapedeck_store.steps`,
+    );
+    expect(moved).toEqual({ request: null, text: '[{"content":"a\\u0000b","role":"user"}]' });
     await t.db.query(`INSERT INTO tapedeck_store.spans (trace_id, span_id, name, kind, start_ns, end_ns, status_code, attributes, events, links, resource, run_id)
                       VALUES ('\\x0102'::bytea, '\\x03'::bytea, 'chat', 'client', 1, 2, 'unset', '{}', '[]', '[]', '{}', 'r1')`);
     const [view] = await t.db.query<{ request: unknown }>(`SELECT request FROM tapedeck.tape_steps WHERE run = 'r1'`);
