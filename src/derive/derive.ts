@@ -152,6 +152,8 @@ function storedStep(
  * (objects, none shaped like a payload reference) message by message, each its canonical JSON
  * and that JSON's SHA-256, and the digest of the list's canonical JSON (the messages joined
  * with commas in brackets), hashed from the pieces. Any other value as its canonical JSON.
+ * The threshold applies to each message, not to the list: a long conversation's list passes
+ * it, and offloaded whole it would store its history once more with every call.
  * undefined: over the threshold (offloadedStep stores it); null: not recorded.
  */
 function inlineMessages(
@@ -164,11 +166,9 @@ function inlineMessages(
   }
   const whole = crypto.createHash('sha256').update('[');
   const messages: StoredMessage[] = [];
-  let bytes = 1 + value.length;
   for (const [i, message] of value.entries()) {
     const body = canonicalJsonBytes(message);
-    bytes += body.length;
-    if (bytes > thresholdBytes) return undefined;
+    if (body.length > thresholdBytes) return undefined;
     if (i > 0) whole.update(',');
     whole.update(body);
     messages.push({ digest: crypto.createHash('sha256').update(body).digest(), body });

@@ -3,8 +3,10 @@
  * and keeps the text for the writer when they stay inline, instead of going through
  * offloadLargeValues. Whatever the threshold, the stored step must be exactly what
  * offloadLargeValues gives (stored form, digests, fingerprint, what lands in the payload
- * store), and the kept text must be JSON of the stored value. Checked over every span of
- * every corpus capture, at the default threshold and at small ones that offload.
+ * store), except that a model step's message list whose messages each fit the threshold
+ * stays whole for the message store whatever its length; and the kept text must be JSON of
+ * the stored value. Checked over every span of every corpus capture, at the default
+ * threshold and at small ones that offload.
  */
 import { describe, expect, it } from 'vitest';
 import { createDeriveSpans } from '../../../src/derive/derive.js';
@@ -15,6 +17,23 @@ import { createMemoryPayloadStore } from '../../../src/payloads/memory-payload-s
 import { offloadLargeValues } from '../../../src/payloads/offload.js';
 import { listCaptures, loadCapture } from '../../helpers/corpus.js';
 import { logsBySpan } from '../../helpers/tapes.js';
+import type { JsonValue } from '../../../src/json/json-value.js';
+
+/** A list of messages (objects, none with a "$payload" key) each no longer than the threshold. */
+function goesToMessageStore(value: JsonValue | null, threshold: number): boolean {
+  return (
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.every(
+      (m) =>
+        typeof m === 'object' &&
+        m !== null &&
+        !Array.isArray(m) &&
+        !('$payload' in m) &&
+        Buffer.byteLength(canonicalJson(m)) <= threshold,
+    )
+  );
+}
 
 describe.each([256 * 1024, 2048, 300, 0])('derive at threshold %i bytes', (threshold) => {
   it.each(listCaptures().map((c) => [`${c.layout}/${c.scenario}`, c] as const))(
@@ -38,7 +57,27 @@ describe.each([256 * 1024, 2048, 300, 0])('derive at threshold %i bytes', (thres
           expect(got).toBeNull();
           continue;
         }
-        const ref = await offloadLargeValues(facts.step, referenceStore, threshold);
+        // the values the message store keeps are not offloaded; the digests are of the values as they came
+        const kept = (v: JsonValue | null) => facts.step!.kind === 'llm' && goesToMessageStore(v, threshold);
+        const offloaded = await offloadLargeValues(
+          {
+            ...facts.step,
+            request: kept(facts.step.request) ? null : facts.step.request,
+            response: kept(facts.step.response) ? null : facts.step.response,
+          },
+          referenceStore,
+          threshold,
+        );
+        const logical = await offloadLargeValues(facts.step, createMemoryPayloadStore(), Number.MAX_SAFE_INTEGER);
+        const ref = {
+          draft: {
+            ...offloaded.draft,
+            request: kept(facts.step.request) ? facts.step.request : offloaded.draft.request,
+            response: kept(facts.step.response) ? facts.step.response : offloaded.draft.response,
+          },
+          requestDigest: logical.requestDigest,
+          responseDigest: logical.responseDigest,
+        };
         expect(got).not.toBeNull();
         expect(got!.draft).toEqual(ref.draft);
         // a model step's request digest covers the tools and options it recorded (finish.ts)
@@ -52,6 +91,12 @@ describe.each([256 * 1024, 2048, 300, 0])('derive at threshold %i bytes', (thres
           expect(text(got!.requestJson)).toBe(d.request === null ? null : canonicalJson(d.request));
         if (got!.responseJson !== undefined)
           expect(text(got!.responseJson)).toBe(d.response === null ? null : canonicalJson(d.response));
+        // a list in the message store: its messages joined back are the list's canonical JSON
+        const joined = (messages: readonly { body: Uint8Array }[]) =>
+          `[${messages.map((m) => text(m.body)).join(',')}]`;
+        if (got!.requestMessages) expect(joined(got!.requestMessages)).toBe(canonicalJson(d.request!));
+        if (got!.responseMessages) expect(joined(got!.responseMessages)).toBe(canonicalJson(d.response!));
+        expect(Boolean(got!.requestMessages)).toBe(kept(facts.step.request));
       }
       expect([...derivedEntries.keys()].sort()).toEqual([...referenceEntries.keys()].sort());
       if (threshold === 0 && capture.groundTruth.content_capture) expect(derivedEntries.size).toBeGreaterThan(0);
