@@ -40,7 +40,7 @@ import {
   upsertSteps,
 } from '../tapes/trace-store.js';
 import { placeStep, stepCopyColumns } from '../derive/derive-chunk.js';
-import { insertMessages } from '../tapes/message-rows.js';
+import { insertMessages, messagesOf } from '../tapes/message-rows.js';
 import type { StoredMessage } from '../tapes/step-rows.js';
 import type { ChunkedDerive, DerivedChunk } from '../derive/derive-thread.js';
 import { runFactsOf } from '../normalize/normalize.js';
@@ -306,7 +306,9 @@ async function copySteps(
     }
   }
   await tx.copyTuples!('tapedeck_store.steps', stepCopyColumns, stepTuples());
-  await insertMessages(tx, tenant, messages);
+  // The restated steps' messages too, in the same digest order: upsertSteps then finds them
+  // written, so this transaction never waits for a message after it wrote one.
+  await insertMessages(tx, tenant, [...messages, ...messagesOf(restated.flatMap((d) => (d.step ? [d.step] : [])))]);
   await enqueueSteps(tx, tenant, copied);
   if (restated.length > 0) await upsertSteps(tx, tenant, restated);
 }
