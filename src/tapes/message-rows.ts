@@ -1,6 +1,6 @@
 /**
  * @module tapes/message-rows
- * The message store (tapedeck_store.messages, 0019_message_store.sql): each distinct message
+ * The message store (tapedeck_store.messages, 0020_message_store.sql): each distinct message
  * of a tenant's model steps once, keyed by the SHA-256 of its canonical JSON. A conversation
  * resends its history on every call; its steps hold digests, so what it stores grows with
  * what it says, not with the square of its length.

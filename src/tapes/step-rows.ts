@@ -129,7 +129,7 @@ export function stepToRow(tenant: string, s: StoredStep): unknown[] {
 /**
  * A step's request and response as their JSON text, for a query over tapedeck_store.steps
  * aliased `st`: the text stored, or the messages of a list in the message store joined back
- * into it (0019_message_store.sql).
+ * into it (0020_message_store.sql).
  */
 export const stepRequestSql = 'tapedeck_store.step_body(st.tenant, st.request, st.request_messages)';
 export const stepResponseSql = 'tapedeck_store.step_body(st.tenant, st.response, st.response_messages)';

@@ -1,5 +1,5 @@
 /**
- * The message store (0019_message_store.sql), on PGlite and PostgreSQL: a conversation that
+ * The message store (0020_message_store.sql), on PGlite and PostgreSQL: a conversation that
  * resends its history on every call stores each distinct message once, its steps hold the
  * digests in order, and the tape API and the SQL views read the lists exactly as they were
  * sent. Erasing a run deletes the messages no remaining step references; a message two runs

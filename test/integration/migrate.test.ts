@@ -132,7 +132,7 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
     );
     expect(row).toEqual({ type: 'text', request: '[{"content":"a\\u0000b","role":"user"}]', response: null });
     await migrate(t.db);
-    // 0019 moves the list into the message store, escapes and all
+    // 0020 moves the list into the message store, escapes and all
     const [moved] = await t.db.query<{ request: string | null; text: string }>(
       `SELECT request, tapedeck_store.step_body(tenant, request, request_messages) AS text FROM tapedeck_store.steps`,
     );
