@@ -82,7 +82,8 @@ export function createReplayRoutes(deps: ReplayDeps, settings: Partial<ReplaySet
         throw error;
       }
     };
-    app.use('/:id', forward);
+    // On the methods '/:id' answers, so the route table holds no path without an auth decision.
+    app.on(['GET', 'PATCH'], '/:id', forward);
     app.use('/:id/*', forward);
   }
 
