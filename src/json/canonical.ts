@@ -16,7 +16,7 @@
  */
 import crypto from 'node:crypto';
 import type { JsonValue } from './json-value.js';
-import { jsonString, memberJson, TextSink, writeJsonString, type ByteSink } from './json-string.js';
+import { memberJson, TextSink, writeJsonString, type ByteSink } from './json-string.js';
 import { utf8Room, writeUtf8 } from './write-utf8.js';
 
 export function canonicalJson(value: JsonValue): string {
@@ -157,52 +157,15 @@ export class RecordedJson {
 
 /** Serialize with sorted keys; bigint becomes a bare integer. Optional indent. */
 export function renderJson(value: unknown, indent = 0): string {
-  if (indent === 0) return compact(value);
+  if (indent === 0) {
+    // one pass appending to one string, member names from memberJson's cache
+    const sink = new TextSink();
+    renderInto(value, sink);
+    return sink.text;
+  }
   const out: string[] = [];
   write(value, indent, '', out);
   return out.join('');
-}
-
-/**
- * renderJson without indent, the same bytes as write() gives: every replayed answer goes
- * through here, so it appends to one string (V8 joins the pieces once, when the text is read)
- * and takes member names from memberJson's cache, not JSON.stringify each time.
- */
-function compact(value: unknown): string {
-  if (value === null) return 'null';
-  switch (typeof value) {
-    case 'bigint':
-      return value.toString();
-    case 'number':
-      return Number.isFinite(value) ? JSON.stringify(value) : 'null';
-    case 'string':
-      return jsonString(value);
-    case 'boolean':
-      return value ? 'true' : 'false';
-    case 'undefined':
-    case 'function':
-    case 'symbol':
-      return 'null';
-  }
-  if (Array.isArray(value)) {
-    if (value.length === 0) return '[]';
-    let out = '[';
-    for (let i = 0; i < value.length; i++) out += i ? `,${compact(value[i])}` : compact(value[i]);
-    return `${out}]`;
-  }
-  if (value instanceof RecordedJson) return value.text;
-  if (value instanceof Uint8Array) return JSON.stringify(Buffer.from(value).toString('base64'));
-  const obj =
-    typeof (value as { toJSON?: unknown }).toJSON === 'function' ? (value as { toJSON(): unknown }).toJSON() : value;
-  if (obj !== value) return compact(obj);
-  const record = obj as Record<string, unknown>;
-  let out = '{';
-  for (const k of sortedKeys(record)) {
-    const v = record[k];
-    if (v === undefined) continue;
-    out += `${out.length > 1 ? ',' : ''}${memberJson(k)}${compact(v)}`;
-  }
-  return `${out}}`;
 }
 
 /** An object's keys in UTF-16 order; parsed JSON's usually are already, which one pass tells. */
@@ -264,8 +227,12 @@ function renderInto(value: unknown, sink: ByteSink): void {
     sink.utf8(']');
     return;
   }
-  if (value instanceof RecordedJson || value instanceof Uint8Array) {
-    sink.utf8(compact(value));
+  if (value instanceof RecordedJson) {
+    sink.utf8(value.text);
+    return;
+  }
+  if (value instanceof Uint8Array) {
+    sink.utf8(JSON.stringify(Buffer.from(value).toString('base64')));
     return;
   }
   const obj =
