@@ -75,7 +75,10 @@ export async function createRawIngest(databaseUrl, workers) {
           let body;
           for (let sent = 0; sent < minRequests || performance.now() < deadline; sent++) {
             body = source.next(body);
-            spans += await ingest(client, body);
+            // read the count before adding: `spans += await …` would add to a value read
+            // before the await, losing the other workers' counts meanwhile
+            const stored = await ingest(client, body);
+            spans += stored;
             bytes += body.length;
           }
         }),
@@ -89,7 +92,10 @@ export async function createRawIngest(databaseUrl, workers) {
       let spans = 0;
       await Promise.all(
         clients.map(async (client) => {
-          while (next < bodies.length) spans += await ingest(client, bodies[next++]);
+          while (next < bodies.length) {
+            const stored = await ingest(client, bodies[next++]);
+            spans += stored;
+          }
         }),
       );
       return { spans, elapsed: (performance.now() - started) / 1000 };
