@@ -276,12 +276,13 @@ describe.each(databaseKinds)('JSON-shaped text replayed exactly, on %s', (kind) 
   });
 
   it('reindex re-derives steps a normalizer before recorded text stored, and serves the text again', async () => {
-    // What normalizer 10 stored: JSON-shaped text parsed (the integer rounded, 1.50 as 1.5)
+    // What normalizer 10 stored: JSON-shaped text parsed (the integer rounded, 1.50 as 1.5),
+    // the message list inline in the step (before the message store)
     const tapeNow = async () => ((await (await fetch(`${t.url}/v1/tapes/exact-openllmetry`)).json()) as Any).steps[0];
     const before = await tapeNow();
     const parsed = comparableForm(before.response);
     await t.db.query(
-      `UPDATE tapedeck_store.steps SET response = $1, normalizer_version = 10
+      `UPDATE tapedeck_store.steps SET response = $1, response_messages = NULL, normalizer_version = 10
         WHERE span_id = $2::bytea AND trace_id = $3::bytea`,
       [canonicalJson(parsed), Buffer.from(before.span_id, 'hex'), Buffer.from(before.trace_id, 'hex')],
     );
