@@ -134,6 +134,9 @@ export async function startTapedeck(
   const background = { indexer, purge, retention, partitions, owners, erasurePoll };
   let http: ServerType | undefined;
   let grpcServer: grpc.Server | undefined;
+  // Today's partitions exist before the first span can arrive: a day whose rows went to the
+  // default partition keeps them there, where retention cannot drop the day whole.
+  await partitions.start();
   try {
     const receiverDeps = { ingest: store.ingest, admission, logger, credentials };
     const app = createApp({
@@ -170,7 +173,6 @@ export async function startTapedeck(
     // receivers sharing the database to them: its CPU is for the spans it must keep up with.
     if (config.derive && options.recallIndexer !== false) indexer.start();
     purge.start();
-    partitions.start();
     retention?.start();
     owners?.listening(config.replicaUrl ?? replicaUrlOf(config.host, httpPort));
     erasurePoll?.start();

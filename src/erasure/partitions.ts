@@ -206,13 +206,15 @@ export class PartitionWorker {
     private readonly intervalMs = 3_600_000,
   ) {}
 
-  start(): void {
+  /** Resolves once the first pass is done, so spans of today never wait in the default partition. */
+  start(): Promise<void> {
     const pass = () => {
       this.running = ensurePartitions(this.db, BigInt(Date.now()) * 1_000_000n).catch(this.onError);
       this.timer = setTimeout(pass, this.intervalMs);
       this.timer.unref();
     };
     pass();
+    return this.running!.then(() => undefined);
   }
 
   async stop(): Promise<void> {
