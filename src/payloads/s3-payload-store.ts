@@ -89,18 +89,25 @@ export function createS3PayloadStore(settings: S3PayloadStoreSettings): PayloadS
     }
   };
 
+  const uploads = new Map<string, Promise<string>>();
   return {
-    async put(bytes, mediaType = DEFAULT_PAYLOAD_MEDIA_TYPE) {
+    put(bytes, mediaType = DEFAULT_PAYLOAD_MEDIA_TYPE) {
       const ref = payloadRefOf(bytes);
       const Key = keyOf(ref);
-      return call('write', async () => {
+      // Concurrent puts of one payload in this process share one upload: the bytes are the
+      // same, and some S3-compatible servers fail concurrent writes of one key.
+      const pending = uploads.get(Key);
+      if (pending) return pending;
+      const upload = call('write', async () => {
         // Write-once: an object of the right length under this name is these bytes.
         if ((await sizeOf(Key)) === bytes.byteLength) return ref;
         // A copy: the caller may change its buffer once put resolves, and the SDK may read the
         // body again on a retry.
         await client.send(new PutObjectCommand({ Bucket, Key, Body: Buffer.from(bytes), ContentType: mediaType }));
         return ref;
-      });
+      }).finally(() => uploads.delete(Key));
+      uploads.set(Key, upload);
+      return upload;
     },
 
     async get(ref) {
