@@ -12,6 +12,7 @@ import { Hono } from 'hono';
 import { createErrorHandler } from '../dist/src/http/error-response.js';
 import { silentLogger } from '../dist/src/logger.js';
 import { createReplayRoutes } from '../dist/src/replay/index.js';
+import { postJson } from './lib/post-json.mjs';
 
 const CALLS = Number(process.argv[2] ?? 2000); // per throughput series; a latency series is a quarter of it
 const CONCURRENCY = 8; // one replay per concurrent client: calls to one replay take turns
@@ -42,33 +43,12 @@ app.route(
 app.onError(createErrorHandler(silentLogger()));
 const replayServer = await listen((port) => serve({ fetch: app.fetch, port, hostname: '127.0.0.1' }));
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+const post = (port, path, body) => postJson(agent, `http://127.0.0.1:${port}${path}`, body);
 
 function listen(start) {
   return new Promise((resolve) => {
     const s = start(0);
     s.on('listening', () => resolve(s));
-  });
-}
-
-function post(port, path, body) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: 'POST',
-        agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
   });
 }
 

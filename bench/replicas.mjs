@@ -23,6 +23,7 @@ import http from 'node:http';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { createBatchSource } from './lib/genai-batch.mjs';
+import { postJson } from './lib/post-json.mjs';
 import { sendExports } from './lib/otlp-sender.mjs';
 import { createRawIngest } from './lib/raw-ingest.mjs';
 import { openScratchDatabase } from './lib/scratch-database.mjs';
@@ -186,7 +187,7 @@ function replayRun() {
 async function replayPhases(urls) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: REPLAY_CLIENTS * 2 });
   const [owner, other] = urls;
-  const sent = await post(agent, `${owner}/v1/traces`, replayRun());
+  const sent = await postJson(agent, `${owner}/v1/traces`, replayRun());
   if (sent.status !== 200) throw new Error(`sending the run: ${sent.status} ${sent.body}`);
   const request = JSON.stringify({
     model: 'gpt-4o',
@@ -195,7 +196,7 @@ async function replayPhases(urls) {
   const series = async (through) => {
     const ids = [];
     for (let c = 0; c < REPLAY_CLIENTS; c++) {
-      const created = await post(agent, `${owner}/v1/replays`, JSON.stringify({ run: 'bench-replicas-replay' }));
+      const created = await postJson(agent, `${owner}/v1/replays`, JSON.stringify({ run: 'bench-replicas-replay' }));
       if (created.status !== 201) throw new Error(`creating a replay: ${created.status} ${created.body}`);
       ids.push(JSON.parse(created.body).id);
     }
@@ -205,7 +206,7 @@ async function replayPhases(urls) {
       ids.map(async (id) => {
         for (let i = 0; i < REPLAY_STEPS; i++) {
           const t0 = performance.now();
-          const r = await post(agent, `${through}/v1/replays/${id}/openai/v1/chat/completions`, request);
+          const r = await postJson(agent, `${through}/v1/replays/${id}/openai/v1/chat/completions`, request);
           latencies.push(performance.now() - t0);
           if (r.status !== 200) throw new Error(`replay call: ${r.status} ${r.body}`);
         }
@@ -224,24 +225,4 @@ async function replayPhases(urls) {
   agent.destroy();
   const pick = (list) => ({ rate: median(list.map((x) => x.rate)), p50: median(list.map((x) => x.p50)) });
   return { owner: pick(rounds.owner), forwarded: pick(rounds.forwarded) };
-}
-
-function post(agent, url, body) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
 }
