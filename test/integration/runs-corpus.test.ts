@@ -21,11 +21,11 @@ import { listCaptures, type CaptureRef, type GroundTruth, type GroundTruthStep }
 import { expectedRequest } from '../helpers/ground-truth.js';
 import { databaseKinds } from '../helpers/databases.js';
 import {
-  ingestRecords,
-  loadCaptureRecords,
   openTestStore,
   type LoadedCapture,
   type TestStore,
+  captureTenant,
+  ingestCapturesByTenant,
 } from '../unit/runs/store-fixtures.js';
 
 const EXCEPTIONS = {
@@ -43,7 +43,7 @@ const EXCEPTIONS = {
 const captures = listCaptures();
 const toolTruth = (g: GroundTruth) => g.steps.filter((s) => s.type === 'tool_call');
 const firstCall = (g: GroundTruth) => g.steps.find((s) => s.type === 'model_call') as GroundTruthStep;
-const tenantOf = (ref: CaptureRef) => `${ref.layout}/${ref.scenario}`;
+const tenantOf = captureTenant;
 
 function expectedStatus(ref: CaptureRef, g: GroundTruth): ReconstructedRun['status'] {
   if (!g.steps.some((s) => s.type === 'agent_error')) return 'complete';
@@ -52,15 +52,11 @@ function expectedStatus(ref: CaptureRef, g: GroundTruth): ReconstructedRun['stat
 
 describe.each(databaseKinds)('reconstruct on %s: every corpus capture', (kind) => {
   let t: TestStore;
-  const loaded = new Map<string, LoadedCapture>();
+  let loaded = new Map<string, LoadedCapture>();
 
   beforeAll(async () => {
     t = await openTestStore(kind);
-    for (const ref of captures) {
-      const c = await loadCaptureRecords(ref);
-      loaded.set(tenantOf(ref), c);
-      await ingestRecords(t.store, c, tenantOf(ref));
-    }
+    loaded = await ingestCapturesByTenant(t.store, captures);
   }, 180_000);
   afterAll(async () => t?.drop());
 

@@ -19,21 +19,22 @@ import type { SpanRecord } from '../../src/spans/span-record.js';
 import { runCosts } from '../../src/tapes/run-costs.js';
 import { listRuns, type RunSummary } from '../../src/tapes/run-reader.js';
 import { readTape } from '../../src/tapes/tape-service.js';
-import { listCaptures, type CaptureRef } from '../helpers/corpus.js';
+import { listCaptures } from '../helpers/corpus.js';
 import { databaseKinds } from '../helpers/databases.js';
 import {
   ingestRecords,
-  loadCaptureRecords,
   openTestStore,
   type LoadedCapture,
   type TestStore,
+  captureTenant,
+  ingestCapturesByTenant,
 } from '../unit/runs/store-fixtures.js';
 
 const PRICING = parsePricingTable(
   JSON.stringify({ models: { '*': { input: 1, output: 4, cache_read: 0.5, cache_write: 2 } } }),
 );
 const captures = listCaptures();
-const tenantOf = (ref: CaptureRef) => `${ref.layout}/${ref.scenario}`;
+const tenantOf = captureTenant;
 const WRAPPED = 'wrapped/openllmetry-anthropic/lyon';
 
 function sum(steps: readonly Step[], field: keyof Step['tokens']): number | null {
@@ -95,15 +96,11 @@ function wrapCalls(c: LoadedCapture): SpanRecord[] {
 
 describe.each(databaseKinds)('runs list and tape on %s', (kind) => {
   let t: TestStore;
-  const loaded = new Map<string, LoadedCapture>();
+  let loaded = new Map<string, LoadedCapture>();
 
   beforeAll(async () => {
     t = await openTestStore(kind);
-    for (const ref of captures) {
-      const c = await loadCaptureRecords(ref);
-      loaded.set(tenantOf(ref), c);
-      await ingestRecords(t.store, c, tenantOf(ref));
-    }
+    loaded = await ingestCapturesByTenant(t.store, captures);
     const lyon = loaded.get('openllmetry-anthropic/lyon') as LoadedCapture;
     await ingestRecords(t.store, { spans: wrapCalls(lyon), logs: lyon.logs }, WRAPPED);
   }, 180_000);

@@ -53,3 +53,20 @@ export async function ingestRecords(
   await ingestLogs(records.logs, { tenant }, store.ingest);
   await ingestSpans(records.spans, { tenant }, store.ingest);
 }
+
+/** The tenant a capture is stored under when several share one store: `layout/scenario`. */
+export const captureTenant = (ref: CaptureRef): string => `${ref.layout}/${ref.scenario}`;
+
+/** Ingests each capture into a tenant of its own; returns the loaded captures by tenant. */
+export async function ingestCapturesByTenant(
+  store: Store,
+  refs: readonly CaptureRef[],
+): Promise<Map<string, LoadedCapture>> {
+  const loaded = new Map<string, LoadedCapture>();
+  for (const ref of refs) {
+    const c = await loadCaptureRecords(ref);
+    loaded.set(captureTenant(ref), c);
+    await ingestRecords(store, c, captureTenant(ref));
+  }
+  return loaded;
+}
