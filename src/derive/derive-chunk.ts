@@ -49,6 +49,8 @@ export interface DeriveChunkResult {
   copied: StepKey[];
   /** the messages of the steps in `steps`, for the message store (tapes/message-rows.ts) */
   messages: StoredMessage[];
+  /** from a worker: `messages` packed (packMessages), moved rather than cloned */
+  packedMessages?: Uint8Array;
 }
 
 /** Derives the chunks of many jobs. */
@@ -153,6 +155,38 @@ export function withOwnBytes(d: DerivedSpan): DerivedSpan {
 /** Messages over buffers of their own (withOwnBytes). */
 export function ownMessages(messages: readonly StoredMessage[]): StoredMessage[] {
   return messages.map((m) => ({ digest: new Uint8Array(m.digest), body: new Uint8Array(m.body) }));
+}
+
+/**
+ * A chunk's messages in one buffer of its own, to be moved to another thread rather than
+ * cloned message by message (an ArrayBuffer each): per message its 32-byte digest, the
+ * body's length (uint32, big-endian) and the body.
+ */
+export function packMessages(messages: readonly StoredMessage[]): Uint8Array {
+  let size = 0;
+  for (const m of messages) size += 36 + m.body.length;
+  const out = new Uint8Array(size);
+  const view = new DataView(out.buffer);
+  let at = 0;
+  for (const m of messages) {
+    out.set(m.digest, at);
+    view.setUint32(at + 32, m.body.length);
+    out.set(m.body, at + 36);
+    at += 36 + m.body.length;
+  }
+  return out;
+}
+
+/** The messages packMessages packed, as views of its buffer. */
+export function unpackMessages(packed: Uint8Array): StoredMessage[] {
+  const view = new DataView(packed.buffer, packed.byteOffset, packed.byteLength);
+  const out: StoredMessage[] = [];
+  for (let at = 0; at < packed.length; ) {
+    const length = view.getUint32(at + 32);
+    out.push({ digest: packed.subarray(at, at + 32), body: packed.subarray(at + 36, at + 36 + length) });
+    at += 36 + length;
+  }
+  return out;
 }
 
 /** What a dialect threw, as an Error: a structured clone takes an Error, not any value. */

@@ -19,7 +19,7 @@ import { Worker } from 'node:worker_threads';
 import { IngestError } from '../errors.js';
 import { packageRoot } from '../package-root.js';
 import type { AttributeValue, LogRecord, SpanRecord } from '../spans/span-record.js';
-import { ChunkDeriver, type DeriveChunkRequest, type DeriveChunkResult } from './derive-chunk.js';
+import { ChunkDeriver, type DeriveChunkRequest, type DeriveChunkResult, unpackMessages } from './derive-chunk.js';
 import type { DeriveWorkerAnswer, DeriveWorkerMessage } from './derive-worker.js';
 
 /** Spans per chunk sent to the worker. */
@@ -301,7 +301,7 @@ class WorkerRunner implements Runner {
     if (this.inFlight === 0) this.disarm();
     else this.watchdog?.refresh();
     if (!waiter) return; // a cancelled job's late answer
-    if ('result' in answer) waiter.resolve(answer.result);
+    if ('result' in answer) waiter.resolve(withMessages(answer.result));
     else waiter.reject(answer.error);
   }
 
@@ -345,4 +345,9 @@ function holdsMoreThan(spans: readonly SpanRecord[], logsOf: (s: SpanRecord) => 
     if (total > limit) return true;
   }
   return false;
+}
+
+/** A worker's result with its packed messages as views (derive-chunk.ts packMessages). */
+function withMessages(result: DeriveChunkResult): DeriveChunkResult {
+  return result.packedMessages ? { ...result, messages: unpackMessages(result.packedMessages) } : result;
 }

@@ -7,7 +7,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import {
   ChunkDeriver,
   own,
-  ownMessages,
+  packMessages,
   withOwnBytes,
   type DeriveChunkRequest,
   type DeriveChunkResult,
@@ -30,13 +30,15 @@ port.on('message', (message: DeriveWorkerMessage) => {
     const derived = deriver.derive(message.request);
     // one piece over a buffer of its own: moved to the main thread, not copied again
     const steps = own(derived.steps);
+    const packedMessages = packMessages(derived.messages);
     const result = {
       ...derived,
       steps: [steps],
       restated: derived.restated.map(withOwnBytes),
-      messages: ownMessages(derived.messages),
+      messages: [],
+      packedMessages,
     };
-    answer({ result }, [steps.buffer as ArrayBuffer]);
+    answer({ result }, [steps.buffer as ArrayBuffer, packedMessages.buffer as ArrayBuffer]);
   } catch (error) {
     answer({ job, error });
   }

@@ -4,11 +4,10 @@
  * (digests, fingerprint), then offload large values (payload store). Used by ingest and
  * by reindex, so a normalizer fix re-derives exactly what ingest would derive today.
  */
-import crypto from 'node:crypto';
 import { DIALECTS } from '../normalize/dialects/index.js';
 import { normalizeSpan, NORMALIZER_VERSION, runFactsOf, type DialectErrorHandler } from '../normalize/normalize.js';
 import { fingerprintName, fingerprintOf, requestDigestOf, responseDigestOf } from '../normalize/finish.js';
-import { canonicalJsonBytes, sha256Hex } from '../json/canonical.js';
+import { canonicalJsonBytes, canonicalListBytes, sha256Bytes, sha256Hex } from '../json/canonical.js';
 import type { SpanFacts, StepDraft } from '../normalize/step.js';
 import type { JsonValue } from '../json/json-value.js';
 import { offloadLargeValues } from '../payloads/offload.js';
@@ -164,16 +163,15 @@ function inlineMessages(
     const json = inlineJson(value, thresholdBytes);
     return json === undefined ? undefined : { digest: json === null ? null : sha256Hex(json), json };
   }
-  const whole = crypto.createHash('sha256').update('[');
+  // One walk writes the list; each message is a view of its part, hashed in place.
+  const { bytes, bounds } = canonicalListBytes(value);
   const messages: StoredMessage[] = [];
-  for (const [i, message] of value.entries()) {
-    const body = canonicalJsonBytes(message);
+  for (let i = 0; i < bounds.length; i += 2) {
+    const body = bytes.subarray(bounds[i], bounds[i + 1]);
     if (body.length > thresholdBytes) return undefined;
-    if (i > 0) whole.update(',');
-    whole.update(body);
-    messages.push({ digest: crypto.createHash('sha256').update(body).digest(), body });
+    messages.push({ digest: sha256Bytes(body), body });
   }
-  return { digest: whole.update(']').digest('hex'), messages, json: null };
+  return { digest: sha256Hex(bytes), messages, json: null };
 }
 
 /** A non-empty list of messages (objects), none of them a payload reference. */

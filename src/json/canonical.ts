@@ -46,6 +46,32 @@ export function canonicalJsonBytes(value: JsonValue): Buffer {
   }
 }
 
+/**
+ * canonicalJsonBytes of a list, with where each element's JSON starts and ends in it
+ * (`bounds[2i]`, `bounds[2i + 1]`): one walk and one buffer for a step's message list, whose
+ * elements the message store keeps apart (views into `bytes`, not copies).
+ */
+export function canonicalListBytes(values: readonly JsonValue[]): { bytes: Buffer; bounds: number[] } {
+  const sink = scratch;
+  sink.length = 0;
+  const bounds: number[] = [];
+  try {
+    sink.utf8('[');
+    for (let i = 0; i < values.length; i++) {
+      if (i > 0) sink.utf8(',');
+      bounds.push(sink.length);
+      serializeInto(values[i], sink);
+      bounds.push(sink.length);
+    }
+    sink.utf8(']');
+    const out = Buffer.allocUnsafe(sink.length);
+    sink.buffer.copy(out, 0, 0, sink.length);
+    return { bytes: out, bounds };
+  } finally {
+    sink.shrink();
+  }
+}
+
 /** canonicalJsonBytes's sink: a growing buffer, reused from call to call (the result is copied out). */
 class Scratch implements ByteSink {
   buffer = Buffer.allocUnsafe(64 * 1024);
@@ -124,10 +150,17 @@ function serializeInto(value: unknown, sink: ByteSink): void {
 }
 
 /** crypto.hash (Node 20.12+): one call, no Hash object; about 1 µs less per digest. */
-const oneShot = (crypto as { hash?: (algorithm: string, data: string | Uint8Array, encoding: 'hex') => string }).hash;
+const oneShot = (
+  crypto as { hash?: (algorithm: string, data: string | Uint8Array, encoding: 'hex' | 'buffer') => string | Buffer }
+).hash;
 
 export function sha256Hex(data: string | Uint8Array): string {
-  return oneShot ? oneShot('sha256', data, 'hex') : crypto.createHash('sha256').update(data).digest('hex');
+  return oneShot ? (oneShot('sha256', data, 'hex') as string) : crypto.createHash('sha256').update(data).digest('hex');
+}
+
+/** The SHA-256 of data, as 32 bytes. */
+export function sha256Bytes(data: Uint8Array): Buffer {
+  return oneShot ? (oneShot('sha256', data, 'buffer') as Buffer) : crypto.createHash('sha256').update(data).digest();
 }
 
 /** SHA-256 of the canonical JSON of value; null stays null (not recorded). */
