@@ -29,7 +29,7 @@
 // BENCH_INGEST_SECONDS (per phase; the 64 KB case takes twice as long), BENCH_INGEST_WARMUP
 // (seconds of unmeasured load per server and for raw before the rounds; twice as long for
 // 64 KB), BENCH_INGEST_SENDERS
-// (default 4), BENCH_INGEST_BATCH (spans per request, a multiple of 8; default 512),
+// (default 4), BENCH_SERVE_NODE_ARGS (Node options for the servers, e.g. --cpu-prof), BENCH_INGEST_BATCH (spans per request, a multiple of 8; default 512),
 // BENCH_INGEST_CASES (e.g. "2k" or "2k,64k"), BENCH_TEXT (natural, the default, or uniform:
 // bench/lib/genai-batch.mjs), BENCH_DATABASE_URL (a database to
 // connect to for CREATE DATABASE; default postgres://postgres@127.0.0.1:5432/postgres).
@@ -109,7 +109,12 @@ try {
     const servers = [];
     for (const m of MODES) {
       servers.push(
-        await startTapedeck({ databaseUrl: dbUrl, dataDir: path.join(dataDir, `${c.key}-${m.key}`), env: m.env }),
+        await startTapedeck({
+          databaseUrl: dbUrl,
+          dataDir: path.join(dataDir, `${c.key}-${m.key}`),
+          env: m.env,
+          nodeArgs: (process.env.BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean),
+        }),
       );
       running.push(servers.at(-1));
     }
