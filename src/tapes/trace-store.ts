@@ -30,29 +30,54 @@ export async function upsertSteps(tx: Queryable, tenant: string, derived: readon
 }
 
 /**
- * Writes to one trace take turns under a transaction-scoped advisory lock. A lock per trace
- * would grow with the batch (8,192 short traces, 8,192 locks) until PostgreSQL's shared lock
- * table (max_locks_per_transaction x connections) runs out; instead the full trace id is
- * hashed into one of TRACE_LOCK_BUCKETS, and a transaction locks its distinct buckets in
- * ascending order, so two transactions never wait on each other in a cycle.
+ * Writes to one trace take turns under transaction-scoped advisory locks, at most
+ * TRACE_LOCK_BUCKETS of them per transaction however many traces it writes (a lock per trace
+ * would grow with the batch until PostgreSQL's shared lock table runs out), and two
+ * transactions of different traces rarely wait on each other:
+ * - A transaction of up to FINE_LOCK_TRACES traces locks each trace (exclusive, a key from
+ *   its full id) under a shared lock on each trace's bucket (the full id hashed into one of
+ *   TRACE_LOCK_BUCKETS). Two such transactions wait only when they share a trace.
+ * - A transaction of more traces locks their buckets exclusively: it waits for, and holds
+ *   off, any other transaction with a trace in those buckets.
+ * Buckets are locked before traces, each kind in ascending order, so two transactions never
+ * wait on each other in a cycle.
  */
 export async function lockTraces(tx: Queryable, traceIds: readonly string[]): Promise<void> {
   if (traceIds.length === 0) return;
-  const keys = traceLockKeys(traceIds);
-  // unnest yields the keys in array order, and each is locked as its row is read
-  await tx.query('SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::bigint[]) AS k', [keys]);
+  const distinctIds = [...new Set(traceIds)];
+  const buckets = traceLockKeys(distinctIds);
+  if (distinctIds.length > FINE_LOCK_TRACES) {
+    // unnest yields the keys in array order, and each is locked as its row is read
+    await tx.query('SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::bigint[]) AS k', [buckets]);
+    return;
+  }
+  const traces = distinctIds.map(traceLockPair).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  // UNION ALL runs its parts in order: every bucket before any trace. The two-key form is a
+  // lock space of its own, apart from the buckets' one-key form.
+  await tx.query(
+    `SELECT count(pg_advisory_xact_lock_shared(k)) FROM unnest($1::bigint[]) AS k
+     UNION ALL
+     SELECT count(pg_advisory_xact_lock(a, b)) FROM unnest($2::int[], $3::int[]) AS t(a, b)`,
+    [buckets, `{${traces.map((t) => t[0]).join(',')}}`, `{${traces.map((t) => t[1]).join(',')}}`],
+  );
 }
 
 /**
- * At most this many advisory locks per transaction: with several replicas of eight
- * connections each, well inside the default lock table (64 x 100 connections). Two batches of
- * few traces rarely share a bucket; batches of thousands of traces take turns anyway.
+ * Buckets a transaction locks at most; with several replicas of eight connections each, well
+ * inside the default lock table (64 x 100 connections).
  */
 export const TRACE_LOCK_BUCKETS = 128;
 
 /**
- * The distinct advisory lock keys of these traces, ascending. The key space is offset so a
- * bucket's key cannot be mistaken for a small number some other advisory lock might use.
+ * Traces a transaction locks one by one: their buckets (shared) and themselves make at most
+ * TRACE_LOCK_BUCKETS locks. A request of 512 spans from agent runs of eight spans has 64.
+ */
+export const FINE_LOCK_TRACES = TRACE_LOCK_BUCKETS / 2;
+
+/**
+ * The distinct advisory lock keys of these traces' buckets, ascending. The key space is
+ * offset so a bucket's key cannot be mistaken for a small number some other advisory lock
+ * might use.
  */
 export function traceLockKeys(traceIds: readonly string[]): string[] {
   const buckets = new Set<number>();
@@ -62,9 +87,19 @@ export function traceLockKeys(traceIds: readonly string[]): string[] {
 
 const TRACE_LOCK_KEY_BASE = 0x7464_0000_0000; // "td" in the high bytes
 
-/** FNV-1a (32-bit) over all 32 hex digits of the trace id, mixed (murmur3's finalizer), into a bucket. */
+/** The bucket of a trace: its full id hashed (traceHash), into TRACE_LOCK_BUCKETS. */
 export function traceLockBucket(traceId: string): number {
-  let h = 0x811c9dc5;
+  return traceHash(traceId, 0x811c9dc5) % TRACE_LOCK_BUCKETS;
+}
+
+/** A trace's own lock: two 32-bit hashes of its full id, as signed int4s. */
+export function traceLockPair(traceId: string): [number, number] {
+  return [traceHash(traceId, 0x811c9dc5) | 0, traceHash(traceId, 0x050c5d1f) | 0];
+}
+
+/** FNV-1a (32-bit, from `seed`) over all 32 hex digits of the trace id, mixed (murmur3's finalizer). */
+function traceHash(traceId: string, seed: number): number {
+  let h = seed;
   for (let i = 0; i < traceId.length; i++) {
     h ^= traceId.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
@@ -74,7 +109,7 @@ export function traceLockBucket(traceId: string): number {
   h ^= h >>> 13;
   h = Math.imul(h, 0xc2b2ae35);
   h ^= h >>> 16;
-  return (h >>> 0) % TRACE_LOCK_BUCKETS;
+  return h >>> 0;
 }
 
 export async function readLogsFor(

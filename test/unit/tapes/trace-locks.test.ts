@@ -1,11 +1,13 @@
 /**
  * Trace locks: the full trace id decides the bucket, so 64-bit trace ids zero-padded to 128
- * bits (the left 8 bytes all zero) spread over the buckets as a uniform hash would, and one
- * transaction takes at most TRACE_LOCK_BUCKETS advisory locks however many traces it writes.
+ * bits (the left 8 bytes all zero) spread over the buckets as a uniform hash would; one
+ * transaction takes at most TRACE_LOCK_BUCKETS advisory locks however many traces it writes;
+ * transactions of different traces go on at once, and two holding one trace take turns
+ * whichever way each locked it.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lockTraces, TRACE_LOCK_BUCKETS, traceLockBucket } from '../../../src/tapes/trace-store.js';
+import { FINE_LOCK_TRACES, lockTraces, TRACE_LOCK_BUCKETS, traceLockBucket } from '../../../src/tapes/trace-store.js';
 import { prng } from '../../helpers/prng.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../helpers/databases.js';
 
@@ -65,9 +67,89 @@ describe.each(databaseKinds)('advisory locks per transaction (%s)', (kind) => {
     expect(await locksHeld(ids)).toBe(TRACE_LOCK_BUCKETS);
   });
 
-  it('locks as many buckets as zero-padded trace ids hash to', async () => {
+  it('locks a few traces one by one, under their buckets', async () => {
     const ids = Array.from({ length: 40 }, zeroPadded);
-    expect(await locksHeld(ids)).toBe(new Set(ids.map(traceLockBucket)).size);
+    expect(await locksHeld([...ids, ...ids])).toBe(new Set(ids.map(traceLockBucket)).size + 40);
     expect(new Set(ids.map(traceLockBucket)).size).toBeGreaterThan(25);
+  });
+
+  it('stays within TRACE_LOCK_BUCKETS at the most traces it locks one by one', async () => {
+    const ids = Array.from({ length: FINE_LOCK_TRACES }, () => randomBytes(16).toString('hex'));
+    expect(await locksHeld(ids)).toBeLessThanOrEqual(TRACE_LOCK_BUCKETS);
+  });
+});
+
+const onServer = databaseKinds.includes('postgres') ? describe : describe.skip;
+
+onServer('trace locks between transactions (postgres)', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase('postgres');
+  }, 120_000);
+  afterAll(async () => {
+    await t?.drop();
+  });
+
+  const traces = (n: number) => Array.from({ length: n }, () => randomBytes(16).toString('hex'));
+
+  /**
+   * Holds `first`'s locks while a second transaction locks `second`: resolves true when the
+   * second had to wait (lock_timeout ran out), false when it got its locks at once.
+   */
+  async function waits(first: string[], second: string[]): Promise<boolean> {
+    let release!: () => void;
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => {
+      held = resolve;
+    });
+    const holder = t.db.transaction(async (tx) => {
+      await lockTraces(tx, first);
+      held();
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+    });
+    await holding;
+    try {
+      await t.db.transaction(async (tx) => {
+        await tx.query("SET LOCAL lock_timeout = '300ms'");
+        await lockTraces(tx, second);
+      });
+      return false;
+    } catch (error) {
+      if ((error as { code?: string }).code === '55P03' || /lock timeout/.test(String(error))) return true;
+      throw error;
+    } finally {
+      release();
+      await holder;
+    }
+  }
+
+  it('lets two requests of different traces write at once, though they share buckets', async () => {
+    const [a, b] = [traces(FINE_LOCK_TRACES), traces(FINE_LOCK_TRACES)];
+    const shared = a.filter((x) => b.some((y) => traceLockBucket(x) === traceLockBucket(y)));
+    expect(shared.length).toBeGreaterThan(0);
+    expect(await waits(a, b)).toBe(false);
+  });
+
+  it('makes two requests holding one trace take turns, locked one by one', async () => {
+    const [a, b] = [traces(10), traces(10)];
+    expect(await waits(a, [...b, a[3]])).toBe(true);
+  });
+
+  it('makes a large batch and a small request holding one trace take turns, either first', async () => {
+    const large = traces(FINE_LOCK_TRACES * 4);
+    expect(await waits(large, [...traces(5), large[7]])).toBe(true);
+    expect(await waits([...traces(5), large[9]], large)).toBe(true);
+  });
+
+  it('lets a large batch and a small request of other buckets write at once', async () => {
+    const large = traces(FINE_LOCK_TRACES * 4);
+    const taken = new Set(large.map(traceLockBucket));
+    const elsewhere = traces(2000)
+      .filter((x) => !taken.has(traceLockBucket(x)))
+      .slice(0, 3);
+    expect(elsewhere.length).toBe(3);
+    expect(await waits(large, elsewhere)).toBe(false);
   });
 });
