@@ -21,21 +21,17 @@ export function storableFacts(facts: SpanFacts): SpanFacts {
 }
 
 function storableStep(d: StepDraft): StepDraft {
-  const next: StepDraft = {
-    ...d,
-    name: storableString(d.name),
-    model: nullable(d.model),
-    tool: nullable(d.tool),
-    params: storableValue<{ [key: string]: JsonValue }>(d.params),
-  };
-  if (d.toolCallId !== undefined) next.toolCallId = nullable(d.toolCallId);
-  const same =
-    next.name === d.name &&
-    next.model === d.model &&
-    next.tool === d.tool &&
-    next.params === d.params &&
-    next.toolCallId === d.toolCallId;
-  return same ? d : next;
+  const name = storableString(d.name);
+  const model = nullable(d.model);
+  const tool = nullable(d.tool);
+  const params = storableValue<{ [key: string]: JsonValue }>(d.params);
+  const toolCallId = d.toolCallId === undefined ? undefined : nullable(d.toolCallId);
+  // Nearly every step has nothing to replace: no copy of it then.
+  if (name === d.name && model === d.model && tool === d.tool && params === d.params && toolCallId === d.toolCallId)
+    return d;
+  const next: StepDraft = { ...d, name, model, tool, params };
+  if (toolCallId !== undefined) next.toolCallId = toolCallId;
+  return next;
 }
 
 function nullable(s: string | null): string | null {
