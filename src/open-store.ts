@@ -10,7 +10,6 @@ import type { Config } from './config.js';
 import { type Logger, ThrottledLog } from './logger.js';
 import type { Database } from './store/database.js';
 import { createPgDatabase } from './store/pg-database.js';
-import { createPgliteDatabase } from './store/pglite-database.js';
 import { migrate } from './store/migrate.js';
 import type { PayloadStore } from './payloads/payload-store.js';
 import { createFsPayloadStore } from './payloads/fs-payload-store.js';
@@ -37,9 +36,10 @@ export interface Store {
 }
 
 export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Database> {
-  return config.databaseUrl
-    ? createPgDatabase(config.databaseUrl)
-    : createPgliteDatabase(path.join(config.dataDir, 'pglite'));
+  if (config.databaseUrl) return createPgDatabase(config.databaseUrl);
+  // PGlite (PostgreSQL in WebAssembly) is loaded only for the embedded store.
+  const { createPgliteDatabase } = await import('./store/pglite-database.js');
+  return createPgliteDatabase(path.join(config.dataDir, 'pglite'));
 }
 
 export interface OpenStoreOptions {

@@ -26,7 +26,7 @@ import { JSON_STRING_WASM_LOADED } from './json/json-string.js';
 import { createOtlpHttpRoutes } from './ingest/http-receiver.js';
 import { bindGrpcServer, createGrpcServer } from './ingest/grpc-receiver.js';
 import { createApp } from './api/app.js';
-import { createReadRoutes } from './api/read-routes.js';
+import { createMcpRoutesIfWanted, createReadRoutes } from './api/read-routes.js';
 import { createConsoleRoutes } from './console/routes.js';
 import { isSchemaCurrent } from './store/migrate.js';
 import { RecallIndexer } from './recall/recall-indexer.js';
@@ -147,6 +147,7 @@ export async function startTapedeck(
         createOtlpHttpRoutes(receiverDeps, config),
         createMetricsRoutes(metrics, allow.read),
         ...createReadRoutes(store, config, { logger, onErasure: () => purge.wake(), metrics, feed, owners }),
+        ...(await createMcpRoutesIfWanted(store, config)),
         createConsoleRoutes(),
         createCredentialRoutes(credentials),
       ],

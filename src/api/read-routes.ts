@@ -22,9 +22,7 @@ import { createRunRoutes } from './run-routes.js';
 import { createCassetteRoutes } from '../cassettes/routes.js';
 import { createReplayRoutes, defaultReplaySettings, type ReplayOwners, type Upstream } from '../replay/index.js';
 import { PayloadIntegrityError } from '../payloads/payload-store.js';
-import { createMcpRoutes } from '../mcp/routes.js';
 import { ingestSpans } from '../ingest/ingest.js';
-import { tapedeckVersion } from '../mcp/version.js';
 import { createRequestSlots, requestSlotsFor, WAITING_PER_SLOT } from '../http/request-slots.js';
 import { ErasureFeed } from '../erasure/erasure-feed.js';
 import { createErasureRoutes } from '../erasure/routes.js';
@@ -164,17 +162,6 @@ export function createReadRoutes(store: Store, config: Config, options: ReadRout
     { queryDeadlineMs: config.queryDeadlineMs, tenantOf },
   );
 
-  const mcp = config.mcp
-    ? [
-        createMcpRoutes(store, {
-          queryDeadlineMs: config.queryDeadlineMs,
-          tapeMaxBytes: config.tapeMaxBytes,
-          tenant: '',
-          version: tapedeckVersion(),
-        }),
-      ]
-    : [];
-
   const erasures = createErasureRoutes({
     db: store.db,
     payloads: store.payloads,
@@ -183,17 +170,7 @@ export function createReadRoutes(store: Store, config: Config, options: ReadRout
     onRecorded: options.onErasure,
   });
 
-  return [
-    bounds,
-    app,
-    createRunRoutes(store, config),
-    createCassetteRoutes(store),
-    diff,
-    recall,
-    mounted,
-    erasures,
-    ...mcp,
-  ];
+  return [bounds, app, createRunRoutes(store, config), createCassetteRoutes(store), diff, recall, mounted, erasures];
 }
 
 /** The fork upstreams configured (--upstream-openai, --upstream-anthropic), with their keys. */
@@ -202,4 +179,24 @@ function upstreamsOf(config: Config): { openai?: Upstream; anthropic?: Upstream 
   if (config.upstreamOpenai) out.openai = { baseUrl: config.upstreamOpenai, key: config.upstreamOpenaiKey };
   if (config.upstreamAnthropic) out.anthropic = { baseUrl: config.upstreamAnthropic, key: config.upstreamAnthropicKey };
   return out;
+}
+
+/**
+ * The MCP tools at /mcp (`serve --mcp`), loaded only then: the MCP SDK and its schemas weigh
+ * tens of MiB that a server without them would carry.
+ */
+export async function createMcpRoutesIfWanted(store: Store, config: Config): Promise<Hono[]> {
+  if (!config.mcp) return [];
+  const [{ createMcpRoutes }, { tapedeckVersion }] = await Promise.all([
+    import('../mcp/routes.js'),
+    import('../mcp/version.js'),
+  ]);
+  return [
+    createMcpRoutes(store, {
+      queryDeadlineMs: config.queryDeadlineMs,
+      tapeMaxBytes: config.tapeMaxBytes,
+      tenant: '',
+      version: tapedeckVersion(),
+    }),
+  ];
 }

@@ -4,10 +4,8 @@
  * not while `tapedeck serve` holds it: use `serve --mcp` and its /mcp route then) and serves
  * until the client closes stdin. stdout carries the protocol only; logs go to stderr.
  */
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { Option, type Command } from 'commander';
 import { createLogger } from '../logger.js';
-import { createMcpServer } from '../mcp/tools.js';
 import { tapedeckVersion } from '../mcp/version.js';
 import { withStore } from './context.js';
 import { addConfigOptions } from './flags.js';
@@ -18,6 +16,12 @@ export function registerMcp(program: Command): void {
     .addOption(new Option('--tape-max-bytes <n>', 'payload bytes get_run_tape inlines per tape (default 8 MiB)'))
     .addOption(new Option('--pricing <file>', 'per-model price table (JSON)'))
     .action(async (options: Record<string, string>) => {
+      // Loaded here, not with the binary: the MCP SDK and its schemas weigh tens of MiB that
+      // every other command would carry.
+      const [{ StdioServerTransport }, { createMcpServer }] = await Promise.all([
+        import('@modelcontextprotocol/sdk/server/stdio.js'),
+        import('../mcp/tools.js'),
+      ]);
       await withStore(options, async (store, config) => {
         const server = createMcpServer(store, {
           queryDeadlineMs: config.queryDeadlineMs,
