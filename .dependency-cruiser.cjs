@@ -12,12 +12,12 @@
  *   read side    cassettes/, diff/, recall/ (search), replay/, runs/   beside  ingest (ingest.ts, write-spans.ts)
  *                                                                       derive/
  *   tapes/       stored spans, steps and runs; tapes read back
- *   recall index recall's backlog, words and indexer, written with the steps
+ *   recall index recall's words (tokenizing, hashing), written with the steps and messages
  *   pricing/, payloads/, normalize/, http/, auth/, store/
  *   shared       spans/, json/, otlp/, deadline/, metrics/, config.ts, errors.ts, logger.ts, ...
  */
 const RECALL_INDEX =
-  'backlog|trace-words|recall-indexer|recorded-text|tokenize|word-hash|ascii-words|ascii-words-wasm|scan';
+  'recorded-text|tokenize|word-hash|ascii-words|ascii-words-wasm|scan';
 
 const LAYERS = {
   entry: '^src/(index|server)[.]ts$|^src/cli/|^src/testing/',

@@ -59,11 +59,6 @@ export interface Config {
    * receiver keeps spans and log records only, and `tapedeck reindex` derives them later.
    */
   derive: boolean;
-  /**
-   * How long a stored step may wait for recall's index while this receiver is busy ingesting
-   * (recall/recall-indexer.ts): ingest goes first until then.
-   */
-  recallMaxLagMs: number;
   /** serve the MCP tools over streamable HTTP at /mcp (docs/mcp.md) */
   mcp: boolean;
   /**
@@ -127,7 +122,6 @@ export const defaultConfig: Readonly<Config> = Object.freeze({
   pricingFile: null,
   shutdownGraceMs: 10_000,
   derive: true,
-  recallMaxLagMs: 30_000,
   mcp: false,
   retentionMs: null,
   retentionTenants: new Map(),
@@ -179,7 +173,6 @@ export const settings = [
   { key: 'pricingFile', env: 'TAPEDECK_PRICING', flag: '--pricing' },
   { key: 'shutdownGraceMs', env: 'TAPEDECK_SHUTDOWN_GRACE_MS', flag: '--shutdown-grace-ms' },
   { key: 'derive', env: 'TAPEDECK_DERIVE', flag: '--derive' },
-  { key: 'recallMaxLagMs', env: 'TAPEDECK_RECALL_MAX_LAG_MS', flag: '--recall-max-lag-ms' },
   { key: 'mcp', env: 'TAPEDECK_MCP', flag: '--mcp' },
   { key: 'retentionMs', env: 'TAPEDECK_RETENTION', flag: '--retention' },
   { key: 'retentionTenants', env: 'TAPEDECK_RETENTION_TENANTS', flag: '--retention-tenants' },
@@ -232,7 +225,6 @@ const integerBounds: Partial<Record<keyof Config, [number, number]>> = {
   replayConcurrency: [1, 1_000],
   readQueueTimeoutMs: [1, 600_000],
   shutdownGraceMs: [0, 3_600_000],
-  recallMaxLagMs: [0, 86_400_000],
 };
 
 const switchWords: Record<string, boolean> = { on: true, true: true, '1': true, off: false, false: false, '0': false };

@@ -29,14 +29,12 @@ import { createApp } from './api/app.js';
 import { createMcpRoutesIfWanted, createReadRoutes } from './api/read-routes.js';
 import { createConsoleRoutes } from './console/routes.js';
 import { isSchemaCurrent } from './store/migrate.js';
-import { RecallIndexer } from './recall/recall-indexer.js';
 import { PayloadPurge } from './erasure/purge.js';
 import { PartitionWorker } from './erasure/partitions.js';
 import { ErasureFeed } from './erasure/erasure-feed.js';
 import { ErasurePoll } from './erasure/erasure-poll.js';
 import { DatabaseReplayOwners, replicaUrlOf } from './replay/owners.js';
-import { DEFAULT_BATCH_SPANS, DEFAULT_INTERVAL_MS, DEFAULT_SWEEP_ROWS, RetentionWorker } from './erasure/retention.js';
-import { backlogSteps, oldestBacklogRow } from './recall/backlog.js';
+import { DEFAULT_BATCH_SPANS, DEFAULT_INTERVAL_MS, RetentionWorker } from './erasure/retention.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { createMetricsRoutes } from './metrics/routes.js';
 import { allow } from './auth/route-auth.js';
@@ -65,11 +63,6 @@ export interface StartOptions {
   payloads?: PayloadStore;
   /** false: ingest derives on the main thread only (tests of both ways) */
   deriveWorker?: boolean;
-  /**
-   * false: no background indexing for recall; recall indexes what it needs when asked (tests
-   * that count the database's transactions)
-   */
-  recallIndexer?: boolean;
   /** milliseconds between retention passes (default a minute; tests run them often) */
   retentionIntervalMs?: number;
 }
@@ -109,16 +102,6 @@ export async function startTapedeck(
   observeServer(metrics, {
     workUnits: () => ({ inUse: admission.unitsInUse, waiting: admission.unitsWaiting }),
     pool: store.db.poolUsage?.bind(store.db),
-    async recallBacklog() {
-      const oldest = await oldestBacklogRow(store.db);
-      return { ageSeconds: oldest ? oldest.ageMs / 1000 : 0, steps: oldest ? await backlogSteps(store.db) : 0 };
-    },
-  });
-  const indexer = new RecallIndexer(store.db, store.payloads, {
-    busy: () => admission.inflight > 0,
-    turn: (work) => admission.background(work),
-    maxLagMs: config.recallMaxLagMs,
-    logger,
   });
   // Payloads erasures and retention leave to purge; retention when a bound is set.
   const purge = new PayloadPurge(store.db, store.payloads, logger);
@@ -131,7 +114,7 @@ export async function startTapedeck(
   const owners = shared ? new DatabaseReplayOwners(store.db) : undefined;
   const feed = new ErasureFeed(undefined, undefined, shared ? store.db : undefined);
   const erasurePoll = shared ? new ErasurePoll(feed, logger) : undefined;
-  const background = { indexer, purge, retention, partitions, owners, erasurePoll };
+  const background = { purge, retention, partitions, owners, erasurePoll };
   let http: ServerType | undefined;
   let grpcServer: grpc.Server | undefined;
   // Today's partitions exist before the first span can arrive: a day whose rows went to the
@@ -170,9 +153,6 @@ export async function startTapedeck(
     });
     grpcServer = createGrpcServer(receiverDeps, config);
     const grpcPort = await bindGrpcServer(grpcServer, config.host, config.grpcPort);
-    // A spans-only receiver (--derive off) writes no steps, and leaves indexing those of other
-    // receivers sharing the database to them: its CPU is for the spans it must keep up with.
-    if (config.derive && options.recallIndexer !== false) indexer.start();
     purge.start();
     retention?.start();
     owners?.listening(config.replicaUrl ?? replicaUrlOf(config.host, httpPort));
@@ -235,7 +215,6 @@ function retentionOf(
       defaultMs: config.retentionMs,
       tenantsMs: config.retentionTenants,
       batchSpans: DEFAULT_BATCH_SPANS,
-      sweepRows: DEFAULT_SWEEP_ROWS,
       intervalMs,
     },
     logger,
@@ -282,7 +261,6 @@ async function shutdown(
   grpcServer: grpc.Server | undefined,
   store: Store,
   background: {
-    indexer: RecallIndexer;
     purge: PayloadPurge;
     retention: RetentionWorker | null;
     partitions: PartitionWorker;
@@ -293,9 +271,8 @@ async function shutdown(
   graceMs: number,
   logger: Logger,
 ): Promise<void> {
-  // The row being indexed is finished (committed) rather than cut off; the rest wait for the next start.
-  const indexerStopped = Promise.all([
-    background.indexer.stop(),
+  // A batch being purged or retained is finished (committed) rather than cut off.
+  const workersStopped = Promise.all([
     background.purge.stop(),
     background.retention?.stop(),
     background.partitions.stop(),
@@ -328,7 +305,7 @@ async function shutdown(
     grpcServer?.forceShutdown();
     (http as { closeAllConnections?: () => void } | undefined)?.closeAllConnections?.();
   }
-  await indexerStopped;
+  await workersStopped;
   // Its replays end with it: the other replicas answer 404 for them rather than forward.
   await background.owners?.release().catch((error: unknown) => {
     logger.warn({ err: error }, "could not withdraw this replica's replays from the shared database");

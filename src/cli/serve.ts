@@ -79,12 +79,6 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--shutdown-grace-ms <n>', 'how long SIGTERM waits for in-flight requests (default 10000)'))
     .addOption(
       new Option(
-        '--recall-max-lag-ms <n>',
-        "how long a stored step may wait for recall's index while ingest is busy (env TAPEDECK_RECALL_MAX_LAG_MS, default 30000)",
-      ),
-    )
-    .addOption(
-      new Option(
         '--retention <age>',
         'delete spans that ended longer ago than this: 30d, 12h, 90m, or off (env TAPEDECK_RETENTION, default off)',
       ),

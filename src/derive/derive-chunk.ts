@@ -3,8 +3,8 @@
  * Deriving the steps of an ingest transaction chunk by chunk, without the database or the
  * payload store, so it can run on a worker thread (derive-worker.ts): normalize each span,
  * compute the stored step (digests, fingerprint; derive.ts inlineStep), and encode the steps
- * of new spans as binary COPY tuples for tapedeck_store.steps. Their keys come back too, for
- * recall's backlog (recall/backlog.ts: their words are indexed after the transaction).
+ * of new spans as binary COPY tuples for tapedeck_store.steps (with recall's words of their own
+ * text), and their messages for the message store.
  *
  * Run facts are not sent back: the caller reads them from the attributes (run-identity.ts).
  * What it leaves to its caller: spans with a value over the payload threshold (`local`: they
@@ -13,7 +13,6 @@
  */
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import { BinaryCopyWriter } from '../store/copy-binary.js';
-import type { StepKey } from '../recall/backlog.js';
 import { stepColumns, stepToRow, type StoredMessage } from '../tapes/step-rows.js';
 import { copyColumnsOf } from '../store/bulk-insert.js';
 import { DERIVE_FAILED, inlineStep, normalizeFacts } from './derive.js';
@@ -45,8 +44,6 @@ export interface DeriveChunkResult {
   local: number[];
   /** dialects that threw, or deriving that threw elsewhere (each span then has no step), for the caller to report */
   dialectErrors: { index: number; layout: string; error: Error }[];
-  /** the keys of the steps in `steps`, in order, for recall's backlog */
-  copied: StepKey[];
   /** the messages of the steps in `steps`, for the message store (tapes/message-rows.ts) */
   messages: StoredMessage[];
   /** from a worker: `messages` packed (packMessages), moved rather than cloned */
@@ -60,7 +57,6 @@ export class ChunkDeriver {
   derive(req: DeriveChunkRequest): DeriveChunkResult {
     const out = {
       steps: new BinaryCopyWriter(stepCopyColumns, { framed: false }),
-      copied: [] as StepKey[],
       restated: [] as DerivedSpan[],
       messages: [] as StoredMessage[],
     };
@@ -89,28 +85,26 @@ export class ChunkDeriver {
       restated: out.restated,
       local,
       dialectErrors,
-      copied: out.copied,
       messages: out.messages,
     };
   }
 }
 
 /**
- * Where a derived span's step goes: a new span's step into the COPY tuples (its key into
- * `copied`); a stored span's step to be upserted.
+ * Where a derived span's step goes: a new span's step into the COPY tuples (its messages into
+ * `messages`); a stored span's step to be upserted.
  */
 export function placeStep(
   tenant: string,
   d: DerivedSpan,
   isNew: boolean,
-  out: { steps: BinaryCopyWriter; copied: StepKey[]; restated: DerivedSpan[]; messages: StoredMessage[] },
+  out: { steps: BinaryCopyWriter; restated: DerivedSpan[]; messages: StoredMessage[] },
 ): void {
   if (!d.step) return;
   if (!isNew) {
     out.restated.push(d);
     return;
   }
-  out.copied.push({ traceId: d.step.traceId, spanId: d.step.spanId });
   out.steps.row(stepToRow(tenant, d.step));
   for (const list of [d.step.requestMessages, d.step.responseMessages]) if (list) out.messages.push(...list);
 }

@@ -15,7 +15,7 @@ import { mistakableForReference } from '../payloads/stored-reference.js';
 import { type PayloadStore, PayloadStoreUnavailableError } from '../payloads/payload-store.js';
 import { ApiError } from '../errors.js';
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
-import type { StoredMessage, StoredStep } from '../tapes/step-rows.js';
+import { ownWordsOf, type StoredMessage, type StoredStep } from '../tapes/step-rows.js';
 import type { DeriveSpans, DerivedSpan } from '../tapes/derived-span.js';
 import { storableFacts } from './storable-facts.js';
 
@@ -122,7 +122,10 @@ export async function offloadedStep(
   thresholdBytes: number,
 ): Promise<StoredStep> {
   const stored = await offloadLargeValues(draft, payloads, thresholdBytes);
-  return storedStep(span, stored.draft, requestDigestOf(draft, stored.requestDigest), stored.responseDigest);
+  const step = storedStep(span, stored.draft, requestDigestOf(draft, stored.requestDigest), stored.responseDigest);
+  // Recall finds the offloaded values' words too: from the draft before offloading.
+  step.words = ownWordsOf({ ...step, draft });
+  return step;
 }
 
 function storedStep(

@@ -3,8 +3,7 @@
  * Deletes stored spans and everything derived from them, in the caller's transaction: the
  * spans chosen into the temporary table erased_spans, their steps, their log records (and the
  * records of their traces no remaining span claims), the messages of the message store no
- * remaining step references, and recall's index rows that hold any of
- * their steps, whose other steps go back to recall's backlog to be indexed again. Erasure
+ * remaining step references (recall's words go with the steps and messages that hold them). Erasure
  * (erasures.ts) and retention (retention.ts) both delete through here, so both leave the same
  * store behind.
  *
@@ -38,9 +37,9 @@ export interface ErasedRows {
 const LISTED_SPANS = 10_000;
 
 /**
- * Creates the temporary tables this transaction chooses spans (and steps to index again) into,
- * and turns PostgreSQL's JIT off for it: the planner prices the per-row probes of recall's
- * index rows high enough to compile them, which took a second or more per statement for a
+ * Creates the temporary tables this transaction chooses spans (and steps to derive again) into,
+ * and turns PostgreSQL's JIT off for it: the planner prices per-row probes (recall's index rows,
+ * when it had its own) high enough to compile them, which took a second or more per statement for a
  * few milliseconds of work (scripts/retention-cost.mjs).
  */
 export async function prepareErasure(tx: Queryable): Promise<void> {
@@ -84,8 +83,6 @@ export async function chooseSpans(
 export interface EraseOptions {
   /** the chosen spans are this whole tenant: its log records and index rows go by tenant */
   wholeTenant?: string;
-  /** false: recall's index rows are left for retention's sweep (retention.ts) */
-  sweepRecall?: boolean;
   /**
    * the chosen spans are gone already, with the partition retention detached them in
    * (retention.ts): they are counted, not deleted
@@ -116,7 +113,6 @@ export async function eraseChosen(tx: Queryable, options: EraseOptions = {}): Pr
     `SELECT tenant, encode(trace_id, 'hex') AS trace_id, encode(span_id, 'hex') AS span_id
        FROM erased_spans WHERE (SELECT count(*) FROM erased_spans) <= ${LISTED_SPANS}`,
   );
-  const recallRows = options.sweepRecall === false ? 0 : await dropRecallRows(tx, options.wholeTenant);
   const spans = options.spansGone
     ? await count('SELECT count(*) AS n FROM erased_spans')
     : await count(
@@ -163,7 +159,7 @@ export async function eraseChosen(tx: Queryable, options: EraseOptions = {}): Pr
       ORDER BY r.digest`,
   );
   return {
-    counts: { spans, steps, log_records: logRecords, recall_index_rows: recallRows, runs: runsGone.length },
+    counts: { spans, steps, log_records: logRecords, recall_index_rows: 0, runs: runsGone.length },
     unreferencedPayloads: payloads.map((p) => p.digest),
     runsGone: runsGone.map((r) => `${r.tenant}\u0000${r.run_id}`),
     traces: traces.map((t) => `${t.tenant}\u0000${t.trace_id}`),
@@ -186,50 +182,4 @@ async function deleteUnreferencedMessages(tx: Queryable): Promise<void> {
         AND NOT EXISTS (SELECT 1 FROM tapedeck_store.steps st
                          WHERE st.response_messages @> ARRAY[c.digest] AND st.tenant = c.tenant)`,
   );
-}
-
-/**
- * Recall's index rows holding a chosen span's step, or a step in reindexed_steps, are deleted;
- * the other steps they held that still exist are recorded in recall's backlog, so the indexer
- * writes them again (recall/backlog.ts). Until it has, recall indexes what waits before it
- * answers, and never answers from a deleted step: it joins the spans it finds.
- */
-async function dropRecallRows(tx: Queryable, wholeTenant: string | undefined): Promise<number> {
-  if (wholeTenant !== undefined) {
-    await tx.query('DELETE FROM tapedeck_store.recall_backlog WHERE tenant = $1', [wholeTenant]);
-    const rows = await tx.query<{ n: number | bigint }>(
-      `WITH d AS (DELETE FROM tapedeck_store.trace_words WHERE tenant = $1 RETURNING 1) SELECT count(*) AS n FROM d`,
-      [wholeTenant],
-    );
-    return Number(rows[0].n);
-  }
-  // Rows whose trace ids hold a chosen trace's bytes are the candidates; the exact test is
-  // a step of the row, at its own position, being chosen.
-  const rows = await tx.query<{ n: number | bigint }>(
-    `WITH touched AS (
-       SELECT tenant, trace_id, span_id FROM erased_spans
-       UNION SELECT tenant, trace_id, span_id FROM reindexed_steps),
-     traces AS (SELECT DISTINCT tenant, trace_id FROM touched),
-     doomed AS (
-       DELETE FROM tapedeck_store.trace_words w
-        WHERE EXISTS (SELECT 1 FROM traces t WHERE t.tenant = w.tenant AND position(t.trace_id IN w.trace_ids) > 0)
-          AND EXISTS (SELECT 1 FROM generate_series(0, w.steps - 1) AS i
-                       JOIN touched k ON k.tenant = w.tenant
-                        AND k.trace_id = substring(w.trace_ids FROM i * 16 + 1 FOR 16)
-                        AND k.span_id = substring(w.span_ids FROM i * 8 + 1 FOR 8))
-       RETURNING w.row_id, w.tenant, w.trace_ids, w.span_ids, w.steps),
-     kept AS (
-       SELECT d.row_id, d.tenant, i,
-              substring(d.trace_ids FROM i * 16 + 1 FOR 16) AS trace_id,
-              substring(d.span_ids FROM i * 8 + 1 FOR 8) AS span_id
-         FROM doomed d CROSS JOIN generate_series(0, d.steps - 1) AS i),
-     requeued AS (
-       INSERT INTO tapedeck_store.recall_backlog (tenant, trace_ids, span_ids, steps)
-       SELECT k.tenant, string_agg(k.trace_id, ''::bytea ORDER BY k.i), string_agg(k.span_id, ''::bytea ORDER BY k.i), count(*)
-         FROM kept k
-        WHERE NOT EXISTS (SELECT 1 FROM erased_spans e WHERE e.tenant = k.tenant AND e.trace_id = k.trace_id AND e.span_id = k.span_id)
-        GROUP BY k.row_id, k.tenant)
-     SELECT count(*) AS n FROM doomed`,
-  );
-  return Number(rows[0].n);
 }

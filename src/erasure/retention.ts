@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { recordAudit } from '../auth/audit.js';
 import type { Logger } from '../logger.js';
 import type { Database, Queryable } from '../store/database.js';
-import { chooseSpans, type DeletedCounts, eraseChosen, prepareErasure, withoutJit } from './erase-rows.js';
+import { chooseSpans, type DeletedCounts, eraseChosen, prepareErasure } from './erase-rows.js';
 import type { Receipt } from './erasures.js';
 import {
   claimDetached,
@@ -38,14 +38,11 @@ export interface RetentionSettings {
   tenantsMs: ReadonlyMap<string, number | null>;
   /** spans deleted per transaction */
   batchSpans: number;
-  /** recall index rows examined per transaction */
-  sweepRows: number;
   /** between passes */
   intervalMs: number;
 }
 
 export const DEFAULT_BATCH_SPANS = 1_000;
-export const DEFAULT_SWEEP_ROWS = 256;
 export const DEFAULT_INTERVAL_MS = 60_000;
 
 export interface RetentionPass {
@@ -108,7 +105,6 @@ export async function applyRetention(
   const done: RetentionPass[] = [];
   for (const pass of passes.values()) {
     if (pass.batches === 0) continue;
-    pass.receipt.recall_index_rows += await sweepRecallRows(db, pass.tenant, settings.sweepRows, signal);
     await db.query('UPDATE tapedeck_store.erasures SET receipt = $2::jsonb WHERE id = $1', [
       pass.erasure,
       JSON.stringify(pass.receipt),
@@ -223,7 +219,7 @@ async function eraseDetachedSpans(
           [tenant, from.trace_id, from.span_id],
         );
         if (!last) return null;
-        const rows = await eraseChosen(tx, { sweepRecall: false, spansGone: true });
+        const rows = await eraseChosen(tx, { spansGone: true });
         add(pass.receipt, rows.counts);
         pass.receipt.payloads += rows.unreferencedPayloads.length;
         await recordPass(
@@ -290,7 +286,7 @@ async function retainTenant(
         await prepareErasure(tx);
         const n = await chooseSpans(tx, where, [tenant, beforeNs.toString()], settings.batchSpans);
         if (n === 0) return 0;
-        const rows = await eraseChosen(tx, { sweepRecall: false });
+        const rows = await eraseChosen(tx);
         add(receipt, rows.counts);
         receipt.payloads += rows.unreferencedPayloads.length;
         await record(tx, rows.unreferencedPayloads);
@@ -356,50 +352,6 @@ async function recordPass(
         SET payloads_total = payloads_total + $2, status = 'purging', completed_at = NULL WHERE id = $1`,
     [id, payloads.length],
   );
-}
-
-/**
- * Deletes the tenant's recall index rows that hold a step no longer stored, and records the
- * steps they held that still are in recall's backlog, to be indexed again; a few hundred
- * rows per transaction, in row order. Returns how many rows it deleted.
- */
-export async function sweepRecallRows(
-  db: Database,
-  tenant: string,
-  rowsPerBatch: number,
-  signal?: AbortSignal,
-): Promise<number> {
-  let deleted = 0;
-  for (let after: string | null = '0'; after !== null && !signal?.aborted; ) {
-    const rows = await db.transaction(async (tx) => {
-      await withoutJit(tx);
-      return tx.query<{ last: string | null; n: number | bigint }>(
-        `WITH batch AS (
-         SELECT row_id, tenant, trace_ids, span_ids, steps FROM tapedeck_store.trace_words
-          WHERE tenant = $1 AND row_id > $2::bigint ORDER BY row_id LIMIT $3),
-       pairs AS (
-         SELECT b.row_id, b.tenant, i,
-                substring(b.trace_ids FROM i * 16 + 1 FOR 16) AS trace_id,
-                substring(b.span_ids FROM i * 8 + 1 FOR 8) AS span_id,
-                EXISTS (SELECT 1 FROM tapedeck_store.steps st
-                         WHERE st.tenant = b.tenant AND st.trace_id = substring(b.trace_ids FROM i * 16 + 1 FOR 16)
-                           AND st.span_id = substring(b.span_ids FROM i * 8 + 1 FOR 8)) AS stored
-           FROM batch b CROSS JOIN generate_series(0, b.steps - 1) AS i),
-       stale AS (SELECT DISTINCT row_id FROM pairs WHERE NOT stored),
-       doomed AS (DELETE FROM tapedeck_store.trace_words w USING stale WHERE w.row_id = stale.row_id RETURNING w.row_id),
-       requeued AS (
-         INSERT INTO tapedeck_store.recall_backlog (tenant, trace_ids, span_ids, steps)
-         SELECT p.tenant, string_agg(p.trace_id, ''::bytea ORDER BY p.i), string_agg(p.span_id, ''::bytea ORDER BY p.i), count(*)
-           FROM pairs p JOIN stale USING (row_id) WHERE p.stored
-          GROUP BY p.row_id, p.tenant)
-       SELECT (SELECT max(row_id)::text FROM batch) AS last, (SELECT count(*) FROM doomed) AS n`,
-        [tenant, after, rowsPerBatch],
-      );
-    });
-    deleted += Number(rows[0].n);
-    after = rows[0].last;
-  }
-  return deleted;
 }
 
 /** Every tenant that has a span, without reading every span (a skip over the tenant index). */

@@ -65,13 +65,6 @@ export interface Admission {
    * queue timeout; IngestError('unavailable') when the signal ended the wait.
    */
   run<T>(work: (turn: Turn) => Promise<T>, request?: AdmissionRequest): Promise<T>;
-  /**
-   * Runs work that is not an export request (recall's indexing, once it is due) in a turn of
-   * one unit, ahead of the requests waiting: while it works, one request fewer works, and
-   * requests past the queue timeout are answered busy. It waits with no timeout and does not
-   * count as in flight.
-   */
-  background<T>(work: () => Promise<T>): Promise<T>;
   /** requests admitted: working or waiting their turn */
   readonly inflight: number;
   /** work units taken by requests in their turn */
@@ -102,7 +95,6 @@ export function createAdmission(
   interface Waiting {
     units: number;
     start: () => void;
-    background?: boolean;
   }
   const turns: Waiting[] = [];
   const startTurns = (): void => {
@@ -182,23 +174,6 @@ export function createAdmission(
     },
     get unitsWaiting() {
       return turns.reduce((sum, t) => sum + t.units, 0);
-    },
-    async background(work) {
-      const units = Math.min(1, workUnits);
-      await new Promise<void>((start) => {
-        // Ahead of waiting requests, behind other background work: otherwise each turn would
-        // come only after every request queued before it, and the work would starve.
-        let at = 0;
-        while (at < turns.length && turns[at].background) at++;
-        turns.splice(at, 0, { units, start, background: true });
-        startTurns();
-      });
-      try {
-        return await work();
-      } finally {
-        busyUnits -= units;
-        startTurns();
-      }
     },
     async run(work, request = {}) {
       if (inflight >= maxInflight) {

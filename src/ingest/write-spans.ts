@@ -5,9 +5,9 @@
  * 2. read the run facts of the traces' stored spans and the log records of the batch's spans;
  * 3. resolve runs in memory (tapes/run-resolution.ts), write the new spans with their run and
  *    update the stored spans whose run changed;
- * 4. derive each span (normalize, offload, digests), write the steps, the messages of their
- *    lists the message store does not hold yet (tapes/message-rows.ts), and record them in
- *    recall's backlog (recall/backlog.ts: their words are indexed after this transaction).
+ * 4. derive each span (normalize, offload, digests), write the steps and the messages of their
+ *    lists the message store does not hold yet (tapes/message-rows.ts), each with recall's
+ *    words: a step's own text's, a new message's (recall/recorded-text.ts).
  *
  * Under the locks, the stored spans read in step 2 are exactly the rows an INSERT ... ON
  * CONFLICT would find, so where the adapter has copyTuples (PostgreSQL server) new spans and
@@ -24,7 +24,6 @@
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import type { Queryable } from '../store/database.js';
 import { copyColumnsOf, insertRows } from '../store/bulk-insert.js';
-import { enqueueSteps, type StepKey } from '../recall/backlog.js';
 import { BinaryCopyWriter } from '../store/copy-binary.js';
 import { resolveRunsInMemory, type RunNode } from '../tapes/run-resolution.js';
 import { settleRunParents } from '../tapes/run-parents.js';
@@ -278,8 +277,8 @@ function byteLengthOf(pieces: readonly Uint8Array[]): number {
 
 /**
  * Streams the encoded steps of new spans into a COPY as chunks come back; spans with a value
- * over the payload threshold are derived here (they need the payload store). The copied steps
- * go into recall's backlog; steps of spans stored before are upserted after (and go there too).
+ * over the payload threshold are derived here (they need the payload store). Steps of spans
+ * stored before are upserted after.
  */
 async function copySteps(
   tx: Queryable,
@@ -290,17 +289,15 @@ async function copySteps(
   isNew: (s: SpanRecord) => boolean,
 ): Promise<void> {
   const restated: DerivedSpan[] = [];
-  const copied: StepKey[] = [];
   const messages: StoredMessage[] = [];
   async function* stepTuples(): AsyncGenerator<Uint8Array> {
     for await (const chunk of derivation.chunks()) {
       restated.push(...chunk.restated);
-      copied.push(...chunk.copied);
       for (const m of chunk.messages) messages.push(m);
       yield* chunk.steps;
       if (chunk.local.length === 0) continue;
       const local = chunk.local.map((i) => chunk.spans[i]);
-      const out = { steps: new BinaryCopyWriter(stepCopyColumns, { framed: false }), copied, restated, messages };
+      const out = { steps: new BinaryCopyWriter(stepCopyColumns, { framed: false }), restated, messages };
       for (const [i, d] of (await derive(local, logsOf)).entries()) placeStep(tenant, d, isNew(local[i]), out);
       yield* out.steps.take();
     }
@@ -309,6 +306,5 @@ async function copySteps(
   // The restated steps' messages too, in the same digest order: upsertSteps then finds them
   // written, so this transaction never waits for a message after it wrote one.
   await insertMessages(tx, tenant, [...messages, ...messagesOf(restated.flatMap((d) => (d.step ? [d.step] : [])))]);
-  await enqueueSteps(tx, tenant, copied);
   if (restated.length > 0) await upsertSteps(tx, tenant, restated);
 }

@@ -6,7 +6,7 @@
  *
  * Counters and histograms are moved where the thing happens (ingest, the transports, the
  * payload store). Levels that some part already knows (work units, the pool, the replay
- * registry, recall's backlog) are read when scraped, through observeGauge, so they cost
+ * registry) are read when scraped, through observeGauge, so they cost
  * nothing between scrapes.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';

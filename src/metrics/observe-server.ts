@@ -1,7 +1,7 @@
 /**
  * @module metrics/observe-server
  * The gauges of one serve process that are read from their source when scraped: ingest's work
- * units, the database pool, and recall's index backlog. Each source is handed in as a small
+ * units and the database pool. Each source is handed in as a small
  * reading function, so this module knows none of them.
  */
 import { type Metrics, observeGauge } from './metrics.js';
@@ -11,8 +11,6 @@ export interface ServerSources {
   workUnits(): { inUse: number; waiting: number };
   /** the pool's connections, where there is a pool */
   pool?(): { max: number; open: number; idle: number; waiting: number };
-  /** recall's backlog: the oldest row's age, and the steps not yet indexed */
-  recallBacklog(): Promise<{ ageSeconds: number; steps: number }>;
 }
 
 export function observeServer(metrics: Metrics, sources: ServerSources): void {
@@ -51,23 +49,4 @@ export function observeServer(metrics: Metrics, sources: ServerSources): void {
       },
     );
   }
-  // One query serves both gauges of a scrape.
-  let backlog: Promise<{ ageSeconds: number; steps: number }> | undefined;
-  const readBacklog = () => {
-    backlog ??= sources.recallBacklog().finally(() => setImmediate(() => (backlog = undefined)));
-    return backlog;
-  };
-  observeGauge(
-    metrics,
-    {
-      name: 'tapedeck_recall_index_lag_seconds',
-      help: "Age of the oldest stored steps not yet in recall's index (0 when every step is indexed).",
-    },
-    async () => [{ value: (await readBacklog()).ageSeconds }],
-  );
-  observeGauge(
-    metrics,
-    { name: 'tapedeck_recall_index_backlog_steps', help: "Stored steps not yet in recall's index." },
-    async () => [{ value: (await readBacklog()).steps }],
-  );
 }

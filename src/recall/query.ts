@@ -4,11 +4,11 @@
  * finds (word-hash.ts), so a query is the bigint[] of its lexemes' hashes: no parser and no
  * dictionary on either side, whatever the server's locale.
  *
- * A matching span is a step that holds every word of the query. The index is by rows of
- * steps written together (tapedeck_store.trace_words, recall/trace-words.ts): its GIN index
- * finds the rows holding every word, and in each row the AND of those words' masks says
- * which of its steps hold them all. "Newest" is by the end of the span, ties by trace and span id (descending), so
- * pages are stable.
+ * A matching span is a step that holds every word of the query, in its own text
+ * (tapedeck_store.steps.words) or in any message of its lists (tapedeck_store.messages.words,
+ * reached through the steps' digest lists): each word's steps are found through the GIN
+ * indexes, and a step matches when it is found for every word. "Newest" is by the end of the
+ * span, ties by trace and span id (descending), so pages are stable.
  */
 import type { Queryable, QueryOptions } from '../store/database.js';
 import type { RunEnd } from '../tapes/run-outcome.js';
@@ -23,38 +23,27 @@ export function queryWords(terms: readonly Term[]): string[] {
 }
 
 /**
- * The steps holding every word ($1 tenant, $2 words): trace_id and span_id, a step once
- * even where it is in several rows (written again). `m` is the AND of the words' masks in a
- * row; bit b of it is the row's b-th step, whose ids are the b-th of trace_ids and span_ids.
- * A word's mask is at its place in the row's words: in a row of sorted words (`sorted`,
- * migration 0010) found by binary search, width_bucket (the row holds the word, so the bucket
- * whose lower bound it is), else by reading the words in order.
+ * The steps holding every word ($1 tenant, $2 words, distinct): trace_id and span_id. A
+ * (word, step) pair is found once however many of the step's messages hold the word, so a
+ * step found as often as there are words holds them all.
  */
-const MATCHING_STEPS = `SELECT DISTINCT substring(w.trace_ids FROM b * 16 + 1 FOR 16) AS trace_id, substring(w.span_ids FROM b * 8 + 1 FOR 8) AS span_id
-    FROM tapedeck_store.trace_words w
-   CROSS JOIN LATERAL (
-     SELECT bit_and(w.masks[CASE WHEN w.sorted THEN width_bucket(q, w.words) ELSE array_position(w.words, q) END]) AS m
-       FROM unnest($2::bigint[]) AS q) x
-   CROSS JOIN LATERAL generate_series(0, w.steps - 1) AS b
-   WHERE w.tenant = $1 AND w.words @> $2::bigint[] AND (x.m >> b) & 1 = 1`;
-
-/**
- * At least the number of matching steps, from the index alone: the steps of the rows that
- * hold every word (trace_words.steps).
- */
-export async function candidateStepBound(
-  db: Queryable,
-  tenant: string,
-  words: readonly string[],
-  options: QueryOptions = {},
-): Promise<number> {
-  const [row] = await db.query<{ n: bigint | number | null }>(
-    'SELECT sum(steps) AS n FROM tapedeck_store.trace_words WHERE tenant = $1 AND words @> $2::bigint[]',
-    [tenant, words],
-    options,
-  );
-  return Number(row.n ?? 0);
-}
+const MATCHING_STEPS = `SELECT h.trace_id, h.span_id FROM (
+     SELECT q.w, st.trace_id, st.span_id
+       FROM unnest($2::bigint[]) AS q(w)
+       JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.words @> ARRAY[q.w]
+     UNION
+     SELECT q.w, st.trace_id, st.span_id
+       FROM unnest($2::bigint[]) AS q(w)
+       JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.words @> ARRAY[q.w]
+       JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.request_messages @> ARRAY[m.digest]
+     UNION
+     SELECT q.w, st.trace_id, st.span_id
+       FROM unnest($2::bigint[]) AS q(w)
+       JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.words @> ARRAY[q.w]
+       JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.response_messages @> ARRAY[m.digest]
+   ) h
+   GROUP BY h.trace_id, h.span_id
+  HAVING count(h.w) = cardinality($2::bigint[])`;
 
 /** Matching steps, counted up to `cap` (the scan stops there). */
 export async function countMatches(

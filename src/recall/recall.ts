@@ -4,14 +4,9 @@
  * holds every word of a query, ranked. The steps, in order, each spending the request's one
  * deadline (reads are raced against it, loops check it):
  *
- * 0. Index the steps stored before the query that recall's index does not hold yet
- *    (recall-indexer.ts catchUp), within half of the budget; the answer says how many it
- *    could not (`unindexed_steps`), which this answer cannot find.
  * 1. Count the matching spans, stopping at maxTotalMatches + 1: finding the newest matches
  *    means ranking all of them, so a query matching more is refused (400 query_too_broad),
  *    naming its words — each of them matches more on its own, so only another word helps.
- *    The index gives an upper bound first (the steps of the traces holding every word); the
- *    exact count, which tests each of those steps, runs only when the bound is over the limit.
  * 2. Take the newest maxMatchingSpans matching spans (5,000); more says `truncated`. Runs of
  *    three or more characters of an unspaced script are checked in their steps' text, newest
  *    first, until enough have passed (match.ts).
@@ -29,12 +24,10 @@ import { ApiError } from '../errors.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import type { PricingTable } from '../pricing/pricing-table.js';
 import type { Database } from '../store/database.js';
-import { catchUp } from './recall-indexer.js';
 import { withFullText } from './recorded-text.js';
 import { readTape } from '../tapes/tape-service.js';
 import { stepHasRuns, termsToCheck } from './match.js';
 import {
-  candidateStepBound,
   countMatches,
   newestMatches,
   readRunEnds,
@@ -80,21 +73,19 @@ export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallCo
   const { deadline, bounds } = ctx;
   const words = queryWords(query.terms);
   const signal = { signal: deadline.signal };
-  const unindexed = await catchUp(deps.db, deps.payloads, deadline);
-  // The index bounds the matches from above; only past the limit are they counted exactly.
-  const bound = await deadline.race(
-    candidateStepBound(deps.db, query.tenant, words, signal),
-    'counting candidate spans',
+  // The newest matches first: a page holding them all, within the limit, needs no count.
+  const first = await deadline.race(
+    newestMatches(deps.db, query.tenant, words, bounds.maxMatchingSpans + 1, null, signal),
+    'finding the newest matches',
   );
-  if (bound > bounds.maxTotalMatches) {
+  if (first.length > Math.min(bounds.maxMatchingSpans, bounds.maxTotalMatches)) {
     const total = await deadline.race(
       countMatches(deps.db, query.tenant, words, bounds.maxTotalMatches + 1, signal),
       'counting matching spans',
     );
     if (total > bounds.maxTotalMatches) throw tooBroad(query.terms, bounds.maxTotalMatches);
   }
-
-  const newest = await newestMatching(deps, query, words, ctx);
+  const newest = await newestMatching(deps, query, words, first, ctx);
   const grouped = groupMatches(newest.matches, bounds.maxRunsRead);
   const facts = await deadline.race(
     readRunEnds(
@@ -108,7 +99,7 @@ export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallCo
   const entries = await summarizeRuns(deps, query.tenant, grouped.runs, facts, ctx);
   deadline.check('ranking the runs');
   const runs = keepOutcome(rankRuns(entries), query.outcome).slice(0, query.limit);
-  return { runs, truncated: newest.overflow || grouped.overflow, unindexed_steps: unindexed };
+  return { runs, truncated: newest.overflow || grouped.overflow, unindexed_steps: 0 };
 }
 
 function tooBroad(terms: readonly Term[], max: number): ApiError {
@@ -121,31 +112,32 @@ function tooBroad(terms: readonly Term[], max: number): ApiError {
   );
 }
 
-/** The newest maxMatchingSpans matches (checked where the index cannot tell), and whether there were more. */
+/**
+ * The newest maxMatchingSpans matches (checked where the index cannot tell), and whether there
+ * were more, from the first page of maxMatchingSpans + 1 unchecked matches.
+ */
 async function newestMatching(
   deps: RecallDeps,
   query: RecallQuery,
   words: readonly string[],
+  first: MatchRow[],
   ctx: RecallContext,
 ): Promise<{ matches: MatchRow[]; overflow: boolean }> {
   const { deadline, bounds } = ctx;
   const max = bounds.maxMatchingSpans;
   const runs = termsToCheck(query.terms);
-  if (runs.length === 0) {
-    const rows = await deadline.race(
-      newestMatches(deps.db, query.tenant, words, max + 1, null, { signal: deadline.signal }),
-      'finding the newest matches',
-    );
-    return { matches: rows.slice(0, max), overflow: rows.length > max };
-  }
+  if (runs.length === 0) return { matches: first.slice(0, max), overflow: first.length > max };
   const passed: MatchRow[] = [];
   let after: MatchRow | null = null;
-  for (;;) {
-    const want = Math.max(64, max + 1 - passed.length);
-    const page: MatchRow[] = await deadline.race(
-      newestMatches(deps.db, query.tenant, words, want, after, { signal: deadline.signal }),
-      'finding the newest matches',
-    );
+  for (let pageNo = 0; ; pageNo++) {
+    const want = pageNo === 0 ? max + 1 : Math.max(64, max + 1 - passed.length);
+    const page: MatchRow[] =
+      pageNo === 0
+        ? first
+        : await deadline.race(
+            newestMatches(deps.db, query.tenant, words, want, after, { signal: deadline.signal }),
+            'finding the newest matches',
+          );
     for (let i = 0; i < page.length && passed.length <= max; i += TEXT_BATCH) {
       const batch = page.slice(i, i + TEXT_BATCH);
       const texts = await deadline.race(

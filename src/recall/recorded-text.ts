@@ -65,9 +65,34 @@ export async function withFullText(
   return { ...step, request: await resolver.resolve(step.request), response: await resolver.resolve(step.response) };
 }
 
-/** The step's words for recall (tokenize.ts indexWords: hash lanes in first-use order). */
+/** All of a step's words (its own and its messages'), as recall matches them. */
 export function searchWords(step: RecordedStep): Int32Array {
   return indexWords(recordedTexts(step));
+}
+
+/**
+ * The words recall stores in a step's own row (tokenize.ts indexWords: hash lanes in first-use
+ * order): its names, and its request and response unless they are message lists in the message
+ * store (`inMessages`), whose words are the messages' (messageWords).
+ */
+export function stepOwnWords(step: RecordedStep, inMessages: { request: boolean; response: boolean }): Int32Array {
+  const out: string[] = [step.name];
+  if (step.tool !== null && step.tool !== step.name) out.push(step.tool);
+  if (!inMessages.request) collect(step.request, out);
+  if (!inMessages.response) collect(step.response, out);
+  return indexWords(out);
+}
+
+/**
+ * The words of one message of the message store, from its canonical JSON: what a list
+ * holding it contributes for it (recordedTexts).
+ */
+export function messageWords(body: string): Int32Array {
+  const message = JSON.parse(body) as JsonValue;
+  const out: string[] = [];
+  if (isMessage(message)) collectMessage(message, out);
+  else values(message, out);
+  return indexWords(out);
 }
 
 function collect(value: JsonValue | null, out: string[]): void {

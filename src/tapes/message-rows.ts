@@ -7,6 +7,8 @@
  */
 import type { Queryable } from '../store/database.js';
 import type { StoredMessage, StoredStep } from './step-rows.js';
+import { messageWords } from '../recall/recorded-text.js';
+import { wordIds } from '../recall/word-hash.js';
 
 /** The messages of these steps, each once. */
 export function messagesOf(steps: Iterable<StoredStep>): StoredMessage[] {
@@ -18,18 +20,32 @@ export function messagesOf(steps: Iterable<StoredStep>): StoredMessage[] {
 }
 
 /**
- * Writes the messages the store does not hold yet; resolves with the digests (hex) of those
- * it wrote. They are written in digest order, so two transactions storing some of the same
- * messages never wait on each other in a cycle.
+ * Writes the messages the store does not hold yet, each with recall's words (recorded-text.ts
+ * messageWords); resolves with the digests (hex) of those it wrote. A message stored before
+ * costs a look-up, not its words again: the store is asked first which it holds with their
+ * words. One held without (stored before migration 0021) gets them here. They are written in
+ * digest order, so two transactions storing some of the same messages never wait on each
+ * other in a cycle.
  */
 export async function insertMessages(
   tx: Queryable,
   tenant: string,
   messages: readonly StoredMessage[],
 ): Promise<string[]> {
-  const sorted = [...messages]
+  const distinct = [...messages]
     .sort((a, b) => Buffer.compare(a.digest, b.digest))
     .filter((m, i, all) => i === 0 || Buffer.compare(all[i - 1].digest, m.digest) !== 0);
+  if (distinct.length === 0) return [];
+  const held = new Set<string>();
+  for (let at = 0; at < distinct.length; at += LOOKUP_BATCH) {
+    const rows = await tx.query<{ digest: string }>(
+      `SELECT encode(digest, 'hex') AS digest FROM tapedeck_store.messages
+        WHERE tenant = $1 AND digest = ANY($2::bytea[]) AND words IS NOT NULL`,
+      [tenant, distinct.slice(at, at + LOOKUP_BATCH).map((m) => Buffer.from(m.digest))],
+    );
+    for (const r of rows) held.add(r.digest);
+  }
+  const sorted = distinct.filter((m) => !held.has(Buffer.from(m.digest).toString('hex')));
   const written: string[] = [];
   for (let at = 0; at < sorted.length; ) {
     const batch: StoredMessage[] = [];
@@ -39,31 +55,44 @@ export async function insertMessages(
       batch.push(sorted[at++]);
     }
     // The batch goes as two binary parameters, every digest and every body each one after
-    // the other, cut apart in SQL: no per-message string, array literal or escaping.
+    // the other, cut apart in SQL: no per-message string, array literal or escaping. Each
+    // message's words go as an array literal of their hashes.
     const digests = Buffer.allocUnsafe(batch.length * 32);
     const bodies = Buffer.allocUnsafe(bytes);
     const lengths: number[] = [];
+    const words: string[] = [];
     let end = 0;
     batch.forEach((m, i) => {
       digests.set(m.digest, i * 32);
       bodies.set(m.body, end);
       end += m.body.length;
       lengths.push(m.body.length);
+      words.push(wordsArray(m.body));
     });
     const rows = await tx.query<{ digest: string }>(
-      `INSERT INTO tapedeck_store.messages (tenant, digest, body)
+      `INSERT INTO tapedeck_store.messages AS m (tenant, digest, body, words)
        SELECT $1, substring($2::bytea FROM (u.n - 1)::int * 32 + 1 FOR 32),
-              convert_from(substring($3::bytea FROM u.start::int + 1 FOR u.length), 'UTF8')
+              convert_from(substring($3::bytea FROM u.start::int + 1 FOR u.length), 'UTF8'),
+              (($5::text[])[u.n])::bigint[]
          FROM (SELECT l.length, l.n, sum(l.length) OVER (ORDER BY l.n) - l.length AS start
                  FROM unnest($4::int[]) WITH ORDINALITY AS l(length, n)) u
         ORDER BY u.n
-       ON CONFLICT DO NOTHING
+       ON CONFLICT (tenant, digest) DO UPDATE SET words = EXCLUDED.words WHERE m.words IS NULL
        RETURNING encode(digest, 'hex') AS digest`,
-      [tenant, digests, bodies, `{${lengths.join(',')}}`],
+      [tenant, digests, bodies, `{${lengths.join(',')}}`, words],
     );
     for (const r of rows) written.push(r.digest);
   }
   return written;
+}
+
+/** Digests looked up per statement. */
+const LOOKUP_BATCH = 10_000;
+
+/** A message's words as an array literal of their 64-bit hashes. */
+function wordsArray(body: Uint8Array): string {
+  const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  return `{${wordIds(messageWords(text)).join(',')}}`;
 }
 
 /** Bodies per statement: a long conversation's messages go in a few statements, not one huge one. */

@@ -5,15 +5,11 @@
  * Works trace by trace in batches, one transaction per batch, so it is safe to run while
  * tapedeck is receiving, can be interrupted and re-run, and converges to what ingest would
  * store today. A span that is no longer a step loses its step row. Spans imported from a
- * cassette (span-rows.ts IMPORTED_FROM_CASSETTE) keep their steps as imported. Recall's words of every
- * trace are written anew too; the rows of words written before it started are dropped once
- * it has passed every trace (until then, a step's old words still match as well). Each batch
- * indexes recall's backlog (its own steps and any others waiting) before the next.
+ * cassette (span-rows.ts IMPORTED_FROM_CASSETTE) keep their steps as imported. Recall's words
+ * are written with the steps (their own text) and their messages (those without words yet).
  */
 import type { Database, Queryable } from '../store/database.js';
 import type { DeriveSpans } from './derived-span.js';
-import { deleteTraceWordsUpTo, lastTraceWordsRow } from '../recall/trace-words.js';
-import { drainBacklog } from '../recall/recall-indexer.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import { resolveRuns } from './resolve-runs.js';
 import { settleRunParents } from './run-parents.js';
@@ -56,9 +52,6 @@ export async function reindex(
   options: ReindexOptions = {},
 ): Promise<ReindexProgress> {
   const batchTraces = options.batchTraces ?? 200;
-  // Recall's rows hold steps of several traces, so they are not replaced trace by trace: the
-  // batches write every trace's words anew, and the rows written before the start go at the end.
-  const oldWords = await lastTraceWordsRow(db);
   const [{ n }] = await db.query<{ n: bigint }>(
     'SELECT count(*) AS n FROM (SELECT DISTINCT tenant, trace_id FROM tapedeck_store.spans) t',
   );
@@ -120,7 +113,6 @@ export async function reindex(
             ],
           );
         }
-        // The traces' words anew: upsertSteps writes those of all their steps as they are now.
         await upsertSteps(tx, tenant, derived);
         await resolveRuns(tx, tenant, traceIds);
         await settleRunParents(tx, tenant, traceIds);
@@ -128,9 +120,6 @@ export async function reindex(
         progress.steps += derived.filter((d) => d.step).length;
       }
     });
-    // The batch's steps into recall's index now (recall/backlog.ts), so that the backlog does
-    // not grow with the store and the old rows can go at the end.
-    await drainBacklog(db, payloads);
     progress.tracesDone += traces.length;
     options.onProgress?.({ ...progress });
     const last = traces[traces.length - 1];
@@ -139,7 +128,6 @@ export async function reindex(
   // Every trace stored when it started is derived anew; later ones were derived by this code,
   // unless a --derive off receiver stored them into traces already passed (docs/ingest.md says
   // to reindex after it stops).
-  await deleteTraceWordsUpTo(db, oldWords);
   await deleteUnreferencedMessages(db);
   await db.query('DELETE FROM tapedeck_store.reindex_needed');
   return progress;

@@ -6,6 +6,8 @@ import type { LayoutName, StepDraft, StepKind, StepStatus, Tokens } from '../nor
 import type { JsonValue } from '../json/json-value.js';
 import type { Column } from '../store/bulk-insert.js';
 import { hexToBytes } from './span-rows.js';
+import { stepOwnWords } from '../recall/recorded-text.js';
+import { wordIds } from '../recall/word-hash.js';
 
 /** A step as the writer stores it: the draft in stored (offloaded) form plus its identities. */
 export interface StoredStep {
@@ -26,6 +28,11 @@ export interface StoredStep {
    */
   requestMessages?: readonly StoredMessage[] | null;
   responseMessages?: readonly StoredMessage[] | null;
+  /**
+   * Recall's words of the step's own text (recall/recorded-text.ts stepOwnWords), when they
+   * must come from values the draft no longer holds (offloaded); else found from the draft.
+   */
+  words?: Int32Array;
 }
 
 /** A message as the message store keeps it: the SHA-256 of its canonical JSON, and that JSON (UTF-8). */
@@ -83,6 +90,8 @@ export const stepColumns: readonly Column[] = [
   { name: 'normalizer_version', cast: 'integer' },
   { name: 'request_messages', copy: 'bytea[]', expr: digestArray, param: concatenated },
   { name: 'response_messages', copy: 'bytea[]', expr: digestArray, param: concatenated },
+  // recall's words of the step's own text (0021_recall_by_message.sql), hash lanes
+  { name: 'words', cast: 'bigint[]', copy: 'int8[]', param: (v) => wordIds(v as Int32Array) },
 ];
 
 /** Re-deriving a step (late log records, a normalizer fix) replaces it. */
@@ -123,7 +132,13 @@ export function stepToRow(tenant: string, s: StoredStep): unknown[] {
     s.normalizerVersion,
     s.requestMessages ? s.requestMessages.map((m) => m.digest) : null,
     s.responseMessages ? s.responseMessages.map((m) => m.digest) : null,
+    s.words ?? ownWordsOf(s),
   ];
+}
+
+/** The step's own words from its draft: its lists in the message store are the messages' words. */
+export function ownWordsOf(s: StoredStep): Int32Array {
+  return stepOwnWords(s.draft, { request: !!s.requestMessages, response: !!s.responseMessages });
 }
 
 /**

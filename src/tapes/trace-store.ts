@@ -5,7 +5,6 @@
 import type { Queryable } from '../store/database.js';
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import type { DerivedSpan } from './derived-span.js';
-import { enqueueSteps } from '../recall/backlog.js';
 import { insertRows } from '../store/bulk-insert.js';
 import { hexToBytes, logSelectList, rowToLogRecord, rowToSpanRecord, spanSelectList } from './span-rows.js';
 import { stepColumns, stepToRow, stepUpsertTail } from './step-rows.js';
@@ -15,7 +14,7 @@ import type { RunNode, RunOf } from './run-resolution.js';
 export const spanKey = (traceId: string, spanId: string) => `${traceId}/${spanId}`;
 export const distinct = <T>(values: readonly T[]): T[] => [...new Set(values)];
 
-/** Writes (or rewrites) the steps, and records them in recall's backlog (recall/backlog.ts). */
+/** Writes (or rewrites) the steps and their messages, each with recall's words. */
 export async function upsertSteps(tx: Queryable, tenant: string, derived: readonly DerivedSpan[]): Promise<void> {
   const steps = derived.flatMap((d) => (d.step ? [d.step] : []));
   await insertRows(
@@ -26,7 +25,6 @@ export async function upsertSteps(tx: Queryable, tenant: string, derived: readon
     stepUpsertTail,
   );
   await insertMessages(tx, tenant, messagesOf(steps));
-  await enqueueSteps(tx, tenant, steps);
 }
 
 /**

@@ -46,8 +46,6 @@ export interface TestTapedeckOptions {
   connectVia?: (databaseUrl: string) => string;
   /** wraps the database tapedeck is given (to delay commits, count transactions, ...) */
   wrapDb?: (db: Database) => Database;
-  /** false: no background recall indexer (its transactions would mix with ingest's) */
-  recallIndexer?: boolean;
   /** postgres only: settings of tapedeck's pool (a short query timeout, say) */
   pgSettings?: PgDatabaseSettings;
   /** false: ingest derives on the main thread only (src/derive/derive-thread.ts) */
@@ -98,7 +96,6 @@ export async function startTestTapedeck(
       db,
       payloads: options.payloads === 'config' ? undefined : (options.payloads ?? createMemoryPayloadStore()),
       deriveWorker: options.deriveWorker,
-      recallIndexer: options.recallIndexer,
       retentionIntervalMs: options.retentionIntervalMs,
     });
   } catch (error) {

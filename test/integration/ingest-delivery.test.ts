@@ -106,7 +106,7 @@ describe.each(databaseKinds)('delivery (%s)', (kind) => {
   const control = controlledDb();
   beforeAll(async () => {
     // no background recall indexer: its transactions would be counted and delayed as ingest's
-    t = await startTestTapedeck(kind, {}, { wrapDb: control.wrap, recallIndexer: false });
+    t = await startTestTapedeck(kind, {}, { wrapDb: control.wrap });
   }, START_TIMEOUT_MS);
   afterAll(async () => {
     control.fail = null;

@@ -6,7 +6,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestLogs, ingestSpans } from '../../src/ingest/ingest.js';
 import { UNDERIVED_REASON } from '../../src/ingest/write-spans.js';
-import { enqueueSteps } from '../../src/recall/backlog.js';
 import { reindex, reindexReasons } from '../../src/tapes/reindex.js';
 import { listCaptures, loadCapture } from '../helpers/corpus.js';
 import { databaseKinds } from '../helpers/databases.js';
@@ -65,23 +64,6 @@ describe.each(databaseKinds)('--derive off on %s', (kind) => {
     const before = await spansOnly.db.query(COUNTS);
     expect(await ingestSpans(capture.spans, { tenant: '' }, spansOnly.running.store.ingest)).toEqual({ stored: 0 });
     expect(await spansOnly.db.query(COUNTS)).toEqual(before);
-  });
-
-  it('runs no recall indexer: a backlog row stays for a deriving receiver, while a deriving one indexes its own', async () => {
-    const backlog = async (t: TestTapedeck) =>
-      (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM tapedeck_store.recall_backlog'))[0].n;
-    // the deriving receiver, idle now, has indexed what it stored (or does so shortly)
-    for (let i = 0; (await backlog(deriving)) > 0; i++) {
-      if (i > 100) throw new Error('the deriving receiver left its recall backlog unindexed');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    expect(
-      (await deriving.db.query<{ n: number }>('SELECT count(*)::int AS n FROM tapedeck_store.trace_words'))[0].n,
-    ).toBeGreaterThan(0);
-    await spansOnly.db.transaction((tx) => enqueueSteps(tx, '', [{ traceId: 'f'.repeat(32), spanId: 'e'.repeat(16) }]));
-    await new Promise((resolve) => setTimeout(resolve, 1_000)); // five of an idle indexer's looks
-    expect(await backlog(spansOnly)).toBe(1);
-    await spansOnly.db.query('DELETE FROM tapedeck_store.recall_backlog');
   });
 
   it('tapedeck reindex then derives what ingest would have, and clears the reason', async () => {

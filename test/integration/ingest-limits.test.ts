@@ -59,7 +59,7 @@ describe(`receiver limits (${kind})`, () => {
         maxRecordsPerRequest: MAX_RECORDS,
         queueTimeoutMs: 30_000,
       },
-      { wrapDb: gate.wrap, recallIndexer: false },
+      { wrapDb: gate.wrap },
     );
   }, START_TIMEOUT_MS);
   afterAll(async () => {
@@ -314,7 +314,7 @@ describe(`receiver deadlines (${kind})`, () => {
     t = await startTestTapedeck(
       kind,
       { queueTimeoutMs: QUEUE_TIMEOUT_MS, bodyTimeoutMs: BODY_TIMEOUT_MS },
-      { wrapDb: gate.wrap, recallIndexer: false },
+      { wrapDb: gate.wrap },
     );
   }, START_TIMEOUT_MS);
   afterAll(async () => {

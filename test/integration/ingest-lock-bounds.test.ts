@@ -24,7 +24,7 @@ describe.each(databaseKinds)('advisory locks under large batches of short traces
   let t: TestTapedeck;
 
   beforeAll(async () => {
-    t = await startTestTapedeck(kind, {}, { recallIndexer: false });
+    t = await startTestTapedeck(kind, {}, {});
   }, START_TIMEOUT_MS);
 
   afterAll(async () => {

@@ -129,7 +129,7 @@ describe.each(databaseKinds)('storage faults under ingest (%s)', (kind) => {
     t = await startTestTapedeck(
       kind,
       { payloadThresholdBytes: THRESHOLD },
-      { recallIndexer: false, payloads: createFsPayloadStore({ dir: payloadDir }), logger: log.logger },
+      { payloads: createFsPayloadStore({ dir: payloadDir }), logger: log.logger },
     );
   }, START_TIMEOUT_MS);
 

@@ -119,7 +119,7 @@ describe.each(databaseKinds)('unusual text in spans and logs (%s)', (kind) => {
   let t: TestTapedeck;
 
   beforeAll(async () => {
-    t = await startTestTapedeck(kind, {}, { recallIndexer: false });
+    t = await startTestTapedeck(kind, {}, {});
   }, START_TIMEOUT_MS);
 
   afterAll(async () => {

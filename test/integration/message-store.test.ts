@@ -59,7 +59,7 @@ describe.each(databaseKinds)('the message store on %s', (kind) => {
     Number((await t.db.query<{ n: bigint }>(sql, params))[0].n);
 
   beforeAll(async () => {
-    t = await startTestTapedeck(kind, {}, { recallIndexer: false });
+    t = await startTestTapedeck(kind, {}, {});
     await ingestSpans(conversation('left', 'Which platform for Lyon?'), { tenant: '' }, t.running.store.ingest);
     await ingestSpans(conversation('right', 'Which platform for Lyon?'), { tenant: '' }, t.running.store.ingest);
   });
@@ -144,7 +144,7 @@ describe.each(databaseKinds)('moving a store written before the message store, o
   let now: TestTapedeck;
   let before: TestDatabase;
   beforeAll(async () => {
-    now = await startTestTapedeck(kind, {}, { recallIndexer: false });
+    now = await startTestTapedeck(kind, {}, {});
     await ingestSpans(conversation('left', 'Which platform for Lyon?'), { tenant: '' }, now.running.store.ingest);
     await ingestSpans(conversation('right', 'Which platform for Lyon?'), { tenant: 'acme' }, now.running.store.ingest);
     // The same spans and steps as the version before the message store wrote them: each

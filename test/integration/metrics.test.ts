@@ -81,7 +81,7 @@ describe.each(databaseKinds)('GET /metrics (%s)', (kind) => {
   beforeAll(async () => {
     // The payload store the configuration selects (the filesystem under the data directory),
     // so it can be broken and mended for real; no background indexer, so recall's backlog stays.
-    t = await startTestTapedeck(kind, {}, { payloads: 'config', recallIndexer: false, logger });
+    t = await startTestTapedeck(kind, {}, { payloads: 'config', logger });
   }, START_TIMEOUT_MS);
   afterAll(async () => t?.close());
 

@@ -3,8 +3,6 @@
  * Runs on every adapter in databaseKinds.
  */
 import { reindexReasons } from '../../src/tapes/reindex.js';
-import { countMatches } from '../../src/recall/query.js';
-import { TraceWords, writeTraceWords } from '../../src/recall/trace-words.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServerDatabase, createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
 import { createPgDatabase } from '../../src/store/pg-database.js';
@@ -12,6 +10,10 @@ import { isSchemaCurrent, loadMigrations, migrate, SchemaTooNewError } from '../
 
 /** The migration that made the message store: the stores written before it stop short of it. */
 const messageStoreVersion = () => loadMigrations().find((m) => m.name === 'message_store')!.version;
+/** The migration that dropped recall's rows of steps (trace_words) for words by message. */
+const recallByMessageVersion = () => loadMigrations().find((m) => m.name === 'recall_by_message')!.version;
+/** The migrations a store of recall's rows of steps went through. */
+const beforeRecallByMessage = () => loadMigrations().filter((m) => m.version < recallByMessageVersion());
 
 describe.each(databaseKinds)('migrations on %s', (kind) => {
   let t: TestDatabase | undefined;
@@ -81,7 +83,7 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
       `INSERT INTO tapedeck_store.steps (trace_id, span_id, kind, name, status, fingerprint, layout, normalizer_version, search)
        VALUES ('\\x0102'::bytea, '\\x03'::bytea, 'llm', 'chat', 'ok', 'llm:chat#0', 'otel-genai', 1, array_to_tsvector('{weather,paris}'::text[]))`,
     );
-    await migrate(t.db);
+    await migrate(t.db, beforeRecallByMessage());
     const [counts] = await t.db.query<{ steps: bigint; words: bigint }>(
       'SELECT (SELECT count(*) FROM tapedeck_store.steps) AS steps, (SELECT count(*) FROM tapedeck_store.trace_words) AS words',
     );
@@ -99,7 +101,7 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
       `INSERT INTO tapedeck_store.trace_words (trace_id, words, masks, span_ids, steps)
        VALUES ('\\x0102'::bytea, '{7,8}', '{1,3}', '\\x00000000000000030000000000000004'::bytea, 2)`,
     );
-    await migrate(t.db);
+    await migrate(t.db, beforeRecallByMessage());
     const rows = await t.db.query<{ trace_ids: Uint8Array; span_ids: Uint8Array; row_id: bigint }>(
       'SELECT trace_ids, span_ids, row_id FROM tapedeck_store.trace_words',
     );
@@ -141,40 +143,6 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
                       VALUES ('\\x0102'::bytea, '\\x03'::bytea, 'chat', 'client', 1, 2, 'unset', '{}', '[]', '[]', '{}', 'r1')`);
     const [view] = await t.db.query<{ request: unknown }>(`SELECT request FROM tapedeck.tape_steps WHERE run = 'r1'`);
     expect(view.request).toEqual([{ content: 'a\ufffdb', role: 'user' }]);
-  });
-
-  it('finds the words of rows written before they were sorted (0010) as before, and those written after by binary search', async () => {
-    t = await createTestDatabase(kind, { migrated: false });
-    await migrate(
-      t.db,
-      loadMigrations().filter((m) => m.version <= 9),
-    );
-    // three steps of one trace: word 5 in the first, 1 in the second, 3 in the third, unsorted
-    const ids = (n: number, bytes: number) =>
-      Buffer.concat(Array.from({ length: n }, (_, i) => Buffer.alloc(bytes, i + 1)));
-    await t.db.query(
-      `INSERT INTO tapedeck_store.trace_words (words, masks, trace_ids, span_ids, steps) VALUES ('{5,1,3}', '{1,2,4}', $1, $2, 3)`,
-      [Buffer.alloc(48, 9), ids(3, 8)],
-    );
-    await migrate(t.db);
-    const words = new TraceWords();
-    words.add({ traceId: 'ab'.repeat(16), spanId: 'cd'.repeat(8), words: Int32Array.from([0, 5, 0, 1, -1, 7, 0, 3]) });
-    await t.db.transaction((tx) => writeTraceWords(tx, '', words));
-    const rows = await t.db.query<{ words: string; sorted: boolean }>(
-      'SELECT words::text AS words, sorted FROM tapedeck_store.trace_words ORDER BY row_id',
-    );
-    expect(rows).toEqual([
-      { words: '{5,1,3}', sorted: false },
-      { words: '{-4294967289,1,3,5}', sorted: true },
-    ]);
-    const counts = async (q: string[]) => countMatches(t!.db, '', q, 100);
-    expect([
-      await counts(['1']),
-      await counts(['3']),
-      await counts(['5']),
-      await counts(['-4294967289']),
-      await counts(['5', '3']),
-    ]).toEqual([2, 2, 2, 1, 1]);
   });
 
   it('records no reason to reindex when 0006 meets no steps', async () => {

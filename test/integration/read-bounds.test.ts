@@ -48,7 +48,7 @@ describe.each(databaseKinds)('read and replay bounds on %s', (kind) => {
     t = await startTestTapedeck(
       kind,
       { readConcurrency: 1, replayConcurrency: 1, readQueueTimeoutMs: 400 },
-      { wrapDb: gated, recallIndexer: false },
+      { wrapDb: gated },
     );
   });
   afterAll(async () => {

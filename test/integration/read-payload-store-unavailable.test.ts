@@ -39,7 +39,7 @@ describe.each(databaseKinds)('a payload store that cannot be read (%s)', (kind) 
     t = await startTestTapedeck(
       kind,
       { payloadThresholdBytes: THRESHOLD },
-      { recallIndexer: false, payloads: createFsPayloadStore({ dir }) },
+      { payloads: createFsPayloadStore({ dir }) },
     );
     const prompt = JSON.stringify([{ role: 'user', content: 'où est la gare? '.repeat(THRESHOLD) }]);
     const spans = [

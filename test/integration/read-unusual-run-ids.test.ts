@@ -25,7 +25,7 @@ describe.each(databaseKinds)('run ids holding NUL or lone surrogates on the read
   const enc = encodeURIComponent;
 
   beforeAll(async () => {
-    t = await startTestTapedeck(kind, {}, { recallIndexer: false });
+    t = await startTestTapedeck(kind, {}, {});
     const spans = [{ traceId: randomTraceId(), spanId: randomSpanId(), attributes: { 'session.id': run } }];
     const res = await postOtlp(t, 'traces', traceBody(spans, 'json'), JSON_TYPE);
     expect(res.status).toBe(200);

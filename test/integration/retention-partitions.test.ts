@@ -101,7 +101,7 @@ describe.each(databaseKinds)('retention over day partitions on %s', (kind) => {
     const purge = new PayloadPurge(t.db, payloads, logger);
     const worker = new RetentionWorker(
       t.db,
-      { defaultMs: DAY_MS, tenantsMs: new Map([['archive', null]]), batchSpans: 2, sweepRows: 4, intervalMs: 20 },
+      { defaultMs: DAY_MS, tenantsMs: new Map([['archive', null]]), batchSpans: 2, intervalMs: 20 },
       logger,
       () => purge.wake(),
     );
@@ -203,7 +203,7 @@ describe.each(databaseKinds)('a store written before partitioning, on %s', (kind
       // retention: the partition's last day is past a bound of a week, so it goes whole
       const passes = await applyRetention(
         t.db,
-        { defaultMs: 7 * DAY_MS, tenantsMs: new Map(), batchSpans: 100, sweepRows: 100, intervalMs: 0 },
+        { defaultMs: 7 * DAY_MS, tenantsMs: new Map(), batchSpans: 100, intervalMs: 0 },
         BigInt(Date.now()) * 1_000_000n,
       );
       expect(await partitionsOf(t.db, 'spans')).not.toContain('spans_before_partitions');
@@ -240,7 +240,7 @@ describe.each(databaseKinds)('a partition another server detached, on %s', (kind
         `ALTER TABLE tapedeck_store.spans DETACH PARTITION tapedeck_store.${day};
          ALTER TABLE tapedeck_store.${day} RENAME TO ${detached}`,
       );
-      const settings = { defaultMs: DAY_MS, tenantsMs: new Map(), batchSpans: 10, sweepRows: 10, intervalMs: 0 };
+      const settings = { defaultMs: DAY_MS, tenantsMs: new Map(), batchSpans: 10, intervalMs: 0 };
       const stillThere = async () => (await t.db.query(`SELECT to_regclass('tapedeck_store.${detached}') AS r`))[0].r;
 
       // act and assert: a fresh claim keeps it, a stale one does not

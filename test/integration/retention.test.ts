@@ -73,7 +73,6 @@ describe.each(databaseKinds)('retention on %s', (kind) => {
         defaultMs: DAY_MS,
         tenantsMs: new Map([['archive', null]]),
         batchSpans: 2,
-        sweepRows: 4,
         intervalMs: 20,
       },
       logger,

@@ -230,39 +230,4 @@ describe('admission waits', () => {
     finish.open();
     await Promise.all(compressed);
   });
-
-  it('runs background work ahead of waiting requests, in one unit, with no timeout, not in flight', async () => {
-    const admission = createAdmission(10, 2, { queueTimeoutMs: 50 });
-    const started: string[] = [];
-    const gates = new Map(['a', 'b', 'c', 'bg1', 'bg2'].map((k) => [k, gate()]));
-    const work = (k: string) => async () => {
-      started.push(k);
-      await gates.get(k)!.opened;
-      return k;
-    };
-    const a = admission.run(work('a'), { sizeBytes: SMALL });
-    const b = admission.run(work('b'), { sizeBytes: SMALL });
-    const c = admission.run(work('c'), { sizeBytes: SMALL });
-    const bg1 = admission.background(work('bg1'));
-    const bg2 = admission.background(work('bg2'));
-    await tick();
-    expect(started).toEqual(['a', 'b']);
-    expect(admission.inflight).toBe(3);
-    // c waited past the queue timeout and is refused; the background work still waits
-    await expect(c).rejects.toMatchObject({ type: 'busy' });
-    gates.get('a')!.open();
-    await tick();
-    expect(started).toEqual(['a', 'b', 'bg1']);
-    // a request arriving now waits behind the background work queued before it
-    const d = admission.run(async () => started.push('d'), { sizeBytes: SMALL });
-    gates.get('b')!.open();
-    await tick();
-    expect(started).toEqual(['a', 'b', 'bg1', 'bg2']);
-    gates.get('bg1')!.open();
-    await tick();
-    expect(started).toEqual(['a', 'b', 'bg1', 'bg2', 'd']);
-    gates.get('bg2')!.open();
-    expect(await Promise.all([a, b, bg1, bg2, d])).toEqual(['a', 'b', 'bg1', 'bg2', 5]);
-    expect(admission.inflight).toBe(0);
-  });
 });
