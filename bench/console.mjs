@@ -64,12 +64,6 @@ try {
     if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
     return res.json();
   };
-  // recall's index catches up in the background, from its backlog
-  for (;;) {
-    const left = (await scratch.db.query('SELECT count(*)::int AS n FROM tapedeck_store.recall_backlog')).rows[0].n;
-    if (left === 0) break;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
   const stored = (await scratch.db.query('SELECT count(*)::int AS n FROM tapedeck.runs')).rows[0].n;
   console.log(`stored ${stored} runs in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 

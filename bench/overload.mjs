@@ -5,10 +5,9 @@
 // 1. What it takes: 4 closed-loop senders (each sends, waits for the answer, sends the next;
 //    bench/lib/otlp-sender.mjs) of 512-span requests with 2 KB prompts, as the ingest bench
 //    sends them, for BENCH_OVERLOAD_MEASURE seconds (10) after a warm-up: A spans/s
-//    acknowledged. Recall's index is written after the steps' transaction, once ingest pauses
-//    or a step has waited 30 s (--recall-max-lag-ms), so A does not include indexing; the
-//    bench then waits for the index to catch up, and S, the spans over the phase and the
-//    catching up, is what tapedeck sustains for good (the ingest bench's "sustained").
+//    acknowledged. Recall's index is written in the steps' transaction, so A includes it; a
+//    store with recall's backlog of older versions is waited for to catch up, and S, the spans
+//    over the phase and the catching up, is what tapedeck sustains for good.
 // 2. Overload: an open-loop sender starts a request every 1/(2A/512) s (twice what it
 //    takes, more than twice what it sustains) for
 //    BENCH_OVERLOAD_SECONDS (60), whatever the answers, each on its own connection
@@ -142,8 +141,10 @@ async function recallCaughtUp() {
   return (performance.now() - started) / 1000;
 }
 
-/** Steps stored but not yet in recall's index. */
+/** Steps stored but not yet in recall's index (none where it is written with the steps). */
 async function backlogSteps() {
+  const table = await db.query(`SELECT to_regclass('tapedeck_store.recall_backlog') IS NOT NULL AS present`);
+  if (!table.rows[0].present) return 0;
   const { rows } = await db.query('SELECT coalesce(sum(steps), 0)::bigint AS n FROM tapedeck_store.recall_backlog');
   return Number(rows[0].n);
 }

@@ -5,11 +5,11 @@
 // else postgres://postgres@127.0.0.1:5432/test. A fresh database is created next to it,
 // migrated, filled (no ingest: this measures reads) and dropped afterwards (BENCH_KEEP=1
 // keeps it). BENCH_SPANS sets the size (default 1,000,000). Spans and steps are made in SQL
-// (generate_series); recall's index (tapedeck_store.trace_words: rows of up to 64 steps written
-// together, their words as 64-bit hashes and, per word, which steps hold it) is made in JS:
-// each step's words are drawn and hashed (recall/word-hash.ts), and the runs' steps go into
-// rows through TraceWords and writeTraceWords (recall/trace-words.ts, binary COPY), run by run
-// as ingest packs the runs sent in one request. The GIN index on its words is built after the load.
+// (generate_series); recall's words are drawn and hashed in JS (recall/word-hash.ts), copied
+// (binary COPY) into a scratch table, and from there into where ingest keeps them: a model
+// call's in the one message of its request (tapedeck_store.messages.words, the step holding
+// its digest), a tool step's in its own row (tapedeck_store.steps.words). The GIN indexes on
+// words and digest lists are built after the load.
 //
 // Shape: runs of 20 spans (a context root span and 19 steps, a third of them model calls,
 // 10% of runs failed at the root). Each step holds 30 words drawn log-uniformly from
@@ -20,13 +20,13 @@
 // in-order check).
 // Queries go through GET /v1/recall (createRecallRoutes over the pg adapter and the real
 // tape reader), each 5 times (BENCH_REPEAT) after one warm-up; median and max in milliseconds. "find" is
-// the index part alone (candidate traces from the words index, their steps tested; the index's
-// upper bound, then, only past 200,000, the exact count up to 200,001, then the newest 5,001 matches with their runs);
+// the index part alone (the newest 5,001 matches with their runs, each word's steps found
+// through the GIN indexes; only past 5,000 the count up to 200,001);
 // the rest of "total" is reading how up to 100 runs ended and their outlines (steps without
 // prompts and answers, tapes/tape-reader.ts). BENCH_RUN_INDEX=1 adds an index on spans(run_id), which the tape reader's step query
 // (tapedeck.tape_steps filtered by its NULLIF'd tenant and run) needs to avoid a scan of
 // every span per run read.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createPgDatabase } from '../dist/src/store/pg-database.js';
 import { migrate } from '../dist/src/store/migrate.js';
@@ -34,10 +34,10 @@ import { createMemoryPayloadStore } from '../dist/src/payloads/memory-payload-st
 import { createApp } from '../dist/src/api/app.js';
 import { silentLogger } from '../dist/src/logger.js';
 import { createRecallRoutes } from '../dist/src/recall/routes.js';
-import { candidateStepBound, countMatches, newestMatches, queryWords } from '../dist/src/recall/query.js';
+import { countMatches, newestMatches, queryWords } from '../dist/src/recall/query.js';
 import { queryTerms } from '../dist/src/recall/tokenize.js';
-import { TraceWords, writeTraceWords } from '../dist/src/recall/trace-words.js';
 import { wordHash } from '../dist/src/recall/word-hash.js';
+import { copyColumnsOf } from '../dist/src/store/bulk-insert.js';
 
 const serverUrl =
   process.env.TAPEDECK_BENCH_DATABASE_URL ||
@@ -82,7 +82,7 @@ const LN_VOCABULARY = Math.log(VOCABULARY);
 const drawnIn = new Int32Array(VOCABULARY);
 let stepNumber = 0;
 const scratch = new Int32Array(2 * (DRAWS + 1 + CHINESE.length));
-/** The words of run r's i-th span: distinct lanes, first-use order, in an array of their own (TraceWords keeps it). */
+/** The words of run r's i-th span: distinct lanes, first-use order, in an array of their own. */
 const stepWords = (r, i) => {
   stepNumber++;
   let n = 0;
@@ -102,8 +102,13 @@ const stepWords = (r, i) => {
   }
   return scratch.slice(0, n);
 };
-/** span ids as the SQL makes them: decode(lpad(to_hex(i + 1), 16, '0'), 'hex') */
-const SPAN_IDS = Array.from({ length: PER_RUN }, (_, i) => (i + 1).toString(16).padStart(16, '0'));
+const WORD_COLUMNS = copyColumnsOf([
+  { name: 'br', cast: 'integer' },
+  { name: 'bi', cast: 'integer' },
+  { name: 'words', copy: 'int8[]' },
+]);
+/** The indexes the load drops and builds again after it. */
+const INDEXES = ['steps_words_idx', 'messages_words_idx', 'steps_request_messages_idx'];
 
 const name = `tapedeck_bench_recall_${randomBytes(4).toString('hex')}`;
 const admin = new pg.Client({ connectionString: serverUrl });
@@ -125,7 +130,41 @@ try {
   console.log(
     `recall bench: ${SPANS.toLocaleString('en-US')} spans in ${RUNS.toLocaleString('en-US')} runs of ${PER_RUN}, database ${name}`,
   );
-  await db.query('DROP INDEX tapedeck_store.trace_words_words_idx');
+  const indexDefs = [];
+  for (const index of INDEXES) {
+    const [{ def }] = await db.query(`SELECT pg_get_indexdef('tapedeck_store.${index}'::regclass) AS def`);
+    indexDefs.push(def);
+    await db.query(`DROP INDEX tapedeck_store.${index}`);
+  }
+  // Recall's words, step by step, in the order ingest would have found them.
+  await timed('the words of each step (COPY)', async () => {
+    await db.query('CREATE UNLOGGED TABLE bench_words (br integer, bi integer, words bigint[])');
+    let pending = Promise.resolve();
+    for (let first = 0; first < RUNS; first += BATCH_RUNS) {
+      const rows = [];
+      for (let r = first; r < Math.min(first + BATCH_RUNS, RUNS); r++) {
+        for (let i = 1; i < PER_RUN; i++) rows.push([r, i, stepWords(r, i)]);
+      }
+      await pending;
+      pending = db.transaction((tx) => tx.copyRows('bench_words', WORD_COLUMNS, rows));
+    }
+    await pending;
+    await db.query('CREATE INDEX ON bench_words (br, bi)');
+  });
+  // A model call's request: one message of its own, holding its words.
+  const MESSAGE_SQL = `CASE WHEN ${CHINESE_SQL} THEN '{"content":"明天北京天气预报","n":"' || r || '.' || i || '","role":"user"}'
+                            ELSE '{"content":"a recorded prompt","n":"' || r || '.' || i || '","role":"user"}' END`;
+  await timed('generating messages', () =>
+    db.query(
+      `INSERT INTO tapedeck_store.messages (tenant, digest, body, words)
+       SELECT '', sha256(convert_to(m.body, 'UTF8')), m.body, w.words
+         FROM generate_series(0, $1::int - 1) r CROSS JOIN generate_series(1, ${PER_RUN - 1}) i
+        CROSS JOIN LATERAL (SELECT ${MESSAGE_SQL} AS body) m
+         JOIN bench_words w ON w.br = r AND w.bi = i
+        WHERE i % 3 = 1`,
+      [RUNS],
+    ),
+  );
   await timed('generating spans', () =>
     db.query(
       `
@@ -147,41 +186,29 @@ try {
     db.query(
       `
     INSERT INTO tapedeck_store.steps (tenant, trace_id, span_id, kind, name, model, tool, status, request, response,
-                                      fingerprint, params, layout, normalizer_version)
+                                      fingerprint, params, layout, normalizer_version, request_messages, words)
     SELECT '', decode(lpad(to_hex(r), 32, '0'), 'hex'), decode(lpad(to_hex(i + 1), 16, '0'), 'hex'),
            CASE WHEN i % 3 = 1 THEN 'llm' ELSE 'tool' END,
            CASE WHEN i % 3 = 1 THEN 'chat gpt-4o' ELSE 'execute_tool search' END,
            CASE WHEN i % 3 = 1 THEN 'gpt-4o' END, CASE WHEN i % 3 = 1 THEN NULL ELSE 'search' END,
            'ok',
-           CASE WHEN ${CHINESE_SQL} THEN '[{"role": "user", "content": "明天北京天气预报"}]'::jsonb
-                ELSE '[{"role": "user", "content": "a recorded prompt"}]'::jsonb END,
-           '[{"role": "assistant", "content": "a recorded answer"}]'::jsonb,
+           CASE WHEN i % 3 = 1 THEN NULL
+                WHEN ${CHINESE_SQL} THEN '[{"content":"明天北京天气预报","role":"user"}]'
+                ELSE '[{"content":"a recorded prompt","role":"user"}]' END,
+           '[{"content":"a recorded answer","role":"assistant"}]',
            CASE WHEN i % 3 = 1 THEN 'llm:gpt-4o#0123456789abcdef' ELSE 'tool:search#0123456789abcdef' END,
-           '{}', 'otel-genai', 1
-      FROM generate_series(0, $1::int - 1) r, generate_series(1, ${PER_RUN - 1}) i`,
+           '{}', 'otel-genai', 1,
+           CASE WHEN i % 3 = 1 THEN ARRAY[sha256(convert_to(${MESSAGE_SQL}, 'UTF8'))] END,
+           CASE WHEN i % 3 = 1 THEN '{}' ELSE w.words END
+      FROM generate_series(0, $1::int - 1) r CROSS JOIN generate_series(1, ${PER_RUN - 1}) i
+      JOIN bench_words w ON w.br = r AND w.bi = i`,
       [RUNS],
     ),
   );
-  // Recall's index rows (src/recall/trace-words.ts): up to 64 steps each, run by run, with
-  // their words (hashes), as ingest packs the runs sent in one request. The words are drawn here
-  // and written with TraceWords and writeTraceWords (binary COPY), BATCH_RUNS runs per
-  // transaction; the next batch is drawn while the last one is copied.
-  await timed('the words of each run (TraceWords, COPY)', async () => {
-    let pending = Promise.resolve();
-    for (let first = 0; first < RUNS; first += BATCH_RUNS) {
-      const words = new TraceWords();
-      for (let r = first; r < Math.min(first + BATCH_RUNS, RUNS); r++) {
-        const traceId = r.toString(16).padStart(32, '0');
-        for (let i = 1; i < PER_RUN; i++) words.add({ traceId, spanId: SPAN_IDS[i], words: stepWords(r, i) });
-      }
-      await pending;
-      pending = db.transaction((tx) => writeTraceWords(tx, '', words));
-    }
-    await pending;
+  await db.query('DROP TABLE bench_words');
+  await timed('building the GIN indexes (words, digest lists)', async () => {
+    for (const def of indexDefs) await db.query(def);
   });
-  await timed('building the GIN index on trace_words.words', () =>
-    db.query('CREATE INDEX trace_words_words_idx ON tapedeck_store.trace_words USING gin (words)'),
-  );
   if (process.env.BENCH_RUN_INDEX === '1') {
     await timed('index on spans(run_id) (BENCH_RUN_INDEX=1)', () =>
       db.query('CREATE INDEX bench_spans_run_id ON tapedeck_store.spans (run_id)'),
@@ -190,12 +217,12 @@ try {
   await timed('analyze', async () => {
     await db.query('ANALYZE tapedeck_store.spans');
     await db.query('ANALYZE tapedeck_store.steps');
-    await db.query('ANALYZE tapedeck_store.trace_words');
+    await db.query('ANALYZE tapedeck_store.messages');
   });
   const [{ size }] = await db.query(
-    `SELECT pg_size_pretty(pg_relation_size('tapedeck_store.trace_words_words_idx')) AS size`,
+    `SELECT pg_size_pretty(pg_relation_size('tapedeck_store.steps_words_idx') + pg_relation_size('tapedeck_store.messages_words_idx')) AS size`,
   );
-  console.log(`GIN index size: ${size}`);
+  console.log(`GIN index size (words of steps and messages): ${size}`);
 
   const recallRoutes = createRecallRoutes(
     { db, payloads: createMemoryPayloadStore(), pricing: null },
@@ -217,32 +244,34 @@ try {
     ['Chinese run, checked (天气预报)', '天气预报'],
     ['Chinese run + topic (北京天气 topic5)', '北京天气 topic5'],
   ];
-  console.log(`${'\nquery'.padEnd(45)}status  runs  trunc   find ms   total median ms   max ms`);
+  console.log(`${'\nquery'.padEnd(45)}status  runs  trunc   find ms   total median ms   max ms  answer`);
   for (const [label, q] of cases) {
     const path = `/v1/recall?q=${encodeURIComponent(q)}`;
     await (await app.request(path)).text(); // warm-up
     const times = [];
     let status = 0;
     let body = null;
+    const answers = new Set();
     for (let k = 0; k < REPEAT; k++) {
       const t = performance.now();
       const res = await app.request(path);
-      body = JSON.parse(await res.text());
+      const text = await res.text();
+      answers.add(createHash('sha256').update(text).digest('hex').slice(0, 8));
+      body = JSON.parse(text);
       times.push(performance.now() - t);
       status = res.status;
     }
     times.sort((a, b) => a - b);
     const words = queryWords(queryTerms(q));
     const f0 = performance.now();
-    // as recall.ts does: the index's bound first, the exact count only past the limit
-    const broad =
-      (await candidateStepBound(db, '', words)) > 200_000 && (await countMatches(db, '', words, 200_001)) > 200_000;
-    if (!broad) await newestMatches(db, '', words, 5_001);
+    // as recall.ts does: the newest 5,001 matches, counted (up to 200,001) only past 5,000
+    const newest = await newestMatches(db, '', words, 5_001);
+    if (newest.length > 5_000) await countMatches(db, '', words, 200_001);
     const find = performance.now() - f0;
     const runs = body.runs ? body.runs.length : '-';
     const trunc = body.truncated === undefined ? '-' : String(body.truncated);
     console.log(
-      `${label.padEnd(44)} ${String(status).padEnd(7)} ${String(runs).padEnd(5)} ${trunc.padEnd(6)} ${find.toFixed(1).padStart(8)} ${times[REPEAT >> 1].toFixed(1).padStart(17)} ${times[REPEAT - 1].toFixed(1).padStart(8)}`,
+      `${label.padEnd(44)} ${String(status).padEnd(7)} ${String(runs).padEnd(5)} ${trunc.padEnd(6)} ${find.toFixed(1).padStart(8)} ${times[REPEAT >> 1].toFixed(1).padStart(17)} ${times[REPEAT - 1].toFixed(1).padStart(8)}  ${[...answers].join(',')}`,
     );
   }
 } finally {

@@ -7,8 +7,8 @@
 // spread round-robin over the first 1, 2 or 3 of them; next to it the raw figure (decode,
 // SHA-256, COPY the same rows: bench/ingest.mjs says what it is). Rounds alternate raw and the
 // three spreads under the same background load; each spread's ratio to raw is taken within
-// its round, then the median over rounds. Between phases the bench waits for recall's backlog
-// to empty, so indexing never runs during a phase. Afterwards every acknowledged span must be
+// its round, then the median over rounds (recall's index is written with the steps, so each
+// phase includes it). Afterwards every acknowledged span must be
 // stored exactly once. On one machine the replicas share its cores with PostgreSQL: the
 // figure to watch is that adding replicas loses neither throughput nor correctness.
 //
@@ -113,7 +113,6 @@ async function ingestPhases(urls) {
     // warm-up: every replica, and raw
     const warm = await spread(REPLICAS, QUICK ? 1 : 3, 2);
     acknowledged += warm.spans;
-    await recallCaughtUp();
     await raw.run({ source, seconds: QUICK ? 1 : 3, minRequests: 2 });
     const rounds = [];
     for (let r = 0; r < ROUNDS; r++) {
@@ -126,8 +125,7 @@ async function ingestPhases(urls) {
         const t = await spread(n, SECONDS, 1);
         acknowledged += t.spans;
         round.spreads.push(t.spans / t.elapsed);
-        await recallCaughtUp();
-      }
+          }
       rounds.push(round);
       console.log(
         `  round ${r + 1}: raw ${fmt(rawRate)} spans/s; ${round.spreads.map((s, i) => `${i + 1} replica${i ? 's' : ''} ${fmt(s)} (${((s / rawRate) * 100).toFixed(0)}%)`).join('; ')}; load average ${load()}`,
@@ -147,14 +145,6 @@ async function ingestPhases(urls) {
     };
   } finally {
     await raw.close();
-  }
-}
-
-async function recallCaughtUp() {
-  for (;;) {
-    const { rows } = await db.query('SELECT EXISTS (SELECT 1 FROM tapedeck_store.recall_backlog) AS waiting');
-    if (!rows[0].waiting) return;
-    await new Promise((r) => setTimeout(r, 50));
   }
 }
 

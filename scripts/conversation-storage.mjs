@@ -120,7 +120,11 @@ async function storedBytes(tenant) {
   return {
     steps: await sum('SELECT sum(pg_column_size(t.*)) AS n FROM tapedeck_store.steps t WHERE tenant = $1'),
     messages: await sum('SELECT sum(pg_column_size(t.*)) AS n FROM tapedeck_store.messages t WHERE tenant = $1'),
-    recall: await sum('SELECT sum(pg_column_size(t.*)) AS n FROM tapedeck_store.trace_words t WHERE tenant = $1'),
+    // recall's words, part of the rows above: the steps' own and the messages'
+    recall: await sum(
+      `SELECT (SELECT sum(pg_column_size(words)) FROM tapedeck_store.steps WHERE tenant = $1)
+            + (SELECT sum(pg_column_size(words)) FROM tapedeck_store.messages WHERE tenant = $1) AS n`,
+    ),
     spans: await sum('SELECT sum(pg_column_size(t.*)) AS n FROM tapedeck_store.spans t WHERE tenant = $1'),
   };
 }
