@@ -125,7 +125,7 @@ async function ingestPhases(urls) {
         const t = await spread(n, SECONDS, 1);
         acknowledged += t.spans;
         round.spreads.push(t.spans / t.elapsed);
-          }
+      }
       rounds.push(round);
       console.log(
         `  round ${r + 1}: raw ${fmt(rawRate)} spans/s; ${round.spreads.map((s, i) => `${i + 1} replica${i ? 's' : ''} ${fmt(s)} (${((s / rawRate) * 100).toFixed(0)}%)`).join('; ')}; load average ${load()}`,

@@ -58,7 +58,7 @@ export function registerReadCommands(program: Command): void {
     .action(async (options: Record<string, string | boolean>) => {
       await withStore(options, async (store) => {
         const bar = createProgress();
-        const totals = await reindex(store.db, store.derive, store.payloads, {
+        const totals = await reindex(store.db, store.derive, {
           onProgress: (p) => bar.update(p.tracesDone, p.tracesTotal, 'traces'),
         });
         bar.finish();

@@ -27,14 +27,7 @@ import type { Database } from '../store/database.js';
 import { withFullText } from './recorded-text.js';
 import { readTape } from '../tapes/tape-service.js';
 import { stepHasRuns, termsToCheck } from './match.js';
-import {
-  countMatches,
-  newestMatches,
-  readRunEnds,
-  readStepTexts,
-  queryWords,
-  type MatchRow,
-} from './query.js';
+import { countMatches, newestMatches, readRunEnds, readStepTexts, queryWords, type MatchRow } from './query.js';
 import type { RunEnd } from '../tapes/run-outcome.js';
 import { groupMatches, keepOutcome, rankRuns, recallEntry, type RunMatches } from './rank.js';
 import type { Term } from './tokenize.js';

@@ -10,7 +10,6 @@
  */
 import type { Database, Queryable } from '../store/database.js';
 import type { DeriveSpans } from './derived-span.js';
-import type { PayloadStore } from '../payloads/payload-store.js';
 import { resolveRuns } from './resolve-runs.js';
 import { settleRunParents } from './run-parents.js';
 import { IMPORTED_FROM_CASSETTE, rowToSpanRecord, spanSelectList } from './span-rows.js';
@@ -48,7 +47,6 @@ export interface ReindexOptions {
 export async function reindex(
   db: Database,
   derive: DeriveSpans,
-  payloads: PayloadStore,
   options: ReindexOptions = {},
 ): Promise<ReindexProgress> {
   const batchTraces = options.batchTraces ?? 200;

@@ -290,7 +290,7 @@ describe.each(databaseKinds)('JSON-shaped text replayed exactly, on %s', (kind) 
     expect(stale.response[0].content).toEqual({ items: [2, 3], order_id: 12345678901234567000, total: 1.5 });
     expect(await hasStepsOlderThan(t.db, NORMALIZER_VERSION)).toBe(true);
 
-    await reindex(t.db, t.running.store.derive, t.running.store.payloads);
+    await reindex(t.db, t.running.store.derive);
 
     expect(await hasStepsOlderThan(t.db, NORMALIZER_VERSION)).toBe(false);
     const after = await tapeNow();

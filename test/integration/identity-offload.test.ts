@@ -207,7 +207,7 @@ describe.each(databaseKinds)('identities whatever the payload threshold, on %s',
     const expected = [...smallTapes.values()].flatMap((t) => t.steps.map(identity));
     expect(changed).not.toEqual(expected);
 
-    await reindex(db, small.running.store.derive, small.running.store.payloads);
+    await reindex(db, small.running.store.derive);
     expect(await hasStepsOlderThan(db, NORMALIZER_VERSION)).toBe(false);
     const after = [...(await tapesOf(small)).values()].flatMap((t) => t.steps.map(identity));
     const sorted = (list: ReturnType<typeof identity>[]) => [...list].sort((a, b) => a.span.localeCompare(b.span));

@@ -67,7 +67,7 @@ describe.each(databaseKinds)('--derive off on %s', (kind) => {
   });
 
   it('tapedeck reindex then derives what ingest would have, and clears the reason', async () => {
-    await reindex(spansOnly.db, spansOnly.running.store.derive, spansOnly.running.store.payloads);
+    await reindex(spansOnly.db, spansOnly.running.store.derive);
     expect(await spansOnly.db.query(STEPS)).toEqual(await deriving.db.query(STEPS));
     expect(await spansOnly.db.query(SPANS)).toEqual(await deriving.db.query(SPANS));
     expect(await reindexReasons(spansOnly.db)).toEqual([]);

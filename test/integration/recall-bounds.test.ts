@@ -86,7 +86,7 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
   it('keeps the words of steps stored while a reindex runs', async () => {
     let meanwhile: Promise<unknown> | null = null;
     let storedBeforeTheEnd = false;
-    await reindex(fx.store.db, fx.store.derive, fx.store.payloads, {
+    await reindex(fx.store.db, fx.store.derive, {
       batchTraces: 1,
       onProgress: (p) => {
         if (meanwhile || p.tracesDone === 0) return;
@@ -120,7 +120,7 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
     await fx.store.db.query('UPDATE tapedeck_store.messages SET words = NULL');
     expect((await fx.get('?q=drizzle')).body.runs).toEqual([]);
     expect((await fx.get('?q=umbrella')).body.runs).toEqual([]);
-    await reindex(fx.store.db, fx.store.derive, fx.store.payloads);
+    await reindex(fx.store.db, fx.store.derive);
     expect(runIds((await fx.get('?q=drizzle')).body)).toEqual(['weather-ok']);
     expect(runIds((await fx.get('?q=umbrella')).body)).toEqual(['weather-ok']);
     // reindex leaves every step and every message with its words
@@ -140,7 +140,7 @@ describe.each(databaseKinds)('recall bounds on %s', (kind) => {
       [queryWords(queryTerms('quixotic'))],
     );
     expect(runIds((await fx.get('?q=quixotic')).body)).toHaveLength(1);
-    await reindex(fx.store.db, fx.store.derive, fx.store.payloads);
+    await reindex(fx.store.db, fx.store.derive);
     expect((await fx.get('?q=quixotic')).body.runs).toEqual([]);
     expect(runIds((await fx.get('?q=drizzle')).body)).toEqual(['weather-ok']);
   });

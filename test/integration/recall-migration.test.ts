@@ -33,10 +33,7 @@ describe.each(databaseKinds)('recall across migration 0021 on %s', (kind) => {
   let store: Store;
   const answer = async (s: Store, q: string) => {
     const app = appWith(
-      createRecallRoutes(
-        { db: s.db, payloads: s.payloads, pricing },
-        { queryDeadlineMs: 10_000, nowNs: () => NOW_NS },
-      ),
+      createRecallRoutes({ db: s.db, payloads: s.payloads, pricing }, { queryDeadlineMs: 10_000, nowNs: () => NOW_NS }),
     );
     return (await app.request(`/v1/recall?q=${encodeURIComponent(q)}`)).text();
   };
@@ -94,7 +91,7 @@ describe.each(databaseKinds)('recall across migration 0021 on %s', (kind) => {
   });
 
   it('after reindex holds the words ingest stores now, and answers every query as a store ingested now', async () => {
-    await reindex(store.db, store.derive, store.payloads);
+    await reindex(store.db, store.derive);
     expect(await reindexReasons(before.db)).toEqual([]);
     const words = (db: Store['db']) =>
       Promise.all([

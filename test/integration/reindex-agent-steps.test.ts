@@ -89,7 +89,7 @@ describe.each(databaseKinds)('reindex gives agent steps stored by version 11 the
     expect(identities(stale[0])).not.toEqual(identities(stale[1]));
     expect(await hasStepsOlderThan(t.store.db, NORMALIZER_VERSION)).toBe(true);
 
-    await reindex(t.store.db, t.store.derive, t.store.payloads);
+    await reindex(t.store.db, t.store.derive);
 
     expect(await hasStepsOlderThan(t.store.db, NORMALIZER_VERSION)).toBe(false);
     const after = await agentSteps(t);

@@ -96,7 +96,7 @@ describe.each(databaseKinds)('a session spread over traces, on %s', (kind) => {
   });
 
   it('keeps the choice through a reindex', async () => {
-    await reindex(t.store.db, t.store.derive, t.store.payloads);
+    await reindex(t.store.db, t.store.derive);
     expect(await parentsSeen(t, 'bare')).toEqual([null, null, []]);
     expect((await parentsSeen(t, 'reversed'))[0]).toBe(`trace:${T1}`);
     expect((await parentsSeen(t, 'both-reversed'))[0]).toBe(`trace:${T2}`);

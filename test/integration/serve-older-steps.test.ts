@@ -64,11 +64,7 @@ describe('serve and steps of an older normalizer', () => {
     await t.db.query("INSERT INTO tapedeck_store.reindex_needed (reason) VALUES ('words are hashes now')");
     const warnings = await serveOnce(t);
     expect(warnings).toEqual(['stored steps need `tapedeck reindex`: words are hashes now']);
-    await reindex(
-      t.db,
-      async (spans) => spans.map(() => ({ ownRun: null, ownParentRun: null, step: null })),
-      createMemoryPayloadStore(),
-    );
+    await reindex(t.db, async (spans) => spans.map(() => ({ ownRun: null, ownParentRun: null, step: null })));
     expect(await serveOnce(t)).toEqual([]);
   }, 60_000);
 });

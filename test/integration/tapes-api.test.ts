@@ -177,13 +177,13 @@ describe.each(databaseKinds)('read API on %s', (kind) => {
     await t.db.query('DELETE FROM tapedeck_store.steps');
     await t.db.query('UPDATE tapedeck_store.spans SET run_id = NULL, parent_run = NULL');
     const seen: number[] = [];
-    const totals = await reindex(t.db, t.running.store.derive, t.running.store.payloads, {
+    const totals = await reindex(t.db, t.running.store.derive, {
       batchTraces: 1,
       onProgress: (p) => seen.push(p.tracesDone),
     });
     expect(totals.tracesDone).toBe(totals.tracesTotal);
     expect(seen[seen.length - 1]).toBe(totals.tracesTotal);
-    await reindex(t.db, t.running.store.derive, t.running.store.payloads);
+    await reindex(t.db, t.running.store.derive);
     const after = await t.db.query('SELECT * FROM tapedeck.tape_steps ORDER BY trace_id, span_id');
     expect(after).toEqual(before);
   });
