@@ -12,6 +12,9 @@
  */
 import type { Queryable } from '../store/database.js';
 import { lockTraces } from '../tapes/trace-store.js';
+import { storedJson } from '../json/json-value.js';
+import { stepOwnWords } from '../recall/recorded-text.js';
+import { wordIds } from '../recall/word-hash.js';
 
 export interface DeletedCounts {
   spans: number;
@@ -132,6 +135,7 @@ export async function eraseChosen(tx: Queryable, options: EraseOptions = {}): Pr
      SELECT count(*) AS n FROM d`,
   );
   await deleteUnreferencedMessages(tx);
+  await rewordSteps(tx);
   // A trace's records that no remaining span claims (their span erased, or never stored).
   const logRecords =
     options.wholeTenant !== undefined
@@ -182,4 +186,38 @@ async function deleteUnreferencedMessages(tx: Queryable): Promise<void> {
         AND NOT EXISTS (SELECT 1 FROM tapedeck_store.steps st
                          WHERE st.response_messages @> ARRAY[c.digest] AND st.tenant = c.tenant)`,
   );
+}
+
+/**
+ * The steps in reindexed_steps that remain (their offloaded value erased by name) get recall's
+ * words of their own text as stored now: a payload reference holds no words, so the erased
+ * text is no longer found. (Words of another offloaded value of the same step are lost too,
+ * until a reindex reads it again.)
+ */
+async function rewordSteps(tx: Queryable): Promise<void> {
+  const steps = await tx.query<{
+    tenant: string;
+    trace_id: Uint8Array;
+    span_id: Uint8Array;
+    name: string;
+    tool: string | null;
+    request: string | null;
+    response: string | null;
+    in_request: boolean;
+    in_response: boolean;
+  }>(
+    `SELECT st.tenant, st.trace_id, st.span_id, st.name, st.tool, st.request, st.response,
+            st.request_messages IS NOT NULL AS in_request, st.response_messages IS NOT NULL AS in_response
+       FROM tapedeck_store.steps st JOIN reindexed_steps r USING (tenant, trace_id, span_id)`,
+  );
+  for (const st of steps) {
+    const words = stepOwnWords(
+      { name: st.name, tool: st.tool, request: storedJson(st.request), response: storedJson(st.response) },
+      { request: st.in_request, response: st.in_response },
+    );
+    await tx.query(
+      'UPDATE tapedeck_store.steps SET words = $4::bigint[] WHERE tenant = $1 AND trace_id = $2 AND span_id = $3',
+      [st.tenant, st.trace_id, st.span_id, wordIds(words)],
+    );
+  }
 }

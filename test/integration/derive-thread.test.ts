@@ -2,7 +2,7 @@
  * On a PostgreSQL server ingest derives steps on a worker thread (src/derive/derive-thread.ts),
  * except for transactions holding more than WORKER_MAX_CHARS of attribute text, which it
  * derives on the main thread. Whichever way, the store must hold the same rows: steps (through
- * tapedeck.tape_steps), the spans' run facts, and recall's words (tapedeck_store.trace_words),
+ * tapedeck.tape_steps), the spans' run facts, and recall's words (of the steps and of the messages),
  * for every corpus capture sent one request each, all of them in one request (many chunks),
  * a request with spans stored before (restated steps), and a large request.
  */
@@ -17,7 +17,7 @@ import { startTestTapedeck, type TestTapedeck } from '../helpers/tapedeck-server
 
 const STEPS = `SELECT * FROM tapedeck.tape_steps ORDER BY trace_id, span_id`;
 const SPANS = `SELECT trace_id, span_id, own_run, own_parent_run, run_id, parent_run FROM tapedeck_store.spans ORDER BY trace_id, span_id`;
-const WORDS = `SELECT words, masks, trace_ids, span_ids, steps FROM tapedeck_store.trace_words ORDER BY trace_ids, span_ids, words`;
+const WORDS = `SELECT trace_id, span_id, words FROM tapedeck_store.steps UNION ALL SELECT digest, NULL, words FROM tapedeck_store.messages ORDER BY 1, 2`;
 
 /** A copy of spans in traces of their own (the same spans again, as new ones). */
 function retraced(spans: readonly SpanRecord[], salt: string): SpanRecord[] {

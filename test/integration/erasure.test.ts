@@ -65,10 +65,8 @@ async function holdings(t: TestTapedeck, r: GenAiRun) {
     log_records: await one(`SELECT count(*) AS n FROM tapedeck_store.logs WHERE trace_id = decode($1, 'hex')`, [
       r.traceId,
     ]),
-    recall_index_rows: await one(
-      `SELECT count(*) AS n FROM tapedeck_store.trace_words WHERE position(decode($1, 'hex') IN trace_ids) > 0`,
-      [r.traceId],
-    ),
+    // recall's words are in the step and message rows: no rows of their own to count
+    recall_index_rows: 0,
   };
 }
 
@@ -134,7 +132,6 @@ describe.each(databaseKinds)('erasure on %s', (kind) => {
     expect([shared.length, own.length > 0]).toEqual([1, true]);
     for (const ref of refs) expect(existsSync(payloadFile(payloadDir, ref))).toBe(true);
     const before = await holdings(t, erased);
-    expect(before.recall_index_rows).toBeGreaterThan(0);
 
     const replay = (await call(t, 'POST', '/v1/replays', { run: 'erase-me', mode: 'loose' })).json;
     const sdk = new OpenAI({ baseURL: `${t.url}${replay.base_urls.openai}`, apiKey: 'any', maxRetries: 0 });

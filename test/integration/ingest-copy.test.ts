@@ -50,15 +50,10 @@ async function storedRows(
        FROM tapedeck_store.steps WHERE tenant = $1 ORDER BY trace_id, span_id`,
     [tenant],
   );
-  // recall's index rows: the same words for each step, however the writes made the rows
+  // the message store, with recall's words of each message (a step's own are among its columns)
   const words = await db.query(
-    `SELECT encode(substring(w.trace_ids FROM b * 16 + 1 FOR 16), 'hex') t, encode(substring(w.span_ids FROM b * 8 + 1 FOR 8), 'hex') s,
-            array_agg(DISTINCT u.word ORDER BY u.word)::text AS words
-       FROM tapedeck_store.trace_words w
-      CROSS JOIN LATERAL generate_series(0, w.steps - 1) AS b
-      CROSS JOIN LATERAL unnest(w.words, w.masks) AS u(word, mask)
-      WHERE w.tenant = $1 AND (u.mask >> b) & 1 = 1
-      GROUP BY 1, 2 ORDER BY 1, 2`,
+    `SELECT encode(digest, 'hex') d, body, words::text AS words
+       FROM tapedeck_store.messages WHERE tenant = $1 ORDER BY digest`,
     [tenant],
   );
   return { spans, steps, words };
