@@ -80,7 +80,7 @@ describe.each(databaseKinds)('GET /metrics (%s)', (kind) => {
   const { logger, lines } = capturingLogger();
   beforeAll(async () => {
     // The payload store the configuration selects (the filesystem under the data directory),
-    // so it can be broken and mended for real; no background indexer, so recall's backlog stays.
+    // so it can be broken and mended for real.
     t = await startTestTapedeck(kind, {}, { payloads: 'config', logger });
   }, START_TIMEOUT_MS);
   afterAll(async () => t?.close());
@@ -169,8 +169,6 @@ describe.each(databaseKinds)('GET /metrics (%s)', (kind) => {
 
     expect(sampleOf(after, 'tapedeck_work_units', { state: 'in_use' })).toBe(0);
     expect(sampleOf(after, 'tapedeck_derive_lag_seconds')).toBeGreaterThan(0);
-    expect(sampleOf(after, 'tapedeck_recall_index_lag_seconds')).toBeGreaterThan(0);
-    expect(sampleOf(after, 'tapedeck_recall_index_backlog_steps')).toBeGreaterThan(0);
 
     const fsPut = { backend: 'fs', operation: 'put' };
     expect(moved('tapedeck_payload_store_operations_total', fsPut)).toBeGreaterThanOrEqual(2);
