@@ -34,7 +34,7 @@ import { createMemoryPayloadStore } from '../dist/src/payloads/memory-payload-st
 import { createApp } from '../dist/src/api/app.js';
 import { silentLogger } from '../dist/src/logger.js';
 import { createRecallRoutes } from '../dist/src/recall/routes.js';
-import { countMatches, newestMatches, queryWords } from '../dist/src/recall/query.js';
+import { countMatches, newestMatches, queryWords, rarestFirst } from '../dist/src/recall/query.js';
 import { queryTerms } from '../dist/src/recall/tokenize.js';
 import { wordHash } from '../dist/src/recall/word-hash.js';
 import { copyColumnsOf } from '../dist/src/store/bulk-insert.js';
@@ -262,9 +262,10 @@ try {
       status = res.status;
     }
     times.sort((a, b) => a - b);
-    const words = queryWords(queryTerms(q));
     const f0 = performance.now();
-    // as recall.ts does: the newest 5,001 matches, counted (up to 200,001) only past 5,000
+    // as recall.ts does: the rarest word first, the newest 5,001 matches, counted (up to
+    // 200,001) only past 5,000
+    const words = await rarestFirst(db, '', queryWords(queryTerms(q)));
     const newest = await newestMatches(db, '', words, 5_001);
     if (newest.length > 5_000) await countMatches(db, '', words, 200_001);
     const find = performance.now() - f0;

@@ -23,27 +23,65 @@ export function queryWords(terms: readonly Term[]): string[] {
 }
 
 /**
- * The steps holding every word ($1 tenant, $2 words, distinct): trace_id and span_id. A
- * (word, step) pair is found once however many of the step's messages hold the word, so a
- * step found as often as there are words holds them all.
+ * Words counted at most, per word, to choose the one to start from (rarestFirst): enough to
+ * tell a rare word from a common one without reading every row of a common one.
  */
-const MATCHING_STEPS = `SELECT h.trace_id, h.span_id FROM (
-     SELECT q.w, st.trace_id, st.span_id
-       FROM unnest($2::bigint[]) AS q(w)
-       JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.words @> ARRAY[q.w]
-     UNION
-     SELECT q.w, st.trace_id, st.span_id
-       FROM unnest($2::bigint[]) AS q(w)
-       JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.words @> ARRAY[q.w]
-       JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.request_messages @> ARRAY[m.digest]
-     UNION
-     SELECT q.w, st.trace_id, st.span_id
-       FROM unnest($2::bigint[]) AS q(w)
-       JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.words @> ARRAY[q.w]
-       JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.response_messages @> ARRAY[m.digest]
-   ) h
-   GROUP BY h.trace_id, h.span_id
-  HAVING count(h.w) = cardinality($2::bigint[])`;
+const RARITY_CAP = 10_000;
+
+/**
+ * The words, the rarest first (steps and messages holding each, counted up to RARITY_CAP):
+ * matching starts from the steps holding the first word and checks the others in them only.
+ */
+export async function rarestFirst(
+  db: Queryable,
+  tenant: string,
+  words: readonly string[],
+  options: QueryOptions = {},
+): Promise<string[]> {
+  if (words.length < 2) return [...words];
+  const rows = await db.query<{ w: string; n: bigint | number }>(
+    `SELECT q.w::text AS w,
+            (SELECT count(*) FROM (SELECT 1 FROM tapedeck_store.steps
+                                    WHERE tenant = $1 AND words @> ARRAY[q.w] LIMIT $3) s)
+          + (SELECT count(*) FROM (SELECT 1 FROM tapedeck_store.messages
+                                    WHERE tenant = $1 AND words @> ARRAY[q.w] LIMIT $3) m) AS n
+       FROM unnest($2::bigint[]) AS q(w)`,
+    [tenant, words, RARITY_CAP],
+    options,
+  );
+  const count = new Map(rows.map((r) => [r.w, Number(r.n)]));
+  return [...words].sort((a, b) => (count.get(a) ?? 0) - (count.get(b) ?? 0));
+}
+
+/**
+ * The steps holding every word ($1 tenant, $2 words, distinct, the one to start from first):
+ * trace_id and span_id. The steps holding the first word in their own words or in one of
+ * their messages (each through its GIN index, a message's steps through the digest lists'),
+ * each checked for the other words: in its own words, or in a message it holds (by digest).
+ */
+const MATCHING_STEPS = `SELECT c.trace_id, c.span_id
+    FROM (SELECT st.trace_id, st.span_id
+            FROM tapedeck_store.steps st
+           WHERE st.tenant = $1 AND st.words @> ($2::bigint[])[1:1]
+          UNION
+          SELECT st.trace_id, st.span_id
+            FROM tapedeck_store.messages m
+            JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.request_messages @> ARRAY[m.digest]
+           WHERE m.tenant = $1 AND m.words @> ($2::bigint[])[1:1]
+          UNION
+          SELECT st.trace_id, st.span_id
+            FROM tapedeck_store.messages m
+            JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.response_messages @> ARRAY[m.digest]
+           WHERE m.tenant = $1 AND m.words @> ($2::bigint[])[1:1]) k
+    JOIN tapedeck_store.steps c ON c.tenant = $1 AND c.trace_id = k.trace_id AND c.span_id = k.span_id
+   WHERE NOT EXISTS (
+     SELECT 1 FROM unnest(($2::bigint[])[2:]) AS q(w)
+      WHERE NOT coalesce(c.words @> ARRAY[q.w], false)
+        AND NOT EXISTS (
+          SELECT 1
+            FROM unnest(coalesce(c.request_messages, '{}') || coalesce(c.response_messages, '{}')) AS d(digest)
+            JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.digest = d.digest
+           WHERE m.words @> ARRAY[q.w]))`;
 
 /** Matching steps, counted up to `cap` (the scan stops there). */
 export async function countMatches(

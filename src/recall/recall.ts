@@ -27,7 +27,15 @@ import type { Database } from '../store/database.js';
 import { withFullText } from './recorded-text.js';
 import { readTape } from '../tapes/tape-service.js';
 import { stepHasRuns, termsToCheck } from './match.js';
-import { countMatches, newestMatches, readRunEnds, readStepTexts, queryWords, type MatchRow } from './query.js';
+import {
+  countMatches,
+  newestMatches,
+  readRunEnds,
+  readStepTexts,
+  queryWords,
+  rarestFirst,
+  type MatchRow,
+} from './query.js';
 import type { RunEnd } from '../tapes/run-outcome.js';
 import { groupMatches, keepOutcome, rankRuns, recallEntry, type RunMatches } from './rank.js';
 import type { Term } from './tokenize.js';
@@ -64,8 +72,11 @@ const TEXT_BATCH = 100;
 
 export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallContext): Promise<RecallResult> {
   const { deadline, bounds } = ctx;
-  const words = queryWords(query.terms);
   const signal = { signal: deadline.signal };
+  const words = await deadline.race(
+    rarestFirst(deps.db, query.tenant, queryWords(query.terms), signal),
+    'counting the words',
+  );
   // The newest matches first: a page holding them all, within the limit, needs no count.
   const first = await deadline.race(
     newestMatches(deps.db, query.tenant, words, bounds.maxMatchingSpans + 1, null, signal),
