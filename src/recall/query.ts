@@ -59,21 +59,20 @@ export async function rarestFirst(
  * their messages (each through its GIN index, a message's steps through the digest lists'),
  * each checked for the other words: in its own words, or in a message it holds (by digest).
  */
-const MATCHING_STEPS = `SELECT c.trace_id, c.span_id
-    FROM (SELECT st.trace_id, st.span_id
+const MATCHING_STEPS = `SELECT DISTINCT c.trace_id, c.span_id
+    FROM (SELECT st.trace_id, st.span_id, st.words, st.request_messages, st.response_messages
             FROM tapedeck_store.steps st
            WHERE st.tenant = $1 AND st.words @> ($2::bigint[])[1:1]
-          UNION
-          SELECT st.trace_id, st.span_id
+          UNION ALL
+          SELECT st.trace_id, st.span_id, st.words, st.request_messages, st.response_messages
             FROM tapedeck_store.messages m
             JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.request_messages @> ARRAY[m.digest]
            WHERE m.tenant = $1 AND m.words @> ($2::bigint[])[1:1]
-          UNION
-          SELECT st.trace_id, st.span_id
+          UNION ALL
+          SELECT st.trace_id, st.span_id, st.words, st.request_messages, st.response_messages
             FROM tapedeck_store.messages m
             JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.response_messages @> ARRAY[m.digest]
-           WHERE m.tenant = $1 AND m.words @> ($2::bigint[])[1:1]) k
-    JOIN tapedeck_store.steps c ON c.tenant = $1 AND c.trace_id = k.trace_id AND c.span_id = k.span_id
+           WHERE m.tenant = $1 AND m.words @> ($2::bigint[])[1:1]) c
    WHERE NOT EXISTS (
      SELECT 1 FROM unnest(($2::bigint[])[2:]) AS q(w)
       WHERE NOT coalesce(c.words @> ARRAY[q.w], false)

@@ -23,7 +23,7 @@ import type { Deadline } from '../deadline/deadline.js';
 import { ApiError } from '../errors.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import type { PricingTable } from '../pricing/pricing-table.js';
-import type { Database } from '../store/database.js';
+import type { Database, Queryable } from '../store/database.js';
 import { withFullText } from './recorded-text.js';
 import { readTape } from '../tapes/tape-service.js';
 import { stepHasRuns, termsToCheck } from './match.js';
@@ -66,6 +66,15 @@ export interface RecallContext {
 
 export const QUERY_TOO_BROAD = 'query_too_broad';
 
+/**
+ * For the statements that find matches: PostgreSQL cannot estimate how many steps a message
+ * digest finds (every digest is distinct, so the column has no common elements), guesses
+ * thousands, and then compiles the plan (JIT, seconds) or scans in parallel, for statements
+ * that read a few index pages (docs/benchmarks.md, "Recall's plans").
+ */
+const PLANNER_SETTINGS =
+  "SELECT set_config('jit', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)";
+
 /** runs summarized at once: how many outlines recall holds at a time */
 const OUTLINE_READERS = 4;
 const TEXT_BATCH = 100;
@@ -73,23 +82,25 @@ const TEXT_BATCH = 100;
 export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallContext): Promise<RecallResult> {
   const { deadline, bounds } = ctx;
   const signal = { signal: deadline.signal };
-  const words = await deadline.race(
-    rarestFirst(deps.db, query.tenant, queryWords(query.terms), signal),
-    'counting the words',
-  );
-  // The newest matches first: a page holding them all, within the limit, needs no count.
-  const first = await deadline.race(
-    newestMatches(deps.db, query.tenant, words, bounds.maxMatchingSpans + 1, null, signal),
+  const newest = await deadline.race(
+    deps.db.transaction(async (tx) => {
+      // Each statement starts only within the deadline (the race outside answers on time).
+      await tx.query(PLANNER_SETTINGS, [], signal);
+      deadline.check('counting the words');
+      const words = await rarestFirst(tx, query.tenant, queryWords(query.terms), signal);
+      deadline.check('finding the newest matches');
+      // The newest matches first: a page holding them all, within the limit, needs no count.
+      const first = await newestMatches(tx, query.tenant, words, bounds.maxMatchingSpans + 1, null, signal);
+      if (first.length > Math.min(bounds.maxMatchingSpans, bounds.maxTotalMatches)) {
+        deadline.check('counting matching spans');
+        const total = await countMatches(tx, query.tenant, words, bounds.maxTotalMatches + 1, signal);
+        if (total > bounds.maxTotalMatches) throw tooBroad(query.terms, bounds.maxTotalMatches);
+      }
+      deadline.check('finding the newest matches');
+      return newestMatching(tx, deps.payloads, query, words, first, ctx);
+    }),
     'finding the newest matches',
   );
-  if (first.length > Math.min(bounds.maxMatchingSpans, bounds.maxTotalMatches)) {
-    const total = await deadline.race(
-      countMatches(deps.db, query.tenant, words, bounds.maxTotalMatches + 1, signal),
-      'counting matching spans',
-    );
-    if (total > bounds.maxTotalMatches) throw tooBroad(query.terms, bounds.maxTotalMatches);
-  }
-  const newest = await newestMatching(deps, query, words, first, ctx);
   const grouped = groupMatches(newest.matches, bounds.maxRunsRead);
   const facts = await deadline.race(
     readRunEnds(
@@ -121,7 +132,8 @@ function tooBroad(terms: readonly Term[], max: number): ApiError {
  * were more, from the first page of maxMatchingSpans + 1 unchecked matches.
  */
 async function newestMatching(
-  deps: RecallDeps,
+  db: Queryable,
+  payloads: PayloadStore,
   query: RecallQuery,
   words: readonly string[],
   first: MatchRow[],
@@ -139,19 +151,19 @@ async function newestMatching(
       pageNo === 0
         ? first
         : await deadline.race(
-            newestMatches(deps.db, query.tenant, words, want, after, { signal: deadline.signal }),
+            newestMatches(db, query.tenant, words, want, after, { signal: deadline.signal }),
             'finding the newest matches',
           );
     for (let i = 0; i < page.length && passed.length <= max; i += TEXT_BATCH) {
       const batch = page.slice(i, i + TEXT_BATCH);
       const texts = await deadline.race(
-        readStepTexts(deps.db, query.tenant, batch, { signal: deadline.signal }),
+        readStepTexts(db, query.tenant, batch, { signal: deadline.signal }),
         'reading the text of matching steps',
       );
       for (const row of batch) {
         const step = texts.get(`${row.trace_id}/${row.span_id}`);
         if (step === undefined) continue;
-        const full = await deadline.race(withFullText(step, deps.payloads, deadline.signal), 'reading offloaded text');
+        const full = await deadline.race(withFullText(step, payloads, deadline.signal), 'reading offloaded text');
         if (stepHasRuns(full, runs)) passed.push(row);
         if (passed.length > max) break;
       }
