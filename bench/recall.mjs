@@ -263,11 +263,14 @@ try {
     }
     times.sort((a, b) => a - b);
     const f0 = performance.now();
-    // as recall.ts does: the rarest word first, the newest 5,001 matches, counted (up to
-    // 200,001) only past 5,000
-    const words = await rarestFirst(db, '', queryWords(queryTerms(q)));
-    const newest = await newestMatches(db, '', words, 5_001);
-    if (newest.length > 5_000) await countMatches(db, '', words, 200_001);
+    // as recall.ts does: in one transaction without JIT or parallel plans, the rarest word
+    // first, the newest 5,001 matches, counted (up to 200,001) only past 5,000
+    await db.transaction(async (tx) => {
+      await tx.query("SELECT set_config('jit', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)");
+      const words = await rarestFirst(tx, '', queryWords(queryTerms(q)));
+      const newest = await newestMatches(tx, '', words, 5_001);
+      if (newest.length > 5_000) await countMatches(tx, '', words, 200_001);
+    });
     const find = performance.now() - f0;
     const runs = body.runs ? body.runs.length : '-';
     const trunc = body.truncated === undefined ? '-' : String(body.truncated);
