@@ -70,7 +70,7 @@ describe.each(databaseKinds)('recall across migration 0021 on %s', (kind) => {
     );
     const config = { ...loadConfig({}), payloadThresholdBytes: PAYLOAD_THRESHOLD };
     store = await openStore(config, silentLogger(), { db: before.db, payloads: createMemoryPayloadStore() });
-  });
+  }, 240_000);
   afterAll(async () => {
     await now?.drop();
     await before?.drop();
