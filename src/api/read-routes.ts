@@ -10,6 +10,7 @@ import type { Config } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { Store } from '../open-store.js';
 import { readTape } from '../tapes/tape-service.js';
+import { readTapeJson } from '../tapes/tape-json.js';
 import { InvalidCursorError, listRuns } from '../tapes/run-reader.js';
 import { withCosts } from '../tapes/run-costs.js';
 import type { RunOutcome } from '../tapes/run-outcome.js';
@@ -82,9 +83,14 @@ export function createReadRoutes(store: Store, config: Config, options: ReadRout
     const tenant = tenantOf(c);
     const run = storedRunId(c.req.param('run'));
     const resolve = parseBoolean(c.req.query('resolve'), 'resolve');
-    const tape = await readTape(store, tenant, run, { resolve, maxResolveBytes: config.tapeMaxBytes });
+    // Unresolved, the stored text is spliced into the answer (tapes/tape-json.ts).
+    const tape = resolve
+      ? await readTape(store, tenant, run, { resolve, maxResolveBytes: config.tapeMaxBytes })
+      : await readTapeJson(store, tenant, run);
     if (!tape) throw new ApiError('not_found', `no run ${JSON.stringify(run)}`);
-    return jsonResponse(tape);
+    return tape instanceof Buffer
+      ? new Response(tape, { headers: { 'content-type': 'application/json' } })
+      : jsonResponse(tape);
   });
 
   app.get('/v1/runs', allow.read, async (c) => {

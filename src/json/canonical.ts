@@ -88,6 +88,23 @@ class Scratch implements ByteSink {
     this.length += writeUtf8(this.buffer, text, this.length);
   }
 
+  /** `"text"` when text is printable ASCII without a quote or backslash (its JSON), else nothing and false. */
+  plainAscii(text: string): boolean {
+    const n = text.length;
+    this.ensure(n + 2);
+    const buf = this.buffer;
+    const at = this.length;
+    for (let i = 0; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
+      buf[at + 1 + i] = c;
+    }
+    buf[at] = 0x22;
+    buf[at + 1 + n] = 0x22;
+    this.length = at + n + 2;
+    return true;
+  }
+
   /** After a value of megabytes: back to the usual size, rather than hold on to it. */
   shrink(): void {
     if (this.buffer.length > 1024 * 1024) this.buffer = Buffer.allocUnsafe(64 * 1024);
@@ -188,6 +205,19 @@ export class RecordedJson {
   }
 }
 
+/**
+ * JSON text already in renderJson's form (json/canonical-text.ts checked it, or renderJson
+ * wrote it), to be written into a rendered document as it is: one value, or the elements of
+ * a list, written with commas in brackets. A stored request or response is spliced into a
+ * tape this way instead of being parsed into objects and written out again.
+ */
+export class RenderedJson {
+  constructor(
+    readonly pieces: readonly string[],
+    readonly list: boolean,
+  ) {}
+}
+
 /** Serialize with sorted keys; bigint becomes a bare integer. Optional indent. */
 export function renderJson(value: unknown, indent = 0): string {
   if (indent === 0) {
@@ -227,6 +257,54 @@ export function renderJsonBytes(value: unknown): Buffer {
 
 const renderScratch = new Scratch();
 
+/**
+ * A document written piece by piece into renderJsonBytes's buffer: member names and
+ * punctuation as they are, values as renderJson writes them. For a document whose shape the
+ * caller knows (a tape's steps), written without walking and sorting each object's keys.
+ * Used synchronously, start to finish(), like renderJsonBytes.
+ */
+export class JsonBytesWriter {
+  private readonly sink = renderScratch;
+
+  /** expectedBytes: room made at once, rather than the buffer doubled its way up to it */
+  constructor(expectedBytes = 0) {
+    this.sink.length = 0;
+    if (expectedBytes > this.sink.buffer.length) this.sink.buffer = Buffer.allocUnsafe(expectedBytes);
+  }
+
+  /** Text that is JSON already (punctuation, `"name":`, RenderedJson's pieces). */
+  raw(text: string): void {
+    this.sink.utf8(text);
+  }
+
+  value(value: unknown): void {
+    renderInto(value, this.sink);
+  }
+
+  /**
+   * A string or null, as value() writes it; printable ASCII without a quote or backslash (ids,
+   * digests, names) goes straight into the buffer, with no JSON string made for it.
+   */
+  string(text: string | null): void {
+    if (text === null || !this.sink.plainAscii(text)) this.value(text);
+  }
+
+  /** The document; a large one takes the buffer it was written in, rather than a copy of it. */
+  finish(): Buffer {
+    const sink = this.sink;
+    const length = sink.length;
+    sink.length = 0;
+    if (sink.buffer.length > 1024 * 1024) {
+      const out = sink.buffer.subarray(0, length);
+      sink.buffer = Buffer.allocUnsafe(64 * 1024);
+      return out;
+    }
+    const out = Buffer.allocUnsafe(length);
+    sink.buffer.copy(out, 0, 0, length);
+    return out;
+  }
+}
+
 function renderInto(value: unknown, sink: ByteSink): void {
   if (value === null) {
     sink.utf8('null');
@@ -262,6 +340,19 @@ function renderInto(value: unknown, sink: ByteSink): void {
   }
   if (value instanceof RecordedJson) {
     sink.utf8(value.text);
+    return;
+  }
+  if (value instanceof RenderedJson) {
+    if (!value.list) {
+      sink.utf8(value.pieces[0]);
+      return;
+    }
+    sink.utf8('[');
+    for (let i = 0; i < value.pieces.length; i++) {
+      if (i > 0) sink.utf8(',');
+      sink.utf8(value.pieces[i]);
+    }
+    sink.utf8(']');
     return;
   }
   if (value instanceof Uint8Array) {
@@ -328,6 +419,12 @@ function write(value: unknown, indent: number, pad: string, out: string[]): void
   }
   if (value instanceof RecordedJson) {
     out.push(value.text);
+    return;
+  }
+  if (value instanceof RenderedJson) {
+    // indented: the value it spells, written with the rest
+    const pieces = value.pieces.map((p) => JSON.parse(p) as unknown);
+    write(value.list ? pieces : pieces[0], indent, pad, out);
     return;
   }
   if (value instanceof Uint8Array) {

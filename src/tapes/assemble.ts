@@ -29,7 +29,12 @@ export interface AssembleInput {
 }
 
 export function assembleTape(input: AssembleInput): Step[] {
+  return orderedSteps(input).map((s, index) => ({ index, ...s }));
+}
+
+/** The steps of assembleTape in order, not yet numbered: a step's index is its place here. */
+export function orderedSteps(input: AssembleInput): StepRow[] {
   const tree = new SpanTree([...(input.spans ?? []), ...input.steps]);
   const steps = collapseDuplicateCalls(input.steps, tree);
-  return orderSteps(steps, tree).map((s, index) => ({ index, ...s }));
+  return orderSteps(steps, tree);
 }

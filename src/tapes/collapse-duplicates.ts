@@ -65,7 +65,9 @@ function enclosingSteps(byKey: ReadonlyMap<string, StepRow>, tree: SpanTree): Ma
 
 /** Steps with each duplicate pair (or chain) folded into one, in input order. */
 export function collapseDuplicateCalls(steps: readonly StepRow[], tree: SpanTree): StepRow[] {
-  const byKey = new Map(steps.map((s) => [spanKey(s.trace_id, s.span_id), s]));
+  // Each step's key made once: a key made again is a new string to hash again.
+  const keys = steps.map((s) => spanKey(s.trace_id, s.span_id));
+  const byKey = new Map(steps.map((s, i) => [keys[i], s]));
   const enclosing = enclosingSteps(byKey, tree);
   const enclosedCalls = new Map<string, number>();
   for (const outer of enclosing.values()) enclosedCalls.set(outer, (enclosedCalls.get(outer) ?? 0) + 1);
@@ -85,8 +87,9 @@ export function collapseDuplicateCalls(steps: readonly StepRow[], tree: SpanTree
     return head;
   };
   const groups = new Map<string, StepRow[]>();
-  for (const s of steps) {
-    const head = findHead(spanKey(s.trace_id, s.span_id));
+  for (let i = 0; i < steps.length; i++) {
+    const s = steps[i];
+    const head = findHead(keys[i]);
     const g = groups.get(head);
     if (g) g.push(s);
     else groups.set(head, [s]);

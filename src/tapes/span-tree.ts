@@ -31,9 +31,17 @@ export class SpanTree {
 
   /** Ancestors nearest first; stops at a missing span or a cycle (bad input must not hang). */
   *ancestors(key: string): Generator<string> {
-    const seen = new Set<string>([key]);
-    for (let p = this.parentOf.get(key); p !== undefined && !seen.has(p); p = this.parentOf.get(p)) {
-      seen.add(p);
+    // Most chains are a few spans long: a cycle is looked for only past a chain as long as
+    // there are links, which no chain without one can be.
+    let steps = 0;
+    let seen: Set<string> | null = null;
+    for (let p = this.parentOf.get(key); p !== undefined; p = this.parentOf.get(p)) {
+      if (++steps > this.parentOf.size) {
+        seen ??= new Set<string>([key]);
+        if (seen.has(p)) return;
+        seen.add(p);
+      }
+      if (p === key) return;
       yield p;
     }
   }

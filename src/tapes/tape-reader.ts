@@ -49,6 +49,200 @@ export async function readRunsRows(
   runs: readonly string[],
   options: { maxSpans: number; signal?: AbortSignal; bodies?: 'stored' | 'outline' },
 ): Promise<Map<string, RunRows>> {
+  if (options.bodies === 'outline') return readOutlineRows(db, tenant, runs, options);
+  const stored = await readStoredRows(db, tenant, runs, options);
+  const byRun = new Map<string, RunRows>();
+  for (const [run, rows] of stored) {
+    const steps = rows.steps.map((s) => {
+      s.row.request = storedJson(bodyText(s.request));
+      s.row.response = storedJson(bodyText(s.response));
+      return s.row;
+    });
+    byRun.set(run, { ...rows, steps });
+  }
+  return byRun;
+}
+
+/**
+ * A step's request or response as stored: its JSON text, the texts of the messages of a
+ * list kept in the message store (0020_message_store.sql), or null (not recorded).
+ */
+export type StoredBody = string | { messages: readonly string[] } | null;
+
+/** The body's JSON text: a list's messages joined with commas in brackets, as step_body() joins them. */
+export function bodyText(body: StoredBody): string | null {
+  return body === null || typeof body === 'string' ? body : `[${body.messages.join(',')}]`;
+}
+
+export interface StoredStepRow {
+  /** the step, its request and response (null here) still to be read from the stored bodies */
+  row: StepRow;
+  request: StoredBody;
+  response: StoredBody;
+}
+
+export interface StoredRunRows extends Omit<RunRows, 'steps'> {
+  steps: StoredStepRow[];
+}
+
+interface JoinedRow {
+  run: string;
+  position: number;
+  trace_id: string;
+  span_id: string;
+  parent_span_id: string | null;
+  start_ns: bigint;
+  end_ns: bigint;
+  kind: StepViewRow['kind'] | null;
+  request_messages: string | null;
+  response_messages: string | null;
+}
+
+/**
+ * A digest list as text, each digest in hex, comma-separated ('' for an empty list): text
+ * reads quicker than a bytea[], which the driver parses element by element, and hex does not
+ * depend on the server's bytea_output.
+ */
+function digestsHex(column: string): string {
+  return `CASE WHEN ${column} IS NOT NULL THEN array_to_string(ARRAY(SELECT encode(d, 'hex') FROM unnest(${column}) AS d), ',') END`;
+}
+
+/**
+ * Each run's spans with their steps, bodies as stored, in two queries: the first maxSpans
+ * spans of each run (one more says truncated) joined to the steps among them, then the
+ * messages those steps' lists name, each distinct message once. The rows come back unsorted
+ * and are put in place by their position in the run; a list's messages are joined here, not
+ * by step_body() in SQL, which looked them up again for every step that resends them.
+ */
+export async function readStoredRows(
+  db: Queryable,
+  tenant: string,
+  runs: readonly string[],
+  options: {
+    maxSpans: number;
+    signal?: AbortSignal;
+    /** applied to each distinct message's text once, as it is read */
+    messageText?: (text: string) => string;
+  },
+): Promise<Map<string, StoredRunRows>> {
+  const byRun = new Map<string, StoredRunRows>();
+  if (runs.length === 0) return byRun;
+  const joined = await db.query<JoinedRow & StepViewRow>(
+    `SELECT s.run, s.position, encode(s.trace_id, 'hex') AS trace_id, encode(s.span_id, 'hex') AS span_id,
+            encode(s.parent_span_id, 'hex') AS parent_span_id, s.start_ns, s.end_ns,
+            st.kind, st.name, st.model, st.tool, st.tool_call_id, s.service_name AS service,
+            s.end_ns - s.start_ns AS duration_ns, st.status, st.request, st.response,
+            ${digestsHex('st.request_messages')} AS request_messages,
+            ${digestsHex('st.response_messages')} AS response_messages,
+            st.request_digest, st.response_digest, st.fingerprint,
+            st.tokens_input, st.tokens_output, st.tokens_cache_read, st.tokens_cache_write, st.tokens_context,
+            st.params, st.layout, st.cost_usd
+       FROM (SELECT run_id AS run, tenant, trace_id, span_id, parent_span_id, start_ns, end_ns, service_name,
+                    (row_number() OVER (PARTITION BY run_id ORDER BY start_ns, span_id))::int AS position
+               FROM tapedeck_store.spans
+              WHERE tenant = $1 AND run_id = ANY($2::text[])) s
+       LEFT JOIN tapedeck_store.steps st
+         ON st.tenant = s.tenant AND st.trace_id = s.trace_id AND st.span_id = s.span_id
+      WHERE s.position <= $3`,
+    [tenant, runs, options.maxSpans + 1],
+    { signal: options.signal },
+  );
+  options.signal?.throwIfAborted();
+  // In start order within each run: the window's position, 1-based.
+  const placed = new Map<string, (JoinedRow & StepViewRow)[]>();
+  for (const r of joined) {
+    let list = placed.get(r.run);
+    if (!list) {
+      list = [];
+      placed.set(r.run, list);
+    }
+    list[r.position - 1] = r;
+  }
+  // Message lists name their messages by digest: each distinct one is read once.
+  const hex = (list: string | null): string[] | null => (list === null ? null : list === '' ? [] : list.split(','));
+  const lists = new Map<JoinedRow, { request: string[] | null; response: string[] | null }>();
+  const digests = new Set<string>();
+  for (const r of joined) {
+    if (r.position > options.maxSpans || (r.request_messages === null && r.response_messages === null)) continue;
+    const named = { request: hex(r.request_messages), response: hex(r.response_messages) };
+    lists.set(r, named);
+    for (const list of [named.request, named.response]) if (list) for (const d of list) digests.add(d);
+  }
+  const bodies = await readMessages(db, tenant, digests, options.signal);
+  const messageText = options.messageText;
+  if (messageText) for (const [d, text] of bodies) bodies.set(d, messageText(text));
+  const bodyOf = (text: string | null, list: string[] | null): StoredBody => {
+    if (list === null) return text;
+    const messages: string[] = [];
+    for (const d of list) {
+      const body = bodies.get(d);
+      if (body !== undefined) messages.push(body); // as step_body's join: a message gone is left out
+    }
+    return messages.length === 0 ? null : { messages };
+  };
+  for (const run of runs) {
+    const list = placed.get(run);
+    if (!list || byRun.has(run)) continue;
+    const rows: StoredRunRows = { tenant: tenant || null, spansExamined: 0, truncated: false, spans: [], steps: [] };
+    byRun.set(run, rows);
+    for (const r of list) {
+      if (rows.spans.length === options.maxSpans) {
+        rows.truncated = true;
+        break;
+      }
+      rows.spans.push({
+        trace_id: r.trace_id,
+        span_id: r.span_id,
+        parent_span_id: r.parent_span_id,
+        start_ns: BigInt(r.start_ns),
+        end_ns: BigInt(r.end_ns),
+      });
+      if (r.kind !== null) {
+        const named = lists.get(r);
+        rows.steps.push({
+          row: toStepRow(r),
+          request: bodyOf(r.request, named?.request ?? null),
+          response: bodyOf(r.response, named?.response ?? null),
+        });
+      }
+    }
+    rows.spansExamined = rows.spans.length;
+  }
+  return byRun;
+}
+
+/** Message texts by digest (lower-case hex). */
+async function readMessages(
+  db: Queryable,
+  tenant: string,
+  digests: ReadonlySet<string>,
+  signal: AbortSignal | undefined,
+): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (digests.size === 0) return out;
+  let hex = '';
+  for (const d of digests) hex += d;
+  const rows = await db.query<{ digest: string; body: string }>(
+    `SELECT encode(m.digest, 'hex') AS digest, m.body
+       FROM tapedeck_store.messages m
+      WHERE m.tenant = $1
+        AND m.digest IN (SELECT substring(b FROM i * 32 + 1 FOR 32)
+                           FROM (SELECT decode($2::text, 'hex') AS b) x, generate_series(0, length(b) / 32 - 1) AS i)`,
+    [tenant, hex],
+    { signal },
+  );
+  signal?.throwIfAborted();
+  for (const r of rows) out.set(r.digest, r.body);
+  return out;
+}
+
+/** The outline read (module comment): step_body in SQL, cut down there. */
+async function readOutlineRows(
+  db: Queryable,
+  tenant: string,
+  runs: readonly string[],
+  options: { maxSpans: number; signal?: AbortSignal },
+): Promise<Map<string, RunRows>> {
   const byRun = new Map<string, RunRows>();
   if (runs.length === 0) return byRun;
   const spanRows = await db.query<SpanRow>(
@@ -89,7 +283,7 @@ export async function readRunsRows(
             encode(s.parent_span_id, 'hex') AS parent_span_id,
             st.kind, st.name, st.model, st.tool, st.tool_call_id, s.service_name AS service,
             s.start_ns, s.end_ns - s.start_ns AS duration_ns, st.status,
-            ${options.bodies === 'outline' ? OUTLINE_BODIES : `${stepRequestSql} AS request, ${stepResponseSql} AS response`}, st.request_digest, st.response_digest, st.fingerprint,
+            ${OUTLINE_BODIES}, st.request_digest, st.response_digest, st.fingerprint,
             st.tokens_input, st.tokens_output, st.tokens_cache_read, st.tokens_cache_write, st.tokens_context,
             st.params, st.layout, st.cost_usd
        FROM tapedeck_store.steps st
@@ -105,7 +299,10 @@ export async function readRunsRows(
     const last = rows?.spans[rows.spans.length - 1];
     // The steps among the spans read: the same start order and the same cut.
     if (!rows || !last || !atOrBefore(BigInt(r.start_ns), r.span_id, last)) continue;
-    rows.steps.push(toStepRow(r));
+    const step = toStepRow(r);
+    step.request = storedJson(r.request);
+    step.response = storedJson(r.response);
+    rows.steps.push(step);
   }
   return byRun;
 }
@@ -132,6 +329,7 @@ function atOrBefore(startNs: bigint, spanId: string, last: SpanLink): boolean {
   return startNs < last.start_ns || (startNs === last.start_ns && spanId <= last.span_id);
 }
 
+/** The step of a row, request and response left null for the caller to fill in. */
 function toStepRow(r: StepViewRow): StepRow {
   return {
     kind: r.kind,
@@ -146,8 +344,8 @@ function toStepRow(r: StepViewRow): StepRow {
     start_ns: BigInt(r.start_ns),
     duration_ns: BigInt(r.duration_ns),
     status: r.status as StepStatus,
-    request: storedJson(r.request),
-    response: storedJson(r.response),
+    request: null,
+    response: null,
     request_digest: r.request_digest,
     response_digest: r.response_digest,
     fingerprint: r.fingerprint,

@@ -1,0 +1,173 @@
+/**
+ * @module tapes/tape-json
+ * A tape as the JSON GET /v1/tapes/{run} answers, written from the stored text. Steps keep
+ * their request, response and messages as canonical JSON text, which is what the renderer
+ * writes for the values they spell; so the answer splices that text in as it is rather than
+ * parsing it into objects and writing them out again (docs/benchmarks.md, "Tape read").
+ * Text in another rendering (a store migrated from jsonb columns keeps jsonb's) is rendered
+ * again, once per text; the answer is byte for byte what rendering the parsed tape gives
+ * (renderJsonBytes over tape-service's readTape), which the tests hold it to.
+ *
+ * Ordering and duplicate folding (assemble.ts) read little of a step's bodies: whether one
+ * was recorded, the tool calls a model answer asked for, the tool results a prompt carries,
+ * a tool step's arguments when it recorded no call id. Only the texts that can hold those
+ * are parsed; the rest stand as an empty list, as an outline read has them (tape-reader.ts).
+ */
+import { isCanonicalJsonText } from '../json/canonical-text.js';
+import { JsonBytesWriter, RenderedJson, renderJson } from '../json/canonical.js';
+import type { JsonValue } from '../json/json-value.js';
+import type { StepKind } from '../normalize/step.js';
+import { orderedSteps, type StepRow } from './assemble.js';
+import { spanKey } from './span-tree.js';
+import { bodyText, DEFAULT_MAX_TAPE_SPANS, readStoredRows, type StoredBody } from './tape-reader.js';
+import type { TapeDeps } from './tape-service.js';
+
+/** The tape's JSON (UTF-8), or undefined when the run does not exist. */
+export async function readTapeJson(
+  deps: Pick<TapeDeps, 'db'>,
+  tenant: string,
+  run: string,
+  options: { maxSpans?: number; signal?: AbortSignal } = {},
+): Promise<Buffer | undefined> {
+  const rows = (
+    await readStoredRows(deps.db, tenant, [run], {
+      maxSpans: options.maxSpans ?? DEFAULT_MAX_TAPE_SPANS,
+      signal: options.signal,
+      // a message resent on every call of a run is one text, checked once
+      messageText: canonicalText,
+    })
+  ).get(run);
+  if (!rows) return undefined;
+  let expectedBytes = 0;
+  const rendered = (body: StoredBody): RenderedJson | null => {
+    if (body === null) return null;
+    const pieces = typeof body === 'string' ? [canonicalText(body)] : body.messages;
+    for (const p of pieces) expectedBytes += p.length + 1;
+    return new RenderedJson(pieces, typeof body !== 'string');
+  };
+  type Bodies = { request: RenderedJson | null; response: RenderedJson | null };
+  const bodies = new Map<StepRow, Bodies>();
+  const outlined = rows.steps.map(({ row, request, response }) => {
+    bodies.set(row, { request: rendered(request), response: rendered(response) });
+    row.request = outline(row.kind, request, 'request', row.tool_call_id ?? null);
+    row.response = outline(row.kind, response, 'response', null);
+    return row;
+  });
+  const steps = orderedSteps({ steps: outlined, spans: rows.spans });
+  // A folded pair of model spans is a new step object (collapse-duplicates.ts): found by its ids.
+  let byKey: Map<string, Bodies> | undefined;
+  const bodiesOf = (step: StepRow): Bodies | undefined => {
+    const own = bodies.get(step);
+    if (own) return own;
+    byKey ??= new Map([...bodies].map(([row, b]) => [spanKey(row.trace_id, row.span_id), b]));
+    return byKey.get(spanKey(step.trace_id, step.span_id));
+  };
+  // The tape's members in sorted order, as renderJson writes a Tape (tape-service.ts).
+  // the stored text, and about 700 bytes of each step's other members
+  const w = new JsonBytesWriter(expectedBytes + 1024 * (steps.length + 1));
+  w.raw('{"run":');
+  w.value(run);
+  w.raw(',"spans_examined":');
+  w.value(rows.spansExamined);
+  w.raw(',"steps":[');
+  steps.forEach((step, index) => {
+    const stored = bodiesOf(step);
+    if (index > 0) w.raw(',');
+    writeStep(w, step, index, stored?.request ?? null, stored?.response ?? null);
+  });
+  w.raw('],"tenant":');
+  w.value(rows.tenant);
+  w.raw(',"truncated":');
+  w.value(rows.truncated);
+  w.raw('}');
+  return w.finish();
+}
+
+/**
+ * One step's members in sorted order, as renderJson writes a Step: a tool_call_id only when
+ * recorded (assemble-run.ts), request and response as their stored text.
+ */
+function writeStep(
+  w: JsonBytesWriter,
+  s: StepRow,
+  index: number,
+  request: RenderedJson | null,
+  response: RenderedJson | null,
+): void {
+  w.raw('{"cost_usd":');
+  w.value(s.cost_usd);
+  w.raw(',"duration_ns":');
+  w.value(s.duration_ns);
+  w.raw(',"fingerprint":');
+  w.string(s.fingerprint);
+  w.raw(',"index":');
+  w.value(index);
+  w.raw(',"kind":');
+  w.string(s.kind);
+  w.raw(',"layout":');
+  w.string(s.layout);
+  w.raw(',"model":');
+  w.string(s.model);
+  w.raw(',"name":');
+  w.string(s.name);
+  w.raw(',"params":');
+  w.value(s.params);
+  w.raw(',"parent_span_id":');
+  w.string(s.parent_span_id);
+  w.raw(',"request":');
+  w.value(request);
+  w.raw(',"request_digest":');
+  w.string(s.request_digest);
+  w.raw(',"response":');
+  w.value(response);
+  w.raw(',"response_digest":');
+  w.string(s.response_digest);
+  w.raw(',"service":');
+  w.string(s.service);
+  w.raw(',"span_id":');
+  w.string(s.span_id);
+  w.raw(',"start_ns":');
+  w.value(s.start_ns);
+  w.raw(',"status":');
+  w.string(s.status);
+  w.raw(',"tokens":');
+  w.value(s.tokens);
+  w.raw(',"tool":');
+  w.string(s.tool);
+  if (s.tool_call_id !== null && s.tool_call_id !== undefined) {
+    w.raw(',"tool_call_id":');
+    w.value(s.tool_call_id);
+  }
+  w.raw(',"trace_id":');
+  w.string(s.trace_id);
+  w.raw('}');
+}
+
+/** Stored text in the renderer's form: as it is when canonical, else rendered again. */
+function canonicalText(text: string): string {
+  return isCanonicalJsonText(text) ? text : renderJson(JSON.parse(text));
+}
+
+/** What a tool-result message and a tool call are spelled with, in any rendering of them. */
+const NEEDS = { request: '"tool_call_id"', response: '"tool_calls"' } as const;
+
+/**
+ * A body as assembly reads it: null when not recorded; a model step's messages that can name
+ * a tool call (the rest left out); a tool step's arguments when it recorded no call id (it is
+ * matched by them); else an empty list.
+ */
+function outline(
+  kind: StepKind,
+  body: StoredBody,
+  side: 'request' | 'response',
+  toolCallId: string | null,
+): JsonValue | null {
+  if (body === null) return null;
+  if (kind === 'tool' && side === 'request' && !toolCallId) return JSON.parse(bodyText(body) as string);
+  if (kind !== 'llm') return [];
+  const needle = NEEDS[side];
+  if (typeof body === 'string') return body.includes(needle) ? (JSON.parse(body) as JsonValue) : [];
+  const messages: JsonValue[] = [];
+  for (const m of body.messages) if (m.includes(needle)) messages.push(JSON.parse(m) as JsonValue);
+  return messages;
+}
