@@ -1,6 +1,7 @@
-// Replay proxy throughput and per-call overhead, against a bare node:http server that answers the
-// same request with the same bytes (so the difference is what the replay itself costs: body
-// parsing, canonical normalisation and digest, the turn, rendering, bookkeeping).
+// Replay proxy throughput and per-call overhead, against a bare node:http server that reads and
+// parses the same request (JSON.parse of its body) and answers it with the same bytes (so the
+// difference is what the replay itself costs: routing, canonical normalisation and digest, the
+// turn, rendering, bookkeeping).
 // Both are served on loopback and driven by the same keep-alive client, plain and streamed.
 // Run after `npx tsc -p tsconfig.build.json`: node bench/replay.mjs [calls per series]
 import http from 'node:http';
@@ -104,8 +105,11 @@ for (const stream of [false, true]) {
   const bare = await listen((port) =>
     http
       .createServer((req, res) => {
-        req.resume();
+        // the same request read and parsed as the replay must, then the same bytes answered
+        const chunks = [];
+        req.on('data', (c) => chunks.push(c));
         req.on('end', () => {
+          if (typeof JSON.parse(Buffer.concat(chunks).toString('utf8')).model !== 'string') throw new Error('no model');
           res.writeHead(200, {
             'content-type': sample.headers['content-type'],
             'cache-control': 'no-store',

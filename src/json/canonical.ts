@@ -180,10 +180,20 @@ export function sha256Bytes(data: Uint8Array): Buffer {
   return oneShot ? (oneShot('sha256', data, 'buffer') as Buffer) : crypto.createHash('sha256').update(data).digest();
 }
 
-/** SHA-256 of the canonical JSON of value; null stays null (not recorded). */
+/**
+ * SHA-256 of the canonical JSON of value; null stays null (not recorded). The JSON is hashed
+ * where it was written (canonicalJsonBytes's buffer), with no string built for it.
+ */
 export function digestOf(value: JsonValue | null | undefined): string | null {
   if (value === null || value === undefined) return null;
-  return sha256Hex(canonicalJson(value));
+  const sink = scratch;
+  sink.length = 0;
+  try {
+    serializeInto(value, sink);
+    return sha256Hex(sink.buffer.subarray(0, sink.length));
+  } finally {
+    sink.shrink();
+  }
 }
 
 /**

@@ -1,3 +1,6 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
 import { describe, expect, it } from 'vitest';
 import type { Tape } from '../../../src/normalize/step.js';
 import { cloneTape } from '../../fixtures/replay/harness.js';
@@ -103,6 +106,50 @@ describe('calls to replays take turns', () => {
       message: expect.stringMatching(/did not arrive within 100 ms/),
     });
     expect((await t.ask(id, 0)).status).toBe(200); // nothing was consumed
+  });
+
+  it('reads the body from the Node request under @hono/node-server: whole, past its bound, and stalled', async () => {
+    const t = testApp({ settings: { bodyTimeoutMs: 150, maxRequestBytes: 64 * 1024 } });
+    const server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise<void>((r) => server.once('listening', () => r()));
+    const port = (server.address() as AddressInfo).port;
+    /** A chunked POST (no content-length): its chunks, then the end unless `end` is false. */
+    const post = (id: string, chunks: string[], end = true) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = http.request(
+          {
+            port,
+            host: '127.0.0.1',
+            method: 'POST',
+            path: `/v1/replays/${id}/openai/v1/chat/completions`,
+            headers: { 'content-type': 'application/json' },
+          },
+          (res) => {
+            let body = '';
+            res.on('data', (c) => {
+              body += c;
+            });
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
+        req.on('error', reject);
+        for (const c of chunks) req.write(c);
+        if (end) req.end();
+      });
+    try {
+      const id = (await t.create(weather.tape.run)).body.id;
+      const request = JSON.stringify(weather.calls[0].request);
+      const half = Math.floor(request.length / 2);
+      expect((await post(id, [request.slice(0, half), request.slice(half)])).status).toBe(200);
+      const tooLarge = await post(id, ['{"messages": "', 'x'.repeat(70 * 1024), '"}']);
+      expect(tooLarge.status).toBe(413);
+      const stalled = await post(id, ['{"messages": ['], false);
+      expect(stalled.status).toBe(503);
+      expect(stalled.body).toMatch(/did not arrive within 150 ms/);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it('refuses 404 a call whose turn comes after the replay expired, without rendering or consuming anything', async () => {
