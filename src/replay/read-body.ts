@@ -69,8 +69,8 @@ function readIncoming(incoming: IncomingMessage, maxBytes: number, timeoutMs: nu
     };
     const onData = (chunk: Buffer): void => {
       size += chunk.byteLength;
-      if (size > maxBytes) return fail(tooLarge(maxBytes));
-      chunks.push(chunk);
+      if (size > maxBytes) fail(tooLarge(maxBytes));
+      else chunks.push(chunk);
     };
     const onEnd = (): void => {
       done();

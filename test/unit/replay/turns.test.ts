@@ -110,7 +110,7 @@ describe('calls to replays take turns', () => {
 
   it('reads the body from the Node request under @hono/node-server: whole, past its bound, and stalled', async () => {
     const t = testApp({ settings: { bodyTimeoutMs: 150, maxRequestBytes: 64 * 1024 } });
-    const server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' });
+    const server = serve({ fetch: t.app.fetch, port: 0, hostname: '127.0.0.1' }) as http.Server;
     await new Promise<void>((r) => server.once('listening', () => r()));
     const port = (server.address() as AddressInfo).port;
     /** A chunked POST (no content-length): its chunks, then the end unless `end` is false. */
