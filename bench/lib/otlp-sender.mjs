@@ -78,6 +78,13 @@ export function postExport(agent, target, body, timeoutMs) {
     );
     if (timeoutMs) req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on('error', reject);
+    // A server may answer (429, say) before it has read a large body and close the
+    // connection: the rest of the write then fails on a socket the request has let go of.
+    req.on('socket', (socket) => {
+      if (socket.benchTolerant) return;
+      socket.benchTolerant = true;
+      socket.on('error', () => {});
+    });
     req.end(body);
   });
 }
