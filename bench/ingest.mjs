@@ -3,17 +3,14 @@
 // spans (bench/lib/genai-batch.mjs) from a few concurrent senders; every request is counted
 // when it is acknowledged (200), that is after its transaction committed. Two tapedecks
 // take turns: one as in production (normalization, offloading at the default threshold,
-// steps and runs written in the spans' transaction, with their keys in recall's backlog),
-// and one started with --derive off, which keeps the spans only: the ingest core (decode,
-// dedupe, COPY, commit).
+// steps, runs and recall's words written in the spans' transaction), and one started with
+// --derive off, which keeps the spans only: the ingest core (decode, dedupe, COPY, commit).
 //
-// Recall's index is written after the steps' transaction (src/recall/recall-indexer.ts): the
-// deriving tapedeck indexes its backlog once ingest pauses, or once a step has waited
-// --recall-max-lag-ms (30 s, longer than a phase). After each of its phases (and its
-// warm-up) the bench waits until the backlog is empty, so that indexing never runs during
-// another phase, and reports how long that took and its CPU per 1000 spans of the phase:
-// the work ingest left for later. "Sustained" is the phase's spans over the phase and the
-// catching up together: what a sender could keep up for good with recall's index current.
+// Recall's words are written in the ingest transaction (src/tapes/message-rows.ts), so what
+// is acknowledged is also what a sender could keep up for good. Against a build that indexed
+// after the transaction (a tapedeck_store.recall_backlog table), the bench waits after each
+// deriving phase until that backlog is empty and reports the time and CPU it took: then
+// "sustained" is the phase's spans over the phase and the catching up together.
 //
 // Next to it, by the same script on the same database: the "raw" figure, a lower bound of
 // what any receiver has to do with the same bytes: decode the same request bodies (tapedeck's
@@ -28,10 +25,10 @@
 // Settings (environment): BENCH_QUICK=1 (one short round), BENCH_INGEST_ROUNDS,
 // BENCH_INGEST_SECONDS (per phase; the 64 KB case takes twice as long), BENCH_INGEST_WARMUP
 // (seconds of unmeasured load per server and for raw before the rounds; twice as long for
-// 64 KB), BENCH_INGEST_SENDERS
-// (default 4), BENCH_SERVE_NODE_ARGS (Node options for the servers, e.g. --cpu-prof), BENCH_INGEST_BATCH (spans per request, a multiple of 8; default 512),
-// BENCH_INGEST_CASES (e.g. "2k" or "2k,64k"), BENCH_TEXT (natural, the default, or uniform:
-// bench/lib/genai-batch.mjs), BENCH_DATABASE_URL (a database to
+// 64 KB), BENCH_INGEST_SENDERS (default 4), BENCH_INGEST_BATCH (spans per request, a multiple
+// of 8; default 512), BENCH_INGEST_CASES (e.g. "2k" or "2k,64k"), BENCH_TEXT (natural, the
+// default, or uniform: bench/lib/genai-batch.mjs), BENCH_SERVE_NODE_ARGS (Node options for the
+// servers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_DATABASE_URL (a database to
 // connect to for CREATE DATABASE; default postgres://postgres@127.0.0.1:5432/postgres).
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
