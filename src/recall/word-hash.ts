@@ -71,11 +71,6 @@ export function wordIds(lanes: Int32Array): string[] {
   return out;
 }
 
-/** Where an int64's high and low 32 bits lie in its 8 bytes, as two Int32Array elements. */
-const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-const HI_HALF = LITTLE_ENDIAN ? 1 : 0;
-const LO_HALF = 1 - HI_HALF;
-
 const INITIAL_SLOTS = 256;
 const INITIAL_SHIFT = 32 - 8;
 
@@ -139,11 +134,6 @@ export class WordTable {
     }
   }
 
-  /** The words in ascending order (ascendingWords), each with its number. Not for an unmixed table. */
-  ascending(): { lanes: Int32Array; numbers: Int32Array } {
-    return ascendingWords(this.lanesOf, this.size);
-  }
-
   /** add() for the lexeme whose units are s[start, end), hashed without allocating (an unmixed table). */
   addUnits(s: string, start: number, end: number): number {
     hashUnits(s, start, end);
@@ -185,64 +175,4 @@ export class WordTable {
     this.mask = mask;
     this.shift = shift;
   }
-}
-
-/**
- * The first `count` words of `lanes` (hi, lo, hi, lo, ...) in ascending order of PostgreSQL's
- * bigint (hi is the signed high half, lo the unsigned low one), with each one's position in
- * `lanes`: a GIN index sorts each array it indexes, and an array that comes sorted costs it
- * one comparison per word instead of a quicksort.
- */
-export function ascendingWords(from: Int32Array, count: number): { lanes: Int32Array; numbers: Int32Array } {
-  const n = count;
-  // Sorted natively as the int64s (hi, position), laid out as the platform's int64s: the
-  // bigint's order but among words of equal hi, which the pass below orders by lo. That is
-  // rare (a few pairs among thousands of words) and needs no look-up of the positions.
-  const keys = new BigInt64Array(n);
-  const halves = new Int32Array(keys.buffer);
-  for (let i = 0; i < n; i++) {
-    halves[2 * i + HI_HALF] = from[2 * i];
-    halves[2 * i + LO_HALF] = i;
-  }
-  keys.sort();
-  const lanes = new Int32Array(n * 2);
-  const numbers = new Int32Array(n);
-  for (let i = 0; i < n; i++) {
-    const number = halves[2 * i + LO_HALF];
-    numbers[i] = number;
-    lanes[2 * i] = from[2 * number];
-    lanes[2 * i + 1] = from[2 * number + 1];
-  }
-  // Equal high halves: by the low half, unsigned (the bigint's low 32 bits), insertion sort.
-  for (let i = 1; i < n; i++) {
-    for (
-      let j = i;
-      j > 0 && lanes[2 * j - 2] === lanes[2 * j] && lanes[2 * j - 1] >>> 0 > lanes[2 * j + 1] >>> 0;
-      j--
-    ) {
-      const lo = lanes[2 * j + 1];
-      lanes[2 * j + 1] = lanes[2 * j - 1];
-      lanes[2 * j - 1] = lo;
-      const number = numbers[j];
-      numbers[j] = numbers[j - 1];
-      numbers[j - 1] = number;
-    }
-  }
-  return { lanes, numbers };
-}
-
-/** The position of a word in lanes sorted by ascendingWords, or -1 (binary search). */
-export function indexOfWord(sorted: Int32Array, hi: number, lo: number): number {
-  const low = lo >>> 0;
-  let from = 0;
-  let to = (sorted.length >> 1) - 1;
-  while (from <= to) {
-    const mid = (from + to) >> 1;
-    const h = sorted[2 * mid];
-    const l = sorted[2 * mid + 1] >>> 0;
-    if (h === hi && l === low) return mid;
-    if (h < hi || (h === hi && l < low)) from = mid + 1;
-    else to = mid - 1;
-  }
-  return -1;
 }
