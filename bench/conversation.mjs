@@ -21,7 +21,8 @@
 // Build first (`npm run build`), then: node bench/conversation.mjs
 // Settings: BENCH_QUICK=1 (a quarter of the bytes), BENCH_CONVERSATION_LENGTHS (e.g. "10,100"),
 // BENCH_CONVERSATION_MB (request bytes per length, 96 by default: at least one run each),
-// BENCH_DATABASE_URL (where to create the databases), BENCH_RESULT_FILE (the figures as JSON).
+// BENCH_DATABASE_URL (where to create the databases), BENCH_RESULT_FILE (the figures as JSON),
+// BENCH_SERVE_NODE_ARGS (Node options for the server, e.g. --cpu-prof).
 import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { conversationRequests } from './lib/conversation-runs.mjs';
@@ -86,7 +87,11 @@ async function measure(calls, runs, warmup, requests) {
   const { db } = scratch;
   try {
     await db.connect();
-    server = await startTapedeck({ databaseUrl: scratch.url, dataDir: scratch.dataDir });
+    server = await startTapedeck({
+      databaseUrl: scratch.url,
+      dataDir: scratch.dataDir,
+      nodeArgs: (process.env.BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    });
     const url = `http://127.0.0.1:${server.httpPort}/v1/traces`;
     const raw = await createRawIngest(scratch.url, SENDERS);
     try {
@@ -113,10 +118,9 @@ async function measure(calls, runs, warmup, requests) {
       const server0 = cpuSecondsOf(server.pid);
       const pg0 = new Map((await backendPids(db)).map((p) => [p, cpuSecondsOf(p)]));
       const ack = await sendAll({ url, requests, senders: SENDERS });
+      const ackServerCpu = cpuSecondsOf(server.pid) - server0;
       const ackCpu =
-        cpuSecondsOf(server.pid) -
-        server0 +
-        (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0);
+        ackServerCpu + (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0);
       const catchUp = await recallCaughtUp(db, server);
       const raw2 = await rawPhase();
       const mem = memory.stop();
@@ -165,7 +169,7 @@ async function measure(calls, runs, warmup, requests) {
           `peak RSS ${Math.round(result.peakRss / MiB)} MiB`,
       );
       console.log(
-        `    cpu (server and postgres backends): raw ${result.rawCpu.toFixed(1)} s, tapedeck acknowledging ${ackCpu.toFixed(1)} s (raw/tapedeck ${pct(result.rawCpu / ackCpu)}), ` +
+        `    cpu (server and postgres backends): raw ${result.rawCpu.toFixed(1)} s, tapedeck acknowledging ${ackCpu.toFixed(1)} s (server ${ackServerCpu.toFixed(1)}; raw/tapedeck ${pct(result.rawCpu / ackCpu)}), ` +
           `with recall caught up ${result.sustainedCpu.toFixed(1)} s (${pct(result.rawCpu / result.sustainedCpu)})`,
       );
       console.log(

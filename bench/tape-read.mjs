@@ -58,11 +58,9 @@ try {
     const { status, body } = await get(agent, `${base}/v1/tapes/${encodeURIComponent(run)}`);
     const ms = performance.now() - t0;
     if (status !== 200) throw new Error(`GET /v1/tapes answered ${status}: ${body.subarray(0, 300)}`);
-    const cpu =
-      cpuSecondsOf(server.pid) -
-      s0 +
-      (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0);
-    return { ms, cpu, bytes: body.length, steps: JSON.parse(body).steps.length };
+    const serverCpu = cpuSecondsOf(server.pid) - s0;
+    const cpu = serverCpu + (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0);
+    return { ms, cpu, serverCpu, bytes: body.length, steps: JSON.parse(body).steps.length };
   };
   // The same rows: every column the tape shows, a message list's digests as hex text, then the
   // messages those lists name, each once (the tape's text is theirs).
@@ -100,6 +98,7 @@ try {
     return {
       ms,
       cpu: (own.user + own.system) / 1e6 + cpuSecondsOf(ownPid) - pg0,
+      clientCpu: (own.user + own.system) / 1e6,
       steps: result.rows.length,
       messages: messages.rows.length,
     };
@@ -144,9 +143,11 @@ try {
       .map((l) => l.toFixed(1))
       .join(' ')}`,
   );
-  console.log(`GET /v1/tapes/{run}: median ${ms(api)} ms, cpu ${cpu(api)} ms (server and postgres)`);
+  const serverCpu = (median(api.map((a) => a.serverCpu)) * 1000).toFixed(0);
+  console.log(`GET /v1/tapes/{run}: median ${ms(api)} ms, cpu ${cpu(api)} ms (server ${serverCpu}, the rest postgres)`);
+  const clientCpu = (median(bare.map((a) => a.clientCpu)) * 1000).toFixed(0);
   console.log(
-    `bare indexed SELECT, rows and messages: median ${ms(bare)} ms, cpu ${cpu(bare)} ms (this process and postgres)`,
+    `bare indexed SELECT, rows and messages: median ${ms(bare)} ms, cpu ${cpu(bare)} ms (this process ${clientCpu}, the rest postgres)`,
   );
   console.log(`bare step rows alone (no message text): median ${ms(rowsOnly)} ms, cpu ${cpu(rowsOnly)} ms`);
   console.log(
