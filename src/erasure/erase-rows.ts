@@ -15,6 +15,7 @@ import { lockTraces } from '../tapes/trace-store.js';
 import { storedJson } from '../json/json-value.js';
 import { stepOwnWords } from '../recall/recorded-text.js';
 import { wordIds } from '../recall/word-hash.js';
+import { stepKey } from './kept-words.js';
 
 export interface DeletedCounts {
   spans: number;
@@ -91,6 +92,11 @@ export interface EraseOptions {
    * (retention.ts): they are counted, not deleted
    */
   spansGone?: boolean;
+  /**
+   * the words steps in reindexed_steps keep, by stepKey, where their stored text is not all
+   * they keep (kept-words.ts); the others are worded from their stored text
+   */
+  keptWords?: ReadonlyMap<string, Int32Array>;
 }
 
 export async function eraseChosen(tx: Queryable, options: EraseOptions = {}): Promise<ErasedRows> {
@@ -135,7 +141,7 @@ export async function eraseChosen(tx: Queryable, options: EraseOptions = {}): Pr
      SELECT count(*) AS n FROM d`,
   );
   await deleteUnreferencedMessages(tx);
-  await rewordSteps(tx);
+  await rewordSteps(tx, options.keptWords);
   // A trace's records that no remaining span claims (their span erased, or never stored).
   const logRecords =
     options.wholeTenant !== undefined
@@ -190,11 +196,11 @@ async function deleteUnreferencedMessages(tx: Queryable): Promise<void> {
 
 /**
  * The steps in reindexed_steps that remain (their offloaded value erased by name) get recall's
- * words of their own text as stored now: a payload reference holds no words, so the erased
- * text is no longer found. (Words of another offloaded value of the same step are lost too,
- * until a reindex reads it again.)
+ * words anew: a payload reference holds no words, so the erased text is no longer found. The
+ * words of another offloaded value of the same step come from `kept` (read before the
+ * transaction, kept-words.ts).
  */
-async function rewordSteps(tx: Queryable): Promise<void> {
+async function rewordSteps(tx: Queryable, kept: ReadonlyMap<string, Int32Array> | undefined): Promise<void> {
   const steps = await tx.query<{
     tenant: string;
     trace_id: Uint8Array;
@@ -210,11 +216,14 @@ async function rewordSteps(tx: Queryable): Promise<void> {
             st.request_messages IS NOT NULL AS in_request, st.response_messages IS NOT NULL AS in_response
        FROM tapedeck_store.steps st JOIN reindexed_steps r USING (tenant, trace_id, span_id)`,
   );
+  const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
   for (const st of steps) {
-    const words = stepOwnWords(
-      { name: st.name, tool: st.tool, request: storedJson(st.request), response: storedJson(st.response) },
-      { request: st.in_request, response: st.in_response },
-    );
+    const words =
+      kept?.get(stepKey(st.tenant, hex(st.trace_id), hex(st.span_id))) ??
+      stepOwnWords(
+        { name: st.name, tool: st.tool, request: storedJson(st.request), response: storedJson(st.response) },
+        { request: st.in_request, response: st.in_response },
+      );
     await tx.query(
       'UPDATE tapedeck_store.steps SET words = $4::bigint[] WHERE tenant = $1 AND trace_id = $2 AND span_id = $3',
       [st.tenant, st.trace_id, st.span_id, wordIds(words)],

@@ -17,6 +17,7 @@ import type { Logger } from '../logger.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import type { Database, Queryable } from '../store/database.js';
 import { type ErasureNotice, storeNotice } from './erasure-feed.js';
+import { wordsKeptWithout } from './kept-words.js';
 import { chooseSpans, type DeletedCounts, eraseChosen, type ErasedRows, prepareErasure } from './erase-rows.js';
 import type { ErasureTarget } from './target.js';
 
@@ -76,6 +77,7 @@ export async function recordErasure(
   // database the transaction holds (on PGlite, its only connection).
   const named = target.scope === 'payload' ? target.payload : null;
   const namedHeld = named !== null && (await payloads.has(named));
+  const keptWords = named === null ? undefined : await wordsKeptWithout(db, payloads, tenant, named);
   const record = await db.transaction(
     async (tx) => {
       await prepareErasure(tx);
@@ -99,7 +101,7 @@ export async function recordErasure(
         if ((await chooseSpans(tx, where, params)) === 0) throw nothingStored(target);
         if (target.scope === 'tenant') wholeTenant = target.tenant;
       }
-      const rows = await eraseChosen(tx, { wholeTenant });
+      const rows = await eraseChosen(tx, { wholeTenant, keptWords });
       const total = rows.unreferencedPayloads.length;
       const receipt: Receipt = { ...rows.counts, payloads: (namedHeld ? 1 : 0) + total };
       const [row] = await tx.query<{ seq: bigint | string | number }>(

@@ -258,6 +258,42 @@ describe.each(databaseKinds)('erasure on %s', (kind) => {
     expect((await call(t, 'GET', '/v1/recall?q=spells')).json.runs).toEqual([]);
   });
 
+  it('keeps recall finding a step by its other offloaded value when one payload is erased by name', async () => {
+    const r = genAiRun({
+      run: 'two-payloads',
+      question: `Which ferry leaves wombatfjord first? ${'Timetables for the morning crossings, please. '.repeat(8)}`,
+      answer: `The quokkaspire ferry leaves first. ${'It sails at dawn with the tide. '.repeat(10)}`,
+      user: 'u-7',
+    });
+    await sendGenAiRun(t, r);
+    // the first call's request and response are both offloaded, each to a payload of its own
+    const [first] = await t.db.query<{ request: string | null; response: string | null }>(
+      `SELECT tapedeck_store.payload_ref_of(st.request) AS request, tapedeck_store.payload_ref_of(st.response) AS response
+         FROM tapedeck_store.steps st WHERE st.span_id = decode($1, 'hex')`,
+      [r.spanIds[0]],
+    );
+    expect(first.request).toMatch(/^sha256\//);
+    expect(first.response).toMatch(/^sha256\//);
+    const runsFor = async (word: string) =>
+      (await call(t, 'GET', `/v1/recall?q=${word}`)).json.runs.map((x: { run: string }) => x.run);
+    expect(await runsFor('wombatfjord')).toEqual(['two-payloads']);
+
+    await erase(t, { payload: first.response });
+    // the answer's words go; the question's, read back from its own payload, stay
+    expect(await runsFor('wombatfjord')).toEqual(['two-payloads']);
+    const [words] = await t.db.query<{ n: number }>(
+      `SELECT cardinality(words) AS n FROM tapedeck_store.steps WHERE span_id = decode($1, 'hex')`,
+      [r.spanIds[0]],
+    );
+    expect(Number(words.n)).toBeGreaterThan(5);
+    const tape = await call(t, 'GET', '/v1/tapes/two-payloads?resolve=true');
+    const step = tape.json.steps[0];
+    expect([JSON.stringify(step.request).includes('wombatfjord'), JSON.stringify(step.response)]).toEqual([
+      true,
+      JSON.stringify({ $payload: first.response }),
+    ]);
+  });
+
   it('finds the end user in every attribute erasure reads, in a span and in its resource, through an index', async () => {
     for (const key of USER_ATTRIBUTES) {
       const [row] = await t.db.query<{ own: string[] | null; resource: string[] | null }>(
