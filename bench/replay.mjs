@@ -1,7 +1,8 @@
 // Replay proxy throughput and per-call overhead, against a bare node:http server that reads and
 // parses the same request (JSON.parse of its body) and answers it with the same bytes (so the
 // difference is what the replay itself costs: routing, canonical normalisation and digest, the
-// turn, rendering, bookkeeping).
+// turn, rendering, bookkeeping). The CPU per call is also compared with a bare server that
+// reads the request and answers the same bytes without parsing it ("bytes-only").
 // Both are served on loopback and driven by the same keep-alive client, plain and streamed.
 // Run after `npx tsc -p tsconfig.build.json`: node bench/replay.mjs [calls per series]
 import http from 'node:http';
@@ -102,27 +103,31 @@ for (const stream of [false, true]) {
   // the bytes the replay answers, captured once, served by the bare server
   const sampleId = await createReplay();
   const sample = await post(replayServer.address().port, `/v1/replays/${sampleId}/openai/v1/chat/completions`, body);
-  const bare = await listen((port) =>
-    http
-      .createServer((req, res) => {
-        // the same request read and parsed as the replay must, then the same bytes answered
-        const chunks = [];
-        req.on('data', (c) => chunks.push(c));
-        req.on('end', () => {
-          if (typeof JSON.parse(Buffer.concat(chunks).toString('utf8')).model !== 'string') throw new Error('no model');
-          res.writeHead(200, {
-            'content-type': sample.headers['content-type'],
-            'cache-control': 'no-store',
-            'content-length': sample.body.length,
+  // parse: the same request read and parsed as the replay must; else read and ignored
+  const bareServer = (parse) =>
+    listen((port) =>
+      http
+        .createServer((req, res) => {
+          const chunks = [];
+          req.on('data', (c) => chunks.push(c));
+          req.on('end', () => {
+            if (parse && typeof JSON.parse(Buffer.concat(chunks).toString('utf8')).model !== 'string')
+              throw new Error('no model');
+            res.writeHead(200, {
+              'content-type': sample.headers['content-type'],
+              'cache-control': 'no-store',
+              'content-length': sample.body.length,
+            });
+            res.end(sample.body);
           });
-          res.end(sample.body);
-        });
-      })
-      .listen(port, '127.0.0.1'),
-  );
+        })
+        .listen(port, '127.0.0.1'),
+    );
+  const bare = await bareServer(true);
+  const bareBytes = await bareServer(false);
   const replayPath = async () => `/v1/replays/${await createReplay()}/openai/v1/chat/completions`;
   const barePath = async () => '/v1/chat/completions';
-  const rounds = { replay: [], bare: [], replaySeq: [], bareSeq: [] };
+  const rounds = { replay: [], bare: [], bareBytes: [], replaySeq: [], bareSeq: [] };
   await series(replayServer.address().port, replayPath, body, 50, CONCURRENCY); // warm-up
   await series(bare.address().port, barePath, body, 50, CONCURRENCY);
   for (let i = 0; i < ROUNDS; i++) {
@@ -134,6 +139,9 @@ for (const stream of [false, true]) {
     );
     rounds.bare.push(
       summary(await series(bare.address().port, barePath, body, Math.floor(CALLS / CONCURRENCY), CONCURRENCY)),
+    );
+    rounds.bareBytes.push(
+      summary(await series(bareBytes.address().port, barePath, body, Math.floor(CALLS / CONCURRENCY), CONCURRENCY)),
     );
     rounds.replaySeq.push(
       summary(await series(replayServer.address().port, replayPath, body, Math.floor(CALLS / 4), 1)),
@@ -151,12 +159,15 @@ for (const stream of [false, true]) {
     replayCpu: pick(rounds.replay, 'cpuUsPerCall'),
     bareCpu: pick(rounds.bare, 'cpuUsPerCall'),
     cpuRatio: median(rounds.replay.map((r, i) => r.cpuUsPerCall / rounds.bare[i].cpuUsPerCall)),
+    bytesOnlyCpu: pick(rounds.bareBytes, 'cpuUsPerCall'),
+    bytesOnlyCpuRatio: median(rounds.replay.map((r, i) => r.cpuUsPerCall / rounds.bareBytes[i].cpuUsPerCall)),
     replayP50: pick(rounds.replaySeq, 'p50Ms'),
     bareP50: pick(rounds.bareSeq, 'p50Ms'),
     replayMean: pick(rounds.replaySeq, 'meanMs'),
     bareMean: pick(rounds.bareSeq, 'meanMs'),
   });
   bare.close();
+  bareBytes.close();
 }
 
 const f3 = (x) => x.toFixed(3).padStart(7);
@@ -172,13 +183,14 @@ console.log(
     .join(' ')}`,
 );
 console.log(
-  'mode      bytes | replay calls/s  bare calls/s  bare/replay | cpu us/call replay  bare  ratio | replay p50 ms  mean ms | bare p50 ms  mean ms',
+  'mode      bytes | replay calls/s  bare calls/s  bare/replay | cpu us/call replay  bare  ratio | replay p50 ms  mean ms | bare p50 ms  mean ms | bytes-only bare: cpu  ratio',
 );
 for (const r of results) {
   console.log(
     `${r.mode.padEnd(9)} ${String(r.bytes).padStart(5)} | ${String(r.replayRate).padStart(14)}  ${String(r.bareRate).padStart(12)}  ${`${r.rateRatio.toFixed(2)}x`.padStart(11)} | ` +
       `${Math.round(r.replayCpu).toString().padStart(18)}  ${Math.round(r.bareCpu).toString().padStart(4)}  ${`${r.cpuRatio.toFixed(2)}x`.padStart(5)} | ` +
-      `${f3(r.replayP50).padStart(13)}  ${f3(r.replayMean)} | ${f3(r.bareP50).padStart(11)}  ${f3(r.bareMean)}`,
+      `${f3(r.replayP50).padStart(13)}  ${f3(r.replayMean)} | ${f3(r.bareP50).padStart(11)}  ${f3(r.bareMean)} | ` +
+      `${Math.round(r.bytesOnlyCpu).toString().padStart(20)}  ${`${r.bytesOnlyCpuRatio.toFixed(2)}x`.padStart(5)}`,
   );
 }
 agent.destroy();
