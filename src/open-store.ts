@@ -8,10 +8,10 @@
 import path from 'node:path';
 import type { Config } from './config.js';
 import { type Logger, ThrottledLog } from './logger.js';
-import type { Database } from './store/database.js';
+import { type Database, DatabaseUnavailableError } from './store/database.js';
 import { createPgDatabase } from './store/pg-database.js';
 import { migrate } from './store/migrate.js';
-import type { PayloadStore } from './payloads/payload-store.js';
+import { type PayloadStore, PayloadStoreUnavailableError } from './payloads/payload-store.js';
 import { createFsPayloadStore } from './payloads/fs-payload-store.js';
 import { createPgPayloadStore } from './payloads/pg-payload-store.js';
 import { countPayloadStore } from './payloads/counted-payload-store.js';
@@ -33,6 +33,14 @@ export interface Store {
   /** --pricing, loaded and validated at start; null when not configured */
   pricing: PricingTable | null;
   close(): Promise<void>;
+}
+
+/**
+ * Whether a failure from below the ingest core (opening the store, or a write outside it) is
+ * one a retry may cure: the database or the payload store unavailable for now.
+ */
+export function isStoreUnavailable(error: unknown): boolean {
+  return error instanceof DatabaseUnavailableError || error instanceof PayloadStoreUnavailableError;
 }
 
 export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Database> {

@@ -149,10 +149,17 @@ describe.each(databaseKinds)('TapedeckSpanExporter (%s)', (kind) => {
 });
 
 describe('TapedeckSpanExporter with an unreachable database', () => {
-  it('reports the failure through its ExportResult, once, without throwing into the app, and tries again on the next export', async () => {
-    const exporter = new TapedeckSpanExporter({ config: { databaseUrl: 'postgres://postgres@127.0.0.1:1/nowhere' } });
+  it('retries within timeoutMillis, then reports the failure through its ExportResult, once, without throwing into the app, and tries again on the next export', async () => {
+    const exporter = new TapedeckSpanExporter({
+      config: { databaseUrl: 'postgres://postgres@127.0.0.1:1/nowhere' },
+      timeoutMillis: 1_500,
+    });
     for (let attempt = 0; attempt < 2; attempt++) {
+      const started = Date.now();
       const { result, calls } = await exportCounted(exporter, finishedSpans(1));
+      // retried, not failed at the first refusal; and answered within its timeout
+      expect(Date.now() - started).toBeGreaterThanOrEqual(700);
+      expect(Date.now() - started).toBeLessThan(5_000);
       expect(result.code).toBe(ExportResultCode.FAILED);
       expect(result.error).toBeInstanceOf(Error);
       expect(result.error?.message).toMatch(/127\.0\.0\.1:1.*unavailable|ECONNREFUSED/);
