@@ -6,8 +6,8 @@
  * fingerprints, messages). Then the official `openai` and `@anthropic-ai/sdk` clients replay
  * each recorded run, plain and streamed, with its recorded requests, through three replays:
  * the original store's, the imported store's and one straight from the cassette file. All
- * three give the same answers (text, tool calls, finish, usage, model), and every recorded
- * model step is served and matched. Importing the same file again writes nothing.
+ * three give the same answers (text, tool calls, finish, usage, model), their text and tool
+ * calls are the recorded ones, and every recorded model step is served and matched. Importing the same file again writes nothing.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -123,6 +123,22 @@ it('exports every run, imports it into a fresh PGlite store, and reads back iden
   expect(compared).toBeGreaterThan(20);
 });
 
+/** An answer's text and the names of the tools it calls: what every layout records whole. */
+function textAndTools(sdk: 'openai' | 'anthropic', answer: Any): { text: string | null; tools: string[] } {
+  if (sdk === 'anthropic') {
+    const texts = answer.content.filter((b: Any) => b.type === 'text').map((b: Any) => b.text);
+    return {
+      text: texts.length ? texts.join('') : null,
+      tools: answer.content.filter((b: Any) => b.type === 'tool_use').map((b: Any) => b.name),
+    };
+  }
+  const message = answer.choices ? answer.choices[0].message : answer.message;
+  return {
+    text: message.content ?? null,
+    tools: (message.tool_calls ?? []).map((c: Any) => c.function.name),
+  };
+}
+
 /** The recorded model calls of a capture, in order, when the whole run can be replayed. */
 function recordedCalls(c: (typeof captures)[number]): { sdk: 'openai' | 'anthropic'; calls: RecordedCall[] } | null {
   const g = c.records.groundTruth;
@@ -196,6 +212,11 @@ it('replays every run through the official SDKs alike from the original store, t
       const fromFile = await replayThrough(files.get(run) as string, run, recorded.sdk, recorded.calls, stream);
       expect(fromImport.outcomes, `${run} stream=${stream}`).toEqual(fromSource.outcomes);
       expect(fromFile.outcomes, `${run} stream=${stream}`).toEqual(fromSource.outcomes);
+      // and those are the recorded answers, not merely three alike
+      expect(
+        fromFile.outcomes.map((o) => textAndTools(recorded.sdk, o)),
+        `${run} stream=${stream}`,
+      ).toEqual(recorded.calls.map((call) => textAndTools(recorded.sdk, call.response)));
       for (const s of [fromSource, fromImport, fromFile]) {
         expect([s.status.served, s.status.remaining, s.status.diverged]).toEqual([recorded.calls.length, 0, null]);
         expect(s.status.calls.every((x: Any) => x.matched)).toBe(true);
