@@ -10,6 +10,7 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
+import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStandInModel } from '../../examples/replay/stand-in-model.mjs';
@@ -19,6 +20,7 @@ import { startTestTapedeck, type TestTapedeck } from '../helpers/tapedeck-server
 import { ingestRecords, loadCaptureRecords } from '../unit/runs/store-fixtures.js';
 import { loadFixture, startReplayServer } from '../fixtures/replay/harness.js';
 import { docBlocks } from '../helpers/doc-examples.js';
+import { freePort } from '../faults/support/served-tapedeck.js';
 
 type Any = any;
 type StandIn = Awaited<ReturnType<typeof startStandInModel>>;
@@ -170,10 +172,6 @@ describe.each(databaseKinds)('forks on %s', (kind) => {
       expect(r.tree.root.children.map((c: Any) => c.run)).toContain(fork.fork.run);
       expect(r.runs.runs.map((x: Any) => x.run)).toContain(fork.fork.run);
       expect(r.tape.steps[0].response_digest).toBe(originLlm.response_digest);
-      // The origin's agent and tool steps were the agent's own spans, not calls the fork
-      // answered; the fork's two live calls have no counterpart. (The pairs are not `same`:
-      // the fork records max_tokens from the request body, which this origin's
-      // instrumentation did not record, so their configuration differs.)
       // The origin's agent and tool steps were the agent's own spans, not calls the fork
       // answered. Model calls align by signature, so the longest common subsequence pairs the
       // replayed call with step 1 and the origin's last model call with the fork's last. The
@@ -362,6 +360,76 @@ describe('a fork with no upstream configured', () => {
       expect(recorded.map((s) => s.attributes['tapedeck.fork.source'])).toEqual(['recorded', 'edited']);
     } finally {
       await h.close();
+    }
+  });
+});
+
+describe('a fork whose upstream fails', () => {
+  it('answers 503 upstream_unavailable while its upstream is down, unmoved, then live; passes an upstream error on', async () => {
+    // arrange: an upstream address where nothing listens yet
+    const port = await freePort();
+    const t = await startTestTapedeck('pglite', {
+      upstreamOpenai: `http://127.0.0.1:${port}/v1`,
+      upstreamOpenaiKey: 'sk-upstream',
+    });
+    let upstream: { close(): Promise<void> } | undefined;
+    try {
+      await ingestRecords(t.running.store, await loadCaptureRecords(capture('openllmetry-openai')));
+      const origin = 'sess-openllmetry-openai-weather';
+      const [first, second] = modelCalls('openllmetry-openai');
+      const fork = await createFork(t, origin, { at_step: 3, answer: { role: 'assistant', content: EDITED } });
+      const base = new URL(fork.base_urls.openai, t.url).href;
+      const client = new OpenAI({ baseURL: base, apiKey: 'agent-key', maxRetries: 0 });
+      await openAiCall(client, first.request, false);
+      await openAiCall(client, second.request, false);
+      const live = JSON.stringify({
+        ...withoutStream(second.request),
+        messages: [
+          ...second.request.messages,
+          { role: 'assistant', content: EDITED },
+          { role: 'user', content: 'And in Lyon?' },
+        ],
+      });
+      const send = () => fetch(`${base}/chat/completions`, { method: 'POST', headers: JSON_HEADERS, body: live });
+      const forkSteps = async () => (await getJson(`${t.url}/v1/tapes/${fork.fork.run}`)).body.steps;
+
+      // act, assert: unreachable: retryable, and the fork has not moved
+      const down = await send();
+      expect([down.status, down.headers.get('retry-after')]).toEqual([503, '5']);
+      expect(((await down.json()) as Any).error).toEqual({
+        type: 'upstream_unavailable',
+        message: 'the openai upstream could not be reached; the fork has not moved, retry the call',
+      });
+      expect((await getJson(`${t.url}/v1/replays/${fork.id}`)).body.fork).toMatchObject({ live_calls: 0 });
+      expect(await forkSteps()).toHaveLength(2);
+
+      // the upstream comes up: the same call goes live
+      const standIn = await startStandInModel(port);
+      upstream = standIn;
+      const up = await send();
+      expect(up.status).toBe(200);
+      expect(((await up.json()) as Any).choices[0].message.tool_calls[0].function.arguments).toBe('{"city":"Lyon"}');
+      expect(standIn.requests).toHaveLength(1);
+      expect((await getJson(`${t.url}/v1/replays/${fork.id}`)).body.fork).toMatchObject({ live_calls: 1 });
+      await standIn.close();
+
+      // the upstream's own error reaches the agent as it came, and is recorded as an errored step
+      const limited = '{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}';
+      const refusing = http.createServer((_req, res) => {
+        res.writeHead(429, { 'content-type': 'application/json' });
+        res.end(limited);
+      });
+      await new Promise<void>((resolve) => refusing.listen(port, '127.0.0.1', resolve));
+      upstream = {
+        close: () => new Promise<void>((resolve) => (refusing.closeAllConnections(), refusing.close(() => resolve()))),
+      };
+      const error = await send();
+      expect([error.status, await error.text()]).toEqual([429, limited]);
+      const steps = await forkSteps();
+      expect(steps.map((s: Any) => s.status)).toEqual(['ok', 'ok', 'ok', 'error']);
+    } finally {
+      await upstream?.close();
+      await t.close();
     }
   });
 });
