@@ -162,12 +162,16 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
 
 /**
  * Replicas starting at once on one fresh database, through pools whose query timeout (1 s)
- * is shorter than a migration (a pg_sleep of 2 s after the real ones): both start, each
- * migration is applied once, and the one that waited for the other's lock was not timed out.
+ * is shorter than a migration (a pg_sleep of 2 s after the real ones), on a database whose
+ * own statement_timeout (1.5 s) is shorter too: both start, each migration is applied once,
+ * and the one that waited for the other's lock was not timed out.
  */
 describe.skipIf(!databaseKinds.includes('postgres'))('migrations from several replicas (postgres)', () => {
   it('migrate once, untimed, when two pools start on one fresh database together', async () => {
     const { url, drop } = await createServerDatabase();
+    const setup = createPgDatabase(url);
+    await setup.query(`ALTER DATABASE "${new URL(url).pathname.slice(1)}" SET statement_timeout = '1500ms'`);
+    await setup.close();
     const pools = [0, 1].map(() => createPgDatabase(url, { maxConnections: 2, queryTimeoutMillis: 1_000 }));
     try {
       const real = loadMigrations();
@@ -179,8 +183,10 @@ describe.skipIf(!databaseKinds.includes('postgres'))('migrations from several re
         'SELECT version, count(*)::int AS n FROM tapedeck_store.schema_migrations GROUP BY version ORDER BY version',
       );
       expect(rows).toEqual(migrations.map((m) => ({ version: m.version, n: 1 })));
-      // the pools' own statements are still timed
+      // the pools' own statements are still timed, by the client and by the server
       await expect(pools[0].query('SELECT pg_sleep(2)')).rejects.toThrow();
+      const [row] = await pools[1].query<{ t: string }>("SELECT current_setting('statement_timeout') AS t");
+      expect(row.t).toBe('1500ms');
     } finally {
       await Promise.all(pools.map((db) => db.close()));
       await drop();
