@@ -13,6 +13,9 @@
  * file takes its place (ENOTDIR) until it is restored. As any other user it loses its write
  * permission (chmod 0500, EACCES).
  *
+ * The in-process TapedeckSpanExporter, writing into a store of its own, goes through the same:
+ * its exports wait, retrying, while the directory is unwritable, and none fails.
+ *
  * Runs on PostgreSQL when TAPEDECK_TEST_DATABASE_URL is set, else on embedded PGlite: the
  * payload directory is on the local file system with either database.
  */
@@ -23,6 +26,7 @@ import path from 'node:path';
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
+import { TapedeckSpanExporter } from '../../src/exporter/tapedeck-span-exporter.js';
 import { createPgliteDatabase } from '../../src/store/pglite-database.js';
 import { createServerDatabase, databaseKinds } from '../helpers/databases.js';
 import { PROTOBUF, postOtlp, readStatus, traceBody } from '../helpers/tapedeck-server.js';
@@ -180,5 +184,76 @@ it(`answers 503 while the payload directory is unwritable, then stores the retri
     expect(existsSync(file), ref).toBe(true);
     expect(statSync(file).size, ref).toBeGreaterThan(THRESHOLD);
   }
+  expect(readdirSync(incoming)).toEqual([]);
+}, 240_000);
+
+it(`TapedeckSpanExporter waits out an unwritable payload directory and stores every span exactly once (${kind})`, async () => {
+  // arrange: the in-process exporter opens its own store, offloading every prompt over 1 KiB
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-faults-exporter-payloads-'));
+  const incoming = path.join(dataDir, 'payloads', 'tmp');
+  cleanups.push(async () => {
+    restoreWritable?.();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  let direct: pg.Client | undefined;
+  let databaseUrl: string | null = null;
+  if (kind === 'postgres') {
+    const server = await createServerDatabase();
+    cleanups.push(server.drop);
+    databaseUrl = server.url;
+    direct = new pg.Client({ connectionString: server.url });
+    await direct.connect();
+    cleanups.push(() => direct!.end());
+  }
+  const exporter = new TapedeckSpanExporter({ config: { databaseUrl, dataDir, payloadThresholdBytes: THRESHOLD } });
+  cleanups.push(() => exporter.shutdown());
+  const stream = startSpanStream(
+    { 'tapedeck-span-exporter': exporter },
+    { batchSize: 10, sendersPerExporter: 2, pauseMs: 100, promptBytes: 4 * THRESHOLD },
+  );
+  const answered = () => stream.answered()['tapedeck-span-exporter'];
+  const until = async (condition: () => boolean, what: string) => {
+    for (const deadline = Date.now() + 60_000; !condition(); await sleep(50)) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    }
+  };
+  await until(() => answered().succeeded >= 4, 'the first acknowledged exports');
+  expect(existsSync(incoming)).toBe(true);
+
+  // act: the payload directory refuses writes for a while; the exports wait rather than fail
+  restoreWritable = makeUnwritable(incoming);
+  let stalled: boolean;
+  try {
+    await sleep(1_000);
+    const before = answered().succeeded;
+    await sleep(2_500);
+    stalled = answered().succeeded === before;
+  } finally {
+    restoreWritable();
+    restoreWritable = undefined;
+  }
+  const resumed = answered().succeeded;
+  await until(() => answered().succeeded >= resumed + 4, 'exports after the directory is writable again');
+  await stream.stop();
+  await exporter.shutdown();
+
+  // assert: nothing failed, nothing lost, nothing twice, no temporary file left
+  expect(stalled).toBe(true);
+  let counted: Tally;
+  if (direct) {
+    counted = await tally(stream.ledger, async (sql, params) => (await direct!.query(sql, params)).rows);
+  } else {
+    const db = await createPgliteDatabase(path.join(dataDir, 'pglite'));
+    try {
+      counted = await tally(stream.ledger, db.query.bind(db) as Query);
+    } finally {
+      await db.close();
+    }
+  }
+  console.log(
+    `faults (${kind}): ${describeTally('TapedeckSpanExporter, payload directory unwritable for 3.5 s', counted)}`,
+  );
+  expect({ lost: counted.lost, duplicated: counted.duplicated }).toEqual({ lost: 0, duplicated: 0 });
+  expect([answered().failed, counted.acknowledged]).toEqual([0, counted.sent]);
   expect(readdirSync(incoming)).toEqual([]);
 }, 240_000);
