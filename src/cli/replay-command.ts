@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import { renderJson } from '../json/canonical.js';
+import { MAX_SPEED } from '../replay/playback.js';
 import { startCassetteServer } from '../testing/cassette-server.js';
 import { CliError, EXIT } from './cli-error.js';
 import { addLimitOptions, limitsOf, refusalsAsCliErrors } from './cassette-commands.js';
@@ -35,7 +36,8 @@ export function registerReplayCommand(program: Command): void {
       if (options.timing !== 'fast' && options.timing !== 'recorded')
         throw new CliError('--timing must be recorded or fast', EXIT.usage);
       const speed = Number(options.speed);
-      if (!Number.isFinite(speed) || speed <= 0) throw new CliError('--speed must be a number above 0', EXIT.usage);
+      if (!Number.isFinite(speed) || speed <= 0 || speed > MAX_SPEED)
+        throw new CliError(`--speed must be a number above 0 and at most ${MAX_SPEED}`, EXIT.usage);
       const server = await refusalsAsCliErrors(() =>
         startCassetteServer({
           cassette: options.cassette as string,

@@ -131,6 +131,54 @@ describe('tapedeck cassette', () => {
 
 describe('tapedeck replay --cassette', () => {
   it(
+    'takes --host, --port, --mode, --timing and --speed, and refuses a speed out of bounds as a usage error',
+    async () => {
+      const child = spawn(
+        process.execPath,
+        [
+          BIN,
+          'replay',
+          '--cassette',
+          file('clean.tar'),
+          '--host',
+          '127.0.0.1',
+          '--port',
+          '0',
+          '--mode',
+          'loose',
+          '--timing',
+          'recorded',
+          '--speed',
+          '2.5',
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      try {
+        const line: string = await new Promise((resolve, reject) => {
+          createInterface({ input: child.stdout }).once('line', resolve);
+          child.once('exit', (code) => reject(new Error(`replay exited ${code}`)));
+        });
+        const replay = JSON.parse(line);
+        expect([replay.mode, replay.playback]).toEqual(['loose', { paused: false, speed: 2.5, timing: 'recorded' }]);
+        expect(new URL(replay.base_urls.openai).hostname).toBe('127.0.0.1');
+      } finally {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        expect(await exited).toBe(0);
+      }
+      for (const speed of ['1001', '0', 'fast']) {
+        const out = await cli.runWith({}, 'replay', '--cassette', file('clean.tar'), '--speed', speed);
+        expect([out.code, out.stdout, out.stderr.trim()]).toEqual([
+          2,
+          '',
+          'tapedeck: --speed must be a number above 0 and at most 1000',
+        ]);
+      }
+    },
+    STORE_COMMANDS_MS,
+  );
+
+  it(
     'serves the recorded answers with no database, no data directory and no outbound connection',
     async () => {
       const cwd = mkdtempSync(path.join(os.tmpdir(), 'tapedeck-replay-cwd-'));
