@@ -48,6 +48,21 @@ export function createFsPayloadStore(settings: FsPayloadStoreSettings): PayloadS
       throw error;
     }));
 
+  // Temporary files a failed put could not remove either: a directory that turned read-only
+  // (or immutable) between a write and its rename refuses the unlink too. A later put that
+  // succeeds removes them, so none outlasts the fault.
+  const stranded = new Set<string>();
+  const removeStranded = async () => {
+    for (const file of [...stranded]) {
+      try {
+        await unlink(file);
+        stranded.delete(file);
+      } catch (error) {
+        if (isAbsent(error)) stranded.delete(file);
+      }
+    }
+  };
+
   // parsePayloadRef admits only [0-9a-f]{64}, so a ref can never name a path outside root.
   const locate = (ref: string) => {
     const { algorithm, hex } = parsePayloadRef(ref);
@@ -71,10 +86,13 @@ export function createFsPayloadStore(settings: FsPayloadStoreSettings): PayloadS
       await writeDurably(temporary, bytes);
       await rename(temporary, file);
     } catch (error) {
-      await unlink(temporary).catch(() => {});
+      await unlink(temporary).catch((refused: unknown) => {
+        if (!isAbsent(refused)) stranded.add(temporary);
+      });
       throw error;
     }
     await syncDirectory(shard);
+    if (stranded.size > 0) await removeStranded();
     return ref;
   };
 

@@ -1,7 +1,9 @@
 /**
  * An unwritable payload directory is a transient fault: while tapedeck cannot write
  * offloaded prompts it answers 503 with Retry-After (nothing of the request stored), and once
- * the directory is writable again the exporters' retries are stored. Every span acknowledged
+ * the directory is writable again the exporters' retries are stored (the real OTLP exporters:
+ * protobuf and JSON over HTTP, which retry a 503, and gRPC, which does not retry at all, so
+ * its batches refused meanwhile are absent). Every span acknowledged
  * is stored exactly once with its step, every payload a stored step names is on disk whole,
  * and no temporary file is left behind.
  *
@@ -23,7 +25,10 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
+import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
 import { TapedeckSpanExporter } from '../../src/exporter/tapedeck-span-exporter.js';
@@ -90,11 +95,17 @@ it(`answers 503 while the payload directory is unwritable, then stores the retri
   });
   cleanups.push(() => served.kill());
   await served.start();
-  const exporter = new ProtoExporter({ url: `${served.url}/v1/traces`, timeoutMillis: 30_000 });
-  const stream = startSpanStream(
-    { 'otlp-proto': exporter },
-    { batchSize: 10, sendersPerExporter: 2, pauseMs: 100, promptBytes: 4 * THRESHOLD },
-  );
+  const exporters: Record<string, SpanExporter> = {
+    'otlp-proto': new ProtoExporter({ url: `${served.url}/v1/traces`, timeoutMillis: 30_000 }),
+    'otlp-http-json': new JsonExporter({ url: `${served.url}/v1/traces`, timeoutMillis: 30_000 }),
+    'otlp-grpc': new GrpcExporter({ url: served.grpcUrl, timeoutMillis: 10_000 }),
+  };
+  const stream = startSpanStream(exporters, {
+    batchSize: 10,
+    sendersPerExporter: 2,
+    pauseMs: 100,
+    promptBytes: 4 * THRESHOLD,
+  });
   const until = async (condition: () => boolean, what: string) => {
     for (const deadline = Date.now() + 60_000; !condition(); await sleep(50)) {
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -136,7 +147,7 @@ it(`answers 503 while the payload directory is unwritable, then stores the retri
   }
   await sleep(6_000); // past the Retry-After of the exports refused meanwhile
   await stream.stop();
-  await exporter.shutdown();
+  await Promise.all(Object.values(exporters).map((e) => e.shutdown()));
 
   // assert: refused as retryable, nothing of the probe stored
   expect(probe.status, probe.body.toString()).toBe(503);
@@ -174,7 +185,7 @@ it(`answers 503 while the payload directory is unwritable, then stores the retri
   expect(probeRows!).toBe(0);
   // assert: every acknowledged span stored once with its step; the refused ones retried
   expect({ lost: counted!.lost, duplicated: counted!.duplicated }).toEqual({ lost: 0, duplicated: 0 });
-  expect(counted!.acknowledged).toBeGreaterThan(0);
+  for (const name of Object.keys(exporters)) expect(counted!.bySender[name].acknowledged, name).toBeGreaterThan(0);
   // assert: every payload a step names is on disk, whole; no temporary file left
   const refs = new Set(requests!.flatMap((r) => r.match(/sha256\/[0-9a-f]{64}/g) ?? []));
   expect(refs.size).toBeGreaterThanOrEqual(counted!.acknowledged);

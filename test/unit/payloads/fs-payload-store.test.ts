@@ -3,13 +3,29 @@
  * under a final name but complete bytes, and that put never rewrites a good file. The shared
  * contract runs in test/integration/payloads.test.ts.
  */
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createFsPayloadStore } from '../../../src/payloads/fs-payload-store.js';
 import { parsePayloadRef, payloadRefOf } from '../../../src/payloads/payload-store.js';
+
+/** Root may make a directory immutable (chattr +i: no entry added or removed, for root too). */
+const canChattr = (() => {
+  if (process.getuid?.() !== 0) return false;
+  const probe = mkdtempSync(path.join(tmpdir(), 'tapedeck-chattr-'));
+  try {
+    execFileSync('chattr', ['+i', probe], { stdio: 'ignore' });
+    execFileSync('chattr', ['-i', probe], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    rmSync(probe, { recursive: true, force: true });
+  }
+})();
 
 let dir: string;
 beforeEach(async () => {
@@ -84,6 +100,37 @@ describe('filesystem payload store', () => {
     expect(after.ino).toBe(before.ino);
     expect(after.mtimeMs).toBe(before.mtimeMs);
   });
+
+  it.skipIf(!canChattr)(
+    'removes the temporary files of puts whose directory froze mid-write once a put succeeds again',
+    async () => {
+      const store = createFsPayloadStore({ dir });
+      await store.put(bytes);
+      const incoming = path.join(dir, 'tmp');
+      // puts in flight; the directory refuses changes while some are between write and rename
+      const puts = Array.from({ length: 40 }, (_, i) =>
+        store.put(new Uint8Array(512 * 1024).fill(i + 1)).then(
+          () => 'stored',
+          (error: Error) => (error.cause as NodeJS.ErrnoException).code,
+        ),
+      );
+      while (readdirSync(incoming).length === 0) await new Promise((r) => setImmediate(r));
+      execFileSync('chattr', ['+i', incoming]);
+      let outcomes: string[];
+      let left: string[];
+      try {
+        outcomes = await Promise.all(puts);
+        left = readdirSync(incoming);
+      } finally {
+        execFileSync('chattr', ['-i', incoming]);
+      }
+      // the race this is about happened: a put failed after writing, and could not unlink
+      expect(outcomes).toContain('EPERM');
+      expect(left.length).toBeGreaterThan(0);
+      await store.put(new TextEncoder().encode('the directory takes changes again'));
+      expect(readdirSync(incoming)).toEqual([]);
+    },
+  );
 
   it('replaces a truncated file on the next put instead of keeping it forever', async () => {
     const store = createFsPayloadStore({ dir });
