@@ -111,7 +111,7 @@ describe('filesystem payload store', () => {
       const puts = Array.from({ length: 40 }, (_, i) =>
         store.put(new Uint8Array(512 * 1024).fill(i + 1)).then(
           () => 'stored',
-          (error: Error) => (error.cause as NodeJS.ErrnoException).code,
+          (error: Error) => String((error.cause as NodeJS.ErrnoException).code),
         ),
       );
       while (readdirSync(incoming).length === 0) await new Promise((r) => setImmediate(r));
