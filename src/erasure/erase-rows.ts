@@ -13,9 +13,8 @@
 import type { Queryable } from '../store/database.js';
 import { lockTraces } from '../tapes/trace-store.js';
 import { storedJson } from '../json/json-value.js';
-import { stepOwnWords } from '../recall/recorded-text.js';
 import { wordIds } from '../recall/word-hash.js';
-import { stepKey } from './kept-words.js';
+import { ownWords, type StoredStepText, stepKey, storedStepTextColumns } from './kept-words.js';
 
 export interface DeletedCounts {
   spans: number;
@@ -201,31 +200,17 @@ async function deleteUnreferencedMessages(tx: Queryable): Promise<void> {
  * transaction, kept-words.ts).
  */
 async function rewordSteps(tx: Queryable, kept: ReadonlyMap<string, Int32Array> | undefined): Promise<void> {
-  const steps = await tx.query<{
-    tenant: string;
-    trace_id: Uint8Array;
-    span_id: Uint8Array;
-    name: string;
-    tool: string | null;
-    request: string | null;
-    response: string | null;
-    in_request: boolean;
-    in_response: boolean;
-  }>(
-    `SELECT st.tenant, st.trace_id, st.span_id, st.name, st.tool, st.request, st.response,
-            st.request_messages IS NOT NULL AS in_request, st.response_messages IS NOT NULL AS in_response
+  const steps = await tx.query<StoredStepText>(
+    `SELECT ${storedStepTextColumns}
        FROM tapedeck_store.steps st JOIN reindexed_steps r USING (tenant, trace_id, span_id)`,
   );
-  const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
   for (const st of steps) {
     const words =
-      kept?.get(stepKey(st.tenant, hex(st.trace_id), hex(st.span_id))) ??
-      stepOwnWords(
-        { name: st.name, tool: st.tool, request: storedJson(st.request), response: storedJson(st.response) },
-        { request: st.in_request, response: st.in_response },
-      );
+      kept?.get(stepKey(st.tenant, st.trace_id, st.span_id)) ??
+      ownWords(st, storedJson(st.request), storedJson(st.response));
     await tx.query(
-      'UPDATE tapedeck_store.steps SET words = $4::bigint[] WHERE tenant = $1 AND trace_id = $2 AND span_id = $3',
+      `UPDATE tapedeck_store.steps SET words = $4::bigint[]
+        WHERE tenant = $1 AND trace_id = decode($2, 'hex') AND span_id = decode($3, 'hex')`,
       [st.tenant, st.trace_id, st.span_id, wordIds(words)],
     );
   }

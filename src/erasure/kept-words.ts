@@ -18,6 +18,31 @@ export function stepKey(tenant: string, traceHex: string, spanHex: string): stri
   return `${tenant}\u0000${traceHex}/${spanHex}`;
 }
 
+/** A step's own text as stored (payload references unresolved), for a query over steps `st`. */
+export interface StoredStepText {
+  tenant: string;
+  trace_id: string;
+  span_id: string;
+  name: string;
+  tool: string | null;
+  request: string | null;
+  response: string | null;
+  in_request: boolean;
+  in_response: boolean;
+}
+
+export const storedStepTextColumns = `st.tenant, encode(st.trace_id, 'hex') AS trace_id,
+  encode(st.span_id, 'hex') AS span_id, st.name, st.tool, st.request, st.response,
+  st.request_messages IS NOT NULL AS in_request, st.response_messages IS NOT NULL AS in_response`;
+
+/** The step's own words with its request and response as given (its lists in the message store aside). */
+export function ownWords(st: StoredStepText, request: JsonValue | null, response: JsonValue | null): Int32Array {
+  return stepOwnWords(
+    { name: st.name, tool: st.tool, request, response },
+    { request: st.in_request, response: st.in_response },
+  );
+}
+
 /**
  * The words each step referencing `named` keeps once it is erased: its own text with every
  * other offloaded value read back, the named one left as the reference it becomes. Steps
@@ -29,20 +54,8 @@ export async function wordsKeptWithout(
   tenant: string | null,
   named: string,
 ): Promise<Map<string, Int32Array>> {
-  const steps = await db.query<{
-    tenant: string;
-    trace_id: string;
-    span_id: string;
-    name: string;
-    tool: string | null;
-    request: string | null;
-    response: string | null;
-    in_request: boolean;
-    in_response: boolean;
-  }>(
-    `SELECT st.tenant, encode(st.trace_id, 'hex') AS trace_id, encode(st.span_id, 'hex') AS span_id,
-            st.name, st.tool, st.request, st.response,
-            st.request_messages IS NOT NULL AS in_request, st.response_messages IS NOT NULL AS in_response
+  const steps = await db.query<StoredStepText>(
+    `SELECT ${storedStepTextColumns}
        FROM tapedeck_store.steps st
       WHERE (tapedeck_store.payload_ref_of(st.request) = $1 OR tapedeck_store.payload_ref_of(st.response) = $1)
         AND ($2::text IS NULL OR st.tenant = $2)
@@ -58,12 +71,10 @@ export async function wordsKeptWithout(
   const readBack = async (text: string | null): Promise<JsonValue | null> =>
     (await resolvePayloads(storedJson(text), withoutNamed, { maxBytes: Number.MAX_SAFE_INTEGER })).value;
   const kept = new Map<string, Int32Array>();
-  for (const st of steps) {
-    const words = stepOwnWords(
-      { name: st.name, tool: st.tool, request: await readBack(st.request), response: await readBack(st.response) },
-      { request: st.in_request, response: st.in_response },
+  for (const st of steps)
+    kept.set(
+      stepKey(st.tenant, st.trace_id, st.span_id),
+      ownWords(st, await readBack(st.request), await readBack(st.response)),
     );
-    kept.set(stepKey(st.tenant, st.trace_id, st.span_id), words);
-  }
   return kept;
 }
