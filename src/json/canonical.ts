@@ -156,7 +156,7 @@ function serializeInto(value: unknown, sink: ByteSink): void {
   const object = value as Record<string, unknown>;
   sink.utf8('{');
   let first = true;
-  for (const key of Object.keys(object).sort()) {
+  for (const key of sortedKeys(object)) {
     if (object[key] === undefined) continue;
     if (!first) sink.utf8(',');
     sink.utf8(memberJson(key));
@@ -242,9 +242,24 @@ export function renderJson(value: unknown, indent = 0): string {
 }
 
 /** An object's keys in UTF-16 order; parsed JSON's usually are already, which one pass tells. */
+/**
+ * The record's keys in UTF-16 code unit order (RFC 8785's, and Array.prototype.sort's for
+ * strings). Messages and their parts have a handful of keys, for which an insertion sort is
+ * several times quicker than sort(): serializing a request spent more on sort() than on its
+ * strings.
+ */
 function sortedKeys(record: object): string[] {
   const keys = Object.keys(record);
-  for (let i = 1; i < keys.length; i++) if (keys[i - 1] > keys[i]) return keys.sort();
+  if (keys.length > 16) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i];
+    let j = i - 1;
+    while (j >= 0 && keys[j] > key) {
+      keys[j + 1] = keys[j];
+      j--;
+    }
+    keys[j + 1] = key;
+  }
   return keys;
 }
 
