@@ -1,31 +1,28 @@
-// Recall latency over 1M stored spans (GET /v1/recall, docs/api.md).
+// Recall over 1M stored spans of conversations (GET /v1/recall, docs/api.md): every answer
+// checked against one computed from the generated runs, and each query's latency.
 // Run after `npx tsc -p tsconfig.build.json`:  node bench/recall.mjs
 //
 // Needs a PostgreSQL server: TAPEDECK_BENCH_DATABASE_URL, else TAPEDECK_TEST_DATABASE_URL,
 // else postgres://postgres@127.0.0.1:5432/test. A fresh database is created next to it,
 // migrated, filled (no ingest: this measures reads) and dropped afterwards (BENCH_KEEP=1
-// keeps it). BENCH_SPANS sets the size (default 1,000,000). Spans and steps are made in SQL
-// (generate_series); recall's words are drawn and hashed in JS (recall/word-hash.ts), copied
-// (binary COPY) into a scratch table, and from there into where ingest keeps them: a model
-// call's in the one message of its request (tapedeck_store.messages.words, the step holding
-// its digest), a tool step's in its own row (tapedeck_store.steps.words). The GIN indexes on
-// words and digest lists are built after the load.
+// keeps it; BENCH_DATABASE=<name> queries a kept one instead of building, with the same
+// BENCH_SPANS and BENCH_SEED). BENCH_SPANS sets the size (default 1,000,000).
 //
-// Shape: runs of 20 spans (a context root span and 19 steps, a third of them model calls,
-// 10% of runs failed at the root). Each step holds 30 words drawn log-uniformly from
-// w1..w50000 (seeded, BENCH_SEED) — so wN is in about 2.6M/N steps: w1 and w10 are over the
-// 200,000 bound, w20 about 120k, w100 about 26k, w1000 about 2.6k, w20000 about 130 — plus its
-// run's topic word (topic<run % 10000>, ~95 spans) and, in 1% of steps, the Chinese text
-// 明天北京天气预报 (its characters and pairs as words, and the text in its request, for the
-// in-order check).
-// Queries go through GET /v1/recall (createRecallRoutes over the pg adapter and the real
-// tape reader), each 5 times (BENCH_REPEAT) after one warm-up; median and max in milliseconds. "find" is
-// the index part alone (the newest 5,001 matches with their runs, each word's steps found
-// through the GIN indexes; only past 5,000 the count up to 200,001);
-// the rest of "total" is reading how up to 100 runs ended and their outlines (steps without
-// prompts and answers, tapes/tape-reader.ts). BENCH_RUN_INDEX=1 adds an index on spans(run_id), which the tape reader's step query
-// (tapedeck.tape_steps filtered by its NULLIF'd tenant and run) needs to avoid a scan of
-// every span per run read.
+// Shape (bench/lib/recall-conversations.mjs): runs of 20 spans, a root and 19 model calls,
+// call k sending the system prompt and the run's whole history (u1, a1, ..., uk) and
+// receiving ak, as agents do; 10 % of runs failed at the root. Messages are written where
+// ingest keeps them: each once in tapedeck_store.messages with its words, the calls' digest
+// lists in their steps, the GIN indexes built after the load. Each message holds 15 words
+// drawn log-uniformly from w1..w1000000 (seeded, BENCH_SEED), the first its run's topic
+// word, some a phrase of the recall tests' fixtures or Chinese text.
+//
+// Every query of the recall tests and the bench's own classes go through GET /v1/recall
+// (createRecallRoutes over the pg adapter and the real tape reader, limit 100), each 5 times
+// (BENCH_REPEAT) after one warm-up; median and max in milliseconds. "find" is the index part
+// alone (the newest 5,001 matches with their runs; only past 5,000 the count up to 200,001).
+// Each answer (status, runs, outcomes, scores, last ends, steps, truncated) and each query's
+// count of matching calls (up to 200,001) is compared with the generated runs' own; the bench
+// exits non-zero when one differs.
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createPgDatabase } from '../dist/src/store/pg-database.js';
@@ -35,88 +32,88 @@ import { createApp } from '../dist/src/api/app.js';
 import { silentLogger } from '../dist/src/logger.js';
 import { createRecallRoutes } from '../dist/src/recall/routes.js';
 import { countMatches, newestMatches, queryWords, rarestFirst } from '../dist/src/recall/query.js';
+import { DEFAULT_RECALL_BOUNDS } from '../dist/src/recall/types.js';
 import { queryTerms } from '../dist/src/recall/tokenize.js';
-import { wordHash } from '../dist/src/recall/word-hash.js';
-import { copyColumnsOf } from '../dist/src/store/bulk-insert.js';
+import { wordIds } from '../dist/src/recall/word-hash.js';
+import {
+  CALLS,
+  PER_RUN,
+  RUN_NS,
+  STEP_NAME,
+  T0,
+  conversationRuns,
+  createOracle,
+  stepWords,
+  systemMessage,
+} from './lib/recall-conversations.mjs';
 
 const serverUrl =
   process.env.TAPEDECK_BENCH_DATABASE_URL ||
   process.env.TAPEDECK_TEST_DATABASE_URL ||
   'postgres://postgres@127.0.0.1:5432/test';
 const SPANS = Number(process.env.BENCH_SPANS || 1_000_000);
-const PER_RUN = 20;
 const RUNS = Math.ceil(SPANS / PER_RUN);
-const T0 = 1_700_000_000_000_000_000n;
+const SEED = Number(process.env.BENCH_SEED || 1);
 const REPEAT = Number(process.env.BENCH_REPEAT || 5);
-const BATCH_RUNS = 2_000;
+const BATCH_RUNS = 1_000;
 
-// Each step's words: 30 draws (distinct) of w<floor(exp(u * ln 50000))>, u uniform in [0, 1)
-// from a seeded generator (BENCH_SEED), its run's topic word, and in 1% of steps the lexemes
-// of 明天北京天气预报 (its characters and adjacent pairs, as tokenize.ts indexes it); the same
-// steps get that text in their request (CHINESE_SQL, below).
-const VOCABULARY = 50_000;
-const DRAWS = 30;
-const TOPICS = 10_000;
-const CHINESE = ['明', '天', '北', '京', '气', '预', '报', '明天', '天北', '北京', '京天', '天气', '气预', '预报'];
-const CHINESE_SQL = '(r * 19 + i) % 100 = 7';
-const hasChinese = (r, i) => (r * 19 + i) % 100 === 7;
-
-/** mulberry32: uniform in [0, 1), 32 bits */
-let seed = Number(process.env.BENCH_SEED || 1) >>> 0;
-const random = () => {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-};
-/** each lexeme's hash as lanes (hi, lo), by position */
-const lanesOf = (lexemes) => {
-  const out = new Int32Array(lexemes.length * 2);
-  lexemes.forEach((l, k) => out.set(wordHash(l), k * 2));
-  return out;
-};
-const W_LANES = lanesOf(Array.from({ length: VOCABULARY }, (_, n) => `w${n}`)); // w0 is never drawn
-const TOPIC_LANES = lanesOf(Array.from({ length: TOPICS }, (_, n) => `topic${n}`));
-const CHINESE_LANES = lanesOf(CHINESE);
-const LN_VOCABULARY = Math.log(VOCABULARY);
-const drawnIn = new Int32Array(VOCABULARY);
-let stepNumber = 0;
-const scratch = new Int32Array(2 * (DRAWS + 1 + CHINESE.length));
-/** The words of run r's i-th span: distinct lanes, first-use order, in an array of their own. */
-const stepWords = (r, i) => {
-  stepNumber++;
-  let n = 0;
-  for (let k = 0; k < DRAWS; k++) {
-    const w = Math.floor(Math.exp(random() * LN_VOCABULARY));
-    if (drawnIn[w] === stepNumber) continue;
-    drawnIn[w] = stepNumber;
-    scratch[n++] = W_LANES[w * 2];
-    scratch[n++] = W_LANES[w * 2 + 1];
-  }
-  const topic = r % TOPICS;
-  scratch[n++] = TOPIC_LANES[topic * 2];
-  scratch[n++] = TOPIC_LANES[topic * 2 + 1];
-  if (hasChinese(r, i)) {
-    scratch.set(CHINESE_LANES, n);
-    n += CHINESE_LANES.length;
-  }
-  return scratch.slice(0, n);
-};
-const WORD_COLUMNS = copyColumnsOf([
-  { name: 'br', cast: 'integer' },
-  { name: 'bi', cast: 'integer' },
-  { name: 'words', copy: 'int8[]' },
-]);
-/** The indexes the load drops and builds again after it. */
-const INDEXES = ['steps_words_idx', 'messages_words_idx', 'steps_request_messages_idx'];
-
-const name = `tapedeck_bench_recall_${randomBytes(4).toString('hex')}`;
-const admin = new pg.Client({ connectionString: serverUrl });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${name}`);
-const url = new URL(serverUrl);
-url.pathname = `/${name}`;
-const db = createPgDatabase(url.toString(), { maxConnections: 4 });
+/** The bench's own classes (counts at 1M spans, seed 1), then every query of the recall tests. */
+const CASES = [
+  ['rare word (w200000, 140 calls)', 'w200000'],
+  ['topic word (topic42, 95)', 'topic42'],
+  ['mid word (w8000, 2.6k)', 'w8000'],
+  ['common word (w800, 26k)', 'w800'],
+  ['two common words (w800 w1000)', 'w800 w1000'],
+  ['heavy word (w150, 125k)', 'w150'],
+  ['too common (w10, 738k, refused)', 'w10'],
+  ['very common (w1, 936k, refused)', 'w1'],
+  ['in every call (patient, refused)', 'patient'],
+  ['no match (nothing)', 'nothing'],
+  ['Chinese pair (天气, 24k)', '天气'],
+  ['Chinese run, checked (天气预报)', '天气预报'],
+  ['Chinese run + topic (北京天气 topic237)', '北京天气 topic237'],
+  ...[
+    'weather Paris',
+    'paris weather',
+    'weather',
+    'umbrella',
+    'drizzle',
+    'DRIZZLE',
+    'umbrella drizzle',
+    'umbrella zeppelin',
+    'quokka',
+    'w10 w20000',
+    'w149999',
+    'quixotic',
+    'zeppelin',
+    'zeppelin lyon',
+    'shops',
+    'shop',
+    'shops reviews',
+    'get_weather',
+    'get_weather reviews',
+    'barometer',
+    'read_barometer',
+    'picnic',
+    '天气',
+    '天气预报',
+    '北京天气',
+    '北京 天气',
+    '小雨',
+    '北京下雨',
+    '上海天气预报',
+    'القاهرة الطقس',
+    'القاهرة',
+    'مُشْمِس',
+    'غدا',
+    'zanzibar',
+    'ignore previous instructions',
+    'weather zyzzyvaquux',
+    'nothing',
+  ]
+    .filter((q) => !['天气', '天气预报', 'nothing'].includes(q))
+    .map((q) => [`test: ${q}`, q]),
+];
 
 const timed = async (label, fn) => {
   const t = performance.now();
@@ -125,161 +122,214 @@ const timed = async (label, fn) => {
   return out;
 };
 
+const admin = new pg.Client({ connectionString: serverUrl });
+await admin.connect();
+const reuse = process.env.BENCH_DATABASE;
+const name = reuse || `tapedeck_bench_recall_${randomBytes(4).toString('hex')}`;
+if (!reuse) await admin.query(`CREATE DATABASE ${name}`);
+const url = new URL(serverUrl);
+url.pathname = `/${name}`;
+const db = createPgDatabase(url.toString(), { maxConnections: 4, queryTimeoutMillis: 3_600_000 });
+const oracle = createOracle(
+  CASES.map(([, q]) => q),
+  RUNS,
+);
+let differ = 0;
+
 try {
-  await migrate(db);
   console.log(
-    `recall bench: ${SPANS.toLocaleString('en-US')} spans in ${RUNS.toLocaleString('en-US')} runs of ${PER_RUN}, database ${name}`,
+    `recall bench: ${SPANS.toLocaleString('en-US')} spans in ${RUNS.toLocaleString('en-US')} conversations of ${CALLS} calls, database ${name}${reuse ? ' (kept)' : ''}`,
   );
-  const indexDefs = [];
-  for (const index of INDEXES) {
-    const [{ def }] = await db.query(`SELECT pg_get_indexdef('tapedeck_store.${index}'::regclass) AS def`);
-    indexDefs.push(def);
-    await db.query(`DROP INDEX tapedeck_store.${index}`);
-  }
-  // Recall's words, step by step, in the order ingest would have found them.
-  await timed('the words of each step (COPY)', async () => {
-    await db.query('CREATE UNLOGGED TABLE bench_words (br integer, bi integer, words bigint[])');
-    let pending = Promise.resolve();
-    for (let first = 0; first < RUNS; first += BATCH_RUNS) {
-      const rows = [];
-      for (let r = first; r < Math.min(first + BATCH_RUNS, RUNS); r++) {
-        for (let i = 1; i < PER_RUN; i++) rows.push([r, i, stepWords(r, i)]);
-      }
-      await pending;
-      pending = db.transaction((tx) => tx.copyRows('bench_words', WORD_COLUMNS, rows));
-    }
-    await pending;
-    await db.query('CREATE INDEX ON bench_words (br, bi)');
-  });
-  // A model call's request: one message of its own, holding its words.
-  const MESSAGE_SQL = `CASE WHEN ${CHINESE_SQL} THEN '{"content":"明天北京天气预报","n":"' || r || '.' || i || '","role":"user"}'
-                            ELSE '{"content":"a recorded prompt","n":"' || r || '.' || i || '","role":"user"}' END`;
-  await timed('generating messages', () =>
-    db.query(
-      `INSERT INTO tapedeck_store.messages (tenant, digest, body, words)
-       SELECT '', sha256(convert_to(m.body, 'UTF8')), m.body, w.words
-         FROM generate_series(0, $1::int - 1) r CROSS JOIN generate_series(1, ${PER_RUN - 1}) i
-        CROSS JOIN LATERAL (SELECT ${MESSAGE_SQL} AS body) m
-         JOIN bench_words w ON w.br = r AND w.bi = i
-        WHERE i % 3 = 1`,
-      [RUNS],
-    ),
-  );
-  await timed('generating spans', () =>
-    db.query(
-      `
-    INSERT INTO tapedeck_store.spans (tenant, trace_id, span_id, parent_span_id, name, kind, start_ns, end_ns,
-                                      status_code, attributes, events, links, resource, service_name, run_id)
-    SELECT '', decode(lpad(to_hex(r), 32, '0'), 'hex'), decode(lpad(to_hex(i + 1), 16, '0'), 'hex'),
-           CASE WHEN i = 0 THEN NULL ELSE decode(lpad(to_hex(1), 16, '0'), 'hex') END,
-           CASE WHEN i = 0 THEN 'workflow' WHEN i % 3 = 1 THEN 'chat gpt-4o' ELSE 'execute_tool search' END,
-           'internal',
-           $1::bigint + r::bigint * 60000000000 + i::bigint * 1000000000,
-           $1::bigint + r::bigint * 60000000000 + CASE WHEN i = 0 THEN 30000000000 ELSE i::bigint * 1000000000 + 500000000 END,
-           CASE WHEN i = 0 AND r % 10 = 3 THEN 'error' ELSE 'ok' END,
-           '{}', '[]', '[]', '{}', 'bench', 'run-' || r
-      FROM generate_series(0, $2::int - 1) r, generate_series(0, ${PER_RUN - 1}) i`,
-      [T0.toString(), RUNS],
-    ),
-  );
-  await timed('generating steps', () =>
-    db.query(
-      `
-    INSERT INTO tapedeck_store.steps (tenant, trace_id, span_id, kind, name, model, tool, status, request, response,
-                                      fingerprint, params, layout, normalizer_version, request_messages, words)
-    SELECT '', decode(lpad(to_hex(r), 32, '0'), 'hex'), decode(lpad(to_hex(i + 1), 16, '0'), 'hex'),
-           CASE WHEN i % 3 = 1 THEN 'llm' ELSE 'tool' END,
-           CASE WHEN i % 3 = 1 THEN 'chat gpt-4o' ELSE 'execute_tool search' END,
-           CASE WHEN i % 3 = 1 THEN 'gpt-4o' END, CASE WHEN i % 3 = 1 THEN NULL ELSE 'search' END,
-           'ok',
-           CASE WHEN i % 3 = 1 THEN NULL
-                WHEN ${CHINESE_SQL} THEN '[{"content":"明天北京天气预报","role":"user"}]'
-                ELSE '[{"content":"a recorded prompt","role":"user"}]' END,
-           '[{"content":"a recorded answer","role":"assistant"}]',
-           CASE WHEN i % 3 = 1 THEN 'llm:gpt-4o#0123456789abcdef' ELSE 'tool:search#0123456789abcdef' END,
-           '{}', 'otel-genai', 1,
-           CASE WHEN i % 3 = 1 THEN ARRAY[sha256(convert_to(${MESSAGE_SQL}, 'UTF8'))] END,
-           CASE WHEN i % 3 = 1 THEN '{}' ELSE w.words END
-      FROM generate_series(0, $1::int - 1) r CROSS JOIN generate_series(1, ${PER_RUN - 1}) i
-      JOIN bench_words w ON w.br = r AND w.bi = i`,
-      [RUNS],
-    ),
-  );
-  await db.query('DROP TABLE bench_words');
-  await timed('building the GIN indexes (words, digest lists)', async () => {
-    for (const def of indexDefs) await db.query(def);
-  });
-  if (process.env.BENCH_RUN_INDEX === '1') {
-    await timed('index on spans(run_id) (BENCH_RUN_INDEX=1)', () =>
-      db.query('CREATE INDEX bench_spans_run_id ON tapedeck_store.spans (run_id)'),
-    );
-  }
-  await timed('analyze', async () => {
-    await db.query('ANALYZE tapedeck_store.spans');
-    await db.query('ANALYZE tapedeck_store.steps');
-    await db.query('ANALYZE tapedeck_store.messages');
-  });
-  const [{ size }] = await db.query(
-    `SELECT pg_size_pretty(pg_relation_size('tapedeck_store.steps_words_idx') + pg_relation_size('tapedeck_store.messages_words_idx')) AS size`,
-  );
-  console.log(`GIN index size (words of steps and messages): ${size}`);
+  if (reuse) await timed('the runs, for the answers (no writes)', () => generate(null));
+  else await build();
 
   const recallRoutes = createRecallRoutes(
     { db, payloads: createMemoryPayloadStore(), pricing: null },
-    { queryDeadlineMs: 60_000, nowNs: () => T0 + BigInt(RUNS + 100) * 60_000_000_000n },
+    { queryDeadlineMs: 120_000, nowNs: () => T0 + BigInt(RUNS + 100) * RUN_NS },
   );
   // Mounted in the application, whose error handler answers the refused queries.
   const app = createApp({ routes: [recallRoutes], ready: async () => ({ ok: true }), logger: silentLogger() });
-  const cases = [
-    ['rare word (w20000, ~130 spans)', 'w20000'],
-    ['topic word (topic42, ~95 spans)', 'topic42'],
-    ['mid word (w1000, ~2.6k spans)', 'w1000'],
-    ['common word (w100, ~26k spans)', 'w100'],
-    ['two words (w100 w200)', 'w100 w200'],
-    ['heavy word (w20, ~120k spans)', 'w20'],
-    ['too common (w10, refused 400)', 'w10'],
-    ['very common (w1, refused 400)', 'w1'],
-    ['no match (nothing)', 'nothing'],
-    ['Chinese pair (天气, ~9.5k spans)', '天气'],
-    ['Chinese run, checked (天气预报)', '天气预报'],
-    ['Chinese run + topic (北京天气 topic5)', '北京天气 topic5'],
-  ];
-  console.log(`${'\nquery'.padEnd(45)}status  runs  trunc   find ms   total median ms   max ms  answer`);
-  for (const [label, q] of cases) {
-    const path = `/v1/recall?q=${encodeURIComponent(q)}`;
+  console.log(`${'\nquery'.padEnd(45)}status  runs  trunc    calls   find ms   total median ms   max ms  answer`);
+  for (const [label, q] of CASES) {
+    const path = `/v1/recall?q=${encodeURIComponent(q)}&limit=100`;
     await (await app.request(path)).text(); // warm-up
     const times = [];
+    const answers = new Set();
     let status = 0;
     let body = null;
-    const answers = new Set();
     for (let k = 0; k < REPEAT; k++) {
       const t = performance.now();
       const res = await app.request(path);
       const text = await res.text();
+      times.push(performance.now() - t);
       answers.add(createHash('sha256').update(text).digest('hex').slice(0, 8));
       body = JSON.parse(text);
-      times.push(performance.now() - t);
       status = res.status;
     }
     times.sort((a, b) => a - b);
     const f0 = performance.now();
     // as recall.ts does: in one transaction without JIT or parallel plans, the rarest word
     // first, the newest 5,001 matches, counted (up to 200,001) only past 5,000
-    await db.transaction(async (tx) => {
+    const words = await db.transaction(async (tx) => {
       await tx.query("SELECT set_config('jit', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)");
       const words = await rarestFirst(tx, '', queryWords(queryTerms(q)));
       const newest = await newestMatches(tx, '', words, 5_001);
       if (newest.length > 5_000) await countMatches(tx, '', words, 200_001);
+      return words;
     });
     const find = performance.now() - f0;
+    const cap = DEFAULT_RECALL_BOUNDS.maxTotalMatches + 1;
+    const count = await db.transaction(async (tx) => {
+      await tx.query("SELECT set_config('jit', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)");
+      return countMatches(tx, '', words, cap);
+    });
+    const expected = oracle.answer(q, DEFAULT_RECALL_BOUNDS);
+    const same = answers.size === 1 && sameAnswer(status, body, count, expected, cap);
+    if (!same) differ++;
     const runs = body.runs ? body.runs.length : '-';
     const trunc = body.truncated === undefined ? '-' : String(body.truncated);
     console.log(
-      `${label.padEnd(44)} ${String(status).padEnd(7)} ${String(runs).padEnd(5)} ${trunc.padEnd(6)} ${find.toFixed(1).padStart(8)} ${times[REPEAT >> 1].toFixed(1).padStart(17)} ${times[REPEAT - 1].toFixed(1).padStart(8)}  ${[...answers].join(',')}`,
+      `${label.padEnd(44)} ${String(status).padEnd(7)} ${String(runs).padEnd(5)} ${trunc.padEnd(6)} ${String(count).padStart(7)} ${find.toFixed(1).padStart(9)} ${times[REPEAT >> 1].toFixed(1).padStart(17)} ${times[REPEAT - 1].toFixed(1).padStart(8)}  ${same ? 'same' : `DIFFERS (expected ${expected.status}, ${expected.count} calls, ${expected.runs?.length ?? '-'} runs)`}`,
     );
   }
+  console.log(
+    differ === 0
+      ? `\nevery answer identical to the generated runs' (${CASES.length} queries)`
+      : `\n${differ} of ${CASES.length} answers differ from the generated runs'`,
+  );
 } finally {
   await db.close();
-  if (process.env.BENCH_KEEP !== '1') await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  if (process.env.BENCH_KEEP !== '1' && !reuse) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   await admin.end();
+}
+process.exitCode = differ === 0 ? 0 : 1;
+
+function sameAnswer(status, body, count, expected, cap) {
+  if (status !== expected.status || count !== Math.min(expected.count, cap)) return false;
+  if (status !== 200) return body.error?.type === 'query_too_broad';
+  const got = body.runs.map((r) => ({
+    run: r.run,
+    outcome: r.outcome,
+    score: r.score,
+    last_end_ns: String(r.last_end_ns),
+    steps: r.steps,
+  }));
+  return body.truncated === expected.truncated && JSON.stringify(got) === JSON.stringify(expected.runs);
+}
+
+/** Generates the runs (the answers follow them); with a transaction, also writes them. */
+async function generate(tx) {
+  const MESSAGE_COLUMNS = [
+    { name: 'tenant', type: 'text' },
+    { name: 'digest', type: 'bytea' },
+    { name: 'body', type: 'text' },
+    { name: 'words', type: 'int8[]' },
+  ];
+  const CALL_COLUMNS = [
+    { name: 'r', type: 'int4' },
+    { name: 'k', type: 'int4' },
+    { name: 'request_messages', type: 'bytea[]' },
+    { name: 'response_messages', type: 'bytea[]' },
+  ];
+  let messages = [];
+  let calls = [];
+  const flush = async () => {
+    if (tx) {
+      await tx.copyRows('tapedeck_store.messages', MESSAGE_COLUMNS, messages);
+      await tx.copyRows('bench_calls', CALL_COLUMNS, calls);
+    }
+    messages = [];
+    calls = [];
+  };
+  let r = 0;
+  for (const run of conversationRuns(SEED, RUNS)) {
+    oracle.observe(r, run);
+    if (tx) {
+      for (const m of run) messages.push(['', m.digest, m.body, m.words]);
+      const history = [systemMessage.digest];
+      for (let k = 1; k <= CALLS; k++) {
+        history.push(run[2 * k - 2].digest);
+        calls.push([r, k, [...history], [run[2 * k - 1].digest]]);
+        history.push(run[2 * k - 1].digest);
+      }
+    }
+    if (++r % BATCH_RUNS === 0) await flush();
+  }
+  await flush();
+}
+
+async function build() {
+  await migrate(db);
+  // The indexes the load drops and builds again after it.
+  const indexDefs = [];
+  for (const index of [
+    'steps_words_idx',
+    'messages_words_idx',
+    'steps_request_messages_idx',
+    'steps_response_messages_idx',
+  ]) {
+    const [{ def }] = await db.query(`SELECT pg_get_indexdef('tapedeck_store.${index}'::regclass) AS def`);
+    indexDefs.push(def);
+    await db.query(`DROP INDEX tapedeck_store.${index}`);
+  }
+  await db.query(
+    'CREATE UNLOGGED TABLE bench_calls (r integer, k integer, request_messages bytea[], response_messages bytea[])',
+  );
+  await timed('messages and digest lists (COPY)', () =>
+    db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO tapedeck_store.messages (tenant, digest, body, words) VALUES ('', $1, $2, $3::bigint[])`,
+        [systemMessage.digest, systemMessage.body, wordIds(systemMessage.words)],
+      );
+      await generate(tx);
+    }),
+  );
+  await timed('spans', () =>
+    db.query(
+      `INSERT INTO tapedeck_store.spans (tenant, trace_id, span_id, parent_span_id, name, kind, start_ns, end_ns,
+                                         status_code, attributes, events, links, resource, service_name, run_id)
+       SELECT '', decode(lpad(to_hex(r), 32, '0'), 'hex'), decode(lpad(to_hex(i + 1), 16, '0'), 'hex'),
+              CASE WHEN i = 0 THEN NULL ELSE decode(lpad(to_hex(1), 16, '0'), 'hex') END,
+              CASE WHEN i = 0 THEN 'invoke_agent chat_agent' ELSE $4 END,
+              CASE WHEN i = 0 THEN 'internal' ELSE 'client' END,
+              $1::bigint + r::bigint * $3::bigint + i::bigint * 1000000000,
+              $1::bigint + r::bigint * $3::bigint + CASE WHEN i = 0 THEN 30000000000 ELSE i::bigint * 1000000000 + 500000000 END,
+              CASE WHEN i = 0 AND r % 10 = 3 THEN 'error' ELSE 'ok' END,
+              '{}', '[]', '[]', '{}', 'bench', 'run-' || r
+         FROM generate_series(0, $2::int - 1) r, generate_series(0, ${PER_RUN - 1}) i`,
+      [T0.toString(), RUNS, RUN_NS.toString(), STEP_NAME],
+    ),
+  );
+  await timed('steps', () =>
+    db.query(
+      `INSERT INTO tapedeck_store.steps (tenant, trace_id, span_id, kind, name, model, status, fingerprint, params,
+                                         layout, normalizer_version, request_messages, response_messages, words)
+       SELECT '', decode(lpad(to_hex(r), 32, '0'), 'hex'), decode(lpad(to_hex(k + 1), 16, '0'), 'hex'),
+              'llm', $1, 'gpt-4o', 'ok', 'llm:gpt-4o#0123456789abcdef', '{}', 'otel-genai', 1,
+              request_messages, response_messages, $2::bigint[]
+         FROM bench_calls`,
+      [STEP_NAME, wordIds(stepWords)],
+    ),
+  );
+  await db.query('DROP TABLE bench_calls');
+  await timed('building the GIN indexes (words, digest lists)', async () => {
+    for (const def of indexDefs) {
+      await db.transaction(async (tx) => {
+        await tx.query("SELECT set_config('maintenance_work_mem', '1GB', true)");
+        await tx.query(def);
+      });
+    }
+  });
+  await timed('analyze', async () => {
+    for (const t of ['spans', 'steps', 'messages']) await db.query(`ANALYZE tapedeck_store.${t}`);
+  });
+  const [sizes] = await db.query(
+    `SELECT pg_size_pretty(pg_total_relation_size('tapedeck_store.messages')) AS messages,
+            pg_size_pretty(pg_total_relation_size('tapedeck_store.steps')) AS steps,
+            pg_size_pretty(pg_relation_size('tapedeck_store.steps_request_messages_idx')) AS lists,
+            pg_size_pretty(pg_relation_size('tapedeck_store.messages_words_idx')) AS words`,
+  );
+  console.log(
+    `messages ${sizes.messages}, steps ${sizes.steps} (with indexes); GIN: request lists ${sizes.lists}, messages' words ${sizes.words}`,
+  );
 }
