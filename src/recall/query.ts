@@ -28,6 +28,13 @@ export function queryWords(terms: readonly Term[]): string[] {
  */
 const RARITY_CAP = 10_000;
 
+/** A query's words, the rarest first, and how many of them (from the first) are rare. */
+export interface RankedWords {
+  words: string[];
+  /** the first `rare` words are in fewer than RARITY_CAP steps and messages each */
+  rare: number;
+}
+
 /**
  * The words, the rarest first (steps and messages holding each, counted up to RARITY_CAP):
  * matching starts from the steps holding the first word and checks the others in them only.
@@ -37,8 +44,8 @@ export async function rarestFirst(
   tenant: string,
   words: readonly string[],
   options: QueryOptions = {},
-): Promise<string[]> {
-  if (words.length < 2) return [...words];
+): Promise<RankedWords> {
+  if (words.length < 2) return { words: [...words], rare: words.length };
   const rows = await db.query<{ w: string; n: bigint | number }>(
     `SELECT q.w::text AS w,
             (SELECT count(*) FROM (SELECT 1 FROM tapedeck_store.steps
@@ -50,53 +57,63 @@ export async function rarestFirst(
     options,
   );
   const count = new Map(rows.map((r) => [r.w, Number(r.n)]));
-  return [...words].sort((a, b) => (count.get(a) ?? 0) - (count.get(b) ?? 0));
+  const ranked = [...words].sort((a, b) => (count.get(a) ?? 0) - (count.get(b) ?? 0));
+  return { words: ranked, rare: ranked.filter((w) => (count.get(w) ?? 0) < RARITY_CAP).length };
 }
 
 /**
- * The steps holding every word ($1 tenant, $2 words, distinct, the one to start from first):
- * trace_id and span_id. The steps holding the first word in their own words or in one of
- * their messages (each through its GIN index, a message's steps through the digest lists'),
- * each checked for the other words: in its own words, or in a message it holds (by digest).
+ * Digests of the first word's messages per GIN scan of the steps' digest lists: one scan per
+ * message read each list's index once per message (a common word's thousands of messages
+ * took seconds); one scan of all of them costs GIN a pass over every digest asked for each
+ * step it finds, so a very common word's took tens of seconds. Chunks keep both small.
  */
-const MATCHING_STEPS = `SELECT DISTINCT c.trace_id, c.span_id
+const DIGESTS_PER_SCAN = 256;
+
+/**
+ * The steps holding every word ($1 tenant, $2 words, distinct, the one to start from first,
+ * $4 how many of them are rare): trace_id and span_id. The steps holding the first word in
+ * their own words or in one of their messages (the messages through their words' GIN index,
+ * their steps through the digest lists', DIGESTS_PER_SCAN digests at a time), each checked
+ * for the other words in its own words or in a message it holds: a rare word's messages
+ * are read once into a hash table of digests, and the step's digests looked up in it; a
+ * common word's (it would fill the table with most messages) are looked up in the step's
+ * messages, where it is likely in one of the first.
+ */
+const MATCHING_STEPS = `WITH first_messages AS (
+      SELECT array_agg(f.digest) AS digests
+        FROM (SELECT m.digest, (row_number() OVER ()) / ${DIGESTS_PER_SCAN} AS chunk
+                FROM tapedeck_store.messages m
+               WHERE m.tenant = $1 AND m.words @> ($2::bigint[])[1:1]) f
+       GROUP BY f.chunk),
+    rare_messages AS MATERIALIZED (
+      SELECT q.w, m.digest
+        FROM unnest(($2::bigint[])[2:$4::int]) AS q(w)
+        JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.words @> ARRAY[q.w])
+  SELECT DISTINCT c.trace_id, c.span_id
     FROM (SELECT st.trace_id, st.span_id, st.words, st.request_messages, st.response_messages
             FROM tapedeck_store.steps st
            WHERE st.tenant = $1 AND st.words @> ($2::bigint[])[1:1]
           UNION ALL
           SELECT st.trace_id, st.span_id, st.words, st.request_messages, st.response_messages
-            FROM tapedeck_store.messages m
-            JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.request_messages @> ARRAY[m.digest]
-           WHERE m.tenant = $1 AND m.words @> ($2::bigint[])[1:1]
+            FROM first_messages f
+            JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.request_messages && f.digests
           UNION ALL
           SELECT st.trace_id, st.span_id, st.words, st.request_messages, st.response_messages
-            FROM tapedeck_store.messages m
-            JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.response_messages @> ARRAY[m.digest]
-           WHERE m.tenant = $1 AND m.words @> ($2::bigint[])[1:1]) c
+            FROM first_messages f
+            JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.response_messages && f.digests) c
    WHERE NOT EXISTS (
-     SELECT 1 FROM unnest(($2::bigint[])[2:]) AS q(w)
+     SELECT 1 FROM unnest(($2::bigint[])[2:]) WITH ORDINALITY AS q(w, i)
       WHERE NOT coalesce(c.words @> ARRAY[q.w], false)
-        AND NOT EXISTS (
-          SELECT 1
-            FROM unnest(coalesce(c.request_messages, '{}') || coalesce(c.response_messages, '{}')) AS d(digest)
-            JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.digest = d.digest
-           WHERE m.words @> ARRAY[q.w]))`;
-
-/** Matching steps, counted up to `cap` (the scan stops there). */
-export async function countMatches(
-  db: Queryable,
-  tenant: string,
-  words: readonly string[],
-  cap: number,
-  options: QueryOptions = {},
-): Promise<number> {
-  const [row] = await db.query<{ n: bigint | number }>(
-    `SELECT count(*) AS n FROM (${MATCHING_STEPS} LIMIT $3) m`,
-    [tenant, words, cap],
-    options,
-  );
-  return Number(row.n);
-}
+        AND NOT CASE
+          WHEN q.i < $4::int THEN (
+            SELECT coalesce(bool_or((q.w, d.digest) IN (SELECT w, digest FROM rare_messages)), false)
+              FROM unnest(coalesce(c.request_messages, '{}') || coalesce(c.response_messages, '{}')) AS d(digest))
+          ELSE EXISTS (
+            SELECT 1
+              FROM unnest(coalesce(c.request_messages, '{}') || coalesce(c.response_messages, '{}')) AS d(digest)
+              JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.digest = d.digest
+             WHERE m.words @> ARRAY[q.w])
+        END)`;
 
 export interface MatchRow {
   run: string;
@@ -109,16 +126,16 @@ export interface MatchRow {
 export async function newestMatches(
   db: Queryable,
   tenant: string,
-  words: readonly string[],
+  words: RankedWords,
   limit: number,
   after: MatchRow | null = null,
   options: QueryOptions = {},
 ): Promise<MatchRow[]> {
-  const params: unknown[] = [tenant, words, limit];
+  const params: unknown[] = [tenant, words.words, limit, words.rare];
   let page = '';
   if (after) {
     params.push(after.end_ns.toString(), after.trace_id, after.span_id);
-    page = `AND (s.end_ns, m.trace_id, m.span_id) < ($4::bigint, decode($5, 'hex'), decode($6, 'hex'))`;
+    page = `AND (s.end_ns, m.trace_id, m.span_id) < ($5::bigint, decode($6, 'hex'), decode($7, 'hex'))`;
   }
   const rows = await db.query<MatchRow>(
     `SELECT s.run_id AS run, s.end_ns, encode(m.trace_id, 'hex') AS trace_id, encode(m.span_id, 'hex') AS span_id
@@ -131,6 +148,41 @@ export async function newestMatches(
     options,
   );
   return rows.map((r) => ({ ...r, end_ns: BigInt(r.end_ns) }));
+}
+
+/**
+ * The matching spans counted, and the newest `limit` of them that belong to a run when there
+ * are at most `maxTotal` (recall refuses more): one pass over the matches for both.
+ */
+export async function firstMatches(
+  db: Queryable,
+  tenant: string,
+  words: RankedWords,
+  limit: number,
+  maxTotal: number,
+  options: QueryOptions = {},
+): Promise<{ total: number; matches: MatchRow[] }> {
+  const rows = await db.query<{ total: bigint | number } & { [K in keyof MatchRow]: MatchRow[K] | null }>(
+    `WITH matching AS MATERIALIZED (${MATCHING_STEPS}),
+          total AS (SELECT count(*) AS n FROM matching)
+     SELECT t.n AS total, x.run, x.end_ns, x.trace_id, x.span_id
+       FROM total t
+       LEFT JOIN LATERAL (
+         SELECT s.run_id AS run, s.end_ns, encode(m.trace_id, 'hex') AS trace_id, encode(m.span_id, 'hex') AS span_id
+           FROM matching m
+           JOIN tapedeck_store.spans s ON s.tenant = $1 AND s.trace_id = m.trace_id AND s.span_id = m.span_id
+          WHERE s.run_id IS NOT NULL AND t.n <= $5
+          ORDER BY s.end_ns DESC, m.trace_id DESC, m.span_id DESC
+          LIMIT $3) x ON true`,
+    [tenant, words.words, limit, words.rare, maxTotal],
+    options,
+  );
+  const matches = rows.flatMap((r) =>
+    r.run === null || r.end_ns === null || r.trace_id === null || r.span_id === null
+      ? []
+      : [{ run: r.run, end_ns: BigInt(r.end_ns), trace_id: r.trace_id, span_id: r.span_id }],
+  );
+  return { total: Number(rows[0]?.total ?? 0), matches };
 }
 
 /** The recorded parts of some steps (stored form: payload references unresolved). */
@@ -156,28 +208,36 @@ export async function readStepTexts(
   return out;
 }
 
+/** How a run ended (RunEnd), and how many spans it has. */
+export interface RunFacts extends RunEnd {
+  spans: number;
+}
+
 /**
  * Each run's last span end, over all its spans, and whether it failed (the SQL rule,
- * tapedeck_store.run_failed; tapes/run-outcome.ts turns these into the outcome).
+ * tapedeck_store.run_failed; tapes/run-outcome.ts turns these into the outcome), and its span
+ * count (recall reads runs in batches of a bounded number of spans).
  */
 export async function readRunEnds(
   db: Queryable,
   tenant: string,
   runs: readonly string[],
   options: QueryOptions = {},
-): Promise<Map<string, RunEnd>> {
+): Promise<Map<string, RunFacts>> {
   if (runs.length === 0) return new Map();
-  const rows = await db.query<{ run: string; last_end_ns: bigint; failed: boolean }>(
+  const rows = await db.query<{ run: string; last_end_ns: bigint; failed: boolean; spans: bigint | number }>(
     `WITH wanted AS (SELECT DISTINCT unnest($2::text[]) AS run_id),
      last AS (
-       SELECT s.run_id, max(s.end_ns) AS last_end_ns
+       SELECT s.run_id, max(s.end_ns) AS last_end_ns, count(*) AS spans
          FROM tapedeck_store.spans s JOIN wanted w ON s.run_id = w.run_id
         WHERE s.tenant = $1
         GROUP BY s.run_id)
-     SELECT l.run_id AS run, l.last_end_ns, tapedeck_store.run_failed($1, l.run_id, l.last_end_ns) AS failed
+     SELECT l.run_id AS run, l.last_end_ns, l.spans, tapedeck_store.run_failed($1, l.run_id, l.last_end_ns) AS failed
        FROM last l`,
     [tenant, runs],
     options,
   );
-  return new Map(rows.map((r) => [r.run, { lastEndNs: BigInt(r.last_end_ns), failed: r.failed === true }]));
+  return new Map(
+    rows.map((r) => [r.run, { lastEndNs: BigInt(r.last_end_ns), failed: r.failed === true, spans: Number(r.spans) }]),
+  );
 }

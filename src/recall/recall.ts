@@ -4,19 +4,23 @@
  * holds every word of a query, ranked. The steps, in order, each spending the request's one
  * deadline (reads are raced against it, loops check it):
  *
- * 1. Count the matching spans, stopping at maxTotalMatches + 1: finding the newest matches
- *    means ranking all of them, so a query matching more is refused (400 query_too_broad),
- *    naming its words — each of them matches more on its own, so only another word helps.
- * 2. Take the newest maxMatchingSpans matching spans (5,000); more says `truncated`. Runs of
+ * 1. Count the matching spans and take the newest maxMatchingSpans (5,000) in one pass:
+ *    finding the newest matches means ranking all of them, so a query matching more than
+ *    maxTotalMatches is refused (400 query_too_broad), naming its words — each of them
+ *    matches more on its own, so only another word helps.
+ * 2. More than maxMatchingSpans matching says `truncated`. Runs of
  *    three or more characters of an unspaced script are checked in their steps' text, newest
  *    first, until enough have passed (match.ts).
  * 3. Group them by run; take the maxRunsRead runs (100) with the most matches among them.
  *    More runs than that also says `truncated`.
- * 4. Read how each run ended (its last span end over all its spans, and the failure rule).
+ * 4. Read how each run ended (its last span end over all its spans, and the failure rule)
+ *    and how many spans it has.
  * 5. Summarize each run from its outline, up to maxSpansPerRun spans (20,000): its steps in
  *    tape order without their prompts and answers (tape-reader.ts, 'outline'), which is all
- *    an entry needs (rank.ts). A few runs are read at a time and each outline is dropped
- *    once its entry is built, so recall holds a few runs' step rows, not a hundred tapes.
+ *    an entry needs (rank.ts). Runs are read in batches of at most maxSpansPerRun spans in
+ *    all, a few batches at a time, each outline dropped once its entry is built: recall holds
+ *    a few batches' step rows, not a hundred tapes, and short runs take a read per batch, not
+ *    per run.
  * 6. Rank, keep the outcome asked for, and cut to the limit.
  */
 import type { Deadline } from '../deadline/deadline.js';
@@ -25,18 +29,19 @@ import type { PayloadStore } from '../payloads/payload-store.js';
 import type { PricingTable } from '../pricing/pricing-table.js';
 import type { Database, Queryable } from '../store/database.js';
 import { withFullText } from './recorded-text.js';
-import { readTape } from '../tapes/tape-service.js';
+import { readTapes } from '../tapes/tape-service.js';
 import { stepHasRuns, termsToCheck } from './match.js';
 import {
-  countMatches,
   newestMatches,
+  firstMatches,
   readRunEnds,
   readStepTexts,
   queryWords,
   rarestFirst,
   type MatchRow,
+  type RankedWords,
+  type RunFacts,
 } from './query.js';
-import type { RunEnd } from '../tapes/run-outcome.js';
 import { groupMatches, keepOutcome, rankRuns, recallEntry, type RunMatches } from './rank.js';
 import type { Term } from './tokenize.js';
 import type { OutcomeFilter, RecallBounds, RecallResult, RecalledRun } from './types.js';
@@ -75,7 +80,7 @@ export const QUERY_TOO_BROAD = 'query_too_broad';
 const PLANNER_SETTINGS =
   "SELECT set_config('jit', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)";
 
-/** runs summarized at once: how many outlines recall holds at a time */
+/** batches of runs summarized at once (runBatches) */
 const OUTLINE_READERS = 4;
 const TEXT_BATCH = 100;
 
@@ -89,15 +94,18 @@ export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallCo
       deadline.check('counting the words');
       const words = await rarestFirst(tx, query.tenant, queryWords(query.terms), signal);
       deadline.check('finding the newest matches');
-      // The newest matches first: a page holding them all, within the limit, needs no count.
-      const first = await newestMatches(tx, query.tenant, words, bounds.maxMatchingSpans + 1, null, signal);
-      if (first.length > Math.min(bounds.maxMatchingSpans, bounds.maxTotalMatches)) {
-        deadline.check('counting matching spans');
-        const total = await countMatches(tx, query.tenant, words, bounds.maxTotalMatches + 1, signal);
-        if (total > bounds.maxTotalMatches) throw tooBroad(query.terms, bounds.maxTotalMatches);
-      }
+      // Counted and the newest page in one pass: a query matching too many is refused.
+      const first = await firstMatches(
+        tx,
+        query.tenant,
+        words,
+        bounds.maxMatchingSpans + 1,
+        bounds.maxTotalMatches,
+        signal,
+      );
+      if (first.total > bounds.maxTotalMatches) throw tooBroad(query.terms, bounds.maxTotalMatches);
       deadline.check('finding the newest matches');
-      return newestMatching(tx, deps.payloads, query, words, first, ctx);
+      return newestMatching(tx, deps.payloads, query, words, first.matches, ctx);
     }),
     'finding the newest matches',
   );
@@ -135,7 +143,7 @@ async function newestMatching(
   db: Queryable,
   payloads: PayloadStore,
   query: RecallQuery,
-  words: readonly string[],
+  words: RankedWords,
   first: MatchRow[],
   ctx: RecallContext,
 ): Promise<{ matches: MatchRow[]; overflow: boolean }> {
@@ -174,39 +182,70 @@ async function newestMatching(
   return { matches: passed.slice(0, max), overflow: passed.length > max };
 }
 
-/** Each run's entry, in the order given, a few runs at a time; none for a run gone since it matched (erased). */
+/**
+ * Runs in order, in batches of at most maxSpansPerRun spans in all (a run with more is a
+ * batch of its own, read up to the bound): each batch is one read of two statements, and
+ * recall holds a few batches' rows at a time.
+ */
+export function runBatches(runs: readonly RunMatches[], spans: (run: string) => number, max: number): RunMatches[][] {
+  const batches: RunMatches[][] = [];
+  let batch: RunMatches[] = [];
+  let held = 0;
+  for (const r of runs) {
+    const n = Math.min(spans(r.run), max);
+    if (batch.length > 0 && held + n > max) {
+      batches.push(batch);
+      batch = [];
+      held = 0;
+    }
+    batch.push(r);
+    held += n;
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
+}
+
+/** Each run's entry, in the order given, a few batches at a time; none for a run gone since it matched (erased). */
 async function summarizeRuns(
   deps: RecallDeps,
   tenant: string,
   runs: readonly RunMatches[],
-  facts: ReadonlyMap<string, RunEnd>,
+  facts: ReadonlyMap<string, RunFacts>,
   ctx: RecallContext,
 ): Promise<RecalledRun[]> {
   const { deadline, bounds } = ctx;
-  const out = new Array<RecalledRun | undefined>(runs.length);
+  const entries = new Map<string, RecalledRun>();
   const tick = deadline.checkEvery(1024, 'summarizing the runs');
+  const known = runs.filter((r) => facts.has(r.run));
+  const batches = runBatches(known, (run) => facts.get(run)?.spans ?? 0, bounds.maxSpansPerRun);
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < runs.length) {
-      const i = next++;
-      const fact = facts.get(runs[i].run);
-      if (fact === undefined) continue;
+    while (next < batches.length) {
+      const batch = batches[next++];
       deadline.check('reading the runs');
-      const outline = await readTape(deps, tenant, runs[i].run, {
-        maxSpans: bounds.maxSpansPerRun,
-        signal: deadline.signal,
-        bodies: 'outline',
-      });
-      if (outline === undefined) continue;
-      out[i] = recallEntry(outline, runs[i], fact, {
-        pricing: deps.pricing,
-        nowNs: ctx.nowNs,
-        maxSkeletonEntries: bounds.maxSkeletonEntries,
-        tick,
-      });
+      const outlines = await readTapes(
+        deps,
+        tenant,
+        batch.map((r) => r.run),
+        { maxSpans: bounds.maxSpansPerRun, signal: deadline.signal, bodies: 'outline' },
+      );
+      for (const r of batch) {
+        const outline = outlines.get(r.run);
+        const fact = facts.get(r.run);
+        if (outline === undefined || fact === undefined) continue;
+        entries.set(
+          r.run,
+          recallEntry(outline, r, fact, {
+            pricing: deps.pricing,
+            nowNs: ctx.nowNs,
+            maxSkeletonEntries: bounds.maxSkeletonEntries,
+            tick,
+          }),
+        );
+      }
     }
   };
-  const workers = Array.from({ length: Math.min(OUTLINE_READERS, runs.length) }, worker);
+  const workers = Array.from({ length: Math.min(OUTLINE_READERS, batches.length) }, worker);
   await deadline.race(Promise.all(workers), 'reading the runs');
-  return out.filter((entry): entry is RecalledRun => entry !== undefined);
+  return runs.flatMap((r) => entries.get(r.run) ?? []);
 }

@@ -17,7 +17,7 @@ import type { Queryable } from '../store/database.js';
 import type { StepStatus } from '../normalize/step.js';
 import type { StepRow } from '../normalize/finish.js';
 import { storedJson } from '../json/json-value.js';
-import { stepRequestSql, stepResponseSql, tokensOf, type StepViewRow } from './step-rows.js';
+import { tokensOf, type StepViewRow } from './step-rows.js';
 
 export interface SpanLink {
   trace_id: string;
@@ -279,17 +279,22 @@ async function readOutlineRows(
   }
   if (byRun.size === 0) return byRun;
   const stepRows = await db.query<StepViewRow>(
-    `SELECT s.run_id AS run, encode(st.trace_id, 'hex') AS trace_id, encode(st.span_id, 'hex') AS span_id,
-            encode(s.parent_span_id, 'hex') AS parent_span_id,
-            st.kind, st.name, st.model, st.tool, st.tool_call_id, s.service_name AS service,
-            s.start_ns, s.end_ns - s.start_ns AS duration_ns, st.status,
+    `WITH st AS MATERIALIZED (
+       SELECT s.run_id, s.parent_span_id, s.service_name, s.start_ns, s.end_ns, st.*
+         FROM tapedeck_store.steps st
+         JOIN tapedeck_store.spans s USING (tenant, trace_id, span_id)
+        WHERE st.tenant = $1 AND s.run_id = ANY($2::text[])),
+     ${LISTED_OUTLINES}
+     SELECT st.run_id AS run, encode(st.trace_id, 'hex') AS trace_id, encode(st.span_id, 'hex') AS span_id,
+            encode(st.parent_span_id, 'hex') AS parent_span_id,
+            st.kind, st.name, st.model, st.tool, st.tool_call_id, st.service_name AS service,
+            st.start_ns, st.end_ns - st.start_ns AS duration_ns, st.status,
             ${OUTLINE_BODIES}, st.request_digest, st.response_digest, st.fingerprint,
             st.tokens_input, st.tokens_output, st.tokens_cache_read, st.tokens_cache_write, st.tokens_context,
             st.params, st.layout, st.cost_usd
-       FROM tapedeck_store.steps st
-       JOIN tapedeck_store.spans s USING (tenant, trace_id, span_id)
-      WHERE st.tenant = $1 AND s.run_id = ANY($2::text[])
-      ORDER BY s.run_id, s.start_ns, st.span_id`,
+       FROM st
+       LEFT JOIN outlines ol ON ol.trace_id = st.trace_id AND ol.span_id = st.span_id
+      ORDER BY st.run_id, st.start_ns, st.span_id`,
     [tenant, [...byRun.keys()]],
     { signal: options.signal },
   );
@@ -307,21 +312,54 @@ async function readOutlineRows(
   return byRun;
 }
 
+/**
+ * The outlines of the steps' lists in the message store (CTEs over `st`, the steps read): each
+ * message the lists hold read once and cut down (a conversation's calls share most of their
+ * messages), then each list's kept messages in order. Read list by list, a run of n calls
+ * looked up and parsed each message about n / 2 times.
+ */
+const LISTED_OUTLINES = `listed AS MATERIALIZED (
+       SELECT st.trace_id, st.span_id, false AS response, u.n, u.digest
+         FROM st CROSS JOIN LATERAL unnest(st.request_messages) WITH ORDINALITY AS u(digest, n)
+       UNION ALL
+       SELECT st.trace_id, st.span_id, true, u.n, u.digest
+         FROM st CROSS JOIN LATERAL unnest(st.response_messages) WITH ORDINALITY AS u(digest, n)),
+     outlined AS MATERIALIZED (
+       SELECT msg.digest,
+              CASE WHEN json_typeof(j.m) = 'object' AND j.m ->> 'role' = 'tool' AND json_typeof(j.m -> 'tool_call_id') = 'string'
+                   THEN json_build_object('role', 'tool', 'tool_call_id', j.m -> 'tool_call_id') END AS tool_result,
+              CASE WHEN json_typeof(j.m) = 'object' AND json_typeof(j.m -> 'tool_calls') = 'array'
+                   THEN json_build_object('tool_calls', j.m -> 'tool_calls') END AS tool_calls
+         FROM (SELECT DISTINCT digest FROM listed) l
+         JOIN tapedeck_store.messages msg ON msg.tenant = $1 AND msg.digest = l.digest
+         CROSS JOIN LATERAL (SELECT msg.body::json AS m) j
+        -- "tool" is in the text of every message kept (role tool, or tool_calls): most are not parsed
+        WHERE strpos(msg.body, '"tool') > 0
+          AND json_typeof(j.m) = 'object' AND (j.m ->> 'role' = 'tool' OR j.m -> 'tool_calls' IS NOT NULL)),
+     outlines AS MATERIALIZED (
+       SELECT l.trace_id, l.span_id,
+              json_agg(o.tool_result ORDER BY l.n) FILTER (WHERE NOT l.response AND o.tool_result IS NOT NULL) AS request,
+              json_agg(o.tool_calls ORDER BY l.n) FILTER (WHERE l.response AND o.tool_calls IS NOT NULL) AS response
+         FROM listed l JOIN outlined o ON o.digest = l.digest
+        GROUP BY l.trace_id, l.span_id)`;
+
 /** The request and response columns of an outline read (module comment); stored as JSON text. */
 const OUTLINE_BODIES = `CASE
          WHEN (st.request IS NULL AND st.request_messages IS NULL) OR st.kind = 'agent' THEN NULL
          WHEN st.kind = 'tool' THEN st.request
-         WHEN json_typeof((${stepRequestSql})::json) <> 'array' THEN '[]'
+         WHEN st.request_messages IS NOT NULL THEN COALESCE(ol.request::text, '[]')
+         WHEN json_typeof(st.request::json) <> 'array' THEN '[]'
          ELSE COALESCE((SELECT json_agg(json_build_object('role', 'tool', 'tool_call_id', m -> 'tool_call_id'))
-                          FROM json_array_elements((${stepRequestSql})::json) AS m
+                          FROM json_array_elements(st.request::json) AS m
                          WHERE json_typeof(m) = 'object' AND m ->> 'role' = 'tool'
                            AND json_typeof(m -> 'tool_call_id') = 'string')::text, '[]')
        END AS request,
        CASE
          WHEN (st.response IS NULL AND st.response_messages IS NULL) OR st.kind <> 'llm' THEN NULL
-         WHEN json_typeof((${stepResponseSql})::json) <> 'array' THEN '[]'
+         WHEN st.response_messages IS NOT NULL THEN COALESCE(ol.response::text, '[]')
+         WHEN json_typeof(st.response::json) <> 'array' THEN '[]'
          ELSE COALESCE((SELECT json_agg(json_build_object('tool_calls', m -> 'tool_calls'))
-                          FROM json_array_elements((${stepResponseSql})::json) AS m
+                          FROM json_array_elements(st.response::json) AS m
                          WHERE json_typeof(m) = 'object' AND json_typeof(m -> 'tool_calls') = 'array')::text, '[]')
        END AS response`;
 
