@@ -170,17 +170,22 @@ export async function firstMatches(
        LEFT JOIN LATERAL (
          SELECT s.run_id AS run, s.end_ns, encode(m.trace_id, 'hex') AS trace_id, encode(m.span_id, 'hex') AS span_id
            FROM matching m
-           JOIN tapedeck_store.spans s ON s.tenant = $1 AND s.trace_id = m.trace_id AND s.span_id = m.span_id
-          WHERE s.run_id IS NOT NULL AND t.n <= $5
+           -- each match's span by its key (PostgreSQL cannot tell how many matches there are,
+           -- and guessed a hash join over every span)
+           CROSS JOIN LATERAL (SELECT s.run_id, s.end_ns FROM tapedeck_store.spans s
+                                WHERE s.tenant = $1 AND s.trace_id = m.trace_id AND s.span_id = m.span_id
+                                  AND s.run_id IS NOT NULL OFFSET 0) s
+          WHERE t.n <= $5
           ORDER BY s.end_ns DESC, m.trace_id DESC, m.span_id DESC
           LIMIT $3) x ON true`,
     [tenant, words.words, limit, words.rare, maxTotal],
     options,
   );
+  // no match: one row of the count alone (the page's columns null)
   const matches = rows.flatMap((r) =>
-    r.run === null || r.end_ns === null || r.trace_id === null || r.span_id === null
-      ? []
-      : [{ run: r.run, end_ns: BigInt(r.end_ns), trace_id: r.trace_id, span_id: r.span_id }],
+    typeof r.run === 'string' && r.end_ns !== null && r.trace_id !== null && r.span_id !== null
+      ? [{ run: r.run, end_ns: BigInt(r.end_ns), trace_id: r.trace_id, span_id: r.span_id }]
+      : [],
   );
   return { total: Number(rows[0]?.total ?? 0), matches };
 }
