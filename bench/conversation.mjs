@@ -15,7 +15,8 @@
 // and indexes, pg_total_relation_size after VACUUM) and every file under the data directory
 // (offloaded payloads), less what they held before the phase, per run. "Derived" is all but
 // the raw spans and log records (the tables spans and logs): steps, messages, recall's index,
-// payload files, whatever their tables are called. The 100-call/10-call line is measured
+// payload files, whatever their tables are called; then the same bytes by relation (a table's
+// heap, its TOAST, each index). The 100-call/10-call line is measured
 // (100 is one of the default lengths), not extrapolated.
 //
 // Build first (`npm run build`), then: node bench/conversation.mjs
@@ -140,6 +141,12 @@ async function measure(calls, runs, warmup, requests) {
         .filter((n) => !RAW_TABLES.has(n) && grew(n) >= 8192 * runs)
         .sort((a, b) => grew(b) - grew(a))
         .map((n) => `${n} ${kb(grew(n) / runs)}`);
+      const relationGrew = (name) =>
+        (after.byRelation.get(name)?.bytes ?? 0) - (before.byRelation.get(name)?.bytes ?? 0);
+      const relations = [...after.byRelation.keys()]
+        .filter((n) => !RAW_TABLES.has(after.byRelation.get(n).table) && relationGrew(n) >= 8192 * runs)
+        .sort((a, b) => relationGrew(b) - relationGrew(a))
+        .map((n) => `${n} ${kb(relationGrew(n) / runs)}`);
       const result = {
         calls,
         runs,
@@ -161,6 +168,7 @@ async function measure(calls, runs, warmup, requests) {
         rawSpansPerRun: rawBytes / runs,
         withRawPerRun: (derived + rawBytes) / runs,
         derivedParts: parts,
+        derivedRelations: relations,
       };
       console.log(
         `  ${calls} calls: ${runs} run(s), ${fmt(spans)} spans, ${(ack.bytes / 1e6).toFixed(0)} MB; raw ${fmt(rawRate)} spans/s (${fmt(raw1.spans / raw1.elapsed)} before, ${fmt(raw2.spans / raw2.elapsed)} after); ` +
@@ -175,6 +183,7 @@ async function measure(calls, runs, warmup, requests) {
       console.log(
         `    stored per run: derived ${kb(result.derivedPerRun)} (${parts.join(', ') || 'nothing'}), raw spans ${kb(result.rawSpansPerRun)}, with raw spans ${kb(result.withRawPerRun)}`,
       );
+      console.log(`    derived by relation, per run: ${relations.join(', ') || 'nothing'}`);
       return result;
     } finally {
       await raw.close();
@@ -184,19 +193,40 @@ async function measure(calls, runs, warmup, requests) {
   }
 }
 
-/** Bytes of each tapedeck_store table (TOAST and indexes included) and, as "payload files", of the data directory. */
+/**
+ * Bytes of each tapedeck_store table (TOAST and indexes included) and, as "payload files", of
+ * the data directory; and of each relation apart: a table's heap, its TOAST, each index.
+ */
 async function storedBytes(db, dataDir) {
   const { rows } = await db.query(
-    // a partition (spans and log records by day) counts under its partitioned table's name
-    `SELECT coalesce(root.relname, c.relname) AS name, sum(pg_total_relation_size(c.oid))::bigint AS bytes
+    // a partition (spans and log records by day) counts under its partitioned table's name,
+    // a partition's index under its partitioned index's
+    `SELECT coalesce(root.relname, c.relname) AS name, r.relation, sum(r.bytes)::bigint AS bytes
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
        LEFT JOIN pg_class root ON root.oid = pg_partition_root(c.oid)
+       CROSS JOIN LATERAL (
+         SELECT coalesce(root.relname, c.relname) || ' heap' AS relation,
+                pg_table_size(c.oid) - coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0) AS bytes
+         UNION ALL
+         SELECT coalesce(root.relname, c.relname) || ' TOAST', pg_total_relation_size(c.reltoastrelid)
+          WHERE c.reltoastrelid <> 0
+         UNION ALL
+         SELECT coalesce(ir.relname, ic.relname), pg_total_relation_size(i.indexrelid)
+           FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+           LEFT JOIN pg_class ir ON ir.oid = pg_partition_root(i.indexrelid)
+          WHERE i.indrelid = c.oid
+       ) r
       WHERE n.nspname = 'tapedeck_store' AND c.relkind = 'r'
-      GROUP BY 1`,
+      GROUP BY 1, 2`,
   );
-  const byName = new Map(rows.map((r) => [r.name, Number(r.bytes)]));
+  const byName = new Map();
+  const byRelation = new Map();
+  for (const r of rows) {
+    byName.set(r.name, (byName.get(r.name) ?? 0) + Number(r.bytes));
+    byRelation.set(r.relation, { table: r.name, bytes: Number(r.bytes) });
+  }
   byName.set('payload files', filesBytes(dataDir));
-  return { byName };
+  return { byName, byRelation };
 }
 
 function filesBytes(dir) {

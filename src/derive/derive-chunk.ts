@@ -4,7 +4,9 @@
  * payload store, so it can run on a worker thread (derive-worker.ts): normalize each span,
  * compute the stored step (digests, fingerprint; derive.ts inlineStep), and encode the steps
  * of new spans as binary COPY tuples for tapedeck_store.steps (with recall's words of their own
- * text), and their messages for the message store.
+ * text), and their messages for the message store. A step names its messages by their ids in
+ * the store, which only the store can tell: each is written as a slot (copy-binary.ts
+ * Int8Slots) that the caller fills in (fillMessageIds) once the messages are stored.
  *
  * Run facts are not sent back: the caller reads them from the attributes (run-identity.ts).
  * What it leaves to its caller: spans with a value over the payload threshold (`local`: they
@@ -12,8 +14,8 @@
  * (`restated`: upserted, not copied).
  */
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
-import { BinaryCopyWriter } from '../store/copy-binary.js';
-import { stepColumns, stepToRow, type StoredMessage } from '../tapes/step-rows.js';
+import { BinaryCopyWriter, fillInt8Slots } from '../store/copy-binary.js';
+import { idOf, type MessageIds, stepColumns, stepToRow, type StoredMessage } from '../tapes/step-rows.js';
 import { copyColumnsOf } from '../store/bulk-insert.js';
 import { DERIVE_FAILED, inlineStep, normalizeFacts } from './derive.js';
 import type { DerivedSpan } from '../tapes/derived-span.js';
@@ -44,8 +46,13 @@ export interface DeriveChunkResult {
   local: number[];
   /** dialects that threw, or deriving that threw elsewhere (each span then has no step), for the caller to report */
   dialectErrors: { index: number; layout: string; error: Error }[];
-  /** the messages of the steps in `steps`, for the message store (tapes/message-rows.ts) */
+  /**
+   * the messages of the steps in `steps`, for the message store (tapes/message-rows.ts): one
+   * per message of each list, in the order the lists are written
+   */
   messages: StoredMessage[];
+  /** where each of `messages` has its id's slot in `steps` (bytes from its start) */
+  slots: Uint32Array;
   /** from a worker: `messages` packed (packMessages), moved rather than cloned */
   packedMessages?: Uint8Array;
 }
@@ -86,13 +93,14 @@ export class ChunkDeriver {
       local,
       dialectErrors,
       messages: out.messages,
+      slots: Uint32Array.from(out.steps.slotOffsets()),
     };
   }
 }
 
 /**
  * Where a derived span's step goes: a new span's step into the COPY tuples (its messages into
- * `messages`); a stored span's step to be upserted.
+ * `messages`, in the order of their slots); a stored span's step to be upserted.
  */
 export function placeStep(
   tenant: string,
@@ -107,6 +115,20 @@ export function placeStep(
   }
   out.steps.row(stepToRow(tenant, d.step));
   for (const list of [d.step.requestMessages, d.step.responseMessages]) if (list) out.messages.push(...list);
+}
+
+/**
+ * Writes the ids of the messages into their slots in the encoded steps (pieces: all of one
+ * writer's data); every message must have its id in `ids`.
+ */
+export function fillMessageIds(
+  pieces: readonly Uint8Array[],
+  slots: Uint32Array,
+  messages: readonly StoredMessage[],
+  ids: MessageIds,
+): void {
+  if (slots.length !== messages.length) throw new Error('every message of a step list has one slot');
+  fillInt8Slots(pieces, slots, (i) => BigInt(idOf(ids, messages[i])));
 }
 
 /**

@@ -38,7 +38,11 @@ port.on('message', (message: DeriveWorkerMessage) => {
       messages: [],
       packedMessages,
     };
-    answer({ result }, [steps.buffer as ArrayBuffer, packedMessages.buffer as ArrayBuffer]);
+    answer({ result }, [
+      steps.buffer as ArrayBuffer,
+      packedMessages.buffer as ArrayBuffer,
+      derived.slots.buffer as ArrayBuffer,
+    ]);
   } catch (error) {
     answer({ job, error });
   }

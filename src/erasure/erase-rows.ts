@@ -55,7 +55,7 @@ export async function prepareErasure(tx: Queryable): Promise<void> {
       tenant text NOT NULL, trace_id bytea NOT NULL, span_id bytea NOT NULL,
       PRIMARY KEY (tenant, trace_id, span_id)) ON COMMIT DROP;
     CREATE TEMP TABLE erased_refs (digest text NOT NULL) ON COMMIT DROP;
-    CREATE TEMP TABLE erased_messages (tenant text NOT NULL, digest bytea NOT NULL) ON COMMIT DROP;`);
+    CREATE TEMP TABLE erased_messages (tenant text NOT NULL, id bigint NOT NULL) ON COMMIT DROP;`);
 }
 
 /** Turns JIT off until the end of the transaction. */
@@ -134,9 +134,9 @@ export async function eraseChosen(tx: Queryable, options: EraseOptions = {}): Pr
                  st.tenant, st.request_messages, st.response_messages),
      r AS (INSERT INTO erased_refs (digest)
            SELECT a FROM d WHERE a IS NOT NULL UNION SELECT b FROM d WHERE b IS NOT NULL),
-     m AS (INSERT INTO erased_messages (tenant, digest)
-           SELECT DISTINCT d.tenant, u.digest
-             FROM d CROSS JOIN LATERAL unnest(d.request_messages || d.response_messages) AS u(digest))
+     m AS (INSERT INTO erased_messages (tenant, id)
+           SELECT DISTINCT d.tenant, u.id
+             FROM d CROSS JOIN LATERAL unnest(d.request_messages || d.response_messages) AS u(id))
      SELECT count(*) AS n FROM d`,
   );
   await deleteUnreferencedMessages(tx);
@@ -178,18 +178,18 @@ export async function eraseChosen(tx: Queryable, options: EraseOptions = {}): Pr
 
 /**
  * The messages the deleted steps referenced that no remaining step references (a message two
- * runs share stays until the last of them goes); the GIN indexes on the steps' digest lists
+ * runs share stays until the last of them goes); the GIN indexes on the steps' message lists
  * answer "still referenced?" without reading every step.
  */
 async function deleteUnreferencedMessages(tx: Queryable): Promise<void> {
   await tx.query(
     `DELETE FROM tapedeck_store.messages m
-      USING (SELECT DISTINCT tenant, digest FROM erased_messages) c
-      WHERE m.tenant = c.tenant AND m.digest = c.digest
+      USING (SELECT DISTINCT tenant, id FROM erased_messages) c
+      WHERE m.tenant = c.tenant AND m.id = c.id
         AND NOT EXISTS (SELECT 1 FROM tapedeck_store.steps st
-                         WHERE st.request_messages @> ARRAY[c.digest] AND st.tenant = c.tenant)
+                         WHERE st.request_messages @> ARRAY[c.id] AND st.tenant = c.tenant)
         AND NOT EXISTS (SELECT 1 FROM tapedeck_store.steps st
-                         WHERE st.response_messages @> ARRAY[c.digest] AND st.tenant = c.tenant)`,
+                         WHERE st.response_messages @> ARRAY[c.id] AND st.tenant = c.tenant)`,
   );
 }
 

@@ -5,16 +5,17 @@
  * 2. read the run facts of the traces' stored spans and the log records of the batch's spans;
  * 3. resolve runs in memory (tapes/run-resolution.ts), write the new spans with their run and
  *    update the stored spans whose run changed;
- * 4. derive each span (normalize, offload, digests), write the steps and the messages of their
- *    lists the message store does not hold yet (tapes/message-rows.ts), each with recall's
- *    words: a step's own text's, a new message's (recall/recorded-text.ts).
+ * 4. derive each span (normalize, offload, digests), write the messages of the steps' lists
+ *    the message store does not hold yet (tapes/message-rows.ts), then the steps, which name
+ *    their messages by id; each with recall's words: a step's own text's, a new message's
+ *    (recall/recorded-text.ts).
  *
  * Under the locks, the stored spans read in step 2 are exactly the rows an INSERT ... ON
  * CONFLICT would find, so where the adapter has copyTuples (PostgreSQL server) new spans and
  * their steps are written with binary COPY; a redelivered span's step is upserted. There the
  * steps are derived chunk by chunk (derive/derive-thread.ts: on a worker thread) from the start of
  * step 3, while the spans are written (a span's run facts come from its attributes alone), and
- * copied in step 4 as the chunks come. Without copyTuples (PGlite) the spans are derived first,
+ * copied in step 4 once all are derived and their messages stored. Without copyTuples (PGlite) the spans are derived first,
  * and every write is a multi-row INSERT with the same ON CONFLICT clauses as always.
  *
  * With derive off (derive null) steps 2-4 shrink to reading which spans are stored: the new
@@ -38,7 +39,7 @@ import {
   updateRuns,
   upsertSteps,
 } from '../tapes/trace-store.js';
-import { placeStep, stepCopyColumns } from '../derive/derive-chunk.js';
+import { fillMessageIds, placeStep, stepCopyColumns } from '../derive/derive-chunk.js';
 import { insertMessages, messagesOf } from '../tapes/message-rows.js';
 import type { StoredMessage } from '../tapes/step-rows.js';
 import type { ChunkedDerive, DerivedChunk } from '../derive/derive-thread.js';
@@ -199,9 +200,10 @@ async function insertSteps(
 
 /**
  * A transaction's chunks, taken from the deriver as soon as they are ready (so the worker
- * derives while the spans are written) and handed to the steps' COPY in order. At most
- * READ_AHEAD_BYTES of encoded steps wait here: past that, the deriver waits for the COPY
- * (a request of 64 KB prompts encodes about as many bytes of steps as it has of spans).
+ * derives while the spans are written) and handed to copySteps in order. At most
+ * READ_AHEAD_BYTES of encoded steps wait here while the spans are written: past that, the
+ * deriver waits for copySteps to start taking them (a request of 64 KB prompts encodes about
+ * as many bytes of steps as it has of spans).
  */
 class Derivation {
   private readonly ready: DerivedChunk[] = [];
@@ -276,9 +278,12 @@ function byteLengthOf(pieces: readonly Uint8Array[]): number {
 }
 
 /**
- * Streams the encoded steps of new spans into a COPY as chunks come back; spans with a value
- * over the payload threshold are derived here (they need the payload store). Steps of spans
- * stored before are upserted after.
+ * Copies the encoded steps of new spans; spans with a value over the payload threshold are
+ * derived here (they need the payload store). The steps name their messages by id, so the
+ * chunks are all taken first, then every message of the transaction is stored (new and
+ * restated steps' together, in one digest order, so this transaction never waits for a
+ * message after it wrote one), and the ids go into the steps' slots before the COPY. Steps of
+ * spans stored before are upserted after.
  */
 async function copySteps(
   tx: Queryable,
@@ -289,22 +294,31 @@ async function copySteps(
   isNew: (s: SpanRecord) => boolean,
 ): Promise<void> {
   const restated: DerivedSpan[] = [];
-  const messages: StoredMessage[] = [];
-  async function* stepTuples(): AsyncGenerator<Uint8Array> {
-    for await (const chunk of derivation.chunks()) {
-      restated.push(...chunk.restated);
-      for (const m of chunk.messages) messages.push(m);
-      yield* chunk.steps;
-      if (chunk.local.length === 0) continue;
-      const local = chunk.local.map((i) => chunk.spans[i]);
-      const out = { steps: new BinaryCopyWriter(stepCopyColumns, { framed: false }), restated, messages };
-      for (const [i, d] of (await derive(local, logsOf)).entries()) placeStep(tenant, d, isNew(local[i]), out);
-      yield* out.steps.take();
+  const encoded: Pick<DerivedChunk, 'steps' | 'messages' | 'slots'>[] = [];
+  for await (const chunk of derivation.chunks()) {
+    restated.push(...chunk.restated);
+    encoded.push(chunk);
+    if (chunk.local.length === 0) continue;
+    const local = chunk.local.map((i) => chunk.spans[i]);
+    const out = {
+      steps: new BinaryCopyWriter(stepCopyColumns, { framed: false }),
+      restated,
+      messages: [] as StoredMessage[],
+    };
+    for (const [i, d] of (await derive(local, logsOf)).entries()) placeStep(tenant, d, isNew(local[i]), out);
+    encoded.push({ steps: out.steps.take(), messages: out.messages, slots: Uint32Array.from(out.steps.slotOffsets()) });
+  }
+  const messages = encoded.flatMap((e) => e.messages);
+  const ids = await insertMessages(tx, tenant, [
+    ...messages,
+    ...messagesOf(restated.flatMap((d) => (d.step ? [d.step] : []))),
+  ]);
+  function* stepTuples(): Generator<Uint8Array> {
+    for (const e of encoded) {
+      fillMessageIds(e.steps, e.slots, e.messages, ids);
+      yield* e.steps;
     }
   }
   await tx.copyTuples!('tapedeck_store.steps', stepCopyColumns, stepTuples());
-  // The restated steps' messages too, in the same digest order: upsertSteps then finds them
-  // written, so this transaction never waits for a message after it wrote one.
-  await insertMessages(tx, tenant, [...messages, ...messagesOf(restated.flatMap((d) => (d.step ? [d.step] : [])))]);
-  if (restated.length > 0) await upsertSteps(tx, tenant, restated);
+  if (restated.length > 0) await upsertSteps(tx, tenant, restated, ids);
 }

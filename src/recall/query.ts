@@ -6,7 +6,7 @@
  *
  * A matching span is a step that holds every word of the query, in its own text
  * (tapedeck_store.steps.words) or in any message of its lists (tapedeck_store.messages.words,
- * reached through the steps' digest lists): each word's steps are found through the GIN
+ * reached through the steps' message lists): each word's steps are found through the GIN
  * indexes, and a step matches when it is found for every word. "Newest" is by the end of the
  * span, ties by trace and span id (descending), so pages are stable.
  */
@@ -62,31 +62,31 @@ export async function rarestFirst(
 }
 
 /**
- * Digests of the first word's messages per GIN scan of the steps' digest lists: one scan per
+ * Ids of the first word's messages per GIN scan of the steps' message lists: one scan per
  * message read each list's index once per message (a common word's thousands of messages
- * took seconds); one scan of all of them costs GIN a pass over every digest asked for each
+ * took seconds); one scan of all of them costs GIN a pass over every id asked for each
  * step it finds, so a very common word's took tens of seconds. Chunks keep both small.
  */
-const DIGESTS_PER_SCAN = 256;
+const IDS_PER_SCAN = 256;
 
 /**
  * The steps holding every word ($1 tenant, $2 words, distinct, the one to start from first,
  * $4 how many of them are rare): trace_id and span_id. The steps holding the first word in
  * their own words or in one of their messages (the messages through their words' GIN index,
- * their steps through the digest lists', DIGESTS_PER_SCAN digests at a time), each checked
+ * their steps through the message lists', IDS_PER_SCAN ids at a time), each checked
  * for the other words in its own words or in a message it holds: a rare word's messages
- * are read once into a hash table of digests, and the step's digests looked up in it; a
+ * are read once into a hash table of ids, and the step's ids looked up in it; a
  * common word's (it would fill the table with most messages) are looked up in the step's
  * messages, where it is likely in one of the first.
  */
 const MATCHING_STEPS = `WITH first_messages AS (
-      SELECT array_agg(f.digest) AS digests
-        FROM (SELECT m.digest, (row_number() OVER ()) / ${DIGESTS_PER_SCAN} AS chunk
+      SELECT array_agg(f.id) AS ids
+        FROM (SELECT m.id, (row_number() OVER ()) / ${IDS_PER_SCAN} AS chunk
                 FROM tapedeck_store.messages m
                WHERE m.tenant = $1 AND m.words @> ($2::bigint[])[1:1]) f
        GROUP BY f.chunk),
     rare_messages AS MATERIALIZED (
-      SELECT q.w, m.digest
+      SELECT q.w, m.id
         FROM unnest(($2::bigint[])[2:$4::int]) AS q(w)
         JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.words @> ARRAY[q.w])
   SELECT DISTINCT c.trace_id, c.span_id
@@ -96,22 +96,22 @@ const MATCHING_STEPS = `WITH first_messages AS (
           UNION ALL
           SELECT st.trace_id, st.span_id, st.words, st.request_messages, st.response_messages
             FROM first_messages f
-            JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.request_messages && f.digests
+            JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.request_messages && f.ids
           UNION ALL
           SELECT st.trace_id, st.span_id, st.words, st.request_messages, st.response_messages
             FROM first_messages f
-            JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.response_messages && f.digests) c
+            JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.response_messages && f.ids) c
    WHERE NOT EXISTS (
      SELECT 1 FROM unnest(($2::bigint[])[2:]) WITH ORDINALITY AS q(w, i)
       WHERE NOT coalesce(c.words @> ARRAY[q.w], false)
         AND NOT CASE
           WHEN q.i < $4::int THEN (
-            SELECT coalesce(bool_or((q.w, d.digest) IN (SELECT w, digest FROM rare_messages)), false)
-              FROM unnest(coalesce(c.request_messages, '{}') || coalesce(c.response_messages, '{}')) AS d(digest))
+            SELECT coalesce(bool_or((q.w, d.id) IN (SELECT w, id FROM rare_messages)), false)
+              FROM unnest(coalesce(c.request_messages, '{}') || coalesce(c.response_messages, '{}')) AS d(id))
           ELSE EXISTS (
             SELECT 1
-              FROM unnest(coalesce(c.request_messages, '{}') || coalesce(c.response_messages, '{}')) AS d(digest)
-              JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.digest = d.digest
+              FROM unnest(coalesce(c.request_messages, '{}') || coalesce(c.response_messages, '{}')) AS d(id)
+              JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.id = d.id
              WHERE m.words @> ARRAY[q.w])
         END)`;
 

@@ -10,7 +10,10 @@
  * - int8[]: a one-dimensional array without NULLs (ndim 1, no null bitmap, element type 20,
  *   length, lower bound 1), then each element as int32 length 8 and its 8 bytes; an empty
  *   one has no dimensions (ndim 0, no null bitmap, element type 20). The value is
- *   given as an Int32Array of 32-bit halves (high, low, high, low, ...), recall's word hashes.
+ *   given as an Int32Array of 32-bit halves (high, low, high, low, ...), recall's word hashes,
+ *   or as Int8Slots: elements whose values are not known yet (a step's message ids), written
+ *   as zeros at offsets the writer records (slotOffsets), to be filled in by fillInt8Slots
+ *   before the data is sent.
  * - bytea[]: the same array layout with element type 17, each element its length and bytes;
  *   given as an array of Uint8Array (a step's message digests).
  */
@@ -39,12 +42,40 @@ export interface Utf8Source {
   writeUtf8(sink: ByteSink): void;
 }
 
+/** An int8[] value of `count` elements to be filled in later (see the module comment). */
+export class Int8Slots {
+  constructor(readonly count: number) {}
+}
+
+/**
+ * Writes values into the Int8Slots of data a writer produced: the i-th slot (its offset from
+ * the writer's first byte, ascending) gets valueOf(i). `pieces` is all the writer's data, in order.
+ */
+export function fillInt8Slots(
+  pieces: readonly Uint8Array[],
+  offsets: ArrayLike<number>,
+  valueOf: (i: number) => bigint,
+): void {
+  let piece = 0;
+  let start = 0; // offset of pieces[piece]
+  for (let i = 0; i < offsets.length; i++) {
+    const at = offsets[i];
+    while (at >= start + pieces[piece].length) start += pieces[piece++].length;
+    const p = pieces[piece];
+    new DataView(p.buffer, p.byteOffset, p.byteLength).setBigInt64(at - start, valueOf(i));
+  }
+}
+
 /** Appends binary COPY data to chunks; `take()` hands over what is complete so far. */
 export class BinaryCopyWriter {
   private buf = Buffer.allocUnsafe(CHUNK_BYTES);
   private pos = 0;
   private ready: Buffer[] = [];
   private readyBytes = 0;
+  /** bytes handed over by take() so far */
+  private takenBytes = 0;
+  /** where the elements of Int8Slots values were written, from the writer's first byte */
+  private readonly slots: number[] = [];
   private readonly encoders: ((value: unknown) => void)[];
   /** where a Utf8Source writes: at pos, moving to a new chunk as needed, counting what it wrote */
   private readonly sink = {
@@ -116,9 +147,15 @@ export class BinaryCopyWriter {
       this.pos = 0;
     }
     const out = this.ready;
+    for (const piece of out) this.takenBytes += piece.length;
     this.ready = [];
     this.readyBytes = 0;
     return out;
+  }
+
+  /** The offsets of every Int8Slots element written, from the writer's first byte, ascending. */
+  slotOffsets(): readonly number[] {
+    return this.slots;
   }
 
   private ensure(bytes: number): void {
@@ -202,7 +239,7 @@ export class BinaryCopyWriter {
       case 'float8':
         return (v) => this.fixed(8, (b, at) => b.writeDoubleBE(Number(v), at));
       case 'int8[]':
-        return (v) => this.int8Array(v as Int32Array);
+        return (v) => (v instanceof Int8Slots ? this.int8Slots(v.count) : this.int8Array(v as Int32Array));
       case 'bytea[]':
         return (v) => this.byteaArray(v as readonly Uint8Array[]);
     }
@@ -228,6 +265,31 @@ export class BinaryCopyWriter {
       b.writeInt32BE(item.length, at);
       b.set(item, at + 4);
       at += 4 + item.length;
+    }
+    this.pos = at;
+  }
+
+  /** An int8[] of `count` zeros, each element's offset recorded. */
+  private int8Slots(count: number): void {
+    if (count === 0) return this.int8Array(new Int32Array(0));
+    const size = 20 + count * 12;
+    this.ensure(4 + size);
+    const b = this.buf;
+    let at = this.pos;
+    b.writeInt32BE(size, at);
+    b.writeInt32BE(1, at + 4); // dimensions
+    b.writeInt32BE(0, at + 8); // no NULLs
+    b.writeInt32BE(INT8_OID, at + 12);
+    b.writeInt32BE(count, at + 16);
+    b.writeInt32BE(1, at + 20); // lower bound
+    at += 24;
+    // the data before this chunk: taken, and complete chunks not taken yet
+    const base = this.takenBytes + this.readyBytes;
+    for (let i = 0; i < count; i++) {
+      b.writeInt32BE(8, at);
+      b.fill(0, at + 4, at + 12);
+      this.slots.push(base + at + 4);
+      at += 12;
     }
     this.pos = at;
   }

@@ -1,12 +1,13 @@
 /**
  * @module tapes/message-rows
  * The message store (tapedeck_store.messages, 0020_message_store.sql): each distinct message
- * of a tenant's model steps once, keyed by the SHA-256 of its canonical JSON. A conversation
- * resends its history on every call; its steps hold digests, so what it stores grows with
- * what it says, not with the square of its length.
+ * of a tenant's model steps once, keyed by the SHA-256 of its canonical JSON, with a compact
+ * id (0022_message_ids.sql). A conversation resends its history on every call; its steps hold
+ * the ids, 8 bytes a message, so what it stores grows with what it says, not with the square
+ * of its length at the size of a message.
  */
 import type { Queryable } from '../store/database.js';
-import type { StoredMessage, StoredStep } from './step-rows.js';
+import { digestKey, type StoredMessage, type StoredStep } from './step-rows.js';
 import { messageWords } from '../recall/recorded-text.js';
 import { wordIds } from '../recall/word-hash.js';
 
@@ -15,38 +16,39 @@ export function messagesOf(steps: Iterable<StoredStep>): StoredMessage[] {
   const out = new Map<string, StoredMessage>();
   for (const s of steps)
     for (const list of [s.requestMessages, s.responseMessages])
-      for (const m of list ?? []) out.set(Buffer.from(m.digest).toString('hex'), m);
+      for (const m of list ?? []) out.set(digestKey(m.digest), m);
   return [...out.values()];
 }
 
 /**
  * Writes the messages the store does not hold yet, each with recall's words (recorded-text.ts
- * messageWords); resolves with the digests (hex) of those it wrote. A message stored before
- * costs a look-up, not its words again: the store is asked first which it holds with their
- * words. One held without (stored before migration 0021) gets them here. They are written in
- * digest order, so two transactions storing some of the same messages never wait on each
- * other in a cycle.
+ * messageWords); resolves with the id of every message given, by digest (hex), for the steps
+ * that name them. A message stored before costs a look-up, not its words again: the store is
+ * asked first which it holds with their words, and their ids. One held without (stored before
+ * migration 0021) gets them here. The rest are inserted; one another transaction stored in
+ * the meantime is found by ON CONFLICT (which waits for that transaction), so every step
+ * names the one row its message has. They are written in digest order, so two transactions
+ * storing some of the same messages never wait on each other in a cycle.
  */
 export async function insertMessages(
   tx: Queryable,
   tenant: string,
   messages: readonly StoredMessage[],
-): Promise<string[]> {
+): Promise<Map<string, string>> {
   const distinct = [...messages]
     .sort((a, b) => Buffer.compare(a.digest, b.digest))
     .filter((m, i, all) => i === 0 || Buffer.compare(all[i - 1].digest, m.digest) !== 0);
-  if (distinct.length === 0) return [];
-  const held = new Set<string>();
+  const ids = new Map<string, string>();
+  if (distinct.length === 0) return ids;
   for (let at = 0; at < distinct.length; at += LOOKUP_BATCH) {
-    const rows = await tx.query<{ digest: string }>(
-      `SELECT encode(digest, 'hex') AS digest FROM tapedeck_store.messages
+    const rows = await tx.query<{ digest: string; id: string }>(
+      `SELECT encode(digest, 'hex') AS digest, id::text AS id FROM tapedeck_store.messages
         WHERE tenant = $1 AND digest = ANY($2::bytea[]) AND words IS NOT NULL`,
       [tenant, distinct.slice(at, at + LOOKUP_BATCH).map((m) => Buffer.from(m.digest))],
     );
-    for (const r of rows) held.add(r.digest);
+    for (const r of rows) ids.set(r.digest, r.id);
   }
-  const sorted = distinct.filter((m) => !held.has(Buffer.from(m.digest).toString('hex')));
-  const written: string[] = [];
+  const sorted = distinct.filter((m) => !ids.has(digestKey(m.digest)));
   for (let at = 0; at < sorted.length; ) {
     const batch: StoredMessage[] = [];
     let bytes = 0;
@@ -56,7 +58,8 @@ export async function insertMessages(
     }
     // The batch goes as two binary parameters, every digest and every body each one after
     // the other, cut apart in SQL: no per-message string, array literal or escaping. Each
-    // message's words go as an array literal of their hashes.
+    // message's words go as an array literal of their hashes. A conflict updates the row
+    // (its words, where it has none) so that RETURNING gives its id too.
     const digests = Buffer.allocUnsafe(batch.length * 32);
     const bodies = Buffer.allocUnsafe(bytes);
     const lengths: number[] = [];
@@ -69,7 +72,7 @@ export async function insertMessages(
       lengths.push(m.body.length);
       words.push(wordsArray(m.body));
     });
-    const rows = await tx.query<{ digest: string }>(
+    const rows = await tx.query<{ digest: string; id: string }>(
       `INSERT INTO tapedeck_store.messages AS m (tenant, digest, body, words)
        SELECT $1, substring($2::bytea FROM (u.n - 1)::int * 32 + 1 FOR 32),
               convert_from(substring($3::bytea FROM u.start::int + 1 FOR u.length), 'UTF8'),
@@ -77,13 +80,13 @@ export async function insertMessages(
          FROM (SELECT l.length, l.n, sum(l.length) OVER (ORDER BY l.n) - l.length AS start
                  FROM unnest($4::int[]) WITH ORDINALITY AS l(length, n)) u
         ORDER BY u.n
-       ON CONFLICT (tenant, digest) DO UPDATE SET words = EXCLUDED.words WHERE m.words IS NULL
-       RETURNING encode(digest, 'hex') AS digest`,
+       ON CONFLICT (tenant, digest) DO UPDATE SET words = coalesce(m.words, EXCLUDED.words)
+       RETURNING encode(digest, 'hex') AS digest, id::text AS id`,
       [tenant, digests, bodies, `{${lengths.join(',')}}`, words],
     );
-    for (const r of rows) written.push(r.digest);
+    for (const r of rows) ids.set(r.digest, r.id);
   }
-  return written;
+  return ids;
 }
 
 /** Digests looked up per statement. */
@@ -107,8 +110,8 @@ export async function deleteUnreferencedMessages(db: Queryable): Promise<void> {
   await db.query(
     `DELETE FROM tapedeck_store.messages m
       WHERE NOT EXISTS (SELECT 1 FROM tapedeck_store.steps st
-                         WHERE st.request_messages @> ARRAY[m.digest] AND st.tenant = m.tenant)
+                         WHERE st.request_messages @> ARRAY[m.id] AND st.tenant = m.tenant)
         AND NOT EXISTS (SELECT 1 FROM tapedeck_store.steps st
-                         WHERE st.response_messages @> ARRAY[m.digest] AND st.tenant = m.tenant)`,
+                         WHERE st.response_messages @> ARRAY[m.id] AND st.tenant = m.tenant)`,
   );
 }

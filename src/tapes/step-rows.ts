@@ -5,6 +5,7 @@
 import type { LayoutName, StepDraft, StepKind, StepStatus, Tokens } from '../normalize/step.js';
 import type { JsonValue } from '../json/json-value.js';
 import type { Column } from '../store/bulk-insert.js';
+import { Int8Slots } from '../store/copy-binary.js';
 import { hexToBytes } from './span-rows.js';
 import { stepOwnWords } from '../recall/recorded-text.js';
 import { wordIds } from '../recall/word-hash.js';
@@ -23,8 +24,8 @@ export interface StoredStep {
   responseJson?: Uint8Array | null;
   /**
    * A model step's message list, message by message, when it goes to the message store
-   * (message-rows.ts); the step then holds their digests, and requestJson / responseJson
-   * are not used.
+   * (message-rows.ts); the step then holds their ids, and requestJson / responseJson are not
+   * used.
    */
   requestMessages?: readonly StoredMessage[] | null;
   responseMessages?: readonly StoredMessage[] | null;
@@ -48,19 +49,13 @@ function textOf(value: unknown): unknown {
 }
 
 /**
- * Digests as one query parameter: their bytes end to end as hex (one text parameter reads
- * the same through both adapters), split back into an array here.
+ * A message list as a query parameter: its ids as an array literal. A list on its way into
+ * a COPY (Int8Slots) has no ids yet and is never a parameter.
  */
-function digestArray(param: string): string {
-  return `(SELECT array_agg(substring(b FROM i * ${DIGEST_BYTES} + 1 FOR ${DIGEST_BYTES}) ORDER BY i)
-     FROM (SELECT decode(${param}::text, 'hex') AS b) x, generate_series(0, length(b) / ${DIGEST_BYTES} - 1) AS i)`;
+function idsLiteral(value: unknown): string {
+  if (!Array.isArray(value)) throw new Error('a message list as a parameter needs its ids');
+  return `{${value.join(',')}}`;
 }
-
-function concatenated(value: unknown): string | null {
-  return value === null ? null : Buffer.concat(value as Uint8Array[]).toString('hex');
-}
-
-const DIGEST_BYTES = 32;
 
 export const stepColumns: readonly Column[] = [
   { name: 'tenant' },
@@ -88,8 +83,9 @@ export const stepColumns: readonly Column[] = [
   { name: 'layout' },
   { name: 'cost_usd', cast: 'double precision' },
   { name: 'normalizer_version', cast: 'integer' },
-  { name: 'request_messages', copy: 'bytea[]', expr: digestArray, param: concatenated },
-  { name: 'response_messages', copy: 'bytea[]', expr: digestArray, param: concatenated },
+  // the ids of the list's messages in the message store (0022_message_ids.sql)
+  { name: 'request_messages', cast: 'bigint[]', copy: 'int8[]', param: idsLiteral },
+  { name: 'response_messages', cast: 'bigint[]', copy: 'int8[]', param: idsLiteral },
   // recall's words of the step's own text (0021_recall_by_message.sql), hash lanes
   { name: 'words', cast: 'bigint[]', copy: 'int8[]', param: (v) => wordIds(v as Int32Array) },
 ];
@@ -104,8 +100,26 @@ export const stepUpsertTail = `ON CONFLICT (tenant, trace_id, span_id) DO UPDATE
 const json = (v: JsonValue | null): string | null => (v === null ? null : JSON.stringify(v));
 const int = (v: number | null): string | null => (v === null ? null : String(Math.trunc(v)));
 
-export function stepToRow(tenant: string, s: StoredStep): unknown[] {
+/**
+ * The message store's ids of messages, by digest (lower-case hex): what insertMessages
+ * (message-rows.ts) resolves with.
+ */
+export type MessageIds = ReadonlyMap<string, string>;
+
+/** A digest as the key of MessageIds. */
+export function digestKey(digest: Uint8Array): string {
+  return Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength).toString('hex');
+}
+
+/**
+ * A step's row. Its message lists are their ids when `ids` is given (a multi-row INSERT, after
+ * the messages are stored); else Int8Slots, one per message in list order, request first, for
+ * a COPY whose data gets the ids once they are known (derive-chunk.ts).
+ */
+export function stepToRow(tenant: string, s: StoredStep, ids?: MessageIds): unknown[] {
   const d = s.draft;
+  const list = (messages: readonly StoredMessage[] | null | undefined) =>
+    !messages ? null : ids ? messages.map((m) => idOf(ids, m)) : new Int8Slots(messages.length);
   return [
     tenant,
     hexToBytes(s.traceId),
@@ -130,10 +144,17 @@ export function stepToRow(tenant: string, s: StoredStep): unknown[] {
     d.layout,
     d.costUsd,
     s.normalizerVersion,
-    s.requestMessages ? s.requestMessages.map((m) => m.digest) : null,
-    s.responseMessages ? s.responseMessages.map((m) => m.digest) : null,
+    list(s.requestMessages),
+    list(s.responseMessages),
     s.words ?? ownWordsOf(s),
   ];
+}
+
+/** A stored message's id. */
+export function idOf(ids: MessageIds, m: StoredMessage): string {
+  const id = ids.get(digestKey(m.digest));
+  if (id === undefined) throw new Error(`message ${digestKey(m.digest)} is not in the message store`);
+  return id;
 }
 
 /** The step's own words from its draft: its lists in the message store are the messages' words. */

@@ -99,12 +99,11 @@ interface JoinedRow {
 }
 
 /**
- * A digest list as text, each digest in hex, comma-separated ('' for an empty list): text
- * reads quicker than a bytea[], which the driver parses element by element, and hex does not
- * depend on the server's bytea_output.
+ * A message list as text, its ids comma-separated ('' for an empty list): text reads quicker
+ * than a bigint[], which the driver parses element by element.
  */
-function digestsHex(column: string): string {
-  return `CASE WHEN ${column} IS NOT NULL THEN array_to_string(ARRAY(SELECT encode(d, 'hex') FROM unnest(${column}) AS d), ',') END`;
+function idsText(column: string): string {
+  return `array_to_string(${column}, ',')`;
 }
 
 /**
@@ -132,8 +131,8 @@ export async function readStoredRows(
             encode(s.parent_span_id, 'hex') AS parent_span_id, s.start_ns, s.end_ns,
             st.kind, st.name, st.model, st.tool, st.tool_call_id, s.service_name AS service,
             s.end_ns - s.start_ns AS duration_ns, st.status, st.request, st.response,
-            ${digestsHex('st.request_messages')} AS request_messages,
-            ${digestsHex('st.response_messages')} AS response_messages,
+            ${idsText('st.request_messages')} AS request_messages,
+            ${idsText('st.response_messages')} AS response_messages,
             st.request_digest, st.response_digest, st.fingerprint,
             st.tokens_input, st.tokens_output, st.tokens_cache_read, st.tokens_cache_write, st.tokens_context,
             st.params, st.layout, st.cost_usd
@@ -158,24 +157,24 @@ export async function readStoredRows(
     }
     list[r.position - 1] = r;
   }
-  // Message lists name their messages by digest: each distinct one is read once.
-  const hex = (list: string | null): string[] | null => (list === null ? null : list === '' ? [] : list.split(','));
+  // Message lists name their messages by id: each distinct one is read once.
+  const split = (list: string | null): string[] | null => (list === null ? null : list === '' ? [] : list.split(','));
   const lists = new Map<JoinedRow, { request: string[] | null; response: string[] | null }>();
-  const digests = new Set<string>();
+  const ids = new Set<string>();
   for (const r of joined) {
     if (r.position > options.maxSpans || (r.request_messages === null && r.response_messages === null)) continue;
-    const named = { request: hex(r.request_messages), response: hex(r.response_messages) };
+    const named = { request: split(r.request_messages), response: split(r.response_messages) };
     lists.set(r, named);
-    for (const list of [named.request, named.response]) if (list) for (const d of list) digests.add(d);
+    for (const list of [named.request, named.response]) if (list) for (const id of list) ids.add(id);
   }
-  const bodies = await readMessages(db, tenant, digests, options.signal);
+  const bodies = await readMessages(db, tenant, ids, options.signal);
   const messageText = options.messageText;
   if (messageText) for (const [d, text] of bodies) bodies.set(d, messageText(text));
   const bodyOf = (text: string | null, list: string[] | null): StoredBody => {
     if (list === null) return text;
     const messages: string[] = [];
-    for (const d of list) {
-      const body = bodies.get(d);
+    for (const id of list) {
+      const body = bodies.get(id);
       if (body !== undefined) messages.push(body); // as step_body's join: a message gone is left out
     }
     return messages.length === 0 ? null : { messages };
@@ -211,28 +210,24 @@ export async function readStoredRows(
   return byRun;
 }
 
-/** Message texts by digest (lower-case hex). */
+/** Message texts by id (decimal). */
 async function readMessages(
   db: Queryable,
   tenant: string,
-  digests: ReadonlySet<string>,
+  ids: ReadonlySet<string>,
   signal: AbortSignal | undefined,
 ): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  if (digests.size === 0) return out;
-  let hex = '';
-  for (const d of digests) hex += d;
-  const rows = await db.query<{ digest: string; body: string }>(
-    `SELECT encode(m.digest, 'hex') AS digest, m.body
+  if (ids.size === 0) return out;
+  const rows = await db.query<{ id: string; body: string }>(
+    `SELECT m.id::text AS id, m.body
        FROM tapedeck_store.messages m
-      WHERE m.tenant = $1
-        AND m.digest IN (SELECT substring(b FROM i * 32 + 1 FOR 32)
-                           FROM (SELECT decode($2::text, 'hex') AS b) x, generate_series(0, length(b) / 32 - 1) AS i)`,
-    [tenant, hex],
+      WHERE m.tenant = $1 AND m.id = ANY($2::bigint[])`,
+    [tenant, `{${[...ids].join(',')}}`],
     { signal },
   );
   signal?.throwIfAborted();
-  for (const r of rows) out.set(r.digest, r.body);
+  for (const r of rows) out.set(r.id, r.body);
   return out;
 }
 

@@ -7,24 +7,32 @@ import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import type { DerivedSpan } from './derived-span.js';
 import { insertRows } from '../store/bulk-insert.js';
 import { hexToBytes, logSelectList, rowToLogRecord, rowToSpanRecord, spanSelectList } from './span-rows.js';
-import { stepColumns, stepToRow, stepUpsertTail } from './step-rows.js';
+import { type MessageIds, stepColumns, stepToRow, stepUpsertTail } from './step-rows.js';
 import { insertMessages, messagesOf } from './message-rows.js';
 import type { RunNode, RunOf } from './run-resolution.js';
 
 export const spanKey = (traceId: string, spanId: string) => `${traceId}/${spanId}`;
 export const distinct = <T>(values: readonly T[]): T[] => [...new Set(values)];
 
-/** Writes (or rewrites) the steps and their messages, each with recall's words. */
-export async function upsertSteps(tx: Queryable, tenant: string, derived: readonly DerivedSpan[]): Promise<void> {
+/**
+ * Writes (or rewrites) the steps and their messages, each with recall's words: the messages
+ * first, since the steps name them by id. `ids`: the messages are stored already, with these.
+ */
+export async function upsertSteps(
+  tx: Queryable,
+  tenant: string,
+  derived: readonly DerivedSpan[],
+  ids?: MessageIds,
+): Promise<void> {
   const steps = derived.flatMap((d) => (d.step ? [d.step] : []));
+  const known = ids ?? (await insertMessages(tx, tenant, messagesOf(steps)));
   await insertRows(
     tx,
     'tapedeck_store.steps',
     stepColumns,
-    steps.map((s) => stepToRow(tenant, s)),
+    steps.map((s) => stepToRow(tenant, s, known)),
     stepUpsertTail,
   );
-  await insertMessages(tx, tenant, messagesOf(steps));
 }
 
 /**

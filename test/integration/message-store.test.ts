@@ -178,10 +178,16 @@ describe.each(databaseKinds)('moving a store written before the message store, o
   });
 
   it('moves every model list into the message store, as ingest stores it now', async () => {
+    // a list names its messages by id, which depends on the order they were stored in: by digest here
+    const digests = (side: string) =>
+      `(SELECT array_agg(encode(m.digest, 'hex') ORDER BY u.n)
+          FROM unnest(st.${side}_messages) WITH ORDINALITY AS u(id, n)
+          JOIN tapedeck_store.messages m ON m.tenant = st.tenant AND m.id = u.id) AS ${side}_messages`;
     const stored = (db: TestDatabase['db']) =>
       db.query(
-        `SELECT tenant, encode(span_id, 'hex') AS span_id, request, response, request_messages, response_messages
-           FROM tapedeck_store.steps ORDER BY tenant, span_id`,
+        `SELECT st.tenant, encode(st.span_id, 'hex') AS span_id, st.request, st.response,
+                ${digests('request')}, ${digests('response')}
+           FROM tapedeck_store.steps st ORDER BY tenant, span_id`,
       );
     const messages = (db: TestDatabase['db']) =>
       db.query('SELECT tenant, digest, body FROM tapedeck_store.messages ORDER BY tenant, digest');
