@@ -13,8 +13,8 @@
 // (span ids distinct across traces, as real ones are, so PostgreSQL plans with real statistics),
 // call k sending the system prompt and the run's whole history (u1, a1, ..., uk) and
 // receiving ak, as agents do; 10 % of runs failed at the root. Messages are written where
-// ingest keeps them: each once in tapedeck_store.messages with its words, the calls' digest
-// lists in their steps, the GIN indexes built after the load. Each message holds 15 words
+// ingest keeps them: each once in tapedeck_store.messages with its words and id, the calls'
+// lists of ids in their steps, the GIN indexes built after the load. Each message holds 15 words
 // drawn log-uniformly from w1..w1000000 (seeded, BENCH_SEED), the first its run's topic
 // word, some a phrase of the recall tests' fixtures or Chinese text.
 //
@@ -217,10 +217,16 @@ function sameAnswer(status, body, total, expected) {
   return body.truncated === expected.truncated && JSON.stringify(got) === JSON.stringify(expected.runs);
 }
 
+const SYSTEM_ID = 1;
+
+/** Message ids as an int8[] value for binary COPY: their 32-bit halves. */
+const idArray = (ids) => Int32Array.from(ids.flatMap((id) => [Math.floor(id / 2 ** 32), id % 2 ** 32 | 0]));
+
 /** Generates the runs (the answers follow them); with a transaction, also writes them. */
 async function generate(tx) {
   const MESSAGE_COLUMNS = [
     { name: 'tenant', type: 'text' },
+    { name: 'id', type: 'int8' },
     { name: 'digest', type: 'bytea' },
     { name: 'body', type: 'text' },
     { name: 'words', type: 'int8[]' },
@@ -228,11 +234,12 @@ async function generate(tx) {
   const CALL_COLUMNS = [
     { name: 'r', type: 'int4' },
     { name: 'k', type: 'int4' },
-    { name: 'request_messages', type: 'bytea[]' },
-    { name: 'response_messages', type: 'bytea[]' },
+    { name: 'request_messages', type: 'int8[]' },
+    { name: 'response_messages', type: 'int8[]' },
   ];
   let messages = [];
   let calls = [];
+  let nextId = SYSTEM_ID + 1;
   const flush = async () => {
     if (tx) {
       await tx.copyRows('tapedeck_store.messages', MESSAGE_COLUMNS, messages);
@@ -245,12 +252,14 @@ async function generate(tx) {
   for (const run of conversationRuns(SEED, RUNS)) {
     oracle.observe(r, run);
     if (tx) {
-      for (const m of run) messages.push(['', m.digest, m.body, m.words]);
-      const history = [systemMessage.digest];
+      // ids as ingest's identity gives them: the system prompt's 1, then in order
+      const ids = run.map(() => nextId++);
+      run.forEach((m, i) => messages.push(['', ids[i], m.digest, m.body, m.words]));
+      const history = [SYSTEM_ID];
       for (let k = 1; k <= CALLS; k++) {
-        history.push(run[2 * k - 2].digest);
-        calls.push([r, k, [...history], [run[2 * k - 1].digest]]);
-        history.push(run[2 * k - 1].digest);
+        history.push(ids[2 * k - 2]);
+        calls.push([r, k, idArray(history), idArray([ids[2 * k - 1]])]);
+        history.push(ids[2 * k - 1]);
       }
     }
     if (++r % BATCH_RUNS === 0) await flush();
@@ -273,15 +282,18 @@ async function build() {
     await db.query(`DROP INDEX tapedeck_store.${index}`);
   }
   await db.query(
-    'CREATE UNLOGGED TABLE bench_calls (r integer, k integer, request_messages bytea[], response_messages bytea[])',
+    'CREATE UNLOGGED TABLE bench_calls (r integer, k integer, request_messages bigint[], response_messages bigint[])',
   );
-  await timed('messages and digest lists (COPY)', () =>
+  await timed('messages and their lists (COPY)', () =>
     db.transaction(async (tx) => {
       await tx.query(
-        `INSERT INTO tapedeck_store.messages (tenant, digest, body, words) VALUES ('', $1, $2, $3::bigint[])`,
-        [systemMessage.digest, systemMessage.body, wordIds(systemMessage.words)],
+        `INSERT INTO tapedeck_store.messages (tenant, id, digest, body, words) VALUES ('', $1, $2, $3, $4::bigint[])`,
+        [SYSTEM_ID, systemMessage.digest, systemMessage.body, wordIds(systemMessage.words)],
       );
       await generate(tx);
+      await tx.query(
+        "SELECT setval(pg_get_serial_sequence('tapedeck_store.messages', 'id'), (SELECT max(id) FROM tapedeck_store.messages))",
+      );
     }),
   );
   await timed('spans', () =>
@@ -312,7 +324,7 @@ async function build() {
     ),
   );
   await db.query('DROP TABLE bench_calls');
-  await timed('building the GIN indexes (words, digest lists)', async () => {
+  await timed('building the GIN indexes (words, message lists)', async () => {
     for (const def of indexDefs) {
       await db.transaction(async (tx) => {
         await tx.query("SELECT set_config('maintenance_work_mem', '1GB', true)");

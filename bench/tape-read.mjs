@@ -62,10 +62,9 @@ try {
     const cpu = serverCpu + (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0);
     return { ms, cpu, serverCpu, bytes: body.length, steps: JSON.parse(body).steps.length };
   };
-  // The same rows: every column the tape shows, a message list's digests as hex text, then the
+  // The same rows: every column the tape shows, a message list's ids as text, then the
   // messages those lists name, each once (the tape's text is theirs).
-  const hexList = (c) =>
-    `CASE WHEN ${c} IS NOT NULL THEN array_to_string(ARRAY(SELECT encode(d, 'hex') FROM unnest(${c}) AS d), ',') END`;
+  const idList = (c) => `array_to_string(${c}, ',')`;
   const bareRead = async () => {
     const own0 = process.cpuUsage();
     const pg0 = cpuSecondsOf(ownPid);
@@ -74,7 +73,7 @@ try {
       `SELECT encode(st.trace_id, 'hex') AS trace_id, encode(st.span_id, 'hex') AS span_id,
               encode(s.parent_span_id, 'hex') AS parent_span_id, st.kind, st.name, st.model, st.tool,
               st.tool_call_id, s.service_name, s.start_ns, s.end_ns, st.status, st.request, st.response,
-              ${hexList('st.request_messages')} AS request_messages, ${hexList('st.response_messages')} AS response_messages,
+              ${idList('st.request_messages')} AS request_messages, ${idList('st.response_messages')} AS response_messages,
               st.request_digest, st.response_digest, st.fingerprint, st.tokens_input, st.tokens_output,
               st.tokens_cache_read, st.tokens_cache_write, st.tokens_context, st.params, st.layout, st.cost_usd
          FROM tapedeck_store.spans s JOIN tapedeck_store.steps st USING (tenant, trace_id, span_id)
@@ -82,16 +81,12 @@ try {
         ORDER BY s.start_ns, s.span_id`,
       [run],
     );
-    const digests = new Set();
+    const ids = new Set();
     for (const r of result.rows)
-      for (const list of [r.request_messages, r.response_messages])
-        if (list) for (const d of list.split(',')) digests.add(d);
+      for (const list of [r.request_messages, r.response_messages]) if (list) for (const d of list.split(',')) ids.add(d);
     const messages = await db.query(
-      `SELECT encode(digest, 'hex') AS digest, body FROM tapedeck_store.messages
-        WHERE tenant = '' AND digest IN (SELECT substring(b FROM i * 32 + 1 FOR 32)
-                                           FROM (SELECT decode($1::text, 'hex') AS b) x,
-                                                generate_series(0, length(b) / 32 - 1) AS i)`,
-      [[...digests].join('')],
+      `SELECT id::text AS id, body FROM tapedeck_store.messages WHERE tenant = '' AND id = ANY($1::bigint[])`,
+      [`{${[...ids].join(',')}}`],
     );
     const ms = performance.now() - t0;
     const own = process.cpuUsage(own0);

@@ -14,6 +14,7 @@ import { openStore, type Store } from '../../src/open-store.js';
 import { reindex, reindexReasons } from '../../src/tapes/reindex.js';
 import { appWith } from '../helpers/app.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
+import { stepsWithDigestListsSql } from '../helpers/digest-lists.js';
 import {
   NOW_NS,
   openRecallFixture,
@@ -41,7 +42,7 @@ describe.each(databaseKinds)('recall across migration 0021 on %s', (kind) => {
   beforeAll(async () => {
     now = await openRecallFixture(kind, recallRuns);
     // The same spans, steps and messages as the version before 0021 wrote them (no words of
-    // their own), with a row of recall's old index and one of its backlog.
+    // their own, lists of digests), with a row of recall's old index and one of its backlog.
     before = await createTestDatabase(kind, { migrated: false });
     await migrate(
       before.db,
@@ -50,10 +51,12 @@ describe.each(databaseKinds)('recall across migration 0021 on %s', (kind) => {
     for (const [table, drop] of [
       ['spans', ''],
       ['steps', " - 'words'"],
-      ['messages', " - 'words'"],
+      ['messages', " - 'words' - 'id'"],
     ] as const) {
       const rows = await now.store.db.query<{ j: string }>(
-        `SELECT (to_jsonb(t)${drop})::text AS j FROM tapedeck_store.${table} t`,
+        table === 'steps'
+          ? stepsWithDigestListsSql(drop)
+          : `SELECT (to_jsonb(t)${drop})::text AS j FROM tapedeck_store.${table} t`,
       );
       for (const r of rows)
         await before.db.query(
