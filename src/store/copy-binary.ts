@@ -14,13 +14,11 @@
  *   or as Int8Slots: elements whose values are not known yet (a step's message ids), written
  *   as zeros at offsets the writer records (slotOffsets), to be filled in by fillInt8Slots
  *   before the data is sent.
- * - bytea[]: the same array layout with element type 17, each element its length and bytes;
- *   given as an array of Uint8Array (a step's message digests).
  */
 import type { ByteSink } from '../json/json-string.js';
 import { utf8Room, writeUtf8 } from '../json/write-utf8.js';
 
-export type CopyType = 'text' | 'bytea' | 'bool' | 'int4' | 'int8' | 'float8' | 'jsonb' | 'int8[]' | 'bytea[]';
+export type CopyType = 'text' | 'bytea' | 'bool' | 'int4' | 'int8' | 'float8' | 'jsonb' | 'int8[]';
 
 export interface CopyColumn {
   name: string;
@@ -240,33 +238,7 @@ export class BinaryCopyWriter {
         return (v) => this.fixed(8, (b, at) => b.writeDoubleBE(Number(v), at));
       case 'int8[]':
         return (v) => (v instanceof Int8Slots ? this.int8Slots(v.count) : this.int8Array(v as Int32Array));
-      case 'bytea[]':
-        return (v) => this.byteaArray(v as readonly Uint8Array[]);
     }
-  }
-
-  private byteaArray(items: readonly Uint8Array[]): void {
-    let size = items.length === 0 ? 12 : 20;
-    for (const item of items) size += 4 + item.length;
-    this.ensure(4 + size);
-    const b = this.buf;
-    let at = this.pos;
-    b.writeInt32BE(size, at);
-    b.writeInt32BE(items.length === 0 ? 0 : 1, at + 4); // dimensions (none when empty)
-    b.writeInt32BE(0, at + 8); // no NULLs
-    b.writeInt32BE(BYTEA_OID, at + 12);
-    at += 16;
-    if (items.length > 0) {
-      b.writeInt32BE(items.length, at);
-      b.writeInt32BE(1, at + 4); // lower bound
-      at += 8;
-    }
-    for (const item of items) {
-      b.writeInt32BE(item.length, at);
-      b.set(item, at + 4);
-      at += 4 + item.length;
-    }
-    this.pos = at;
   }
 
   /** An int8[] of `count` zeros, each element's offset recorded. */
@@ -333,4 +305,3 @@ function isUtf8Source(v: unknown): v is Utf8Source {
 }
 
 const INT8_OID = 20;
-const BYTEA_OID = 17;

@@ -6,7 +6,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ByteSink } from '../../../src/json/json-string.js';
-import { BinaryCopyWriter, type CopyColumn, type Utf8Source } from '../../../src/store/copy-binary.js';
+import {
+  BinaryCopyWriter,
+  type CopyColumn,
+  fillInt8Slots,
+  Int8Slots,
+  type Utf8Source,
+} from '../../../src/store/copy-binary.js';
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 const all = (w: BinaryCopyWriter, end = true) => Buffer.concat(w.take(end));
@@ -104,6 +110,34 @@ describe('BinaryCopyWriter', () => {
         int16(-1),
       ]),
     );
+  });
+
+  it('writes Int8Slots as a bigint[] of zeros and fills them later as if written then, across chunks and takes', () => {
+    const columns: CopyColumn[] = [
+      { name: 't', type: 'text' },
+      { name: 'ids', type: 'int8[]' },
+    ];
+    // rows long enough that the writer's data spans several chunks, taken as it goes
+    const rows = Array.from({ length: 40 }, (_, i) => ({
+      text: 'x'.repeat(i * 1500),
+      ids: [...Array(i % 4).keys()].map((k) => BigInt(i * 10 + k)),
+    }));
+    const slotted = new BinaryCopyWriter(columns, { framed: false });
+    const pieces: Buffer[] = [];
+    for (const r of rows) {
+      slotted.row([r.text, new Int8Slots(r.ids.length)]);
+      if (slotted.pendingBytes > 30_000) pieces.push(...slotted.take());
+    }
+    pieces.push(...slotted.take());
+    expect(pieces.length).toBeGreaterThan(2);
+    const values = rows.flatMap((r) => r.ids);
+    expect(slotted.slotOffsets()).toHaveLength(values.length);
+    fillInt8Slots(pieces, Uint32Array.from(slotted.slotOffsets()), (i) => values[i]);
+    const direct = new BinaryCopyWriter(columns, { framed: false });
+    const halves = (ids: bigint[]) =>
+      Int32Array.from(ids.flatMap((id) => [Number(id >> 32n), Number(id & 0xffffffffn) | 0]));
+    for (const r of rows) direct.row([r.text, halves(r.ids)]);
+    expect(Buffer.concat(pieces).equals(Buffer.concat(direct.take()))).toBe(true);
   });
 
   it('hands over complete chunks as it goes, and the chunks together are the same bytes', () => {
