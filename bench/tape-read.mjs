@@ -83,7 +83,8 @@ try {
     );
     const ids = new Set();
     for (const r of result.rows)
-      for (const list of [r.request_messages, r.response_messages]) if (list) for (const d of list.split(',')) ids.add(d);
+      for (const list of [r.request_messages, r.response_messages])
+        if (list) for (const d of list.split(',')) ids.add(d);
     const messages = await db.query(
       `SELECT id::text AS id, body FROM tapedeck_store.messages WHERE tenant = '' AND id = ANY($1::bigint[])`,
       [`{${[...ids].join(',')}}`],

@@ -47,12 +47,12 @@ export class Int8Slots {
 
 /**
  * Writes values into the Int8Slots of data a writer produced: the i-th slot (its offset from
- * the writer's first byte, ascending) gets valueOf(i). `pieces` is all the writer's data, in order.
+ * the writer's first byte, ascending) gets value(i). `pieces` is all the writer's data, in order.
  */
 export function fillInt8Slots(
   pieces: readonly Uint8Array[],
   offsets: ArrayLike<number>,
-  valueOf: (i: number) => bigint,
+  value: (i: number) => bigint,
 ): void {
   let piece = 0;
   let start = 0; // offset of pieces[piece]
@@ -60,7 +60,7 @@ export function fillInt8Slots(
     const at = offsets[i];
     while (at >= start + pieces[piece].length) start += pieces[piece++].length;
     const p = pieces[piece];
-    new DataView(p.buffer, p.byteOffset, p.byteLength).setBigInt64(at - start, valueOf(i));
+    new DataView(p.buffer, p.byteOffset, p.byteLength).setBigInt64(at - start, value(i));
   }
 }
 
@@ -243,7 +243,10 @@ export class BinaryCopyWriter {
 
   /** An int8[] of `count` zeros, each element's offset recorded. */
   private int8Slots(count: number): void {
-    if (count === 0) return this.int8Array(new Int32Array(0));
+    if (count === 0) {
+      this.int8Array(new Int32Array(0));
+      return;
+    }
     const size = 20 + count * 12;
     this.ensure(4 + size);
     const b = this.buf;

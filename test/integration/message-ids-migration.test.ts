@@ -172,7 +172,9 @@ describe.each(databaseKinds)('migration 0022 (messages by id) on %s', (kind) => 
     await erase('left');
     await erase('right');
     // the tenant acme's run alone is left, with every message it names
-    expect(await messages()).toBe(await count(before.db, "SELECT count(*) AS n FROM tapedeck_store.messages WHERE tenant = 'acme'"));
+    expect(await messages()).toBe(
+      await count(before.db, "SELECT count(*) AS n FROM tapedeck_store.messages WHERE tenant = 'acme'"),
+    );
     expect(await readTape(store, 'acme', 'other')).toEqual(await readTape(nowStore, 'acme', 'other'));
   });
 });
