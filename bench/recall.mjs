@@ -220,7 +220,7 @@ function sameAnswer(status, body, total, expected) {
 const SYSTEM_ID = 1;
 
 /** Message ids as an int8[] value for binary COPY: their 32-bit halves. */
-const idArray = (ids) => Int32Array.from(ids.flatMap((id) => [Math.floor(id / 2 ** 32), id % 2 ** 32 | 0]));
+const idArray = (ids) => Int32Array.from(ids.flatMap((id) => [Math.floor(id / 2 ** 32), (id % 2 ** 32) | 0]));
 
 /** Generates the runs (the answers follow them); with a transaction, also writes them. */
 async function generate(tx) {

@@ -73,7 +73,7 @@ export const QUERY_TOO_BROAD = 'query_too_broad';
 
 /**
  * For the statements that find matches: PostgreSQL cannot estimate how many steps a message
- * digest finds (every digest is distinct, so the column has no common elements), guesses
+ * id finds (every id is distinct, so the column has no common elements), guesses
  * thousands, and then compiles the plan (JIT, seconds) or scans in parallel, for statements
  * that read a few index pages (docs/benchmarks.md, "Recall's plans").
  */

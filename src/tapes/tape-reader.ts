@@ -314,19 +314,19 @@ async function readOutlineRows(
  * looked up and parsed each message about n / 2 times.
  */
 const LISTED_OUTLINES = `listed AS MATERIALIZED (
-       SELECT st.trace_id, st.span_id, false AS response, u.n, u.digest
-         FROM st CROSS JOIN LATERAL unnest(st.request_messages) WITH ORDINALITY AS u(digest, n)
+       SELECT st.trace_id, st.span_id, false AS response, u.n, u.id
+         FROM st CROSS JOIN LATERAL unnest(st.request_messages) WITH ORDINALITY AS u(id, n)
        UNION ALL
-       SELECT st.trace_id, st.span_id, true, u.n, u.digest
-         FROM st CROSS JOIN LATERAL unnest(st.response_messages) WITH ORDINALITY AS u(digest, n)),
+       SELECT st.trace_id, st.span_id, true, u.n, u.id
+         FROM st CROSS JOIN LATERAL unnest(st.response_messages) WITH ORDINALITY AS u(id, n)),
      outlined AS MATERIALIZED (
-       SELECT msg.digest,
+       SELECT msg.id,
               CASE WHEN json_typeof(j.m) = 'object' AND j.m ->> 'role' = 'tool' AND json_typeof(j.m -> 'tool_call_id') = 'string'
                    THEN json_build_object('role', 'tool', 'tool_call_id', j.m -> 'tool_call_id') END AS tool_result,
               CASE WHEN json_typeof(j.m) = 'object' AND json_typeof(j.m -> 'tool_calls') = 'array'
                    THEN json_build_object('tool_calls', j.m -> 'tool_calls') END AS tool_calls
-         FROM (SELECT DISTINCT digest FROM listed) l
-         JOIN tapedeck_store.messages msg ON msg.tenant = $1 AND msg.digest = l.digest
+         FROM (SELECT DISTINCT id FROM listed) l
+         JOIN tapedeck_store.messages msg ON msg.tenant = $1 AND msg.id = l.id
          CROSS JOIN LATERAL (SELECT msg.body::json AS m) j
         -- "tool" is in the text of every message kept (role tool, or tool_calls): most are not parsed
         WHERE strpos(msg.body, '"tool') > 0
@@ -335,7 +335,7 @@ const LISTED_OUTLINES = `listed AS MATERIALIZED (
        SELECT l.trace_id, l.span_id,
               json_agg(o.tool_result ORDER BY l.n) FILTER (WHERE NOT l.response AND o.tool_result IS NOT NULL) AS request,
               json_agg(o.tool_calls ORDER BY l.n) FILTER (WHERE l.response AND o.tool_calls IS NOT NULL) AS response
-         FROM listed l JOIN outlined o ON o.digest = l.digest
+         FROM listed l JOIN outlined o ON o.id = l.id
         GROUP BY l.trace_id, l.span_id)`;
 
 /** The request and response columns of an outline read (module comment); stored as JSON text. */
