@@ -57,6 +57,10 @@ const SPANS = Number(process.env.BENCH_SPANS || 1_000_000);
 const RUNS = Math.ceil(SPANS / PER_RUN);
 const SEED = Number(process.env.BENCH_SEED || 1);
 const REPEAT = Number(process.env.BENCH_REPEAT || 5);
+const SYSTEM_ID = 1;
+
+/** Message ids as an int8[] value for binary COPY: their 32-bit halves. */
+const idArray = (ids) => Int32Array.from(ids.flatMap((id) => [Math.floor(id / 2 ** 32), (id % 2 ** 32) | 0]));
 const BATCH_RUNS = 1_000;
 const PLANNER_SETTINGS =
   "SELECT set_config('jit', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)";
@@ -216,11 +220,6 @@ function sameAnswer(status, body, total, expected) {
   }));
   return body.truncated === expected.truncated && JSON.stringify(got) === JSON.stringify(expected.runs);
 }
-
-const SYSTEM_ID = 1;
-
-/** Message ids as an int8[] value for binary COPY: their 32-bit halves. */
-const idArray = (ids) => Int32Array.from(ids.flatMap((id) => [Math.floor(id / 2 ** 32), (id % 2 ** 32) | 0]));
 
 /** Generates the runs (the answers follow them); with a transaction, also writes them. */
 async function generate(tx) {
