@@ -42,6 +42,17 @@ interface SpanRow extends SpanLink {
   run: string;
 }
 
+/** A span row's link; its times come from the driver as text or numbers, read as bigints. */
+function spanLinkOf(r: SpanLink): SpanLink {
+  return {
+    trace_id: r.trace_id,
+    span_id: r.span_id,
+    parent_span_id: r.parent_span_id,
+    start_ns: BigInt(r.start_ns),
+    end_ns: BigInt(r.end_ns),
+  };
+}
+
 /** The rows of each run that exists, by run id. */
 export async function readRunsRows(
   db: Queryable,
@@ -189,13 +200,7 @@ export async function readStoredRows(
         rows.truncated = true;
         break;
       }
-      rows.spans.push({
-        trace_id: r.trace_id,
-        span_id: r.span_id,
-        parent_span_id: r.parent_span_id,
-        start_ns: BigInt(r.start_ns),
-        end_ns: BigInt(r.end_ns),
-      });
+      rows.spans.push(spanLinkOf(r));
       if (r.kind !== null) {
         const named = lists.get(r);
         rows.steps.push({
@@ -263,13 +268,7 @@ async function readOutlineRows(
       rows.truncated = true;
       continue;
     }
-    rows.spans.push({
-      trace_id: r.trace_id,
-      span_id: r.span_id,
-      parent_span_id: r.parent_span_id,
-      start_ns: BigInt(r.start_ns),
-      end_ns: BigInt(r.end_ns),
-    });
+    rows.spans.push(spanLinkOf(r));
     rows.spansExamined = rows.spans.length;
   }
   if (byRun.size === 0) return byRun;
