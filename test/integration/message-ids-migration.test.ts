@@ -16,37 +16,18 @@ import { loadMigrations, migrate } from '../../src/store/migrate.js';
 import { readTape } from '../../src/tapes/tape-service.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
 import { stepsWithDigestListsSql } from '../helpers/digest-lists.js';
-import { span } from '../helpers/span-builder.js';
-import { randomTraceId } from '../helpers/tapedeck-server.js';
+import { conversationSpans } from '../helpers/conversation-spans.js';
 
 const CALLS = 4;
 const SYSTEM = 'You plan train journeys.';
 
 /** A run of CALLS model calls, each resending the history; runs with the same first question share messages. */
 function conversation(run: string, firstQuestion: string) {
-  const traceId = randomTraceId();
-  const history: { role: string; parts: { type: string; content: string }[] }[] = [];
-  return Array.from({ length: CALLS }, (_, i) => {
-    history.push({ role: 'user', parts: [{ type: 'text', content: i === 0 ? firstQuestion : `${run}: then ${i}?` }] });
-    const answer = { role: 'assistant', parts: [{ type: 'text', content: `${run}: change at stop ${i}.` }] };
-    const s = span({
-      name: 'chat gpt-4o',
-      id: `${run}-${i}`,
-      traceId,
-      start: i * 100,
-      end: i * 100 + 50,
-      kind: 'client',
-      attributes: {
-        'gen_ai.operation.name': 'chat',
-        'gen_ai.request.model': 'gpt-4o',
-        'gen_ai.conversation.id': run,
-        'gen_ai.system_instructions': JSON.stringify([{ type: 'text', content: SYSTEM }]),
-        'gen_ai.input.messages': JSON.stringify(history),
-        'gen_ai.output.messages': JSON.stringify([{ ...answer, finish_reason: 'stop' }]),
-      },
-    });
-    history.push(answer);
-    return s;
+  return conversationSpans({
+    run,
+    system: SYSTEM,
+    questions: Array.from({ length: CALLS }, (_, i) => (i === 0 ? firstQuestion : `${run}: then ${i}?`)),
+    answer: (i) => `${run}: change at stop ${i}.`,
   });
 }
 

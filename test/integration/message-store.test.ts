@@ -13,40 +13,19 @@ import { createMemoryPayloadStore } from '../../src/payloads/memory-payload-stor
 import { loadMigrations, migrate } from '../../src/store/migrate.js';
 import { readTape } from '../../src/tapes/tape-service.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
-import { span } from '../helpers/span-builder.js';
-import { randomTraceId, startTestTapedeck, type TestTapedeck } from '../helpers/tapedeck-server.js';
+import { conversationSpans } from '../helpers/conversation-spans.js';
+import { startTestTapedeck, type TestTapedeck } from '../helpers/tapedeck-server.js';
 
 const SYSTEM = 'You answer questions about trains, in one sentence.';
 const CALLS = 5;
 
-const textMessage = (role: string, content: string) => ({ role, parts: [{ type: 'text', content }] });
-
 /** A run of CALLS model calls, each sending the whole history so far plus a new question. */
 function conversation(run: string, firstQuestion: string) {
-  const traceId = randomTraceId();
-  const history: { role: string; parts: { type: string; content: string }[] }[] = [];
-  const questions = [firstQuestion, ...Array.from({ length: CALLS - 1 }, (_, i) => `${run}: and stop ${i + 2}?`)];
-  return questions.map((question, i) => {
-    history.push(textMessage('user', question));
-    const answer = textMessage('assistant', `${run}: platform ${i + 1}, at 10:0${i}.`);
-    const s = span({
-      name: 'chat gpt-4o',
-      id: `${run}-${i}`,
-      traceId,
-      start: i * 100,
-      end: i * 100 + 50,
-      kind: 'client',
-      attributes: {
-        'gen_ai.operation.name': 'chat',
-        'gen_ai.request.model': 'gpt-4o',
-        'gen_ai.conversation.id': run,
-        'gen_ai.system_instructions': JSON.stringify([{ type: 'text', content: SYSTEM }]),
-        'gen_ai.input.messages': JSON.stringify(history),
-        'gen_ai.output.messages': JSON.stringify([{ ...answer, finish_reason: 'stop' }]),
-      },
-    });
-    history.push(answer);
-    return s;
+  return conversationSpans({
+    run,
+    system: SYSTEM,
+    questions: [firstQuestion, ...Array.from({ length: CALLS - 1 }, (_, i) => `${run}: and stop ${i + 2}?`)],
+    answer: (i) => `${run}: platform ${i + 1}, at 10:0${i}.`,
   });
 }
 
