@@ -94,7 +94,7 @@ export async function startTapedeck(
     );
   }
   // Waiting gRPC messages may hold one maximal body between them (requests past that are
-  // answered busy): with the two large ones being worked on, three at most in memory.
+  // answered busy): with the large one being worked on, two at most in memory.
   const admission = createAdmission(config.maxInflightRequests, DEFAULT_WORK_UNITS, {
     queueTimeoutMs: config.queueTimeoutMs,
     maxHeldBytes: config.maxBodyBytes,

@@ -143,7 +143,7 @@ export function registerServe(program: Command): void {
       // V8 lets the heap grow up to 4x what survived the last full collection before it
       // collects again; an export request's decoded batch survives its awaits, so under load
       // the receiver's RSS jumped now and then. Growing by 2x at most keeps it steady at the
-      // same throughput, and leaves room for two large batches at once (docs/benchmarks.md).
+      // same throughput (docs/benchmarks.md).
       // Read at every collection, so setting it here, before any load, takes effect.
       v8.setFlagsFromString('--heap-growing-percent=100');
       const config = loadConfig(process.env, flagsOf(options));

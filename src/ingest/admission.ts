@@ -9,12 +9,12 @@
  * OTLP/HTTP request holds no more than the socket buffers. One Node thread decodes and
  * derives for all of them: more at once only holds more decoded batches in memory (about
  * twice their size each) for little more throughput. The work capacity is counted in units:
- * a request takes one, or two when it is large (LARGE_REQUEST_BYTES) or says no size, so four
- * small batches, two large ones, or one large and two small, are worked on at once. The size
- * that counts is the decoded one: a compressed body takes two units until it is decoded, and
- * gives one back if it turned out small. Two large batches at once gave more throughput than
- * one at a time, within the same memory once the heap's growth is bounded (cli/serve.ts);
- * docs/benchmarks.md has the figures.
+ * a request takes one, or three when it is large (LARGE_REQUEST_BYTES) or says no size, so
+ * four small batches, or one large and one small, are worked on at once, never two large
+ * ones: two gave more throughput than one, but took the receiver past 300 MiB with 17 MB
+ * requests (docs/benchmarks.md). The size that counts is the decoded one: a compressed body
+ * takes two units until it is decoded, then gives one back if it turned out small, or waits,
+ * first in line and holding no unit, until a large request's three are free.
  *
  * No wait is unbounded: a request whose turn has not come within the queue timeout (or its
  * gRPC deadline) is answered busy, and its sender retries; a cancelled gRPC call, or an
@@ -25,8 +25,12 @@ import { IngestError } from '../errors.js';
 
 /** Work units available at once. */
 export const DEFAULT_WORK_UNITS = 4;
-/** A request announcing more than this (or nothing) takes two units. */
+/** A request announcing more than this (or nothing) takes LARGE_REQUEST_UNITS. */
 export const LARGE_REQUEST_BYTES = 4 * 1024 * 1024;
+/** More than half of DEFAULT_WORK_UNITS: one large request at a time. */
+const LARGE_REQUEST_UNITS = 3;
+/** What a compressed request takes until it is decoded: one small request's and one more. */
+const COMPRESSED_UNITS = 2;
 
 /** What admission knows of a request before its turn. */
 export interface AdmissionRequest {
@@ -45,10 +49,10 @@ export interface AdmissionRequest {
 /** The request's turn, given to its work. */
 export interface Turn {
   /**
-   * The decoded size, once known: a request that took two units because its size was unknown
-   * (compressed) gives one back when it turns out small.
+   * The decoded size, once known (a compressed request): resolves once the request holds the
+   * units of its decoded size, at once when it is small (one unit given back).
    */
-  decoded(bytes: number): void;
+  decoded(bytes: number): Promise<void>;
 }
 
 export interface AdmissionSettings {
@@ -77,7 +81,7 @@ export interface Admission {
 
 /** The work units a request takes. */
 export function workUnitsOf(sizeBytes: number | undefined): number {
-  return sizeBytes === undefined || sizeBytes > LARGE_REQUEST_BYTES ? 2 : 1;
+  return sizeBytes === undefined || sizeBytes > LARGE_REQUEST_BYTES ? LARGE_REQUEST_UNITS : 1;
 }
 
 const unbounded: AdmissionSettings = { queueTimeoutMs: 2 ** 31 - 1, maxHeldBytes: Number.POSITIVE_INFINITY };
@@ -184,16 +188,23 @@ export function createAdmission(
       inflight++;
       try {
         // A request never needs more than the whole capacity (a capacity of 1 runs one at a time).
-        // A compressed one may decode to the whole body bound: two units until it is decoded.
-        let units = Math.min(request.compressed ? 2 : workUnitsOf(request.sizeBytes), workUnits);
+        const capped = (n: number) => Math.min(n, workUnits);
+        let units = capped(request.compressed ? COMPRESSED_UNITS : workUnitsOf(request.sizeBytes));
         await turnFor(units, request);
         const turn: Turn = {
-          decoded(bytes) {
-            if (units > 1 && workUnitsOf(bytes) < units) {
-              busyUnits -= units - workUnitsOf(bytes);
-              units = workUnitsOf(bytes);
+          async decoded(bytes) {
+            const needed = capped(workUnitsOf(bytes));
+            if (needed === units) return;
+            // It gives its units back and takes what it needs first in line: at once when that
+            // is fewer; when more, after the large request in work, if any. Holding no unit
+            // while it waits, two compressed requests that turn out large never wait for each other.
+            busyUnits -= units;
+            units = 0;
+            await new Promise<void>((start) => {
+              turns.unshift({ units: needed, start });
               startTurns();
-            }
+            });
+            units = needed;
           },
         };
         try {

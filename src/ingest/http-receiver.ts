@@ -124,6 +124,6 @@ async function readBody(
     timeoutMs: settings.bodyTimeoutMs,
     expectedBytes: announcedBytes,
   });
-  turn.decoded(body.length);
+  await turn.decoded(body.length);
   return body;
 }

@@ -1,8 +1,9 @@
 /**
  * Of the requests admitted (src/ingest/admission.ts), only as many as the work units allow
- * work at once: a request takes one unit, or two when it is large or says no size. The others
- * wait their turn in arrival order without being refused, and a turn passes on however the
- * work ends.
+ * work at once: a request takes one unit, or three when it is large or says no size (one
+ * large request at a time); a compressed one takes two until it is decoded. The others wait
+ * their turn in arrival order without being refused, and a turn passes on however the work
+ * ends.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -51,11 +52,11 @@ describe('admission turns', () => {
     expect(admission.inflight).toBe(0);
   });
 
-  it('gives a large request, or one of unknown size, two units, and lets no small one overtake it', async () => {
+  it('gives a large request, or one of unknown size, three units, and lets no small one overtake it', async () => {
     expect([workUnitsOf(SMALL), workUnitsOf(LARGE_REQUEST_BYTES), workUnitsOf(LARGE), workUnitsOf(undefined)]).toEqual([
-      1, 1, 2, 2,
+      1, 1, 3, 3,
     ]);
-    const admission = createAdmission(10, 3);
+    const admission = createAdmission(10, 4);
     const started: string[] = [];
     const gates = new Map(['small', 'large', 'later'].map((k) => [k, gate()]));
     const sizes: Record<string, number> = { small: SMALL, large: LARGE, later: SMALL };
@@ -107,12 +108,13 @@ describe('admission turns', () => {
     expect(await admission.run(async () => 'after', { sizeBytes: SMALL })).toBe('after');
   });
 
-  it('works on four small requests, two large ones, or one large and two small, at once by default', async () => {
+  it('works on four small requests, or one large and one small, at once by default: never two large', async () => {
     expect(DEFAULT_WORK_UNITS).toBe(4);
     for (const [sizes, first] of [
       [[SMALL, SMALL, SMALL, SMALL, SMALL], 4],
-      [[LARGE, LARGE, SMALL], 2],
-      [[LARGE, SMALL, SMALL, LARGE, SMALL], 3],
+      [[LARGE, LARGE, SMALL], 1],
+      [[LARGE, SMALL, SMALL, LARGE], 2],
+      [[SMALL, SMALL, LARGE, SMALL], 2],
     ] as const) {
       const admission = createAdmission(10);
       const started: number[] = [];
@@ -229,5 +231,38 @@ describe('admission waits', () => {
     expect(started).toEqual(['a', 'b', 'c']);
     finish.open();
     await Promise.all(compressed);
+  });
+
+  it('lets two compressed requests that decode large work one after the other, first in line, without waiting on each other', async () => {
+    const admission = createAdmission(10, 4);
+    const events: string[] = [];
+    const decodedGate = gate();
+    const finish = new Map(['a', 'b'].map((k) => [k, gate()]));
+    const compressed = ['a', 'b'].map((k) =>
+      admission.run(
+        async (turn) => {
+          events.push(`${k} reads`);
+          await decodedGate.opened;
+          await turn.decoded(LARGE);
+          events.push(`${k} works`);
+          await finish.get(k)!.opened;
+        },
+        { sizeBytes: 10, compressed: true },
+      ),
+    );
+    const small = admission.run(async () => void events.push('small works'), { sizeBytes: SMALL });
+    await tick();
+    expect(events).toEqual(['a reads', 'b reads']);
+    decodedGate.open();
+    await tick();
+    expect(events).toEqual(['a reads', 'b reads', 'b works']);
+    expect(admission.unitsInUse).toBe(3);
+    finish.get('b')!.open();
+    await tick();
+    // the one waiting for a large request's units starts before the small one that came earlier
+    expect(events.slice(3)).toEqual(['a works', 'small works']);
+    finish.get('a')!.open();
+    await Promise.all([...compressed, small]);
+    expect(admission.unitsInUse).toBe(0);
   });
 });
