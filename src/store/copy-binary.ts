@@ -270,37 +270,61 @@ export class BinaryCopyWriter {
   }
 
   private int8Array(halves: Int32Array): void {
-    const n = halves.length >> 1;
-    if (n === 0) {
-      // an empty array has no dimensions
-      this.fixed(12, (b, at) => {
-        b.writeInt32BE(0, at);
-        b.writeInt32BE(0, at + 4);
-        b.writeInt32BE(INT8_OID, at + 8);
-      });
-      return;
-    }
-    const size = 20 + n * 12;
+    const size = int8ArraySize(halves.length);
     this.ensure(4 + size);
-    // A DataView rather than Buffer's writeInt32BE: it encodes an array of a few thousand
-    // words many times faster, and a large step's row holds thousands.
-    const b = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
-    let at = this.pos;
-    b.setInt32(at, size);
-    b.setInt32(at + 4, 1); // dimensions
-    b.setInt32(at + 8, 0); // no NULLs
-    b.setInt32(at + 12, INT8_OID);
-    b.setInt32(at + 16, n);
-    b.setInt32(at + 20, 1); // lower bound
-    at += 24;
-    for (let i = 0; i < halves.length; i += 2) {
+    this.buf.writeInt32BE(size, this.pos);
+    this.pos = writeInt8Array(this.buf, this.pos + 4, [halves], halves.length);
+  }
+}
+
+/** The bytes of an int8[] of `halves` 32-bit halves in its binary form (see the module comment). */
+function int8ArraySize(halves: number): number {
+  return halves === 0 ? 12 : 20 + (halves >> 1) * 12;
+}
+
+/**
+ * One int8[] of the elements of `parts` (each 32-bit halves: high, low, ...), in order, in
+ * its binary form: what PostgreSQL's array_send writes for a one-dimensional array without
+ * NULLs, and what a binary query parameter takes. A Buffer, so `pg` sends it as one.
+ */
+export function int8ArrayBytes(parts: readonly Int32Array[]): Buffer {
+  let halves = 0;
+  for (const p of parts) halves += p.length;
+  const out = Buffer.allocUnsafe(int8ArraySize(halves));
+  writeInt8Array(out, 0, parts, halves);
+  return out;
+}
+
+/**
+ * Writes the binary form of the int8[] of `parts` (`halves` halves in all) at `at`, room
+ * made; returns the offset after it.
+ */
+function writeInt8Array(into: Uint8Array, at: number, parts: readonly Int32Array[], halves: number): number {
+  // A DataView rather than Buffer's writeInt32BE: it encodes an array of a few thousand
+  // words many times faster, and a large step's row holds thousands.
+  const b = new DataView(into.buffer, into.byteOffset, into.byteLength);
+  const n = halves >> 1;
+  if (n === 0) {
+    // an empty array has no dimensions
+    b.setInt32(at, 0);
+    b.setInt32(at + 4, 0);
+    b.setInt32(at + 8, INT8_OID);
+    return at + 12;
+  }
+  b.setInt32(at, 1); // dimensions
+  b.setInt32(at + 4, 0); // no NULLs
+  b.setInt32(at + 8, INT8_OID);
+  b.setInt32(at + 12, n);
+  b.setInt32(at + 16, 1); // lower bound
+  at += 20;
+  for (const p of parts)
+    for (let i = 0; i < p.length; i += 2) {
       b.setInt32(at, 8);
-      b.setInt32(at + 4, halves[i]);
-      b.setInt32(at + 8, halves[i + 1]);
+      b.setInt32(at + 4, p[i]);
+      b.setInt32(at + 8, p[i + 1]);
       at += 12;
     }
-    this.pos = at;
-  }
+  return at;
 }
 
 function isUtf8Source(v: unknown): v is Utf8Source {

@@ -9,7 +9,7 @@
 import type { Queryable } from '../store/database.js';
 import { digestKey, type StoredMessage, type StoredStep } from './step-rows.js';
 import { messageWords } from '../recall/recorded-text.js';
-import { wordIds } from '../recall/word-hash.js';
+import { int8ArrayBytes } from '../store/copy-binary.js';
 
 /** The messages of these steps, each once. */
 export function messagesOf(steps: Iterable<StoredStep>): StoredMessage[] {
@@ -56,33 +56,39 @@ export async function insertMessages(
       bytes += sorted[at].body.length;
       batch.push(sorted[at++]);
     }
-    // The batch goes as two binary parameters, every digest and every body each one after
-    // the other, cut apart in SQL: no per-message string, array literal or escaping. Each
-    // message's words go as an array literal of their hashes. A conflict updates the row
-    // (its words, where it has none) so that RETURNING gives its id too.
+    // The batch goes as binary parameters, cut apart in SQL: every digest one after the
+    // other, every body, and every message's words (their 64-bit hashes) as one int8[] that
+    // each row takes a slice of; no per-message string, text literal or escaping for
+    // PostgreSQL to parse. A conflict updates the row (its words, where it has none) so that
+    // RETURNING gives its id too.
     const digests = Buffer.allocUnsafe(batch.length * 32);
     const bodies = Buffer.allocUnsafe(bytes);
     const lengths: number[] = [];
-    const words: string[] = [];
+    const wordCounts: number[] = [];
+    const words: Int32Array[] = [];
     let end = 0;
     batch.forEach((m, i) => {
       digests.set(m.digest, i * 32);
       bodies.set(m.body, end);
       end += m.body.length;
       lengths.push(m.body.length);
-      words.push(wordsArray(m.body));
+      const own = wordsOf(m.body);
+      words.push(own);
+      wordCounts.push(own.length >> 1);
     });
     const rows = await tx.query<{ digest: string; id: string }>(
       `INSERT INTO tapedeck_store.messages AS m (tenant, digest, body, words)
        SELECT $1, substring($2::bytea FROM (u.n - 1)::int * 32 + 1 FOR 32),
               convert_from(substring($3::bytea FROM u.start::int + 1 FOR u.length), 'UTF8'),
-              (($5::text[])[u.n])::bigint[]
-         FROM (SELECT l.length, l.n, sum(l.length) OVER (ORDER BY l.n) - l.length AS start
-                 FROM unnest($4::int[]) WITH ORDINALITY AS l(length, n)) u
+              ($5::bigint[])[u.word::int + 1 : (u.word + u.words)::int]
+         FROM (SELECT l.length, l.words, l.n, sum(l.length) OVER w - l.length AS start,
+                      sum(l.words) OVER w - l.words AS word
+                 FROM unnest($4::int[], $6::int[]) WITH ORDINALITY AS l(length, words, n)
+               WINDOW w AS (ORDER BY l.n)) u
         ORDER BY u.n
        ON CONFLICT (tenant, digest) DO UPDATE SET words = coalesce(m.words, EXCLUDED.words)
        RETURNING encode(digest, 'hex') AS digest, id::text AS id`,
-      [tenant, digests, bodies, `{${lengths.join(',')}}`, words],
+      [tenant, digests, bodies, `{${lengths.join(',')}}`, int8ArrayBytes(words), `{${wordCounts.join(',')}}`],
     );
     for (const r of rows) ids.set(r.digest, r.id);
   }
@@ -92,10 +98,9 @@ export async function insertMessages(
 /** Digests looked up per statement. */
 const LOOKUP_BATCH = 10_000;
 
-/** A message's words as an array literal of their 64-bit hashes. */
-function wordsArray(body: Uint8Array): string {
-  const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
-  return `{${wordIds(messageWords(text)).join(',')}}`;
+/** A message's words: their 64-bit hashes as 32-bit halves (high, low, ...). */
+function wordsOf(body: Uint8Array): Int32Array {
+  return messageWords(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
 }
 
 /** Bodies per statement: a long conversation's messages go in a few statements, not one huge one. */

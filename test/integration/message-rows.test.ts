@@ -1,0 +1,77 @@
+/**
+ * The message store's writer (src/tapes/message-rows.ts insertMessages), on PGlite and
+ * PostgreSQL: every new message is stored with recall's words of its own text, in order,
+ * whatever the messages around it in the statement (one with no words among them, several
+ * statements for one call); a message stored before keeps its row and id.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256Bytes } from '../../src/json/canonical.js';
+import { messageWords } from '../../src/recall/recorded-text.js';
+import { wordIds } from '../../src/recall/word-hash.js';
+import { insertMessages } from '../../src/tapes/message-rows.js';
+import { digestKey, type StoredMessage } from '../../src/tapes/step-rows.js';
+import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
+
+function message(json: unknown): StoredMessage {
+  const body = Buffer.from(JSON.stringify(json));
+  return { digest: sha256Bytes(body), body };
+}
+
+/** The words a message should be stored with, as PostgreSQL prints a bigint[]. */
+const expectedWords = (m: StoredMessage) => `{${wordIds(messageWords(m.body.toString())).join(',')}}`;
+
+describe.each(databaseKinds)('insertMessages on %s', (kind) => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase(kind);
+  });
+  afterAll(async () => {
+    await t?.drop();
+  });
+
+  const stored = async (tenant: string) =>
+    new Map(
+      (
+        await t.db.query<{ digest: string; id: string; words: string | null }>(
+          `SELECT encode(digest, 'hex') AS digest, id::text AS id, words::text AS words
+             FROM tapedeck_store.messages WHERE tenant = $1`,
+          [tenant],
+        )
+      ).map((r) => [r.digest, r]),
+    );
+
+  it("stores each message with its own words, in order, one with none among them ('{}', not NULL)", async () => {
+    const messages = [
+      message({ role: 'system', content: 'You route trains; answer in one sentence.' }),
+      message({ role: 'assistant', content: '', tool_calls: [] }),
+      message({ role: 'user', content: [{ type: 'text', text: 'Which platform for Lyon, 10:05? Über Dijon.' }] }),
+      message({ role: 'assistant', content: '42 -7 9223372036854775807 tokens', tool_calls: [{ name: 'lookup' }] }),
+    ];
+    const ids = await t.db.transaction((tx) => insertMessages(tx, 'words', messages));
+    const rows = await stored('words');
+    expect(rows.size).toBe(messages.length);
+    for (const m of messages) {
+      const row = rows.get(digestKey(m.digest))!;
+      expect(row.id).toBe(ids.get(digestKey(m.digest)));
+      expect(row.words).toBe(expectedWords(m));
+    }
+    expect(rows.get(digestKey(messages[1].digest))!.words).toBe('{}');
+  });
+
+  it('cuts the words right across several statements of one call, and keeps the rows stored before', async () => {
+    // bodies of about 300 KB each: the 4 MB statements take a dozen or so, the call several
+    const long = (i: number) =>
+      message({
+        role: 'user',
+        content: `${i} ${Array.from({ length: 30_000 }, (_, k) => `w${(k * 7 + i) % 4099}`).join(' ')}`,
+      });
+    const first = Array.from({ length: 20 }, (_, i) => long(i));
+    const before = await t.db.transaction((tx) => insertMessages(tx, 'long', first.slice(0, 5)));
+    const again = [...first, message({ role: 'user', content: 'short' })];
+    const ids = await t.db.transaction((tx) => insertMessages(tx, 'long', again));
+    const rows = await stored('long');
+    expect(rows.size).toBe(again.length);
+    for (const m of again) expect(rows.get(digestKey(m.digest))!.words).toBe(expectedWords(m));
+    for (const [digest, id] of before) expect(ids.get(digest)).toBe(id);
+  });
+});
