@@ -77,9 +77,12 @@ const IDS_PER_SCAN = 256;
  * for the other words in its own words or in a message it holds: a rare word's messages
  * are read once into a hash table of ids, and the step's ids looked up in it; a
  * common word's (it would fill the table with most messages) are looked up in the step's
- * messages, where it is likely in one of the first.
+ * messages, where it is likely in one of the first. A step holding several such messages is
+ * found once per list and chunk: UNION in a recursive query drops the repeats as the rows come
+ * (its recursive part adds nothing), where DISTINCT reads every match first, so a LIMIT over
+ * this stops reading a common word's steps once it has enough.
  */
-const MATCHING_STEPS = `WITH first_messages AS (
+const MATCHING_STEPS = `WITH RECURSIVE first_messages AS (
       SELECT array_agg(f.id) AS ids
         FROM (SELECT m.id, (row_number() OVER ()) / ${IDS_PER_SCAN} AS chunk
                 FROM tapedeck_store.messages m
@@ -88,8 +91,9 @@ const MATCHING_STEPS = `WITH first_messages AS (
     rare_messages AS MATERIALIZED (
       SELECT q.w, m.id
         FROM unnest(($2::bigint[])[2:$4::int]) AS q(w)
-        JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.words @> ARRAY[q.w])
-  SELECT DISTINCT c.trace_id, c.span_id
+        JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.words @> ARRAY[q.w]),
+    found (trace_id, span_id) AS (
+  SELECT c.trace_id, c.span_id
     FROM (SELECT st.trace_id, st.span_id, st.words, st.request_messages, st.response_messages
             FROM tapedeck_store.steps st
            WHERE st.tenant = $1 AND st.words @> ($2::bigint[])[1:1]
@@ -113,7 +117,10 @@ const MATCHING_STEPS = `WITH first_messages AS (
               FROM unnest(coalesce(c.request_messages, '{}') || coalesce(c.response_messages, '{}')) AS d(id)
               JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.id = d.id
              WHERE m.words @> ARRAY[q.w])
-        END)`;
+        END)
+  UNION
+  SELECT trace_id, span_id FROM found WHERE false)
+  SELECT trace_id, span_id FROM found`;
 
 export interface MatchRow {
   run: string;
@@ -135,13 +142,16 @@ export async function newestMatches(
   let page = '';
   if (after) {
     params.push(after.end_ns.toString(), after.trace_id, after.span_id);
-    page = `AND (s.end_ns, m.trace_id, m.span_id) < ($5::bigint, decode($6, 'hex'), decode($7, 'hex'))`;
+    page = `WHERE (s.end_ns, m.trace_id, m.span_id) < ($5::bigint, decode($6, 'hex'), decode($7, 'hex'))`;
   }
   const rows = await db.query<MatchRow>(
     `SELECT s.run_id AS run, s.end_ns, encode(m.trace_id, 'hex') AS trace_id, encode(m.span_id, 'hex') AS span_id
        FROM (${MATCHING_STEPS}) m
-       JOIN tapedeck_store.spans s ON s.tenant = $1 AND s.trace_id = m.trace_id AND s.span_id = m.span_id
-      WHERE s.run_id IS NOT NULL ${page}
+       -- each match's span by its key, as firstMatches does
+       CROSS JOIN LATERAL (SELECT s.run_id, s.end_ns FROM tapedeck_store.spans s
+                            WHERE s.tenant = $1 AND s.trace_id = m.trace_id AND s.span_id = m.span_id
+                              AND s.run_id IS NOT NULL OFFSET 0) s
+      ${page}
       ORDER BY s.end_ns DESC, m.trace_id DESC, m.span_id DESC
       LIMIT $3`,
     params,
@@ -151,8 +161,9 @@ export async function newestMatches(
 }
 
 /**
- * The matching spans counted, and the newest `limit` of them that belong to a run when there
- * are at most `maxTotal` (recall refuses more): one pass over the matches for both.
+ * The matching spans counted up to `maxTotal` + 1, and the newest `limit` of them that belong
+ * to a run when there are at most `maxTotal` (recall refuses more): one pass over the matches
+ * for both, which stops once there are too many.
  */
 export async function firstMatches(
   db: Queryable,
@@ -163,7 +174,7 @@ export async function firstMatches(
   options: QueryOptions = {},
 ): Promise<{ total: number; matches: MatchRow[] }> {
   const rows = await db.query<{ total: bigint | number } & { [K in keyof MatchRow]: MatchRow[K] | null }>(
-    `WITH matching AS MATERIALIZED (${MATCHING_STEPS}),
+    `WITH matching AS MATERIALIZED (SELECT * FROM (${MATCHING_STEPS}) f LIMIT $5::int + 1),
           total AS (SELECT count(*) AS n FROM matching)
      SELECT t.n AS total, x.run, x.end_ns, x.trace_id, x.span_id
        FROM total t

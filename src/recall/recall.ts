@@ -6,8 +6,8 @@
  *
  * 1. Count the matching spans and take the newest maxMatchingSpans (5,000) in one pass:
  *    finding the newest matches means ranking all of them, so a query matching more than
- *    maxTotalMatches is refused (400 query_too_broad), naming its words — each of them
- *    matches more on its own, so only another word helps.
+ *    maxTotalMatches is refused (400 query_too_broad) once maxTotalMatches + 1 are found, naming
+ *    its words — each of them matches more on its own, so only another word helps.
  * 2. More than maxMatchingSpans matching says `truncated`. Runs of
  *    three or more characters of an unspaced script are checked in their steps' text, newest
  *    first, until enough have passed (match.ts).
