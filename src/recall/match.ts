@@ -17,10 +17,21 @@ export function termsToCheck(terms: readonly Term[]): Extract<Term, { kind: 'run
 
 /** True when every run stands, whole and in order, somewhere in the step's recorded text. */
 export function stepHasRuns(step: RecordedStep, runs: readonly Extract<Term, { kind: 'run' }>[]): boolean {
-  if (runs.length === 0) return true;
-  const found = new Array<boolean>(runs.length).fill(false);
-  let missing = runs.length;
-  for (const text of recordedTexts(step)) {
+  return markRuns(recordedTexts(step), runs, new Array<boolean>(runs.length).fill(false));
+}
+
+/**
+ * Marks in `found` each run that stands, whole and in order, inside one of the strings (each is
+ * tokenized on its own, so a run never spans two); true once every run is found.
+ */
+export function markRuns(
+  texts: readonly string[],
+  runs: readonly Extract<Term, { kind: 'run' }>[],
+  found: boolean[],
+): boolean {
+  let missing = found.filter((f) => !f).length;
+  if (missing === 0) return true;
+  for (const text of texts) {
     // partial[i]: how many leading units of runs[i] end at the previous token (several at once)
     let partial: number[][] = runs.map(() => []);
     forEachToken(text, (token) => {

@@ -12,7 +12,8 @@
  */
 import type { Queryable, QueryOptions } from '../store/database.js';
 import type { RunEnd } from '../tapes/run-outcome.js';
-import { type RecordedStep, recordedStepOf, type StepTextRow, stepTextColumns } from './recorded-text.js';
+import { storedJson } from '../json/json-value.js';
+import type { RecordedStep } from './recorded-text.js';
 import { termLexemes, type Term } from './tokenize.js';
 import { wordHash, wordId } from './word-hash.js';
 
@@ -201,15 +202,32 @@ export async function firstMatches(
   return { total: Number(rows[0]?.total ?? 0), matches };
 }
 
-/** The recorded parts of some steps (stored form: payload references unresolved). */
-export async function readStepTexts(
+/** A step as the exact check reads it: its own recorded parts, and the ids of its lists' messages. */
+export interface StepParts {
+  /** request and response null where they are message lists (their messages are read apart) */
+  own: RecordedStep;
+  messages: string[];
+}
+
+/** Some steps' parts (stored form: payload references unresolved), by `trace_id/span_id`. */
+export async function readStepParts(
   db: Queryable,
   tenant: string,
   keys: readonly { trace_id: string; span_id: string }[],
   options: QueryOptions = {},
-): Promise<Map<string, RecordedStep>> {
-  const rows = await db.query<StepTextRow>(
-    `SELECT ${stepTextColumns}
+): Promise<Map<string, StepParts>> {
+  const rows = await db.query<{
+    key: string;
+    name: string;
+    tool: string | null;
+    request: string | null;
+    response: string | null;
+    messages: string[];
+  }>(
+    `SELECT encode(st.trace_id, 'hex') || '/' || encode(st.span_id, 'hex') AS key, st.name, st.tool,
+            CASE WHEN st.request_messages IS NULL THEN st.request END AS request,
+            CASE WHEN st.response_messages IS NULL THEN st.response END AS response,
+            coalesce(st.request_messages, '{}') || coalesce(st.response_messages, '{}') AS messages
        FROM tapedeck_store.steps st
        JOIN unnest($2::text[], $3::text[]) AS k(trace_id, span_id)
          ON st.trace_id = decode(k.trace_id, 'hex') AND st.span_id = decode(k.span_id, 'hex')
@@ -217,11 +235,40 @@ export async function readStepTexts(
     [tenant, keys.map((k) => k.trace_id), keys.map((k) => k.span_id)],
     options,
   );
-  const out = new Map<string, RecordedStep>();
-  for (const r of rows) {
-    out.set(`${r.trace_id}/${r.span_id}`, recordedStepOf(r));
-  }
-  return out;
+  return new Map(
+    rows.map((r) => [
+      r.key,
+      {
+        own: { name: r.name, tool: r.tool, request: storedJson(r.request), response: storedJson(r.response) },
+        messages: r.messages.map(String),
+      },
+    ]),
+  );
+}
+
+/**
+ * The bodies of those of the messages that may hold one of the runs: every adjacent pair of
+ * its characters among their words (or no words, stored before recall indexed messages).
+ */
+export async function readMessagesForRuns(
+  db: Queryable,
+  tenant: string,
+  ids: readonly string[],
+  runs: readonly Term[],
+  options: QueryOptions = {},
+): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const runWords = runs.map((r) => queryWords([r]).join(','));
+  const rows = await db.query<{ id: string; body: string }>(
+    `SELECT m.id::text AS id, m.body
+       FROM tapedeck_store.messages m
+      WHERE m.tenant = $1 AND m.id = ANY($2::bigint[])
+        AND (m.words IS NULL
+             OR EXISTS (SELECT 1 FROM unnest($3::text[]) AS r(w) WHERE m.words @> string_to_array(r.w, ',')::bigint[]))`,
+    [tenant, ids, runWords],
+    options,
+  );
+  return new Map(rows.map((r) => [r.id, r.body]));
 }
 
 /** How a run ended (RunEnd), and how many spans it has. */

@@ -10,7 +10,8 @@
  *    its words — each of them matches more on its own, so only another word helps.
  * 2. More than maxMatchingSpans matching says `truncated`. Runs of
  *    three or more characters of an unspaced script are checked in their steps' text, newest
- *    first, until enough have passed (match.ts).
+ *    first, until enough have passed (match.ts): each message once, for all the steps of a
+ *    batch that resend it.
  * 3. Group them by run; take the maxRunsRead runs (100) with the most matches among them.
  *    More runs than that also says `truncated`.
  * 4. Read how each run ended (its last span end over all its spans, and the failure rule)
@@ -28,14 +29,15 @@ import { ApiError } from '../errors.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import type { PricingTable } from '../pricing/pricing-table.js';
 import type { Database, Queryable } from '../store/database.js';
-import { withFullText } from './recorded-text.js';
+import { messageTexts, messageWithFullText, recordedTexts, withFullText } from './recorded-text.js';
 import { readTapes } from '../tapes/tape-service.js';
-import { stepHasRuns, termsToCheck } from './match.js';
+import { markRuns, termsToCheck } from './match.js';
 import {
   newestMatches,
   firstMatches,
+  readMessagesForRuns,
   readRunEnds,
-  readStepTexts,
+  readStepParts,
   queryWords,
   rarestFirst,
   type MatchRow,
@@ -82,7 +84,8 @@ const PLANNER_SETTINGS =
 
 /** batches of runs summarized at once (runBatches) */
 const OUTLINE_READERS = 4;
-const TEXT_BATCH = 100;
+/** matching steps checked per read: the steps of a batch share the messages their runs resend */
+const TEXT_BATCH = 500;
 
 export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallContext): Promise<RecallResult> {
   const { deadline, bounds } = ctx;
@@ -153,8 +156,10 @@ async function newestMatching(
   if (runs.length === 0) return { matches: first.slice(0, max), overflow: first.length > max };
   const passed: MatchRow[] = [];
   let after: MatchRow | null = null;
+  // every page as long as the first: a page costs a pass over the matches whatever its length,
+  // and its steps are checked only until enough have passed
+  const want = max + 1;
   for (let pageNo = 0; ; pageNo++) {
-    const want = pageNo === 0 ? max + 1 : Math.max(64, max + 1 - passed.length);
     const page: MatchRow[] =
       pageNo === 0
         ? first
@@ -164,15 +169,12 @@ async function newestMatching(
           );
     for (let i = 0; i < page.length && passed.length <= max; i += TEXT_BATCH) {
       const batch = page.slice(i, i + TEXT_BATCH);
-      const texts = await deadline.race(
-        readStepTexts(db, query.tenant, batch, { signal: deadline.signal }),
+      const holding = await deadline.race(
+        stepsWithRuns(db, payloads, query.tenant, batch, runs, deadline.signal),
         'reading the text of matching steps',
       );
       for (const row of batch) {
-        const step = texts.get(`${row.trace_id}/${row.span_id}`);
-        if (step === undefined) continue;
-        const full = await deadline.race(withFullText(step, payloads, deadline.signal), 'reading offloaded text');
-        if (stepHasRuns(full, runs)) passed.push(row);
+        if (holding.has(`${row.trace_id}/${row.span_id}`)) passed.push(row);
         if (passed.length > max) break;
       }
     }
@@ -180,6 +182,42 @@ async function newestMatching(
     after = page[page.length - 1];
   }
   return { matches: passed.slice(0, max), overflow: passed.length > max };
+}
+
+/**
+ * Which of the steps hold every run in their recorded text (match.ts), as `trace_id/span_id`.
+ * A run stands inside one string, so inside one message or the step's own text: each distinct
+ * message of the batch that may hold one is read and checked once, not once per step resending
+ * it.
+ */
+async function stepsWithRuns(
+  db: Queryable,
+  payloads: PayloadStore,
+  tenant: string,
+  batch: readonly MatchRow[],
+  runs: ReturnType<typeof termsToCheck>,
+  signal: AbortSignal,
+): Promise<Set<string>> {
+  const steps = await readStepParts(db, tenant, batch, { signal });
+  const ids = [...new Set([...steps.values()].flatMap((s) => s.messages))];
+  const bodies = await readMessagesForRuns(db, tenant, ids, runs, { signal });
+  const inMessage = new Map<string, boolean[]>();
+  for (const [id, body] of bodies) {
+    const found = new Array<boolean>(runs.length).fill(false);
+    markRuns(messageTexts(await messageWithFullText(body, payloads, signal)), runs, found);
+    inMessage.set(id, found);
+  }
+  const holding = new Set<string>();
+  for (const [key, step] of steps) {
+    const found = new Array<boolean>(runs.length).fill(false);
+    markRuns(recordedTexts(await withFullText(step.own, payloads, signal)), runs, found);
+    for (const id of step.messages) {
+      const inIt = inMessage.get(id) ?? [];
+      for (let k = 0; k < inIt.length; k++) found[k] ||= inIt[k];
+    }
+    if (found.every(Boolean)) holding.add(key);
+  }
+  return holding;
 }
 
 /**

@@ -23,25 +23,6 @@ export interface RecordedStep {
   response: JsonValue | null;
 }
 
-/** A step's recorded parts as a query reads them (`stepTextColumns` of tapedeck_store.steps st). */
-export interface StepTextRow {
-  trace_id: string;
-  span_id: string;
-  name: string;
-  tool: string | null;
-  request: string | null;
-  response: string | null;
-}
-
-export const stepTextColumns = `encode(st.trace_id, 'hex') AS trace_id, encode(st.span_id, 'hex') AS span_id, st.name, st.tool,
-  tapedeck_store.step_body(st.tenant, st.request, st.request_messages) AS request,
-  tapedeck_store.step_body(st.tenant, st.response, st.response_messages) AS response`;
-
-/** The row's step in its stored form (payload references unresolved). */
-export function recordedStepOf(row: StepTextRow): RecordedStep {
-  return { name: row.name, tool: row.tool, request: storedJson(row.request), response: storedJson(row.response) };
-}
-
 /** The step's searchable strings, in order; each is tokenized on its own. */
 export function recordedTexts(step: RecordedStep): string[] {
   const out: string[] = [step.name];
@@ -63,6 +44,19 @@ export async function withFullText(
 ): Promise<RecordedStep> {
   const resolver = createPayloadResolver(payloads, { maxBytes: Number.MAX_SAFE_INTEGER, signal });
   return { ...step, request: await resolver.resolve(step.request), response: await resolver.resolve(step.response) };
+}
+
+/**
+ * A message of the message store, from its canonical JSON, with its offloaded values read back
+ * in full (withFullText).
+ */
+export async function messageWithFullText(
+  body: string,
+  payloads: PayloadStore,
+  signal?: AbortSignal,
+): Promise<JsonValue | null> {
+  const resolver = createPayloadResolver(payloads, { maxBytes: Number.MAX_SAFE_INTEGER, signal });
+  return resolver.resolve(storedJson(body));
 }
 
 /** All of a step's words (its own and its messages'), as recall matches them. */
@@ -88,11 +82,15 @@ export function stepOwnWords(step: RecordedStep, inMessages: { request: boolean;
  * holding it contributes for it (recordedTexts).
  */
 export function messageWords(body: string): Int32Array {
-  const message = JSON.parse(body) as JsonValue;
+  return indexWords(messageTexts(JSON.parse(body) as JsonValue));
+}
+
+/** The searchable strings of one message of the message store (recordedTexts of a list holding it). */
+export function messageTexts(message: JsonValue | null): string[] {
   const out: string[] = [];
-  if (isMessage(message)) collectMessage(message, out);
-  else values(message, out);
-  return indexWords(out);
+  if (message !== null && isMessage(message)) collectMessage(message, out);
+  else values(message ?? undefined, out);
+  return out;
 }
 
 function collect(value: JsonValue | null, out: string[]): void {

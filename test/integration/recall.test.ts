@@ -5,6 +5,8 @@
  * ingest core and GET /v1/recall. Bounds, the deadline and reindex: recall-bounds.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ingestSpans } from '../../src/ingest/ingest.js';
+import { conversationSpans } from '../helpers/conversation-spans.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { openRecallFixture, recallRuns, runIds, type RecallFixture } from '../unit/recall/recall-fixtures.js';
 
@@ -90,6 +92,28 @@ describe.each(databaseKinds)('GET /v1/recall on %s', (kind) => {
       `SELECT count(*) AS n FROM tapedeck_store.steps WHERE request::text LIKE '%$payload%'`,
     );
     expect(Number(n)).toBeGreaterThan(0);
+  });
+
+  it('checks a long Chinese term in each message a conversation resends, never across two', async () => {
+    const talk = await openRecallFixture(kind, []);
+    try {
+      const spans = conversationSpans({
+        run: 'fc',
+        system: '你是天气助手',
+        questions: ['请查一下天气预报', '上海天', '气怎么样'],
+        answer: (i) => `好的，第${i + 1}次`,
+      });
+      await ingestSpans(spans, { tenant: '' }, talk.store.ingest);
+      // the first question, resent by every call
+      expect((await talk.get(`?q=${encodeURIComponent('天气预报')}`)).body.runs).toMatchObject([
+        { run: 'fc', score: 3 },
+      ]);
+      expect((await talk.get(`?q=${encodeURIComponent('上海天')}`)).body.runs).toMatchObject([{ run: 'fc', score: 2 }]);
+      // calls 2 and 3 hold 上海, 海天 and 天气, each in some message, but 上海天气 in none
+      expect((await talk.get(`?q=${encodeURIComponent('上海天气')}`)).body.runs).toEqual([]);
+    } finally {
+      await talk.drop();
+    }
   });
 
   it('finds Arabic words, with or without their vowel marks', async () => {
