@@ -67,8 +67,11 @@ export async function rarestFirst(
  * message read each list's index once per message (a common word's thousands of messages
  * took seconds); one scan of all of them costs GIN a pass over every id asked for each
  * step it finds, so a very common word's took tens of seconds. Chunks keep both small.
+ * Each message's chunk is its id and the next ones (lead): a window reads only as far ahead
+ * as it needs, where grouping would read every message of a common word before its steps.
  */
-const IDS_PER_SCAN = 256;
+const IDS_PER_SCAN = 16;
+const NEXT_IDS = Array.from({ length: IDS_PER_SCAN - 1 }, (_, i) => `lead(m.id, ${i + 1}) OVER ()`).join(', ');
 
 /**
  * The steps holding every word ($1 tenant, $2 words, distinct, the one to start from first,
@@ -84,11 +87,11 @@ const IDS_PER_SCAN = 256;
  * this stops reading a common word's steps once it has enough.
  */
 const MATCHING_STEPS = `WITH RECURSIVE first_messages AS (
-      SELECT array_agg(f.id) AS ids
-        FROM (SELECT m.id, (row_number() OVER ()) / ${IDS_PER_SCAN} AS chunk
+      SELECT array_remove(f.ids, NULL) AS ids
+        FROM (SELECT row_number() OVER () AS n, ARRAY[m.id, ${NEXT_IDS}] AS ids
                 FROM tapedeck_store.messages m
                WHERE m.tenant = $1 AND m.words @> ($2::bigint[])[1:1]) f
-       GROUP BY f.chunk),
+       WHERE f.n % ${IDS_PER_SCAN} = 1),
     rare_messages AS MATERIALIZED (
       SELECT q.w, m.id
         FROM unnest(($2::bigint[])[2:$4::int]) AS q(w)
