@@ -47,12 +47,14 @@ export interface DeriveChunkResult {
   /** dialects that threw, or deriving that threw elsewhere (each span then has no step), for the caller to report */
   dialectErrors: { index: number; layout: string; error: Error }[];
   /**
-   * the messages of the steps in `steps`, for the message store (tapes/message-rows.ts): one
-   * per message of each list, in the order the lists are written
+   * the messages of the steps in `steps`, for the message store (tapes/message-rows.ts), each
+   * once however many of the chunk's lists hold it (a conversation's calls resend its history)
    */
   messages: StoredMessage[];
-  /** where each of `messages` has its id's slot in `steps` (bytes from its start) */
+  /** where each message of each list has its id's slot in `steps` (bytes from its start) */
   slots: Uint32Array;
+  /** per slot, the index in `messages` of the message it names */
+  slotMessages: Uint32Array;
   /** from a worker: `messages` packed (packMessages), moved rather than cloned */
   packedMessages?: Uint8Array;
 }
@@ -65,7 +67,7 @@ export class ChunkDeriver {
     const out = {
       steps: new BinaryCopyWriter(stepCopyColumns, { framed: false }),
       restated: [] as DerivedSpan[],
-      messages: [] as StoredMessage[],
+      messages: new ListedMessages(),
     };
     const local: number[] = [];
     const dialectErrors: DeriveChunkResult['dialectErrors'] = [];
@@ -92,9 +94,38 @@ export class ChunkDeriver {
       restated: out.restated,
       local,
       dialectErrors,
-      messages: out.messages,
+      messages: out.messages.messages,
       slots: Uint32Array.from(out.steps.slotOffsets()),
+      slotMessages: out.messages.slotMessages(),
     };
+  }
+}
+
+/**
+ * The messages of a chunk's lists, each once (by digest), and for each list entry, in the
+ * order the lists are written, which of them it is: a run of n calls resending its history
+ * names about n²/2 messages and holds n, so only those are copied, sent and stored.
+ */
+export class ListedMessages {
+  readonly messages: StoredMessage[] = [];
+  private readonly indexes: number[] = [];
+  private readonly byDigest = new Map<string, number>();
+
+  add(list: readonly StoredMessage[]): void {
+    for (const m of list) {
+      const key = Buffer.from(m.digest.buffer, m.digest.byteOffset, m.digest.byteLength).toString('latin1');
+      let index = this.byDigest.get(key);
+      if (index === undefined) {
+        index = this.messages.length;
+        this.messages.push(m);
+        this.byDigest.set(key, index);
+      }
+      this.indexes.push(index);
+    }
+  }
+
+  slotMessages(): Uint32Array {
+    return Uint32Array.from(this.indexes);
   }
 }
 
@@ -106,7 +137,7 @@ export function placeStep(
   tenant: string,
   d: DerivedSpan,
   isNew: boolean,
-  out: { steps: BinaryCopyWriter; restated: DerivedSpan[]; messages: StoredMessage[] },
+  out: { steps: BinaryCopyWriter; restated: DerivedSpan[]; messages: ListedMessages },
 ): void {
   if (!d.step) return;
   if (!isNew) {
@@ -114,21 +145,24 @@ export function placeStep(
     return;
   }
   out.steps.row(stepToRow(tenant, d.step));
-  for (const list of [d.step.requestMessages, d.step.responseMessages]) if (list) out.messages.push(...list);
+  for (const list of [d.step.requestMessages, d.step.responseMessages]) if (list) out.messages.add(list);
 }
 
 /**
  * Writes the ids of the messages into their slots in the encoded steps (pieces: all of one
- * writer's data); every message must have its id in `ids`.
+ * writer's data; slotMessages: per slot, its message's index in `messages`); every message
+ * must have its id in `ids`.
  */
 export function fillMessageIds(
   pieces: readonly Uint8Array[],
   slots: Uint32Array,
+  slotMessages: Uint32Array,
   messages: readonly StoredMessage[],
   ids: MessageIds,
 ): void {
-  if (slots.length !== messages.length) throw new Error('every message of a step list has one slot');
-  fillInt8Slots(pieces, slots, (i) => BigInt(idOf(ids, messages[i])));
+  if (slots.length !== slotMessages.length) throw new Error('every message of a step list has one slot');
+  const idOfMessage = messages.map((m) => BigInt(idOf(ids, m)));
+  fillInt8Slots(pieces, slots, (i) => idOfMessage[slotMessages[i]]);
 }
 
 /**

@@ -42,6 +42,7 @@ port.on('message', (message: DeriveWorkerMessage) => {
       steps.buffer as ArrayBuffer,
       packedMessages.buffer as ArrayBuffer,
       derived.slots.buffer as ArrayBuffer,
+      derived.slotMessages.buffer as ArrayBuffer,
     ]);
   } catch (error) {
     answer({ job, error });

@@ -40,9 +40,8 @@ import {
   updateRuns,
   upsertSteps,
 } from '../tapes/trace-store.js';
-import { fillMessageIds, placeStep, stepCopyColumns } from '../derive/derive-chunk.js';
+import { fillMessageIds, ListedMessages, placeStep, stepCopyColumns } from '../derive/derive-chunk.js';
 import { insertMessages, messagesOf } from '../tapes/message-rows.js';
-import type { StoredMessage } from '../tapes/step-rows.js';
 import type { ChunkedDerive, DerivedChunk } from '../derive/derive-thread.js';
 import { runFactsOf } from '../normalize/normalize.js';
 import type { DeriveSpans, DerivedSpan } from '../tapes/derived-span.js';
@@ -295,7 +294,7 @@ async function copySteps(
   isNew: (s: SpanRecord) => boolean,
 ): Promise<void> {
   const restated: DerivedSpan[] = [];
-  const encoded: Pick<DerivedChunk, 'steps' | 'messages' | 'slots'>[] = [];
+  const encoded: Pick<DerivedChunk, 'steps' | 'messages' | 'slots' | 'slotMessages'>[] = [];
   for await (const chunk of derivation.chunks()) {
     restated.push(...chunk.restated);
     encoded.push(chunk);
@@ -304,10 +303,15 @@ async function copySteps(
     const out = {
       steps: new BinaryCopyWriter(stepCopyColumns, { framed: false }),
       restated,
-      messages: [] as StoredMessage[],
+      messages: new ListedMessages(),
     };
     for (const [i, d] of (await derive(local, logsOf)).entries()) placeStep(tenant, d, isNew(local[i]), out);
-    encoded.push({ steps: out.steps.take(), messages: out.messages, slots: Uint32Array.from(out.steps.slotOffsets()) });
+    encoded.push({
+      steps: out.steps.take(),
+      messages: out.messages.messages,
+      slots: Uint32Array.from(out.steps.slotOffsets()),
+      slotMessages: out.messages.slotMessages(),
+    });
   }
   const messages = encoded.flatMap((e) => e.messages);
   const ids = await insertMessages(tx, tenant, [
@@ -316,7 +320,7 @@ async function copySteps(
   ]);
   function* stepTuples(): Generator<Uint8Array> {
     for (const e of encoded) {
-      fillMessageIds(e.steps, e.slots, e.messages, ids);
+      fillMessageIds(e.steps, e.slots, e.slotMessages, e.messages, ids);
       yield* e.steps;
     }
   }
