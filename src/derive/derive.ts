@@ -166,16 +166,32 @@ function inlineMessages(
     const json = inlineJson(value, thresholdBytes);
     return json === undefined ? undefined : { digest: json === null ? null : sha256Hex(json), json };
   }
-  // One walk writes the list; each message is a view of its part, hashed in place.
-  const { bytes, bounds } = canonicalListBytes(value);
+  // One walk writes the list; a message met before (the same object) is copied in whole.
+  const { bytes, bounds } = canonicalListBytes(value, (m) => storedForms.get(m as object)?.body);
   const messages: StoredMessage[] = [];
   for (let i = 0; i < bounds.length; i += 2) {
-    const body = bytes.subarray(bounds[i], bounds[i + 1]);
-    if (body.length > thresholdBytes) return undefined;
-    messages.push({ digest: sha256Bytes(body), body });
+    const message = value[i >> 1];
+    const known = storedForms.get(message);
+    if (known) {
+      messages.push(known);
+      continue;
+    }
+    if (bounds[i + 1] - bounds[i] > thresholdBytes) return undefined;
+    // a copy: a view would keep the whole list's buffer for as long as the message is known
+    const body = new Uint8Array(bytes.subarray(bounds[i], bounds[i + 1]));
+    const stored = { digest: sha256Bytes(body), body };
+    storedForms.set(message, stored);
+    messages.push(stored);
   }
   return { digest: sha256Hex(bytes), messages, json: null };
 }
+
+/**
+ * Each message's stored form (canonical JSON and its SHA-256), by the message object: the
+ * messages of a call that resends an earlier call's history are that call's very objects
+ * (normalize/genai-parts.ts RecentInputs), so they are not written and hashed again.
+ */
+const storedForms = new WeakMap<object, StoredMessage>();
 
 /** A non-empty list of messages (objects), none of them a payload reference. */
 function isMessageList(value: JsonValue | null): value is { [key: string]: JsonValue }[] {

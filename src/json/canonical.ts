@@ -49,9 +49,13 @@ export function canonicalJsonBytes(value: JsonValue): Buffer {
 /**
  * canonicalJsonBytes of a list, with where each element's JSON starts and ends in it
  * (`bounds[2i]`, `bounds[2i + 1]`): one walk and one buffer for a step's message list, whose
- * elements the message store keeps apart (views into `bytes`, not copies).
+ * elements the message store keeps apart. `known`: an element's canonical JSON when the
+ * caller has it already (written as it is, not walked again).
  */
-export function canonicalListBytes(values: readonly JsonValue[]): { bytes: Buffer; bounds: number[] } {
+export function canonicalListBytes(
+  values: readonly JsonValue[],
+  known?: (value: JsonValue) => Uint8Array | undefined,
+): { bytes: Buffer; bounds: number[] } {
   const sink = scratch;
   sink.length = 0;
   const bounds: number[] = [];
@@ -60,7 +64,9 @@ export function canonicalListBytes(values: readonly JsonValue[]): { bytes: Buffe
     for (let i = 0; i < values.length; i++) {
       if (i > 0) sink.utf8(',');
       bounds.push(sink.length);
-      serializeInto(values[i], sink);
+      const bytes = known?.(values[i]);
+      if (bytes) sink.bytes(bytes);
+      else serializeInto(values[i], sink);
       bounds.push(sink.length);
     }
     sink.utf8(']');

@@ -116,12 +116,71 @@ function aiSdkPartsOfText(parts: JsonValue[]): JsonValue[] | undefined {
 
 /** gen_ai.input.messages (JSON string or structured) → messages; undefined when absent/unreadable. */
 export function genAiInput(value: AttributeValue | undefined): Message[] | undefined {
-  const list = jsonAttr(value);
+  if (typeof value === 'string') {
+    const resent = recentInputs.earlier(value);
+    if (resent?.text.length === value.length) return [...resent.messages];
+    if (resent) {
+      const tail = messagesOf(jsonAttr(`[${value.slice(resent.text.length)}`));
+      if (tail) return recentInputs.remember(value, resent, [...resent.messages, ...tail]);
+    }
+  }
+  const out = messagesOf(jsonAttr(value));
+  if (out && typeof value === 'string') recentInputs.remember(value, undefined, out);
+  return out;
+}
+
+function messagesOf(list: JsonValue | undefined): Message[] | undefined {
   if (!Array.isArray(list)) return undefined;
   const out: Message[] = [];
   for (const m of list) out.push(...fromGenAiMessage(m));
   return out;
 }
+
+/**
+ * The last few gen_ai.input.messages texts read, with their messages. An agent resends its
+ * whole history on every call, so a call's text is most often an earlier call's with the new
+ * messages appended: `[a,b]` then `[a,b,c,d]`. Such a text is read from where the earlier one
+ * ended (its elements are the earlier ones' and the tail's, each read on its own), and its
+ * first messages are the very objects the earlier call read, which the message store's
+ * encoding recognises (derive.ts inlineMessages) rather than writing and hashing them again.
+ * The messages are never changed once read (the request is stored as read).
+ */
+class RecentInputs {
+  private readonly entries: { text: string; messages: Message[] }[] = [];
+
+  /** `text` itself if remembered (it is read more than once), else the longest text remembered that it extends by more elements. */
+  earlier(text: string): { text: string; messages: Message[] } | undefined {
+    let best: { text: string; messages: Message[] } | undefined;
+    for (const e of this.entries) {
+      if (e.text.length === text.length && e.text === text) return e;
+      const end = e.text.length - 1;
+      // e.text is `[...]` with at least one element; text continues it with `,` where it closed
+      if (
+        text.length > e.text.length &&
+        (best === undefined || e.text.length > best.text.length) &&
+        text.charCodeAt(end) === 44 &&
+        text.startsWith(e.text.slice(0, end))
+      )
+        best = e;
+    }
+    return best;
+  }
+
+  remember(text: string, replaced: { text: string } | undefined, messages: Message[]): Message[] {
+    const end = text.length - 1;
+    if (messages.length === 0 || text.charCodeAt(end) !== 93 || text.charCodeAt(0) !== 91) return messages;
+    const at = replaced ? this.entries.indexOf(replaced as { text: string; messages: Message[] }) : -1;
+    if (at >= 0) this.entries.splice(at, 1);
+    else if (this.entries.length === RECENT_INPUTS) this.entries.shift();
+    this.entries.push({ text, messages });
+    return messages;
+  }
+}
+
+/** Conversations whose next call is recognised: more than a worker's chunk interleaves, as a rule. */
+const RECENT_INPUTS = 16;
+
+const recentInputs = new RecentInputs();
 
 /**
  * gen_ai.output.messages → answer messages. finish_reasons fills a message's missing
