@@ -159,7 +159,8 @@ class RecentInputs {
         text.length > e.text.length &&
         (best === undefined || e.text.length > best.text.length) &&
         text.charCodeAt(end) === 44 &&
-        text.startsWith(e.text.slice(0, end))
+        // equality of two slices compares their memory; startsWith goes character by character
+        text.slice(0, end) === e.text.slice(0, end)
       )
         best = e;
     }
