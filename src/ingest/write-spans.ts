@@ -13,9 +13,11 @@
  * Under the locks, the stored spans read in step 2 are exactly the rows an INSERT ... ON
  * CONFLICT would find, so where the adapter has copyTuples (PostgreSQL server) new spans and
  * their steps are written with binary COPY; a redelivered span's step is upserted. There the
- * steps are derived chunk by chunk (derive/derive-thread.ts: on a worker thread) from the start of
- * step 3, while the spans are written (a span's run facts come from its attributes alone), and
- * copied in step 4 once all are derived and their messages stored. Without copyTuples (PGlite)
+ * steps are derived chunk by chunk (derive/derive-thread.ts: on a worker thread) from before
+ * step 1, as new spans without log records (derived again in step 3 when one is stored or has
+ * some), while the transaction waits for its locks and writes the spans (a span's run facts
+ * come from its attributes alone), and copied in step 4 once all are derived and their
+ * messages stored. Without copyTuples (PGlite)
  * the spans are derived first, and every write is a multi-row INSERT with the same ON CONFLICT
  * clauses as always.
  *
@@ -64,36 +66,66 @@ export async function writeSpans(
   deriving: Deriving | null,
 ): Promise<number> {
   const traceIds = distinct(spans.map((s) => s.traceId));
-  await lockTraces(tx, traceIds);
-  const stored = await readRunNodes(tx, tenant, traceIds);
-  const isNew = (s: SpanRecord) => !stored.has(spanKey(s.traceId, s.spanId));
-  if (!deriving) return writeUnderived(tx, spans.filter(isNew), tenant);
-  const logs = await readLogsFor(tx, tenant, spans);
-  const logsOf = (s: SpanRecord): LogRecord[] => logs.get(spanKey(s.traceId, s.spanId)) ?? [];
-  if (!tx.copyTuples || !deriving.chunked) {
-    const facts = await insertSteps(tx, spans, tenant, deriving.derive, logsOf);
-    const inserted = await writeSpansWithRuns(tx, tenant, traceIds, spans.filter(isNew), stored, facts);
-    await settleRunParents(tx, tenant, traceIds.map(hexToBytes));
-    return inserted;
-  }
-
-  // The steps are derived on the worker thread while this one writes the spans: a span's run
-  // facts are read from its attributes alone, without the rest of its derivation.
-  const derivation = new Derivation(deriving.chunked.chunks(tenant, spans, isNew, logsOf));
+  const chunked = deriving?.chunked && tx.copyTuples ? deriving.chunked : null;
+  // Most spans arrive once, before any log record of theirs: their steps are derived as new
+  // and without log records while this transaction waits for its traces (another one writing
+  // the same traces, a run split between two requests say, holds them until it commits).
+  let early: Derivation | null = chunked && new Derivation(chunked.chunks(tenant, spans, everyNew, noLogs));
   try {
-    const facts = new Map(
-      spans.map((s) => {
-        const f = runFactsOf(s);
-        return [spanKey(s.traceId, s.spanId), { ownRun: f.ownRun, ownParentRun: f.parentRun }];
-      }),
-    );
-    const inserted = await writeSpansWithRuns(tx, tenant, traceIds, spans.filter(isNew), stored, facts);
-    await copySteps(tx, tenant, derivation, deriving.derive, logsOf, isNew);
-    await settleRunParents(tx, tenant, traceIds.map(hexToBytes));
-    return inserted;
+    await lockTraces(tx, traceIds);
+    const stored = await readRunNodes(tx, tenant, traceIds);
+    const isNew = (s: SpanRecord) => !stored.has(spanKey(s.traceId, s.spanId));
+    if (!deriving) return await writeUnderived(tx, spans.filter(isNew), tenant);
+    const logs = await readLogsFor(tx, tenant, spans);
+    const logsOf = (s: SpanRecord): LogRecord[] => logs.get(spanKey(s.traceId, s.spanId)) ?? [];
+    if (!chunked) {
+      const facts = await insertSteps(tx, spans, tenant, deriving.derive, logsOf);
+      const inserted = await writeSpansWithRuns(tx, tenant, traceIds, spans.filter(isNew), stored, facts);
+      await settleRunParents(tx, tenant, traceIds.map(hexToBytes));
+      return inserted;
+    }
+    // Under the locks, what the early derivation assumed is known: derived again when a span
+    // was stored before or has log records.
+    if (logs.size > 0 || !spans.every(isNew)) {
+      await early?.stop();
+      early = null;
+    }
+    const derivation = early ?? new Derivation(chunked.chunks(tenant, spans, isNew, logsOf));
+    early = derivation;
+    return await writeDerived(tx, tenant, traceIds, spans, stored, derivation, deriving.derive, logsOf, isNew);
   } finally {
-    await derivation.stop();
+    await early?.stop();
   }
+}
+
+const everyNew = () => true;
+const noLogs = (): LogRecord[] => [];
+
+/**
+ * The spans and their steps, derived chunk by chunk (`derivation`) while the spans are written:
+ * a span's run facts are read from its attributes alone, without the rest of its derivation.
+ */
+async function writeDerived(
+  tx: Queryable,
+  tenant: string,
+  traceIds: readonly string[],
+  spans: readonly SpanRecord[],
+  stored: Map<string, RunNode>,
+  derivation: Derivation,
+  derive: DeriveSpans,
+  logsOf: (s: SpanRecord) => LogRecord[],
+  isNew: (s: SpanRecord) => boolean,
+): Promise<number> {
+  const facts = new Map(
+    spans.map((s) => {
+      const f = runFactsOf(s);
+      return [spanKey(s.traceId, s.spanId), { ownRun: f.ownRun, ownParentRun: f.parentRun }];
+    }),
+  );
+  const inserted = await writeSpansWithRuns(tx, tenant, traceIds, spans.filter(isNew), stored, facts);
+  await copySteps(tx, tenant, derivation, derive, logsOf, isNew);
+  await settleRunParents(tx, tenant, traceIds.map(hexToBytes));
+  return inserted;
 }
 
 /**
