@@ -146,11 +146,12 @@ function messagesOf(list: JsonValue | undefined): Message[] | undefined {
  * The messages are never changed once read (the request is stored as read).
  */
 class RecentInputs {
-  private readonly entries: { text: string; messages: Message[] }[] = [];
+  private readonly entries: RecentInput[] = [];
+  private chars = 0;
 
   /** `text` itself if remembered (it is read more than once), else the longest text remembered that it extends by more elements. */
-  earlier(text: string): { text: string; messages: Message[] } | undefined {
-    let best: { text: string; messages: Message[] } | undefined;
+  earlier(text: string): RecentInput | undefined {
+    let best: RecentInput | undefined;
     for (const e of this.entries) {
       if (e.text.length === text.length && e.text === text) return e;
       const end = e.text.length - 1;
@@ -167,19 +168,34 @@ class RecentInputs {
     return best;
   }
 
-  remember(text: string, replaced: { text: string } | undefined, messages: Message[]): Message[] {
+  /** Remembers `text` (in place of `replaced`, the text it extends), the oldest forgotten past the bounds. */
+  remember(text: string, replaced: RecentInput | undefined, messages: Message[]): Message[] {
+    const at = replaced ? this.entries.indexOf(replaced) : -1;
+    if (at >= 0) this.forget(at);
     const end = text.length - 1;
     if (messages.length === 0 || text.charCodeAt(end) !== 93 || text.charCodeAt(0) !== 91) return messages;
-    const at = replaced ? this.entries.indexOf(replaced as { text: string; messages: Message[] }) : -1;
-    if (at >= 0) this.entries.splice(at, 1);
-    else if (this.entries.length === RECENT_INPUTS) this.entries.shift();
+    if (text.length > RECENT_CHARS) return messages;
+    while (this.entries.length === RECENT_INPUTS || this.chars + text.length > RECENT_CHARS) this.forget(0);
     this.entries.push({ text, messages });
+    this.chars += text.length;
     return messages;
   }
+
+  private forget(at: number): void {
+    this.chars -= this.entries[at].text.length;
+    this.entries.splice(at, 1);
+  }
+}
+
+interface RecentInput {
+  text: string;
+  messages: Message[];
 }
 
 /** Conversations whose next call is recognised: more than a worker's chunk interleaves, as a rule. */
 const RECENT_INPUTS = 16;
+/** The characters of the texts remembered, at most: their messages hold about as much again. */
+const RECENT_CHARS = 4 * 1024 * 1024;
 
 const recentInputs = new RecentInputs();
 
