@@ -21,7 +21,7 @@ import { NORMALIZER_VERSION } from './normalize/normalize.js';
 import { hasStepsOlderThan, reindexReasons } from './tapes/reindex.js';
 import type { Database } from './store/database.js';
 import type { PayloadStore } from './payloads/payload-store.js';
-import { createAdmission, DEFAULT_WORK_UNITS } from './ingest/admission.js';
+import { createAdmission, DEFAULT_WORK_UNITS, SPANS_ONLY_WORK_UNITS } from './ingest/admission.js';
 import { JSON_STRING_WASM_LOADED } from './json/json-string.js';
 import { createOtlpHttpRoutes } from './ingest/http-receiver.js';
 import { bindGrpcServer, createGrpcServer } from './ingest/grpc-receiver.js';
@@ -95,7 +95,8 @@ export async function startTapedeck(
   }
   // Waiting gRPC messages may hold one maximal body between them (requests past that are
   // answered busy): with the large one being worked on, two at most in memory.
-  const admission = createAdmission(config.maxInflightRequests, DEFAULT_WORK_UNITS, {
+  const workUnits = config.derive ? DEFAULT_WORK_UNITS : SPANS_ONLY_WORK_UNITS;
+  const admission = createAdmission(config.maxInflightRequests, workUnits, {
     queueTimeoutMs: config.queueTimeoutMs,
     maxHeldBytes: config.maxBodyBytes,
   });

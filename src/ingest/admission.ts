@@ -11,8 +11,8 @@
  * twice their size each) for little more throughput. The work capacity is counted in units:
  * a request takes one, or three when it is large (LARGE_REQUEST_BYTES) or says no size, so
  * four small batches, or one large and one small, are worked on at once, never two large
- * ones: two gave more throughput than one, but took the receiver past 300 MiB with 17 MB
- * requests (docs/benchmarks.md). The size that counts is the decoded one: a compressed body
+ * ones: two gave more throughput than one, but took a deriving receiver past 300 MiB with 17 MB
+ * requests (docs/benchmarks.md); with derive off, two large ones at once (SPANS_ONLY_WORK_UNITS). The size that counts is the decoded one: a compressed body
  * takes two units until it is decoded, then gives one back if it turned out small, or waits,
  * first in line and holding no unit, until a large request's three are free.
  *
@@ -25,6 +25,12 @@ import { IngestError } from '../errors.js';
 
 /** Work units available at once. */
 export const DEFAULT_WORK_UNITS = 4;
+/**
+ * Work units available at once with derive off: two large requests (or one and three small),
+ * which a spans-only receiver holds well under 300 MiB, and which overlap one's decoding with
+ * the other's COPY.
+ */
+export const SPANS_ONLY_WORK_UNITS = 6;
 /** A request announcing more than this (or nothing) takes LARGE_REQUEST_UNITS. */
 export const LARGE_REQUEST_BYTES = 4 * 1024 * 1024;
 /** More than half of DEFAULT_WORK_UNITS: one large request at a time. */
