@@ -162,9 +162,10 @@ describe('tapedeck replay --cassette', () => {
         expect([replay.mode, replay.playback]).toEqual(['loose', { paused: false, speed: 2.5, timing: 'recorded' }]);
         expect(new URL(replay.base_urls.openai).hostname).toBe('127.0.0.1');
       } finally {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
+        // code and signal both: a death by signal says which
+        const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
         child.kill('SIGTERM');
-        expect(await exited).toBe(0);
+        expect(await exited).toEqual({ code: 0, signal: null });
       }
       for (const speed of ['1001', '0', 'fast']) {
         const out = await cli.runWith({}, 'replay', '--cassette', file('clean.tar'), '--speed', speed);
