@@ -15,7 +15,7 @@
  */
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import { BinaryCopyWriter, fillInt8Slots } from '../store/copy-binary.js';
-import { idOf, type MessageIds, stepColumns, stepToRow, type StoredMessage } from '../tapes/step-rows.js';
+import { digestKey, idOf, type MessageIds, stepColumns, stepToRow, type StoredMessage } from '../tapes/step-rows.js';
 import { copyColumnsOf } from '../store/bulk-insert.js';
 import { DERIVE_FAILED, inlineStep, normalizeFacts } from './derive.js';
 import type { DerivedSpan } from '../tapes/derived-span.js';
@@ -113,7 +113,7 @@ export class ListedMessages {
 
   add(list: readonly StoredMessage[]): void {
     for (const m of list) {
-      const key = Buffer.from(m.digest.buffer, m.digest.byteOffset, m.digest.byteLength).toString('latin1');
+      const key = digestKey(m.digest);
       let index = this.byDigest.get(key);
       if (index === undefined) {
         index = this.messages.length;
