@@ -50,11 +50,13 @@ export function registerReplayCommand(program: Command): void {
           limits: limitsOf(options),
         }),
       );
-      print(renderJson(server.replay));
-      await new Promise<void>((resolve) => {
+      // Listening before the line is printed: a signal with no listener ends the process at once.
+      const stopped = new Promise<void>((resolve) => {
         process.once('SIGTERM', resolve);
         process.once('SIGINT', resolve);
       });
+      print(renderJson(server.replay));
+      await stopped;
       await server.close();
     });
 }

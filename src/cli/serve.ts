@@ -151,6 +151,20 @@ export function registerServe(program: Command): void {
       // A stray rejection is a bug to log, never a reason to drop what senders are retrying.
       process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
       const running = await startTapedeck(config, logger);
+      // Listening before the ready lines are printed: whoever reads them may signal at once,
+      // and a signal with no listener yet ends the process without draining.
+      const stopped = new Promise<void>((resolve) => {
+        const stop = (signal: string) => {
+          logger.info({ signal }, 'shutting down: draining in-flight requests');
+          running.close().then(resolve, (error: unknown) => {
+            logger.error({ err: error }, 'shutdown failed');
+            process.exitCode = 1;
+            resolve();
+          });
+        };
+        process.once('SIGTERM', () => stop('SIGTERM'));
+        process.once('SIGINT', () => stop('SIGINT'));
+      });
       const shown = running.host === '0.0.0.0' || running.host === '::' ? 'localhost' : running.host;
       process.stdout.write(
         [
@@ -172,18 +186,7 @@ export function registerServe(program: Command): void {
           '',
         ].join('\n'),
       );
-      await new Promise<void>((resolve) => {
-        const stop = (signal: string) => {
-          logger.info({ signal }, 'shutting down: draining in-flight requests');
-          running.close().then(resolve, (error: unknown) => {
-            logger.error({ err: error }, 'shutdown failed');
-            process.exitCode = 1;
-            resolve();
-          });
-        };
-        process.once('SIGTERM', () => stop('SIGTERM'));
-        process.once('SIGINT', () => stop('SIGINT'));
-      });
+      await stopped;
       process.stdout.write('tapedeck stopped\n');
     });
 }
