@@ -6,7 +6,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { IngestError } from '../../../src/errors.js';
 import {
   CHUNK_SPANS,
@@ -155,16 +155,17 @@ describe('deriving on the worker thread', () => {
 
   it('goes on with a new worker when its worker stopped between two of its chunks: a chunk needs nothing of the others', async () => {
     // answers one chunk more than are sent ahead, as the real worker does, then stops, idle
-    const { script } = standInWorker(
+    const { script, starts: stopped } = standInWorker(
       'tiring-worker.mjs',
-      () => `import { parentPort, workerData } from 'node:worker_threads';
+      (marker) => `import { writeFileSync } from 'node:fs';
+      import { parentPort, workerData } from 'node:worker_threads';
       import { ChunkDeriver } from ${CHUNK_MODULE};
       const deriver = new ChunkDeriver(workerData.thresholdBytes);
       let answered = 0;
       parentPort.on('message', (m) => {
         if (m.type !== 'chunk') return;
         parentPort.postMessage({ result: deriver.derive(m.request) });
-        if (++answered === ${IN_FLIGHT + 1}) setTimeout(() => process.exit(0), 20);
+        if (++answered === ${IN_FLIGHT + 1}) setTimeout(() => (writeFileSync(${marker}, 'stopped'), process.exit(0)), 20);
       });
       parentPort.postMessage({ ready: true });`,
     );
@@ -181,7 +182,9 @@ describe('deriving on the worker thread', () => {
       const taken: DerivedChunk[] = [];
       const first = await chunks.next(); // chunk 0; chunks 1 to IN_FLIGHT are sent
       taken.push(first.value as DerivedChunk);
-      await new Promise((resolve) => setTimeout(resolve, 300)); // the worker answers them and stops
+      // the worker answers them and stops; its exit reaches this thread a moment after
+      await vi.waitFor(() => expect(stopped()).toBe('stopped'), { timeout: 30_000, interval: 20 });
+      await new Promise((resolve) => setTimeout(resolve, 200));
       // chunks 1 to IN_FLIGHT, then the last, sent to a new worker
       for await (const chunk of chunks) taken.push(chunk);
       expect(taken).toHaveLength(IN_FLIGHT + 2);
