@@ -8,13 +8,16 @@
  * the others wait their turn, in arrival order, before reading their body, so a waiting
  * OTLP/HTTP request holds no more than the socket buffers. One Node thread decodes and
  * derives for all of them: more at once only holds more decoded batches in memory (about
- * twice their size each) for little more throughput. The work capacity is counted in units:
- * a request takes one, or three when it is large (LARGE_REQUEST_BYTES) or says no size, so
- * four small batches, or one large and one small, are worked on at once, never two large
- * ones: two gave more throughput than one, but took a deriving receiver past 300 MiB with 17 MB
- * requests (docs/benchmarks.md); with derive off, two large ones at once (SPANS_ONLY_WORK_UNITS). The size that counts is the decoded one: a compressed body
- * takes two units until it is decoded, then gives one back if it turned out small, or waits,
- * first in line and holding no unit, until a large request's three are free.
+ * twice their size each) for little more throughput. The work capacity is counted in units,
+ * one per UNIT_BYTES begun, three at most (a large request, or one that says no size): four
+ * batches of up to 4 MiB, or two of up to 8 MiB, are worked on at once, never more bytes than
+ * that, and a larger one with one small one, never two larger ones: two gave more throughput
+ * than one, but took a deriving receiver past 300 MiB with 17 MB requests
+ * (docs/benchmarks.md); with derive off, two larger ones at once (SPANS_ONLY_WORK_UNITS).
+ * Units grow with the size, not in one step: a batch just over 4 MiB held up a second one
+ * where four just under were worked on together. The size that counts is the decoded one: a
+ * compressed body takes two units until it is decoded, then gives back what it does not
+ * need, or waits, first in line and holding no unit, until the units it needs are free.
  *
  * No wait is unbounded: a request whose turn has not come within the queue timeout (or its
  * gRPC deadline) is answered busy, and its sender retries; a cancelled gRPC call, or an
@@ -31,9 +34,12 @@ export const DEFAULT_WORK_UNITS = 4;
  * the other's COPY.
  */
 export const SPANS_ONLY_WORK_UNITS = 6;
-/** A request announcing more than this (or nothing) takes LARGE_REQUEST_UNITS. */
-export const LARGE_REQUEST_BYTES = 4 * 1024 * 1024;
-/** More than half of DEFAULT_WORK_UNITS: one large request at a time. */
+/** A request takes a unit per UNIT_BYTES (as announced) begun, one at least. */
+export const UNIT_BYTES = 4 * 1024 * 1024;
+/**
+ * What a request announcing more than two units' bytes (or nothing) takes: more than half of
+ * DEFAULT_WORK_UNITS, so one at a time.
+ */
 const LARGE_REQUEST_UNITS = 3;
 /** What a compressed request takes until it is decoded: one small request's and one more. */
 const COMPRESSED_UNITS = 2;
@@ -87,7 +93,8 @@ export interface Admission {
 
 /** The work units a request takes. */
 export function workUnitsOf(sizeBytes: number | undefined): number {
-  return sizeBytes === undefined || sizeBytes > LARGE_REQUEST_BYTES ? LARGE_REQUEST_UNITS : 1;
+  if (sizeBytes === undefined) return LARGE_REQUEST_UNITS;
+  return Math.min(LARGE_REQUEST_UNITS, Math.max(1, Math.ceil(sizeBytes / UNIT_BYTES)));
 }
 
 const unbounded: AdmissionSettings = { queueTimeoutMs: 2 ** 31 - 1, maxHeldBytes: Number.POSITIVE_INFINITY };

@@ -1,17 +1,12 @@
 /**
  * Of the requests admitted (src/ingest/admission.ts), only as many as the work units allow
- * work at once: a request takes one unit, or three when it is large or says no size (one
- * large request at a time); a compressed one takes two until it is decoded. The others wait
+ * work at once: a request takes a unit per 4 MiB begun, three at most, and three when it
+ * says no size (one large request at a time); a compressed one takes two until it is decoded. The others wait
  * their turn in arrival order without being refused, and a turn passes on however the work
  * ends.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  createAdmission,
-  DEFAULT_WORK_UNITS,
-  LARGE_REQUEST_BYTES,
-  workUnitsOf,
-} from '../../../src/ingest/admission.js';
+import { createAdmission, DEFAULT_WORK_UNITS, UNIT_BYTES, workUnitsOf } from '../../../src/ingest/admission.js';
 
 function gate() {
   let open!: () => void;
@@ -20,7 +15,10 @@ function gate() {
 }
 const tick = () => new Promise((r) => setTimeout(r, 5));
 const SMALL = 1024;
-const LARGE = LARGE_REQUEST_BYTES + 1;
+/** over 4 MiB and up to 8: two units */
+const MID = UNIT_BYTES + 1;
+/** over 8 MiB: three units */
+const LARGE = 2 * UNIT_BYTES + 1;
 
 describe('admission turns', () => {
   it('lets requests work while units are free and the others wait, in arrival order', async () => {
@@ -53,9 +51,9 @@ describe('admission turns', () => {
   });
 
   it('gives a large request, or one of unknown size, three units, and lets no small one overtake it', async () => {
-    expect([workUnitsOf(SMALL), workUnitsOf(LARGE_REQUEST_BYTES), workUnitsOf(LARGE), workUnitsOf(undefined)]).toEqual([
-      1, 1, 3, 3,
-    ]);
+    expect(
+      [SMALL, UNIT_BYTES, MID, 2 * UNIT_BYTES, LARGE, 64 * UNIT_BYTES, undefined].map((size) => workUnitsOf(size)),
+    ).toEqual([1, 1, 2, 2, 3, 3, 3]);
     const admission = createAdmission(10, 4);
     const started: string[] = [];
     const gates = new Map(['small', 'large', 'later'].map((k) => [k, gate()]));
@@ -108,13 +106,17 @@ describe('admission turns', () => {
     expect(await admission.run(async () => 'after', { sizeBytes: SMALL })).toBe('after');
   });
 
-  it('works on four small requests, or one large and one small, at once by default: never two large', async () => {
+  it('works on four requests of up to 4 MiB, two of up to 8, or one larger and one small, at once by default: never two larger', async () => {
     expect(DEFAULT_WORK_UNITS).toBe(4);
     for (const [sizes, first] of [
       [[SMALL, SMALL, SMALL, SMALL, SMALL], 4],
       [[LARGE, LARGE, SMALL], 1],
       [[LARGE, SMALL, SMALL, LARGE], 2],
       [[SMALL, SMALL, LARGE, SMALL], 2],
+      // just over 4 MiB does not hold the next one up, as it did in one step from one unit to three
+      [[MID, MID, SMALL], 2],
+      [[MID, SMALL, SMALL, MID], 3],
+      [[MID, LARGE, SMALL], 1],
     ] as const) {
       const admission = createAdmission(10);
       const started: number[] = [];
