@@ -70,7 +70,7 @@ export async function writeSpans(
   // Most spans arrive once, before any log record of theirs: their steps are derived as new
   // and without log records while this transaction waits for its traces (another one writing
   // the same traces, a run split between two requests say, holds them until it commits).
-  let early: Derivation | null = chunked && new Derivation(chunked.chunks(tenant, spans, everyNew, noLogs));
+  let derivation: Derivation | null = chunked && new Derivation(chunked.chunks(tenant, spans, everyNew, noLogs));
   try {
     await lockTraces(tx, traceIds);
     const stored = await readRunNodes(tx, tenant, traceIds);
@@ -87,14 +87,13 @@ export async function writeSpans(
     // Under the locks, what the early derivation assumed is known: derived again when a span
     // was stored before or has log records.
     if (logs.size > 0 || !spans.every(isNew)) {
-      await early?.stop();
-      early = null;
+      await derivation?.stop();
+      derivation = null;
     }
-    const derivation = early ?? new Derivation(chunked.chunks(tenant, spans, isNew, logsOf));
-    early = derivation;
+    derivation ??= new Derivation(chunked.chunks(tenant, spans, isNew, logsOf));
     return await writeDerived(tx, tenant, traceIds, spans, stored, derivation, deriving.derive, logsOf, isNew);
   } finally {
-    await early?.stop();
+    await derivation?.stop();
   }
 }
 
