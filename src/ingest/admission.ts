@@ -14,8 +14,8 @@
  * that, and a larger one with one small one, never two larger ones: two gave more throughput
  * than one, but took a deriving receiver past 300 MiB with 17 MB requests
  * (docs/benchmarks.md); with derive off, two larger ones at once (SPANS_ONLY_WORK_UNITS).
- * Units grow with the size, not in one step: a batch just over 4 MiB held up a second one
- * where four just under were worked on together. The size that counts is the decoded one: a
+ * Units grow with the size rather than in one step, so a batch just over 4 MiB does not hold
+ * up a second one while four just under go together. The size that counts is the decoded one: a
  * compressed body takes two units until it is decoded, then gives back what it does not
  * need, or waits, first in line and holding no unit, until the units it needs are free.
  *
