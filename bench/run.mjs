@@ -1,11 +1,12 @@
 // `npm run bench`: runs every bench in bench/*.mjs in turn, each as its own child process (a
 // fresh heap and its own database, so one cannot skew the next), streams their output, and
-// ends with a summary: status, time and each bench's closing lines.
+// ends with a summary: status, time and each bench's closing lines. Each starts once the
+// machine has settled after the one before.
 // Known benches run in a fixed order with their arguments; a bench added later (any other
 // bench/*.mjs) runs after them with none. BENCH_QUICK=1 asks each for a short run;
 // BENCH_ONLY=ingest,normalize runs only those. docs/benchmarks.md says what each measures.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -33,6 +34,10 @@ const KNOWN = [
   { name: 'console', args: [], quick: ['--runs', '2000', '--loads', '3'], limitS: 600 },
 ];
 
+/** Before each bench, busy below this share of all cores counts as settled (settle). */
+const SETTLE_BUSY = 0.2;
+const SETTLE_MAX_S = 60;
+
 const present = new Set(
   readdirSync(here)
     .filter((f) => f.endsWith('.mjs') && f !== 'run.mjs')
@@ -55,6 +60,7 @@ console.log(`bench: ${plan.map((b) => b.name).join(', ')}${QUICK ? ' (BENCH_QUIC
 const results = [];
 for (const b of plan) {
   console.log(`\n=== ${b.name}`);
+  await settle();
   results.push(await runBench(b));
 }
 
@@ -101,6 +107,36 @@ function runBench(b) {
   });
 }
 
+/**
+ * Waits, up to SETTLE_MAX_S, until the machine is mostly idle: the bench before may leave
+ * PostgreSQL checkpointing or vacuuming, and a bench with a bound on time (console) would
+ * pay for it. Busy is measured over a second from /proc/stat, not the load average, which
+ * trails by a minute. Where there is no /proc/stat it does not wait.
+ */
+async function settle() {
+  const cpu = () => {
+    try {
+      const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+      return { idle: fields[3] + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) };
+    } catch {
+      return null;
+    }
+  };
+  const started = performance.now();
+  for (;;) {
+    const before = cpu();
+    if (!before) return;
+    await new Promise((r) => setTimeout(r, 1000));
+    const after = cpu();
+    const busy = 1 - (after.idle - before.idle) / Math.max(1, after.total - before.total);
+    const waited = (performance.now() - started) / 1000;
+    if (busy < SETTLE_BUSY || waited >= SETTLE_MAX_S) {
+      if (waited > 1.5)
+        console.log(`(waited ${waited.toFixed(0)} s for the machine to settle: ${Math.round(busy * 100)} % busy)`);
+      return;
+    }
+  }
+}
 function closingLines(text, n) {
   return text
     .split('\n')
