@@ -108,10 +108,10 @@ function runBench(b) {
 }
 
 /**
- * Waits, up to SETTLE_MAX_S, until the machine is mostly idle: the bench before may leave
- * PostgreSQL checkpointing or vacuuming, and a bench with a bound on time (console) would
- * pay for it. Busy is measured over a second from /proc/stat, not the load average, which
- * trails by a minute. Where there is no /proc/stat it does not wait.
+ * Waits, up to SETTLE_MAX_S, until the machine is mostly idle, so that no bench (the console's
+ * has a bound on time) pays for work another left running. Busy is measured over a second
+ * from /proc/stat, not the load average, which trails by a minute. Where there is no
+ * /proc/stat it does not wait.
  */
 async function settle() {
   const cpu = () => {
@@ -137,6 +137,7 @@ async function settle() {
     }
   }
 }
+
 function closingLines(text, n) {
   return text
     .split('\n')

@@ -8,16 +8,14 @@
  * the others wait their turn, in arrival order, before reading their body, so a waiting
  * OTLP/HTTP request holds no more than the socket buffers. One Node thread decodes and
  * derives for all of them: more at once only holds more decoded batches in memory (about
- * twice their size each) for little more throughput. The work capacity is counted in units,
- * one per UNIT_BYTES begun, three at most (a large request, or one that says no size): four
- * batches of up to 4 MiB, or two of up to 8 MiB, are worked on at once, never more bytes than
- * that, and a larger one with one small one, never two larger ones: two gave more throughput
- * than one, but took a deriving receiver past 300 MiB with 17 MB requests
- * (docs/benchmarks.md); with derive off, two larger ones at once (SPANS_ONLY_WORK_UNITS).
- * Units grow with the size rather than in one step, so a batch just over 4 MiB does not hold
- * up a second one while four just under go together. The size that counts is the decoded one: a
- * compressed body takes two units until it is decoded, then gives back what it does not
- * need, or waits, first in line and holding no unit, until the units it needs are free.
+ * twice their size each) for little more throughput. The work capacity is counted in units:
+ * a request takes one per UNIT_BYTES begun, so the bytes worked on at once stay bounded
+ * whatever the sizes (four of up to 4 MiB, or two of up to 8), and three at most, so a larger
+ * request (or one that says no size) goes with one small one, never with another: two large
+ * ones gave more throughput, but took a deriving receiver past 300 MiB with 17 MB requests
+ * (docs/benchmarks.md). The size that counts is the decoded one: a compressed body takes two
+ * units until it is decoded, then gives back what it does not need, or waits, first in line
+ * and holding no unit, until the units it needs are free.
  *
  * No wait is unbounded: a request whose turn has not come within the queue timeout (or its
  * gRPC deadline) is answered busy, and its sender retries; a cancelled gRPC call, or an
@@ -29,9 +27,9 @@ import { IngestError } from '../errors.js';
 /** Work units available at once. */
 export const DEFAULT_WORK_UNITS = 4;
 /**
- * Work units available at once with derive off: two large requests (or one and three small),
- * which a spans-only receiver holds well under 300 MiB, and which overlap one's decoding with
- * the other's COPY.
+ * Work units available at once with derive off: two large requests (or one and three small,
+ * or three of up to 8 MiB), which a spans-only receiver holds under 300 MiB, and which
+ * overlap one's decoding with the other's COPY.
  */
 export const SPANS_ONLY_WORK_UNITS = 6;
 /** A request takes a unit per UNIT_BYTES (as announced) begun, one at least. */
