@@ -57,10 +57,16 @@ export async function ingestSpans(
     try {
       return { stored: await deps.db.transaction((tx) => writeSpans(tx, spans, meta.tenant, deriving)) };
     } catch (error) {
+      // Two requests that each hold what the other waits for (a trace, a new message): PostgreSQL
+      // ended this one. Once more, every trace locked first, in the one order (write-spans.ts).
+      if (sqlStateOf(error) === DEADLOCK)
+        return {
+          stored: await deps.db.transaction((tx) => writeSpans(tx, spans, meta.tenant, deriving, true)),
+        };
       // COPY writes the rows it found missing under the trace locks; a row that a writer not
       // taking them stored meanwhile (tapedeck has none) fails it: then once more, the
       // INSERT ... ON CONFLICT way.
-      if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
+      if (sqlStateOf(error) !== UNIQUE_VIOLATION) throw error;
       return { stored: await deps.db.transaction((tx) => writeSpans(withoutCopy(tx), spans, meta.tenant, deriving)) };
     }
   });
@@ -73,6 +79,13 @@ export async function ingestSpans(
 }
 
 const UNIQUE_VIOLATION = '23505';
+const DEADLOCK = '40P01';
+
+/** The SQLSTATE of a statement's failure, also under DatabaseUnavailableError (a transient one). */
+function sqlStateOf(error: unknown): unknown {
+  const cause = error instanceof DatabaseUnavailableError ? error.cause : error;
+  return (cause as { code?: unknown } | null)?.code;
+}
 
 function withoutCopy(tx: Queryable): Queryable {
   return { query: (sql, params) => tx.query(sql, params), exec: (sql) => tx.exec(sql) };

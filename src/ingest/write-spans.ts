@@ -1,6 +1,7 @@
 /**
  * @module ingest/write-spans
- * What ingestSpans does inside its one transaction, for spans already deduplicated:
+ * What ingestSpans does inside its one transaction, for spans already deduplicated: steps 1-4
+ * for the traces no other transaction holds, then again for the others once they are free.
  * 1. lock the batch's traces (advisory locks, so a span and its log records meet);
  * 2. read the run facts of the traces' stored spans and the log records of the batch's spans;
  * 3. resolve runs in memory (tapes/run-resolution.ts), write the new spans with their run and
@@ -15,7 +16,7 @@
  * their steps are written with binary COPY; a redelivered span's step is upserted. There the
  * steps are derived chunk by chunk (derive/derive-thread.ts: on a worker thread) from before
  * step 1, as new spans without log records (derived again in step 3 when one is stored or has
- * some), while the transaction waits for its locks and writes the spans (a span's run facts
+ * some), while the transaction waits for its locks (or writes its free traces) and the spans (a span's run facts
  * come from its attributes alone), and copied in step 4 once all are derived and their
  * messages stored. Without copyTuples (PGlite)
  * the spans are derived first, and every write is a multi-row INSERT with the same ON CONFLICT
@@ -39,6 +40,7 @@ import {
   readLogsFor,
   readRunNodes,
   spanKey,
+  tryLockTraces,
   updateRuns,
   upsertSteps,
 } from '../tapes/trace-store.js';
@@ -58,43 +60,76 @@ export interface Deriving {
   chunked: ChunkedDerive | null;
 }
 
-/** Writes spans (distinct keys) and their steps; resolves with the number of new spans. */
+/**
+ * Writes spans (distinct keys) and their steps; resolves with the number of new spans. The
+ * traces no other transaction holds are locked and written first; then, once their holders
+ * commit, the contested ones (tapes/trace-store.ts tryLockTraces). `inOrder`: every trace's
+ * lock taken first, waiting in the one order that never deadlocks.
+ */
 export async function writeSpans(
   tx: Queryable,
   spans: readonly SpanRecord[],
   tenant: string,
   deriving: Deriving | null,
+  inOrder = false,
 ): Promise<number> {
   const traceIds = distinct(spans.map((s) => s.traceId));
   const chunked = deriving?.chunked && tx.copyTuples ? deriving.chunked : null;
+  const contested = inOrder ? { traceIds, coarse: false } : await tryLockTraces(tx, traceIds);
+  const waiting = new Set(contested.traceIds);
+  const parts = [spans.filter((s) => !waiting.has(s.traceId)), spans.filter((s) => waiting.has(s.traceId))];
   // Most spans arrive once, before any log record of theirs: their steps are derived as new
-  // and without log records while this transaction waits for its traces (another one writing
-  // the same traces, a run split between two requests say, holds them until it commits).
-  let derivation: Derivation | null = chunked && new Derivation(chunked.chunks(tenant, spans, everyNew, noLogs));
+  // and without log records while this transaction writes its free traces or waits for the
+  // others (a run split between two requests, say, is held by the other until it commits).
+  const derivations = parts.map((part) =>
+    chunked && part.length > 0 ? new Derivation(chunked.chunks(tenant, part, everyNew, noLogs)) : null,
+  );
   try {
-    await lockTraces(tx, traceIds);
-    const stored = await readRunNodes(tx, tenant, traceIds);
-    const isNew = (s: SpanRecord) => !stored.has(spanKey(s.traceId, s.spanId));
-    if (!deriving) return await writeUnderived(tx, spans.filter(isNew), tenant);
-    const logs = await readLogsFor(tx, tenant, spans);
-    const logsOf = (s: SpanRecord): LogRecord[] => logs.get(spanKey(s.traceId, s.spanId)) ?? [];
-    if (!chunked) {
-      const facts = await insertSteps(tx, spans, tenant, deriving.derive, logsOf);
-      const inserted = await writeSpansWithRuns(tx, tenant, traceIds, spans.filter(isNew), stored, facts);
-      await settleRunParents(tx, tenant, traceIds.map(hexToBytes));
-      return inserted;
+    let written = 0;
+    for (const [i, part] of parts.entries()) {
+      if (part.length === 0) continue;
+      if (part === parts[1]) await lockTraces(tx, contested.traceIds, contested.coarse);
+      written += await writeLocked(tx, part, tenant, deriving, chunked, derivations, i);
     }
-    // Under the locks, what the early derivation assumed is known: derived again when a span
-    // was stored before or has log records.
-    if (logs.size > 0 || !spans.every(isNew)) {
-      await derivation?.stop();
-      derivation = null;
-    }
-    derivation ??= new Derivation(chunked.chunks(tenant, spans, isNew, logsOf));
-    return await writeDerived(tx, tenant, traceIds, spans, stored, derivation, deriving.derive, logsOf, isNew);
+    return written;
   } finally {
-    await derivation?.stop();
+    for (const d of derivations) await d?.stop();
   }
+}
+
+/**
+ * Writes spans whose traces this transaction holds. `derivations[at]`: their steps derived
+ * early, as new spans without log records (replaced there when that does not hold).
+ */
+async function writeLocked(
+  tx: Queryable,
+  spans: readonly SpanRecord[],
+  tenant: string,
+  deriving: Deriving | null,
+  chunked: ChunkedDerive | null,
+  derivations: (Derivation | null)[],
+  at: number,
+): Promise<number> {
+  const traceIds = distinct(spans.map((s) => s.traceId));
+  const stored = await readRunNodes(tx, tenant, traceIds);
+  const isNew = (s: SpanRecord) => !stored.has(spanKey(s.traceId, s.spanId));
+  if (!deriving) return await writeUnderived(tx, spans.filter(isNew), tenant);
+  const logs = await readLogsFor(tx, tenant, spans);
+  const logsOf = (s: SpanRecord): LogRecord[] => logs.get(spanKey(s.traceId, s.spanId)) ?? [];
+  if (!chunked) {
+    const facts = await insertSteps(tx, spans, tenant, deriving.derive, logsOf);
+    const inserted = await writeSpansWithRuns(tx, tenant, traceIds, spans.filter(isNew), stored, facts);
+    await settleRunParents(tx, tenant, traceIds.map(hexToBytes));
+    return inserted;
+  }
+  // Under the locks, what the early derivation assumed is known: derived again when a span
+  // was stored before or has log records.
+  if (logs.size > 0 || !spans.every(isNew)) {
+    await derivations[at]?.stop();
+    derivations[at] = null;
+  }
+  derivations[at] ??= new Derivation(chunked.chunks(tenant, spans, isNew, logsOf));
+  return await writeDerived(tx, tenant, traceIds, spans, stored, derivations[at], deriving.derive, logsOf, isNew);
 }
 
 const everyNew = () => true;

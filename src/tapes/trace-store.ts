@@ -46,13 +46,14 @@ export async function upsertSteps(
  * - A transaction of more traces locks their buckets exclusively: it waits for, and holds
  *   off, any other transaction with a trace in those buckets.
  * Buckets are locked before traces, each kind in ascending order, so two transactions never
- * wait on each other in a cycle.
+ * wait on each other in a cycle. `coarse`: the buckets exclusively whatever the number of
+ * traces (the rest of a transaction that locked its first traces that way: tryLockTraces).
  */
-export async function lockTraces(tx: Queryable, traceIds: readonly string[]): Promise<void> {
+export async function lockTraces(tx: Queryable, traceIds: readonly string[], coarse = false): Promise<void> {
   if (traceIds.length === 0) return;
   const distinctIds = [...new Set(traceIds)];
   const buckets = traceLockKeys(distinctIds);
-  if (distinctIds.length > FINE_LOCK_TRACES) {
+  if (coarse || distinctIds.length > FINE_LOCK_TRACES) {
     // unnest yields the keys in array order, and each is locked as its row is read
     await tx.query('SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::bigint[]) AS k', [buckets]);
     return;
@@ -66,6 +67,44 @@ export async function lockTraces(tx: Queryable, traceIds: readonly string[]): Pr
      SELECT count(pg_advisory_xact_lock(a, b)) FROM unnest($2::int[], $3::int[]) AS t(a, b)`,
     [buckets, `{${traces.map((t) => t[0]).join(',')}}`, `{${traces.map((t) => t[1]).join(',')}}`],
   );
+}
+
+/** The traces tryLockTraces could not lock, and how the rest were locked (lockTraces' `coarse`). */
+export interface Contested {
+  traceIds: string[];
+  coarse: boolean;
+}
+
+/**
+ * Takes the locks lockTraces would, without waiting, for every trace no other transaction
+ * holds; resolves with those another one holds. A transaction writes its free traces at once
+ * and waits only for the contested ones (lockTraces), so requests that share a run, split
+ * between them, do the rest of their work side by side rather than one after the other. Two
+ * that each took a trace the other waits for then wait in a cycle, which PostgreSQL breaks
+ * (deadlock, 40P01): the caller does the work again with lockTraces alone.
+ */
+export async function tryLockTraces(tx: Queryable, traceIds: readonly string[]): Promise<Contested> {
+  const distinctIds = [...new Set(traceIds)];
+  const coarse = distinctIds.length > FINE_LOCK_TRACES;
+  if (distinctIds.length === 0) return { traceIds: [], coarse };
+  if (coarse) {
+    const rows = await tx.query<{ k: string }>(
+      'SELECT k::text AS k FROM unnest($1::bigint[]) AS k WHERE pg_try_advisory_xact_lock(k)',
+      [traceLockKeys(distinctIds)],
+    );
+    // a bucket locked frees every trace in it
+    const locked = new Set(rows.map((r) => r.k));
+    return { traceIds: distinctIds.filter((t) => !locked.has(bucketKey(t))), coarse };
+  }
+  const pairs = distinctIds.map(traceLockPair);
+  // CASE: the trace's own lock only once its bucket's is granted
+  const rows = await tx.query<{ i: number }>(
+    `SELECT t.i::int AS i FROM unnest($1::bigint[], $2::int[], $3::int[]) WITH ORDINALITY AS t(k, a, b, i)
+      WHERE CASE WHEN pg_try_advisory_xact_lock_shared(t.k) THEN pg_try_advisory_xact_lock(t.a, t.b) ELSE false END`,
+    [distinctIds.map(bucketKey), `{${pairs.map((p) => p[0]).join(',')}}`, `{${pairs.map((p) => p[1]).join(',')}}`],
+  );
+  const locked = new Set(rows.map((r) => r.i - 1));
+  return { traceIds: distinctIds.filter((_, i) => !locked.has(i)), coarse };
 }
 
 /**
@@ -90,6 +129,9 @@ export function traceLockKeys(traceIds: readonly string[]): string[] {
   for (const t of traceIds) buckets.add(traceLockBucket(t));
   return [...buckets].sort((a, b) => a - b).map((b) => String(TRACE_LOCK_KEY_BASE + b));
 }
+
+/** The advisory lock key of a trace's bucket. */
+const bucketKey = (traceId: string) => String(TRACE_LOCK_KEY_BASE + traceLockBucket(traceId));
 
 const TRACE_LOCK_KEY_BASE = 0x7464_0000_0000; // "td" in the high bytes
 

@@ -7,7 +7,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FINE_LOCK_TRACES, lockTraces, TRACE_LOCK_BUCKETS, traceLockBucket } from '../../../src/tapes/trace-store.js';
+import {
+  FINE_LOCK_TRACES,
+  lockTraces,
+  TRACE_LOCK_BUCKETS,
+  traceLockBucket,
+  tryLockTraces,
+} from '../../../src/tapes/trace-store.js';
 import { prng } from '../../helpers/prng.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../helpers/databases.js';
 
@@ -141,6 +147,50 @@ onServer('trace locks between transactions (postgres)', () => {
     const large = traces(FINE_LOCK_TRACES * 4);
     expect(await waits(large, [...traces(5), large[7]])).toBe(true);
     expect(await waits([...traces(5), large[9]], large)).toBe(true);
+  });
+
+  /** Holds `first`'s locks while a second transaction tries `second`'s: what it could not lock. */
+  async function contested(first: string[], second: string[]) {
+    let release!: () => void;
+    let held!: () => void;
+    const holding = new Promise<void>((resolve) => {
+      held = resolve;
+    });
+    const holder = t.db.transaction(async (tx) => {
+      await lockTraces(tx, first);
+      held();
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+    });
+    await holding;
+    try {
+      return await t.db.transaction(async (tx) => {
+        const found = await tryLockTraces(tx, second);
+        // what it took is taken: a third transaction trying it gets nothing
+        const free = second.filter((x) => !found.traceIds.includes(x));
+        const third = await t.db.transaction((other) => tryLockTraces(other, free));
+        expect(third.traceIds.sort()).toEqual([...new Set(free)].sort());
+        return found;
+      });
+    } finally {
+      release();
+      await holder;
+    }
+  }
+
+  it('tries a few traces one by one: only the held one is contested', async () => {
+    const [a, b] = [traces(10), traces(10)];
+    expect(await contested(a, [...b, a[3], b[0]])).toEqual({ traceIds: [a[3]], coarse: false });
+  });
+
+  it('tries a large batch by bucket: the traces in a held bucket are contested', async () => {
+    const large = traces(FINE_LOCK_TRACES * 4);
+    const held = traces(3);
+    const heldBuckets = new Set(held.map(traceLockBucket));
+    const found = await contested(held, large);
+    expect(found.coarse).toBe(true);
+    expect(found.traceIds.sort()).toEqual(large.filter((x) => heldBuckets.has(traceLockBucket(x))).sort());
   });
 
   it('lets a large batch and a small request of other buckets write at once', async () => {

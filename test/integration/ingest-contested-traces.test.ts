@@ -1,0 +1,146 @@
+/**
+ * A request holding a trace another transaction writes (a run split between two requests)
+ * writes its other traces first and waits only for that one (ingest/write-spans.ts), so such
+ * requests work side by side. Two that each hold a trace the other wants wait in a cycle:
+ * PostgreSQL ends one, and ingest does it once more with every lock taken first, in order.
+ * Either way the store ends as one request carrying every span leaves it. On a PostgreSQL
+ * server (PGlite has one connection: nothing waits).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ingestSpans } from '../../src/ingest/ingest.js';
+import { writeSpans } from '../../src/ingest/write-spans.js';
+import type { Database } from '../../src/store/database.js';
+import { conversationSpans } from '../helpers/conversation-spans.js';
+import { databaseKinds } from '../helpers/databases.js';
+import { startTestTapedeck, type TestTapedeck } from '../helpers/tapedeck-server.js';
+
+const onServer = databaseKinds.includes('postgres');
+const STEPS = `SELECT * FROM tapedeck.tape_steps ORDER BY trace_id, span_id`;
+
+/** Two runs, each its own trace, sharing no message (a shared new message would be waited for too). */
+function twoRuns() {
+  const run = (name: string, city: string) =>
+    conversationSpans({
+      run: name,
+      system: `You answer questions about trains to ${city}.`,
+      questions: [
+        `Which platform for ${city}?`,
+        `When does the ${city} train leave?`,
+        `Is there a later one to ${city}?`,
+      ],
+      answer: (i) => `${city}: platform ${i + 3}.`,
+    });
+  return [run('lyon', 'Lyon'), run('dijon', 'Dijon')];
+}
+
+/** A promise and the function that resolves it. */
+function signal(): [Promise<void>, () => void] {
+  let resolve = () => {};
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return [promise, resolve];
+}
+
+/** The backend waiting for an advisory lock, once there is one. */
+async function advisoryWaiter(db: Database): Promise<number> {
+  for (let waited = 0; waited <= 10_000; waited += 20) {
+    const rows = await db.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`,
+    );
+    if (rows.length === 1) return rows[0].pid;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error('no request waited for a trace lock');
+}
+
+describe.skipIf(!onServer)('requests sharing a trace on postgres', () => {
+  let tapedeck: TestTapedeck;
+  let reference: TestTapedeck;
+  beforeAll(async () => {
+    tapedeck = await startTestTapedeck('postgres');
+    reference = await startTestTapedeck('postgres');
+  });
+  afterAll(async () => {
+    await tapedeck?.close();
+    await reference?.close();
+  });
+
+  /** ingest's dependencies, counting the transactions it opens */
+  function counted() {
+    const deps = tapedeck.running.store.ingest;
+    const count = { transactions: 0 };
+    const db = new Proxy(deps.db, {
+      get(target, key, receiver) {
+        if (key === 'transaction') count.transactions++;
+        const value = Reflect.get(target, key, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    return { deps: { ...deps, db }, count };
+  }
+
+  const deriving = () => ({
+    derive: tapedeck.running.store.ingest.derive!,
+    chunked: tapedeck.running.store.ingest.chunked ?? null,
+  });
+
+  /** the reference stores the spans from one request; both hold every earlier test's too */
+  async function expectStoredAsOneRequest(spans: ReturnType<typeof twoRuns>[number]) {
+    await ingestSpans(spans, { tenant: '' }, reference.running.store.ingest);
+    const stored = await tapedeck.db.query(STEPS);
+    expect(stored.length).toBeGreaterThanOrEqual(spans.length);
+    expect(stored).toEqual(await reference.db.query(STEPS));
+  }
+
+  it('writes its free traces while it waits for the held one', async () => {
+    const [lyon, dijon] = twoRuns();
+    const [gate, release] = signal();
+    const [holding, held] = signal();
+    const holder = tapedeck.db.transaction(async (tx) => {
+      await writeSpans(tx, [lyon[0]], '', deriving());
+      held();
+      await gate;
+    });
+    await holding;
+    const { deps, count } = counted();
+    const request = ingestSpans([...lyon, ...dijon], { tenant: '' }, deps);
+    const pid = await advisoryWaiter(tapedeck.db);
+    // waiting for Lyon's trace, it has written Dijon's steps already
+    const [{ n }] = await tapedeck.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_locks
+        WHERE pid = $1 AND granted AND relation = 'tapedeck_store.steps'::regclass AND mode = 'RowExclusiveLock'`,
+      [pid],
+    );
+    expect(n).toBe(1);
+    release();
+    await holder;
+    expect((await request).stored).toBe(lyon.length + dijon.length - 1);
+    expect(count.transactions).toBe(1);
+    await expectStoredAsOneRequest([...lyon, ...dijon]);
+  });
+
+  it('does it once more, in order, when two wait for each other', async () => {
+    const [lyon, dijon] = twoRuns();
+    const [waiting, waits] = signal();
+    const [holding, held] = signal();
+    // holds Lyon's trace; once the request holds Dijon's and waits for Lyon's, wants Dijon's
+    const holder = tapedeck.db.transaction(async (tx) => {
+      await writeSpans(tx, [lyon[0]], '', deriving());
+      held();
+      await waiting;
+      await writeSpans(tx, [dijon[0]], '', deriving());
+    });
+    await holding;
+    const { deps, count } = counted();
+    const request = ingestSpans([...lyon.slice(1), ...dijon], { tenant: '' }, deps);
+    await advisoryWaiter(tapedeck.db);
+    waits();
+    // the request waited first, so its deadlock check runs first and ends its transaction
+    await holder;
+    expect((await request).stored).toBe(lyon.length - 1 + dijon.length - 1);
+    expect(count.transactions).toBe(2);
+    await expectStoredAsOneRequest([...lyon, ...dijon]);
+  });
+});
