@@ -117,27 +117,6 @@ describe.each(databaseKinds)('the message store on %s', (kind) => {
     await erase('right');
     expect(await count('SELECT count(*) AS n FROM tapedeck_store.messages')).toBe(0);
   });
-
-  it('keeps a 2 KB message whole in its row, up to a page: nothing in the TOAST table', async () => {
-    const words = Array.from({ length: 400 }, (_, i) => `word${(i * 7919) % 4001}`).join(' ');
-    const long = conversationSpans({
-      run: 'long',
-      system: SYSTEM,
-      questions: [`Tell me about ${words}`],
-      answer: () => `About ${words}.`,
-    });
-    await ingestSpans(long, { tenant: '' }, t.running.store.ingest);
-    const [row] = await t.db.query<{ stored: number; text: number; toast: string }>(
-      `SELECT pg_column_size(m.body) AS stored, octet_length(m.body) AS text,
-              (SELECT pg_relation_size(c.reltoastrelid) FROM pg_class c
-                WHERE c.oid = 'tapedeck_store.messages'::regclass)::text AS toast
-         FROM tapedeck_store.messages m WHERE m.body LIKE '%Tell me about%'`,
-    );
-    expect(row.text).toBeGreaterThan(2048);
-    // neither compressed nor moved out of the row
-    expect(row.stored).toBeGreaterThan(row.text);
-    expect(Number(row.toast)).toBe(0);
-  });
 });
 
 describe.each(databaseKinds)('moving a store written before the message store, on %s', (kind) => {
