@@ -16,11 +16,10 @@
  * their steps are written with binary COPY; a redelivered span's step is upserted. There the
  * steps are derived chunk by chunk (derive/derive-thread.ts: on a worker thread) from before
  * step 1, as new spans without log records (derived again in step 3 when one is stored or has
- * some), while the transaction waits for its locks (or writes its free traces) and the spans (a span's run facts
- * come from its attributes alone), and copied in step 4 once all are derived and their
- * messages stored. Without copyTuples (PGlite)
- * the spans are derived first, and every write is a multi-row INSERT with the same ON CONFLICT
- * clauses as always.
+ * some), while the transaction writes its free traces, waits for the others and writes the
+ * spans (a span's run facts come from its attributes alone), and copied in step 4 once all
+ * are derived and their messages stored. Without copyTuples (PGlite) the spans are derived
+ * first, and every write is a multi-row INSERT with the same ON CONFLICT clauses as always.
  *
  * With derive off (derive null) steps 2-4 shrink to reading which spans are stored: the new
  * ones are written with no run facts, and the database records that `tapedeck reindex` has
