@@ -9,6 +9,7 @@
 import type { Queryable } from '../store/database.js';
 import { digestKey, type StoredMessage, type StoredStep } from './step-rows.js';
 import { messageWords } from '../recall/recorded-text.js';
+import { inInt8Order } from '../recall/word-hash.js';
 import { int8ArrayBytes } from '../store/copy-binary.js';
 
 /** The messages of these steps, each once. */
@@ -98,9 +99,9 @@ export async function insertMessages(
 /** Digests looked up per statement. */
 const LOOKUP_BATCH = 10_000;
 
-/** A message's words: their 64-bit hashes as 32-bit halves (high, low, ...). */
+/** A message's words: their 64-bit hashes as 32-bit halves (high, low, ...), in bigint order. */
 function wordsOf(body: Uint8Array): Int32Array {
-  return messageWords(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+  return inInt8Order(messageWords(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')));
 }
 
 /** Bodies per statement: a long conversation's messages go in a few statements, not one huge one. */

@@ -1,8 +1,9 @@
 /**
  * The message store's writer (src/tapes/message-rows.ts insertMessages), on PGlite and
- * PostgreSQL: every new message is stored with recall's words of its own text, in order,
- * whatever the messages around it in the statement (one with no words among them, several
- * statements for one call); a message stored before keeps its row and id.
+ * PostgreSQL: every new message is stored with recall's words of its own text (ascending, so
+ * that PostgreSQL's sort for the GIN entries finds them sorted), whatever the messages around
+ * it in the statement (one with no words among them, several statements for one call); a
+ * message stored before keeps its row and id.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Bytes } from '../../src/json/canonical.js';
@@ -17,8 +18,12 @@ function message(json: unknown): StoredMessage {
   return { digest: sha256Bytes(body), body };
 }
 
-/** The words a message should be stored with, as PostgreSQL prints a bigint[]. */
-const expectedWords = (m: StoredMessage) => `{${wordIds(messageWords(m.body.toString())).join(',')}}`;
+/** The words a message should be stored with, ascending, as PostgreSQL prints a bigint[]. */
+const expectedWords = (m: StoredMessage) =>
+  `{${wordIds(messageWords(m.body.toString()))
+    .map(BigInt)
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    .join(',')}}`;
 
 describe.each(databaseKinds)('insertMessages on %s', (kind) => {
   let t: TestDatabase;

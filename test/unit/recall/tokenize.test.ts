@@ -9,7 +9,7 @@ import {
   tokenize,
 } from '../../../src/recall/tokenize.js';
 import { queryWords } from '../../../src/recall/query.js';
-import { wordHash, wordId } from '../../../src/recall/word-hash.js';
+import { inInt8Order, wordHash, wordId, wordIds } from '../../../src/recall/word-hash.js';
 import { hashLexemes } from './tokenize-reference.js';
 
 /** indexWords' output as the lexemes it hashed, where they are among `candidates` */
@@ -97,6 +97,23 @@ describe('wordHash', () => {
     expect(wordId(0, -1)).toBe('4294967295');
     expect(wordId(-1, -1)).toBe('-1');
     expect(wordId(-2147483648, 0)).toBe('-9223372036854775808');
+  });
+});
+
+describe('inInt8Order', () => {
+  it('orders the words by their signed 64-bit value, each pair kept whole, the input untouched', () => {
+    const lanes = indexWords(['weather in Paris, 天气 tomorrow, and the weather after']);
+    const ordered = inInt8Order(lanes);
+    const values = wordIds(ordered).map(BigInt);
+    expect(values).toEqual([...values].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    expect(new Set(wordIds(ordered))).toEqual(new Set(wordIds(lanes)));
+    expect(wordIds(lanes)[0]).toBe(wordId(...wordHash('weather')));
+    expect(wordIds(inInt8Order(Int32Array.from([0, 1, -1, -1, -2147483648, 0, 0, -1])))).toEqual([
+      '-9223372036854775808',
+      '-1',
+      '1',
+      '4294967295',
+    ]);
   });
 });
 
