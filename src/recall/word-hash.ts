@@ -76,7 +76,7 @@ const LITTLE_ENDIAN = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
 /**
  * The lanes (hi, lo, ...) with their words in ascending order of the stored bigint. A GIN
  * index sorts an array's elements before it writes their entries, and PostgreSQL's sort
- * returns at once on sorted input: the words index then costs about half the CPU per
+ * returns at once on sorted input: the words index then takes about 40 % less CPU per
  * message (docs/benchmarks.md). Each pair is read as one int64: swapped to (lo, hi) on a
  * little-endian machine, sorted natively, swapped back.
  */
