@@ -124,6 +124,19 @@ export async function startTestTapedeck(
   };
 }
 
+/** The database as given, counting the transactions opened through it. */
+export function countingTransactions(db: Database): { db: Database; count: { transactions: number } } {
+  const count = { transactions: 0 };
+  const counted = new Proxy(db, {
+    get(target, key, receiver) {
+      if (key === 'transaction') count.transactions++;
+      const value = Reflect.get(target, key, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { db: counted, count };
+}
+
 // ---------------------------------------------------------------------------------------
 // Talking to it
 

@@ -12,7 +12,7 @@ import { writeSpans } from '../../src/ingest/write-spans.js';
 import type { Database } from '../../src/store/database.js';
 import { conversationSpans } from '../helpers/conversation-spans.js';
 import { databaseKinds } from '../helpers/databases.js';
-import { startTestTapedeck, type TestTapedeck } from '../helpers/tapedeck-server.js';
+import { countingTransactions, startTestTapedeck, type TestTapedeck } from '../helpers/tapedeck-server.js';
 
 const onServer = databaseKinds.includes('postgres');
 const STEPS = `SELECT * FROM tapedeck.tape_steps ORDER BY trace_id, span_id`;
@@ -70,14 +70,7 @@ describe.skipIf(!onServer)('requests sharing a trace on postgres', () => {
   /** ingest's dependencies, counting the transactions it opens */
   function counted() {
     const deps = tapedeck.running.store.ingest;
-    const count = { transactions: 0 };
-    const db = new Proxy(deps.db, {
-      get(target, key, receiver) {
-        if (key === 'transaction') count.transactions++;
-        const value = Reflect.get(target, key, receiver);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
+    const { db, count } = countingTransactions(deps.db);
     return { deps: { ...deps, db }, count };
   }
 

@@ -10,7 +10,7 @@ import { ingestSpans } from '../../src/ingest/ingest.js';
 import { writeSpans } from '../../src/ingest/write-spans.js';
 import { conversationSpans } from '../helpers/conversation-spans.js';
 import { databaseKinds } from '../helpers/databases.js';
-import { startTestTapedeck, type TestTapedeck } from '../helpers/tapedeck-server.js';
+import { countingTransactions, startTestTapedeck, type TestTapedeck } from '../helpers/tapedeck-server.js';
 
 const onServer = databaseKinds.includes('postgres');
 const STEPS = `SELECT * FROM tapedeck.tape_steps ORDER BY trace_id, span_id`;
@@ -51,14 +51,7 @@ describe.skipIf(!onServer)('a request waiting for its traces on postgres', () =>
     });
     await holding;
     // the request's transactions: a second one would be the INSERT path after a failed COPY
-    let transactions = 0;
-    const db = new Proxy(deps.db, {
-      get(target, key, receiver) {
-        if (key === 'transaction') transactions++;
-        const value = Reflect.get(target, key, receiver);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
+    const { db, count } = countingTransactions(deps.db);
     const request = ingestSpans(spans, { tenant: '' }, { ...deps, db });
     for (let waited = 0; ; waited += 20) {
       const [{ n }] = await waiting.db.query<{ n: number }>(
@@ -73,7 +66,7 @@ describe.skipIf(!onServer)('a request waiting for its traces on postgres', () =>
     await holder;
     expect((await request).stored).toBe(spans.length - 1);
     // derived again under the locks, not stored by the INSERT path after a failed COPY
-    expect(transactions).toBe(1);
+    expect(count.transactions).toBe(1);
 
     await ingestSpans(spans, { tenant: '' }, reference.running.store.ingest);
     const stored = await waiting.db.query(STEPS);

@@ -98,11 +98,8 @@ onServer('trace locks between transactions (postgres)', () => {
 
   const traces = (n: number) => Array.from({ length: n }, () => randomBytes(16).toString('hex'));
 
-  /**
-   * Holds `first`'s locks while a second transaction locks `second`: resolves true when the
-   * second had to wait (lock_timeout ran out), false when it got its locks at once.
-   */
-  async function waits(first: string[], second: string[]): Promise<boolean> {
+  /** Runs `meanwhile` while another transaction holds `first`'s locks. */
+  async function whileHeld<T>(first: string[], meanwhile: () => Promise<T>): Promise<T> {
     let release!: () => void;
     let held!: () => void;
     const holding = new Promise<void>((resolve) => {
@@ -117,18 +114,30 @@ onServer('trace locks between transactions (postgres)', () => {
     });
     await holding;
     try {
-      await t.db.transaction(async (tx) => {
-        await tx.query("SET LOCAL lock_timeout = '300ms'");
-        await lockTraces(tx, second);
-      });
-      return false;
-    } catch (error) {
-      if ((error as { code?: string }).code === '55P03' || /lock timeout/.test(String(error))) return true;
-      throw error;
+      return await meanwhile();
     } finally {
       release();
       await holder;
     }
+  }
+
+  /**
+   * Holds `first`'s locks while a second transaction locks `second`: resolves true when the
+   * second had to wait (lock_timeout ran out), false when it got its locks at once.
+   */
+  function waits(first: string[], second: string[]): Promise<boolean> {
+    return whileHeld(first, async () => {
+      try {
+        await t.db.transaction(async (tx) => {
+          await tx.query("SET LOCAL lock_timeout = '300ms'");
+          await lockTraces(tx, second);
+        });
+        return false;
+      } catch (error) {
+        if ((error as { code?: string }).code === '55P03' || /lock timeout/.test(String(error))) return true;
+        throw error;
+      }
+    });
   }
 
   it('lets two requests of different traces write at once, though they share buckets', async () => {
@@ -150,33 +159,17 @@ onServer('trace locks between transactions (postgres)', () => {
   });
 
   /** Holds `first`'s locks while a second transaction tries `second`'s: what it could not lock. */
-  async function contested(first: string[], second: string[]) {
-    let release!: () => void;
-    let held!: () => void;
-    const holding = new Promise<void>((resolve) => {
-      held = resolve;
-    });
-    const holder = t.db.transaction(async (tx) => {
-      await lockTraces(tx, first);
-      held();
-      await new Promise<void>((resolve) => {
-        release = resolve;
-      });
-    });
-    await holding;
-    try {
-      return await t.db.transaction(async (tx) => {
+  function contested(first: string[], second: string[]) {
+    return whileHeld(first, () =>
+      t.db.transaction(async (tx) => {
         const found = await tryLockTraces(tx, second);
         // what it took is taken: a third transaction trying it gets nothing
         const free = second.filter((x) => !found.traceIds.includes(x));
         const third = await t.db.transaction((other) => tryLockTraces(other, free));
         expect(third.traceIds.sort()).toEqual([...new Set(free)].sort());
         return found;
-      });
-    } finally {
-      release();
-      await holder;
-    }
+      }),
+    );
   }
 
   it('tries a few traces one by one: only the held one is contested', async () => {
