@@ -140,13 +140,13 @@ export function registerServe(program: Command): void {
     )
     .addOption(new Option('--mcp', 'serve the MCP tools at /mcp over streamable HTTP (env TAPEDECK_MCP=on)'))
     .action(async (options: Record<string, string>) => {
+      const config = loadConfig(process.env, flagsOf(options));
       // V8 lets the heap grow up to 4x what survived the last full collection before it
       // collects again; an export request's decoded batch survives its awaits, so under load
       // the receiver's RSS jumped now and then. Growing by 2x at most keeps it steady at the
-      // same throughput (docs/benchmarks.md).
-      // Read at every collection, so setting it here, before any load, takes effect.
-      v8.setFlagsFromString('--heap-growing-percent=100');
-      const config = loadConfig(process.env, flagsOf(options));
+      // same throughput; with derive off, which works on two large batches at once, by 1.5x
+      // (docs/benchmarks.md). Read at every collection, so set here, before any load.
+      v8.setFlagsFromString(`--heap-growing-percent=${config.derive ? 100 : 50}`);
       const logger = createLogger();
       // A stray rejection is a bug to log, never a reason to drop what senders are retrying.
       process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
