@@ -3,16 +3,25 @@
  * writes its other traces first and waits only for that one (ingest/write-spans.ts), so such
  * requests work side by side. Two that each hold a trace the other wants wait in a cycle:
  * PostgreSQL ends one, and ingest does it once more with every lock taken first, in order.
- * Either way the store ends as one request carrying every span leaves it. On a PostgreSQL
+ * Either way the store ends as one request carrying every span leaves it. A log request so
+ * ended is answered as unavailable, to be retried, having stored nothing. On a PostgreSQL
  * server (PGlite has one connection: nothing waits).
  */
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestSpans } from '../../src/ingest/ingest.js';
 import { writeSpans } from '../../src/ingest/write-spans.js';
 import type { Database } from '../../src/store/database.js';
 import { conversationSpans } from '../helpers/conversation-spans.js';
 import { databaseKinds } from '../helpers/databases.js';
-import { countingTransactions, startTestTapedeck, type TestTapedeck } from '../helpers/tapedeck-server.js';
+import { lockTraces, traceLockPair } from '../../src/tapes/trace-store.js';
+import {
+  JSON_TYPE,
+  countingTransactions,
+  postOtlp,
+  startTestTapedeck,
+  type TestTapedeck,
+} from '../helpers/tapedeck-server.js';
 
 const onServer = databaseKinds.includes('postgres');
 const STEPS = `SELECT * FROM tapedeck.tape_steps ORDER BY trace_id, span_id`;
@@ -135,5 +144,48 @@ describe.skipIf(!onServer)('requests sharing a trace on postgres', () => {
     expect((await request).stored).toBe(lyon.length - 1 + dijon.length - 1);
     expect(count.transactions).toBe(2);
     await expectStoredAsOneRequest([...lyon, ...dijon]);
+  });
+
+  it('answers a log request ended by a deadlock as unavailable, and stores it when resent', async () => {
+    // two traces, `first` before `second` in the order every lock is taken
+    const [first, second] = [randomBytes(16).toString('hex'), randomBytes(16).toString('hex')].sort((a, b) => {
+      const [pa, pb] = [traceLockPair(a), traceLockPair(b)];
+      return pa[0] - pb[0] || pa[1] - pb[1];
+    });
+    const records = [first, second].map((traceId, i) => ({
+      timeUnixNano: String(1_700_000_000_000_000_000n + BigInt(i)),
+      traceId,
+      spanId: randomBytes(8).toString('hex'),
+      body: { stringValue: `record ${i} of a deadlocked request` },
+    }));
+    const body = JSON.stringify({ resourceLogs: [{ resource: {}, scopeLogs: [{ scope: {}, logRecords: records }] }] });
+    const stored = async () =>
+      (
+        await tapedeck.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM tapedeck.logs WHERE trace_id IN ($1, $2)`,
+          [first, second],
+        )
+      )[0].n;
+    const [waiting, waits] = signal();
+    const [holding, held] = signal();
+    // holds the second trace; once the request holds the first and waits for it, wants the first
+    const holder = tapedeck.db.transaction(async (tx) => {
+      await lockTraces(tx, [second]);
+      held();
+      await waiting;
+      await lockTraces(tx, [first]);
+    });
+    await holding;
+    const answer = postOtlp(tapedeck, 'logs', body, JSON_TYPE);
+    await advisoryWaiter(tapedeck.db);
+    waits();
+    // the request waited first, so its deadlock check runs first and ends its transaction
+    await holder;
+    const refused = await answer;
+    expect(refused.status).toBe(503);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(await stored()).toBe(0);
+    expect((await postOtlp(tapedeck, 'logs', body, JSON_TYPE)).status).toBe(200);
+    expect(await stored()).toBe(2);
   });
 });
