@@ -16,7 +16,7 @@
  */
 import type { StepRow } from '../normalize/finish.js';
 import type { StepStatus, Tokens } from '../normalize/step.js';
-import { spanKey, type SpanTree } from './span-tree.js';
+import { NO_NODE, type SpanTree } from './span-tree.js';
 
 function completeness(s: StepRow): number {
   let score = 0;
@@ -49,47 +49,46 @@ function merge(kept: StepRow, other: StepRow): StepRow {
   };
 }
 
-/** The nearest step enclosing each llm step, across context spans. */
-function enclosingSteps(byKey: ReadonlyMap<string, StepRow>, tree: SpanTree): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const [key, step] of byKey) {
-    if (step.kind !== 'llm') continue;
-    for (const a of tree.ancestors(key)) {
-      if (!byKey.has(a)) continue; // context span: keep walking
-      out.set(key, a);
-      break;
-    }
-  }
-  return out;
-}
-
-/** Steps with each duplicate pair (or chain) folded into one, in input order. */
+/**
+ * Steps with each duplicate pair (or chain) folded into one, in input order. Works on the
+ * tree's node numbers: a tape of 10,000 steps walks them all, and arrays cost a fraction of
+ * maps of string keys there. Two steps of one span (bad input) count as the later one.
+ */
 export function collapseDuplicateCalls(steps: readonly StepRow[], tree: SpanTree): StepRow[] {
-  // Each step's key made once: a key made again is a new string to hash again.
-  const keys = steps.map((s) => spanKey(s.trace_id, s.span_id));
-  const byKey = new Map(steps.map((s, i) => [keys[i], s]));
-  const enclosing = enclosingSteps(byKey, tree);
-  const enclosedCalls = new Map<string, number>();
-  for (const outer of enclosing.values()) enclosedCalls.set(outer, (enclosedCalls.get(outer) ?? 0) + 1);
+  const nodes = steps.map((s) => tree.nodeOf(s.trace_id, s.span_id));
+  const stepAt = new Int32Array(tree.size).fill(-1);
+  nodes.forEach((node, i) => {
+    stepAt[node] = i;
+  });
+  // The nearest step enclosing each llm step, across context spans; a chain longer than the
+  // tree has nodes is a cycle (bad input), and encloses nothing.
+  const enclosing = new Int32Array(tree.size).fill(NO_NODE);
+  const enclosedCalls = new Int32Array(tree.size);
+  for (let node = 0; node < stepAt.length; node++) {
+    if (stepAt[node] < 0 || steps[stepAt[node]].kind !== 'llm') continue;
+    let p = tree.parentNode(node);
+    for (let walked = 0; p !== NO_NODE && stepAt[p] < 0 && walked <= stepAt.length; walked++) p = tree.parentNode(p);
+    if (p === NO_NODE || p === node || stepAt[p] < 0) continue;
+    enclosing[node] = p;
+    enclosedCalls[p]++;
+  }
   // The outermost step of each duplicate chain stands for the chain.
-  const headOf = new Map<string, string>();
-  const findHead = (key: string): string => {
-    const known = headOf.get(key);
-    if (known) return known;
-    const step = byKey.get(key) as StepRow;
-    headOf.set(key, key); // a parent cycle (bad input) ends here rather than recursing forever
-    let head = key;
-    const outer = enclosing.get(key);
-    if (outer !== undefined && enclosedCalls.get(outer) === 1 && sameCall(step, byKey.get(outer) as StepRow)) {
+  const headOf = new Int32Array(tree.size).fill(NO_NODE);
+  const findHead = (node: number): number => {
+    if (headOf[node] !== NO_NODE) return headOf[node];
+    headOf[node] = node; // a parent cycle (bad input) ends here rather than recursing forever
+    let head = node;
+    const outer = enclosing[node];
+    if (outer !== NO_NODE && enclosedCalls[outer] === 1 && sameCall(steps[stepAt[node]], steps[stepAt[outer]])) {
       head = findHead(outer);
     }
-    headOf.set(key, head);
+    headOf[node] = head;
     return head;
   };
-  const groups = new Map<string, StepRow[]>();
+  const groups = new Map<number, StepRow[]>();
   for (let i = 0; i < steps.length; i++) {
     const s = steps[i];
-    const head = findHead(keys[i]);
+    const head = findHead(nodes[i]);
     const g = groups.get(head);
     if (g) g.push(s);
     else groups.set(head, [s]);
@@ -101,7 +100,7 @@ export function collapseDuplicateCalls(steps: readonly StepRow[], tree: SpanTree
       continue;
     }
     // Most complete wins; on a tie the outer (instrumentation) span, which is the head.
-    const outer = byKey.get(head) as StepRow;
+    const outer = steps[stepAt[head]];
     let kept = outer;
     for (const m of members) if (completeness(m) > completeness(kept)) kept = m;
     for (const m of members) if (m !== kept) kept = merge(kept, m);

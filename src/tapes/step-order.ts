@@ -19,7 +19,7 @@ import type { StepRow } from '../normalize/finish.js';
 import type { JsonValue } from '../json/json-value.js';
 import { canonicalJson } from '../json/canonical.js';
 import { comparableForm } from '../normalize/comparable.js';
-import { spanKey, type SpanTree } from './span-tree.js';
+import type { SpanTree } from './span-tree.js';
 
 interface AskedCall {
   llm: number;
@@ -136,7 +136,7 @@ function groupEdges(
   consumers: Map<string, number[]>,
 ): Map<number, number[]> {
   const members = new Set(group);
-  const keyToIndex = new Map(group.map((i) => [spanKey(steps[i].trace_id, steps[i].span_id), i]));
+  const nodeToIndex = new Map(group.map((i) => [tree.nodeOf(steps[i].trace_id, steps[i].span_id), i]));
   const edges = new Map<number, number[]>();
   const add = (a: number, b: number) => {
     if (a === b || !members.has(a) || !members.has(b)) return;
@@ -149,8 +149,8 @@ function groupEdges(
     const s = steps[b];
     // An ancestor before its descendants. The nearest ancestor in the group is enough: any
     // further one is an ancestor of that one, so the chain of nearest edges orders them all.
-    for (const anc of tree.ancestors(spanKey(s.trace_id, s.span_id))) {
-      const a = keyToIndex.get(anc);
+    for (const anc of tree.ancestors(tree.nodeOf(s.trace_id, s.span_id))) {
+      const a = nodeToIndex.get(anc);
       if (a !== undefined) {
         add(a, b);
         break;

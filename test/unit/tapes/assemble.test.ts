@@ -162,6 +162,17 @@ describe('assembleTape', () => {
     expect(steps.map((s) => s.name).sort()).toEqual(['a', 'b']);
   });
 
+  it('ends a walk up from a model step that comes back to it through a context span', () => {
+    const steps = assembleTape({
+      steps: [
+        row({ id: 'a', parent: 'ctx', start: 0, request: [{ role: 'user', content: 'a' }] }),
+        row({ id: 'b', parent: 'a', start: 1, request: [{ role: 'user', content: 'b' }] }),
+      ],
+      spans: [{ trace_id: row({ id: 'ctx' }).trace_id, span_id: sid('ctx'), parent_span_id: sid('a') }],
+    });
+    expect(steps.map((s) => s.name)).toEqual(['a', 'b']);
+  });
+
   it('orders thousands of steps sharing one start time (a coarse clock) by ancestry', () => {
     const many = Array.from({ length: 5000 }, (_, i) =>
       row({ id: `s${i}`, kind: 'tool', tool: 'w', parent: i ? `s${i - 1}` : null, start: 0, end: 5000 - i }),
