@@ -11,7 +11,6 @@ import { type JsonValue, storedJson } from '../json/json-value.js';
 import { resolvePayloads } from '../payloads/resolve-payloads.js';
 import type { PayloadStore } from '../payloads/payload-store.js';
 import { stepOwnWords } from '../recall/recorded-text.js';
-import { inInt8Order } from '../recall/word-hash.js';
 import type { Queryable } from '../store/database.js';
 
 /** A step's key as reindexed_steps rows are matched to it: "tenant\u0000trace hex/span hex". */
@@ -36,16 +35,11 @@ export const storedStepTextColumns = `st.tenant, encode(st.trace_id, 'hex') AS t
   encode(st.span_id, 'hex') AS span_id, st.name, st.tool, st.request, st.response,
   st.request_messages IS NOT NULL AS in_request, st.response_messages IS NOT NULL AS in_response`;
 
-/**
- * The step's own words with its request and response as given (its lists in the message store
- * aside), in bigint order as ingest stores them (tapes/step-rows.ts ownWordsOf).
- */
+/** The step's own words with its request and response as given (its lists in the message store aside). */
 export function ownWords(st: StoredStepText, request: JsonValue | null, response: JsonValue | null): Int32Array {
-  return inInt8Order(
-    stepOwnWords(
-      { name: st.name, tool: st.tool, request, response },
-      { request: st.in_request, response: st.in_response },
-    ),
+  return stepOwnWords(
+    { name: st.name, tool: st.tool, request, response },
+    { request: st.in_request, response: st.in_response },
   );
 }
 

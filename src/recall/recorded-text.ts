@@ -15,6 +15,7 @@ import { type JsonValue, storedJson } from '../json/json-value.js';
 import { isPayloadRef, type PayloadStore } from '../payloads/payload-store.js';
 import { createPayloadResolver } from '../payloads/resolve-payloads.js';
 import { indexWords } from './tokenize.js';
+import { inInt8Order } from './word-hash.js';
 
 export interface RecordedStep {
   name: string;
@@ -65,24 +66,25 @@ export function searchWords(step: RecordedStep): Int32Array {
 }
 
 /**
- * The words recall stores in a step's own row (tokenize.ts indexWords: hash lanes in first-use
- * order): its names, and its request and response unless they are message lists in the message
- * store (`inMessages`), whose words are the messages' (messageWords).
+ * The words recall stores in a step's own row (tokenize.ts indexWords' hash lanes, in ascending
+ * order of the stored bigint: word-hash.ts inInt8Order): its names, and its request and response
+ * unless they are message lists in the message store (`inMessages`), whose words are the
+ * messages' (messageWords).
  */
 export function stepOwnWords(step: RecordedStep, inMessages: { request: boolean; response: boolean }): Int32Array {
   const out: string[] = [step.name];
   if (step.tool !== null && step.tool !== step.name) out.push(step.tool);
   if (!inMessages.request) collect(step.request, out);
   if (!inMessages.response) collect(step.response, out);
-  return indexWords(out);
+  return inInt8Order(indexWords(out));
 }
 
 /**
  * The words of one message of the message store, from its canonical JSON: what a list
- * holding it contributes for it (recordedTexts).
+ * holding it contributes for it (recordedTexts), in the order stepOwnWords stores them.
  */
 export function messageWords(body: string): Int32Array {
-  return indexWords(messageTexts(JSON.parse(body) as JsonValue));
+  return inInt8Order(indexWords(messageTexts(JSON.parse(body) as JsonValue)));
 }
 
 /** The searchable strings of one message of the message store (recordedTexts of a list holding it). */

@@ -60,17 +60,16 @@ export function collapseDuplicateCalls(steps: readonly StepRow[], tree: SpanTree
   nodes.forEach((node, i) => {
     stepAt[node] = i;
   });
-  // The nearest step enclosing each llm step, across context spans; a chain longer than the
-  // tree has nodes is a cycle (bad input), and encloses nothing.
+  // The nearest step enclosing each llm step, across context spans.
   const enclosing = new Int32Array(tree.size).fill(NO_NODE);
   const enclosedCalls = new Int32Array(tree.size);
+  const isStep = (node: number) => stepAt[node] >= 0;
   for (let node = 0; node < stepAt.length; node++) {
-    if (stepAt[node] < 0 || steps[stepAt[node]].kind !== 'llm') continue;
-    let p = tree.parentNode(node);
-    for (let walked = 0; p !== NO_NODE && stepAt[p] < 0 && walked <= stepAt.length; walked++) p = tree.parentNode(p);
-    if (p === NO_NODE || p === node || stepAt[p] < 0) continue;
-    enclosing[node] = p;
-    enclosedCalls[p]++;
+    if (!isStep(node) || steps[stepAt[node]].kind !== 'llm') continue;
+    const outer = tree.nearestAncestor(node, isStep);
+    if (outer === NO_NODE) continue;
+    enclosing[node] = outer;
+    enclosedCalls[outer]++;
   }
   // The outermost step of each duplicate chain stands for the chain.
   const headOf = new Int32Array(tree.size).fill(NO_NODE);

@@ -9,7 +9,6 @@
 import type { Queryable } from '../store/database.js';
 import { digestKey, type StoredMessage, type StoredStep } from './step-rows.js';
 import { messageWords } from '../recall/recorded-text.js';
-import { inInt8Order } from '../recall/word-hash.js';
 import { int8ArrayBytes } from '../store/copy-binary.js';
 
 /** The messages of these steps, each once. */
@@ -101,7 +100,7 @@ const LOOKUP_BATCH = 10_000;
 
 /** A message's words: their 64-bit hashes as 32-bit halves (high, low, ...), in bigint order. */
 function wordsOf(body: Uint8Array): Int32Array {
-  return inInt8Order(messageWords(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')));
+  return messageWords(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
 }
 
 /** Bodies per statement: a long conversation's messages go in a few statements, not one huge one. */

@@ -55,25 +55,17 @@ export class SpanTree {
     return node;
   }
 
-  /** The parent's node, or NO_NODE. */
-  parentNode(node: number): number {
-    return this.parents[node];
-  }
-
-  /** Ancestors' nodes nearest first; stops at a missing span or a cycle (bad input must not hang). */
-  *ancestors(node: number): Generator<number> {
-    // Most chains are a few spans long: a cycle is looked for only past a chain as long as
-    // there are nodes, which no chain without one can be.
-    let steps = 0;
-    let seen: Set<number> | null = null;
-    for (let p = this.parents[node]; p !== NO_NODE; p = this.parents[p]) {
-      if (++steps > this.parents.length) {
-        seen ??= new Set<number>([node]);
-        if (seen.has(p)) return;
-        seen.add(p);
-      }
-      if (p === node) return;
-      yield p;
+  /**
+   * The nearest ancestor of the node that `match` accepts, or NO_NODE. A walk that comes back
+   * to the node, or goes on longer than there are nodes, is a cycle (bad input must not hang):
+   * it finds nothing past it.
+   */
+  nearestAncestor(node: number, match: (ancestor: number) => boolean): number {
+    let p = this.parents[node];
+    for (let walked = 0; p !== NO_NODE && p !== node && walked < this.parents.length; walked++) {
+      if (match(p)) return p;
+      p = this.parents[p];
     }
+    return NO_NODE;
   }
 }

@@ -19,7 +19,7 @@ import type { StepRow } from '../normalize/finish.js';
 import type { JsonValue } from '../json/json-value.js';
 import { canonicalJson } from '../json/canonical.js';
 import { comparableForm } from '../normalize/comparable.js';
-import type { SpanTree } from './span-tree.js';
+import { NO_NODE, type SpanTree } from './span-tree.js';
 
 interface AskedCall {
   llm: number;
@@ -149,13 +149,8 @@ function groupEdges(
     const s = steps[b];
     // An ancestor before its descendants. The nearest ancestor in the group is enough: any
     // further one is an ancestor of that one, so the chain of nearest edges orders them all.
-    for (const anc of tree.ancestors(tree.nodeOf(s.trace_id, s.span_id))) {
-      const a = nodeToIndex.get(anc);
-      if (a !== undefined) {
-        add(a, b);
-        break;
-      }
-    }
+    const nearest = tree.nearestAncestor(tree.nodeOf(s.trace_id, s.span_id), (node) => nodeToIndex.has(node));
+    if (nearest !== NO_NODE) add(nodeToIndex.get(nearest)!, b);
     const m = matched.get(b);
     if (!m) continue;
     add(m.llm, b); // the answer before the tools it asked for

@@ -8,7 +8,7 @@ import type { Column } from '../store/bulk-insert.js';
 import { Int8Slots } from '../store/copy-binary.js';
 import { hexToBytes } from './span-rows.js';
 import { stepOwnWords } from '../recall/recorded-text.js';
-import { inInt8Order, wordIds } from '../recall/word-hash.js';
+import { wordIds } from '../recall/word-hash.js';
 
 /** A step as the writer stores it: the draft in stored (offloaded) form plus its identities. */
 export interface StoredStep {
@@ -157,12 +157,9 @@ export function idOf(ids: MessageIds, m: StoredMessage): string {
   return id;
 }
 
-/**
- * The step's own words from its draft, in bigint order (recall/word-hash.ts inInt8Order): its
- * lists in the message store are the messages' words.
- */
+/** The step's own words from its draft: its lists in the message store are the messages' words. */
 export function ownWordsOf(s: StoredStep): Int32Array {
-  return inInt8Order(stepOwnWords(s.draft, { request: !!s.requestMessages, response: !!s.responseMessages }));
+  return stepOwnWords(s.draft, { request: !!s.requestMessages, response: !!s.responseMessages });
 }
 
 /**

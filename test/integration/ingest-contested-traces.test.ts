@@ -11,9 +11,9 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestSpans } from '../../src/ingest/ingest.js';
 import { writeSpans } from '../../src/ingest/write-spans.js';
-import type { Database } from '../../src/store/database.js';
 import { conversationSpans } from '../helpers/conversation-spans.js';
 import { databaseKinds } from '../helpers/databases.js';
+import { advisoryWaiter, holdTransaction } from '../helpers/held-locks.js';
 import { lockTraces, traceLockPair } from '../../src/tapes/trace-store.js';
 import {
   JSON_TYPE,
@@ -40,28 +40,6 @@ function twoRuns() {
       answer: (i) => `${city}: platform ${i + 3}.`,
     });
   return [run('lyon', 'Lyon'), run('dijon', 'Dijon')];
-}
-
-/** A promise and the function that resolves it. */
-function signal(): [Promise<void>, () => void] {
-  let resolve = () => {};
-  const promise = new Promise<void>((r) => {
-    resolve = r;
-  });
-  return [promise, resolve];
-}
-
-/** The backend waiting for an advisory lock, once there is one. */
-async function advisoryWaiter(db: Database): Promise<number> {
-  for (let waited = 0; waited <= 10_000; waited += 20) {
-    const rows = await db.query<{ pid: number }>(
-      `SELECT pid FROM pg_stat_activity
-        WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`,
-    );
-    if (rows.length === 1) return rows[0].pid;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error('no request waited for a trace lock');
 }
 
 describe.skipIf(!onServer)('requests sharing a trace on postgres', () => {
@@ -98,14 +76,7 @@ describe.skipIf(!onServer)('requests sharing a trace on postgres', () => {
 
   it('writes its free traces while it waits for the held one', async () => {
     const [lyon, dijon] = twoRuns();
-    const [gate, release] = signal();
-    const [holding, held] = signal();
-    const holder = tapedeck.db.transaction(async (tx) => {
-      await writeSpans(tx, [lyon[0]], '', deriving());
-      held();
-      await gate;
-    });
-    await holding;
+    const holder = await holdTransaction(tapedeck.db, (tx) => writeSpans(tx, [lyon[0]], '', deriving()));
     const { deps, count } = counted();
     const request = ingestSpans([...lyon, ...dijon], { tenant: '' }, deps);
     const pid = await advisoryWaiter(tapedeck.db);
@@ -116,8 +87,7 @@ describe.skipIf(!onServer)('requests sharing a trace on postgres', () => {
       [pid],
     );
     expect(n).toBe(1);
-    release();
-    await holder;
+    await holder.release();
     expect((await request).stored).toBe(lyon.length + dijon.length - 1);
     expect(count.transactions).toBe(1);
     await expectStoredAsOneRequest([...lyon, ...dijon]);
@@ -125,22 +95,13 @@ describe.skipIf(!onServer)('requests sharing a trace on postgres', () => {
 
   it('does it once more, in order, when two wait for each other', async () => {
     const [lyon, dijon] = twoRuns();
-    const [waiting, waits] = signal();
-    const [holding, held] = signal();
     // holds Lyon's trace; once the request holds Dijon's and waits for Lyon's, wants Dijon's
-    const holder = tapedeck.db.transaction(async (tx) => {
-      await writeSpans(tx, [lyon[0]], '', deriving());
-      held();
-      await waiting;
-      await writeSpans(tx, [dijon[0]], '', deriving());
-    });
-    await holding;
+    const holder = await holdTransaction(tapedeck.db, (tx) => writeSpans(tx, [lyon[0]], '', deriving()));
     const { deps, count } = counted();
     const request = ingestSpans([...lyon.slice(1), ...dijon], { tenant: '' }, deps);
     await advisoryWaiter(tapedeck.db);
-    waits();
     // the request waited first, so its deadlock check runs first and ends its transaction
-    await holder;
+    await holder.release((tx) => writeSpans(tx, [dijon[0]], '', deriving()));
     expect((await request).stored).toBe(lyon.length - 1 + dijon.length - 1);
     expect(count.transactions).toBe(2);
     await expectStoredAsOneRequest([...lyon, ...dijon]);
@@ -166,21 +127,12 @@ describe.skipIf(!onServer)('requests sharing a trace on postgres', () => {
           [first, second],
         )
       )[0].n;
-    const [waiting, waits] = signal();
-    const [holding, held] = signal();
     // holds the second trace; once the request holds the first and waits for it, wants the first
-    const holder = tapedeck.db.transaction(async (tx) => {
-      await lockTraces(tx, [second]);
-      held();
-      await waiting;
-      await lockTraces(tx, [first]);
-    });
-    await holding;
+    const holder = await holdTransaction(tapedeck.db, (tx) => lockTraces(tx, [second]));
     const answer = postOtlp(tapedeck, 'logs', body, JSON_TYPE);
     await advisoryWaiter(tapedeck.db);
-    waits();
     // the request waited first, so its deadlock check runs first and ends its transaction
-    await holder;
+    await holder.release((tx) => lockTraces(tx, [first]));
     const refused = await answer;
     expect(refused.status).toBe(503);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);

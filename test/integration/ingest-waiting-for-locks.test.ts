@@ -10,6 +10,7 @@ import { ingestSpans } from '../../src/ingest/ingest.js';
 import { writeSpans } from '../../src/ingest/write-spans.js';
 import { conversationSpans } from '../helpers/conversation-spans.js';
 import { databaseKinds } from '../helpers/databases.js';
+import { advisoryWaiter, holdTransaction } from '../helpers/held-locks.js';
 import { countingTransactions, startTestTapedeck, type TestTapedeck } from '../helpers/tapedeck-server.js';
 
 const onServer = databaseKinds.includes('postgres');
@@ -35,35 +36,15 @@ describe.skipIf(!onServer)('a request waiting for its traces on postgres', () =>
       answer: (i) => `Platform ${i + 3}.`,
     });
     const deps = waiting.running.store.ingest;
-    let release = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let held = () => {};
-    const holding = new Promise<void>((resolve) => {
-      held = resolve;
-    });
     // another transaction stores the first call under its trace's locks, and holds them
-    const holder = waiting.db.transaction(async (tx) => {
-      await writeSpans(tx, [spans[0]], '', { derive: deps.derive!, chunked: deps.chunked ?? null });
-      held();
-      await gate;
-    });
-    await holding;
+    const holder = await holdTransaction(waiting.db, (tx) =>
+      writeSpans(tx, [spans[0]], '', { derive: deps.derive!, chunked: deps.chunked ?? null }),
+    );
     // the request's transactions: a second one would be the INSERT path after a failed COPY
     const { db, count } = countingTransactions(deps.db);
     const request = ingestSpans(spans, { tenant: '' }, { ...deps, db });
-    for (let waited = 0; ; waited += 20) {
-      const [{ n }] = await waiting.db.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`,
-      );
-      if (n === 1) break;
-      if (waited > 10_000) throw new Error('the request never waited for the trace locks');
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    release();
-    await holder;
+    await advisoryWaiter(waiting.db);
+    await holder.release();
     expect((await request).stored).toBe(spans.length - 1);
     // derived again under the locks, not stored by the INSERT path after a failed COPY
     expect(count.transactions).toBe(1);

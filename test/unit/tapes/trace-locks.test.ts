@@ -16,6 +16,7 @@ import {
 } from '../../../src/tapes/trace-store.js';
 import { prng } from '../../helpers/prng.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../../helpers/databases.js';
+import { holdTransaction } from '../../helpers/held-locks.js';
 
 const random = prng(20_261_203);
 const hex8 = () =>
@@ -100,24 +101,11 @@ onServer('trace locks between transactions (postgres)', () => {
 
   /** Runs `meanwhile` while another transaction holds `first`'s locks. */
   async function whileHeld<T>(first: string[], meanwhile: () => Promise<T>): Promise<T> {
-    let release!: () => void;
-    let held!: () => void;
-    const holding = new Promise<void>((resolve) => {
-      held = resolve;
-    });
-    const holder = t.db.transaction(async (tx) => {
-      await lockTraces(tx, first);
-      held();
-      await new Promise<void>((resolve) => {
-        release = resolve;
-      });
-    });
-    await holding;
+    const holder = await holdTransaction(t.db, (tx) => lockTraces(tx, first));
     try {
       return await meanwhile();
     } finally {
-      release();
-      await holder;
+      await holder.release();
     }
   }
 
