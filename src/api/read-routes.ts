@@ -11,6 +11,7 @@ import { ApiError } from '../errors.js';
 import type { Store } from '../open-store.js';
 import { readTape } from '../tapes/tape-service.js';
 import { readTapeJson } from '../tapes/tape-json.js';
+import { chunkedBody } from '../http/chunked-body.js';
 import { InvalidCursorError, listRuns } from '../tapes/run-reader.js';
 import { withCosts } from '../tapes/run-costs.js';
 import type { RunOutcome } from '../tapes/run-outcome.js';
@@ -83,14 +84,16 @@ export function createReadRoutes(store: Store, config: Config, options: ReadRout
     const tenant = tenantOf(c);
     const run = storedRunId(c.req.param('run'));
     const resolve = parseBoolean(c.req.query('resolve'), 'resolve');
-    // Unresolved, the stored text is spliced into the answer (tapes/tape-json.ts).
-    const tape = resolve
-      ? await readTape(store, tenant, run, { resolve, maxResolveBytes: config.tapeMaxBytes })
-      : await readTapeJson(store, tenant, run);
-    if (!tape) throw new ApiError('not_found', `no run ${JSON.stringify(run)}`);
-    return tape instanceof Buffer
-      ? new Response(tape, { headers: { 'content-type': 'application/json' } })
-      : jsonResponse(tape);
+    const notFound = () => new ApiError('not_found', `no run ${JSON.stringify(run)}`);
+    if (resolve) {
+      const tape = await readTape(store, tenant, run, { resolve, maxResolveBytes: config.tapeMaxBytes });
+      if (!tape) throw notFound();
+      return jsonResponse(tape);
+    }
+    // Unresolved, the stored text is spliced into the answer, sent as it is written (tapes/tape-json.ts).
+    const chunks = await readTapeJson(store, tenant, run);
+    if (!chunks) throw notFound();
+    return new Response(chunkedBody(chunks), { headers: { 'content-type': 'application/json' } });
   });
 
   app.get('/v1/runs', allow.read, async (c) => {

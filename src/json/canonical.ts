@@ -289,18 +289,22 @@ export function renderJsonBytes(value: unknown): Buffer {
 const renderScratch = new Scratch();
 
 /**
- * A document written piece by piece into renderJsonBytes's buffer: member names and
- * punctuation as they are, values as renderJson writes them. For a document whose shape the
- * caller knows (a tape's steps), written without walking and sorting each object's keys.
- * Used synchronously, start to finish(), like renderJsonBytes.
+ * A document written piece by piece, member names and punctuation as they are, values as
+ * renderJson writes them, into a buffer of its own that is taken a chunk at a time (take()):
+ * for a long document whose shape the caller knows (a tape's steps), written without walking
+ * and sorting each object's keys, and sent while the rest of it is written.
  */
 export class JsonBytesWriter {
-  private readonly sink = renderScratch;
+  private readonly sink = new Scratch();
 
-  /** expectedBytes: room made at once, rather than the buffer doubled its way up to it */
-  constructor(expectedBytes = 0) {
-    this.sink.length = 0;
-    if (expectedBytes > this.sink.buffer.length) this.sink.buffer = Buffer.allocUnsafe(expectedBytes);
+  /** chunkBytes: the size a chunk is taken at (the buffer grows past it for a large value) */
+  constructor(private readonly chunkBytes: number) {
+    this.sink.buffer = Buffer.allocUnsafe(chunkBytes + CHUNK_SLACK);
+  }
+
+  /** Bytes written since the last take(). */
+  get length(): number {
+    return this.sink.length;
   }
 
   /** Text that is JSON already (punctuation, `"name":`, RenderedJson's pieces). */
@@ -320,21 +324,18 @@ export class JsonBytesWriter {
     if (text === null || !this.sink.plainAscii(text)) this.value(text);
   }
 
-  /** The document; a large one takes the buffer it was written in, rather than a copy of it. */
-  finish(): Buffer {
+  /** The bytes written since the last take(), in the buffer they were written in; writing goes on in a new one. */
+  take(): Buffer {
     const sink = this.sink;
-    const length = sink.length;
+    const out = sink.buffer.subarray(0, sink.length);
+    sink.buffer = Buffer.allocUnsafe(this.chunkBytes + CHUNK_SLACK);
     sink.length = 0;
-    if (sink.buffer.length > 1024 * 1024) {
-      const out = sink.buffer.subarray(0, length);
-      sink.buffer = Buffer.allocUnsafe(64 * 1024);
-      return out;
-    }
-    const out = Buffer.allocUnsafe(length);
-    sink.buffer.copy(out, 0, 0, length);
     return out;
   }
 }
+
+/** Room past a chunk's size, for the value that crosses it. */
+const CHUNK_SLACK = 64 * 1024;
 
 function renderInto(value: unknown, sink: ByteSink): void {
   if (value === null) {

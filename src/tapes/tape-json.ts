@@ -19,16 +19,29 @@ import type { JsonValue } from '../json/json-value.js';
 import type { StepKind } from '../normalize/step.js';
 import { orderedSteps, type StepRow } from './assemble.js';
 import { spanKey } from './span-tree.js';
-import { bodyText, DEFAULT_MAX_TAPE_SPANS, readStoredRows, type StoredBody } from './tape-reader.js';
+import {
+  bodyText,
+  DEFAULT_MAX_TAPE_SPANS,
+  readStoredRows,
+  type StoredBody,
+  type StoredRunRows,
+} from './tape-reader.js';
 import type { TapeDeps } from './tape-service.js';
 
-/** The tape's JSON (UTF-8), or undefined when the run does not exist. */
+/** Bytes of the answer taken at a time: the first is sent while the next is written. */
+const CHUNK_BYTES = 512 * 1024;
+
+/**
+ * The tape's JSON (UTF-8) in chunks, or undefined when the run does not exist. The rows are
+ * read, and the steps ordered, before this resolves; the chunks are written as they are
+ * asked for, so an answer of megabytes is sent while the rest of it is written.
+ */
 export async function readTapeJson(
   deps: Pick<TapeDeps, 'db'>,
   tenant: string,
   run: string,
-  options: { maxSpans?: number; signal?: AbortSignal } = {},
-): Promise<Buffer | undefined> {
+  options: { maxSpans?: number; signal?: AbortSignal; chunkBytes?: number } = {},
+): Promise<Iterable<Buffer> | undefined> {
   const rows = (
     await readStoredRows(deps.db, tenant, [run], {
       maxSpans: options.maxSpans ?? DEFAULT_MAX_TAPE_SPANS,
@@ -38,14 +51,12 @@ export async function readTapeJson(
     })
   ).get(run);
   if (!rows) return undefined;
-  let expectedBytes = 0;
   const rendered = (body: StoredBody): RenderedJson | null => {
     if (body === null) return null;
-    const pieces = typeof body === 'string' ? [canonicalText(body)] : body.messages;
-    for (const p of pieces) expectedBytes += p.length + 1;
-    return new RenderedJson(pieces, typeof body !== 'string');
+    return typeof body === 'string'
+      ? new RenderedJson([canonicalText(body)], false)
+      : new RenderedJson(body.messages, true);
   };
-  type Bodies = { request: RenderedJson | null; response: RenderedJson | null };
   const bodies = new Map<StepRow, Bodies>();
   const outlined = rows.steps.map(({ row, request, response }) => {
     bodies.set(row, { request: rendered(request), response: rendered(response) });
@@ -62,25 +73,38 @@ export async function readTapeJson(
     byKey ??= new Map([...bodies].map(([row, b]) => [spanKey(row.trace_id, row.span_id), b]));
     return byKey.get(spanKey(step.trace_id, step.span_id));
   };
-  // The tape's members in sorted order, as renderJson writes a Tape (tape-service.ts).
-  // the stored text, and about 700 bytes of each step's other members
-  const w = new JsonBytesWriter(expectedBytes + 1024 * (steps.length + 1));
+  return tapeChunks(run, rows, steps, bodiesOf, options.chunkBytes ?? CHUNK_BYTES);
+}
+
+type Bodies = { request: RenderedJson | null; response: RenderedJson | null };
+
+/** The tape's members in sorted order, as renderJson writes a Tape (tape-service.ts), a chunk at a time. */
+function* tapeChunks(
+  run: string,
+  rows: Pick<StoredRunRows, 'spansExamined' | 'tenant' | 'truncated'>,
+  steps: readonly StepRow[],
+  bodiesOf: (step: StepRow) => Bodies | undefined,
+  chunkBytes: number,
+): Generator<Buffer, void, undefined> {
+  const w = new JsonBytesWriter(chunkBytes);
   w.raw('{"run":');
   w.value(run);
   w.raw(',"spans_examined":');
   w.value(rows.spansExamined);
   w.raw(',"steps":[');
-  steps.forEach((step, index) => {
+  for (let index = 0; index < steps.length; index++) {
+    const step = steps[index];
     const stored = bodiesOf(step);
     if (index > 0) w.raw(',');
     writeStep(w, step, index, stored?.request ?? null, stored?.response ?? null);
-  });
+    if (w.length >= chunkBytes) yield w.take();
+  }
   w.raw('],"tenant":');
   w.value(rows.tenant);
   w.raw(',"truncated":');
   w.value(rows.truncated);
   w.raw('}');
-  return w.finish();
+  yield w.take();
 }
 
 /**

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestLogs, ingestSpans } from '../../src/ingest/ingest.js';
 import { renderJsonBytes } from '../../src/json/canonical.js';
 import { readTape } from '../../src/tapes/tape-service.js';
+import { readTapeJson } from '../../src/tapes/tape-json.js';
 import { listCaptures, loadCapture } from '../helpers/corpus.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { startTestTapedeck, type TestTapedeck } from '../helpers/tapedeck-server.js';
@@ -54,6 +55,17 @@ describe.each(databaseKinds)('tape JSON from the stored text on %s', (kind) => {
     expect(n).toBeGreaterThan(0); // lists in the message store are among them
     await expectSameAsRendered();
   }, 300_000);
+
+  it('writes a long answer in chunks that join to the same bytes', async () => {
+    const tapes = await Promise.all(runs.map((run) => readTape(t.running.store, '', run)));
+    const tape = tapes.reduce((a, b) => ((b?.steps.length ?? 0) > (a?.steps.length ?? 0) ? b : a));
+    if (!tape) throw new Error('no tape');
+    expect(tape.steps.length).toBeGreaterThan(2);
+    // a chunk taken after every step, and the rest of the document
+    const chunks = [...((await readTapeJson(t.running.store, '', tape.run, { chunkBytes: 1 })) ?? [])];
+    expect(chunks.length).toBe(tape.steps.length + 1);
+    expect(Buffer.concat(chunks).toString('utf8')).toBe(renderJsonBytes(tape).toString('utf8'));
+  });
 
   it('renders text stored in another rendering again, to the same bytes', async () => {
     // What a store migrated from jsonb columns holds: jsonb's text (spaces, keys by length,
