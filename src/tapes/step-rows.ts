@@ -2,7 +2,7 @@
  * @module tapes/step-rows
  * Finished steps ⇄ rows of tapedeck_store.steps.
  */
-import type { LayoutName, StepDraft, StepKind, StepStatus, Tokens } from '../normalize/step.js';
+import type { StepDraft } from '../normalize/step.js';
 import type { JsonValue } from '../json/json-value.js';
 import type { Column } from '../store/bulk-insert.js';
 import { Int8Slots } from '../store/copy-binary.js';
@@ -169,48 +169,3 @@ export function ownWordsOf(s: StoredStep): Int32Array {
  */
 export const stepRequestSql = 'tapedeck_store.step_body(st.tenant, st.request, st.request_messages)';
 export const stepResponseSql = 'tapedeck_store.step_body(st.tenant, st.response, st.response_messages)';
-
-/**
- * A step row as the tape reader selects it (the columns of the tape_steps view), with request
- * and response as stored: their JSON text (parse with storedJson).
- */
-export interface StepViewRow {
-  tenant: string | null;
-  run: string;
-  trace_id: string;
-  span_id: string;
-  parent_span_id: string | null;
-  kind: StepKind;
-  name: string;
-  model: string | null;
-  tool: string | null;
-  tool_call_id: string | null;
-  service: string | null;
-  start_ns: bigint;
-  duration_ns: bigint;
-  status: StepStatus;
-  request: string | null;
-  response: string | null;
-  request_digest: string | null;
-  response_digest: string | null;
-  fingerprint: string;
-  tokens_input: bigint | null;
-  tokens_output: bigint | null;
-  tokens_cache_read: bigint | null;
-  tokens_cache_write: bigint | null;
-  tokens_context: bigint | null;
-  params: { [key: string]: JsonValue };
-  layout: LayoutName;
-  cost_usd: number | null;
-}
-
-export function tokensOf(r: StepViewRow): Tokens {
-  const n = (v: bigint | null) => (v === null || v === undefined ? null : Number(v));
-  return {
-    input: n(r.tokens_input),
-    output: n(r.tokens_output),
-    cache_read: n(r.tokens_cache_read),
-    cache_write: n(r.tokens_cache_write),
-    context: n(r.tokens_context),
-  };
-}

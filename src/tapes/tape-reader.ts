@@ -14,10 +14,9 @@
  * order, without holding its prompts and answers: for callers that summarize a run.
  */
 import type { Queryable } from '../store/database.js';
-import type { StepStatus } from '../normalize/step.js';
+import type { LayoutName, StepKind, StepStatus, Tokens } from '../normalize/step.js';
 import type { StepRow } from '../normalize/finish.js';
-import { storedJson } from '../json/json-value.js';
-import { tokensOf, type StepViewRow } from './step-rows.js';
+import { type JsonValue, storedJson } from '../json/json-value.js';
 
 export interface SpanLink {
   trace_id: string;
@@ -96,18 +95,16 @@ export interface StoredRunRows extends Omit<RunRows, 'steps'> {
   steps: StoredStepRow[];
 }
 
-interface JoinedRow {
+/** A span of the joined read, with its step's columns (null when it is not a step). */
+type JoinedRow = Omit<StepColumns, 'kind'> & {
   run: string;
   position: number;
-  trace_id: string;
-  span_id: string;
-  parent_span_id: string | null;
-  start_ns: bigint;
-  end_ns: bigint;
-  kind: StepViewRow['kind'] | null;
+  kind: StepKind | null;
+  request: string | null;
+  response: string | null;
   request_messages: string | null;
   response_messages: string | null;
-}
+};
 
 /**
  * A message list as text, its ids comma-separated ('' for an empty list): text reads quicker
@@ -137,16 +134,12 @@ export async function readStoredRows(
 ): Promise<Map<string, StoredRunRows>> {
   const byRun = new Map<string, StoredRunRows>();
   if (runs.length === 0) return byRun;
-  const joined = await db.query<JoinedRow & StepViewRow>(
+  const joined = await db.query<JoinedRow>(
     `SELECT s.run, s.position, encode(s.trace_id, 'hex') AS trace_id, encode(s.span_id, 'hex') AS span_id,
             encode(s.parent_span_id, 'hex') AS parent_span_id, s.start_ns, s.end_ns,
-            st.kind, st.name, st.model, st.tool, st.tool_call_id, s.service_name AS service,
-            s.end_ns - s.start_ns AS duration_ns, st.status, st.request, st.response,
+            ${STEP_COLUMNS}, s.service_name AS service, st.request, st.response,
             ${idsText('st.request_messages')} AS request_messages,
-            ${idsText('st.response_messages')} AS response_messages,
-            st.request_digest, st.response_digest, st.fingerprint,
-            st.tokens_input, st.tokens_output, st.tokens_cache_read, st.tokens_cache_write, st.tokens_context,
-            st.params, st.layout, st.cost_usd
+            ${idsText('st.response_messages')} AS response_messages
        FROM (SELECT run_id AS run, tenant, trace_id, span_id, parent_span_id, start_ns, end_ns, service_name,
                     (row_number() OVER (PARTITION BY run_id ORDER BY start_ns, span_id))::int AS position
                FROM tapedeck_store.spans
@@ -159,7 +152,7 @@ export async function readStoredRows(
   );
   options.signal?.throwIfAborted();
   // In start order within each run: the window's position, 1-based.
-  const placed = new Map<string, (JoinedRow & StepViewRow)[]>();
+  const placed = new Map<string, JoinedRow[]>();
   for (const r of joined) {
     let list = placed.get(r.run);
     if (!list) {
@@ -190,6 +183,7 @@ export async function readStoredRows(
     }
     return messages.length === 0 ? null : { messages };
   };
+  const stepOf = stepRowsOf();
   for (const run of runs) {
     const list = placed.get(run);
     if (!list || byRun.has(run)) continue;
@@ -204,7 +198,7 @@ export async function readStoredRows(
       if (r.kind !== null) {
         const named = lists.get(r);
         rows.steps.push({
-          row: toStepRow(r),
+          row: stepOf(r as StepColumns),
           request: bodyOf(r.request, named?.request ?? null),
           response: bodyOf(r.response, named?.response ?? null),
         });
@@ -272,7 +266,7 @@ async function readOutlineRows(
     rows.spansExamined = rows.spans.length;
   }
   if (byRun.size === 0) return byRun;
-  const stepRows = await db.query<StepViewRow>(
+  const stepRows = await db.query<StepColumns & { run: string; request: string | null; response: string | null }>(
     `WITH st AS MATERIALIZED (
        SELECT s.run_id, s.parent_span_id, s.service_name, s.start_ns, s.end_ns, st.*
          FROM tapedeck_store.steps st
@@ -281,11 +275,7 @@ async function readOutlineRows(
      ${LISTED_OUTLINES}
      SELECT st.run_id AS run, encode(st.trace_id, 'hex') AS trace_id, encode(st.span_id, 'hex') AS span_id,
             encode(st.parent_span_id, 'hex') AS parent_span_id,
-            st.kind, st.name, st.model, st.tool, st.tool_call_id, st.service_name AS service,
-            st.start_ns, st.end_ns - st.start_ns AS duration_ns, st.status,
-            ${OUTLINE_BODIES}, st.request_digest, st.response_digest, st.fingerprint,
-            st.tokens_input, st.tokens_output, st.tokens_cache_read, st.tokens_cache_write, st.tokens_context,
-            st.params, st.layout, st.cost_usd
+            ${STEP_COLUMNS}, st.service_name AS service, st.start_ns, st.end_ns, ${OUTLINE_BODIES}
        FROM st
        LEFT JOIN outlines ol ON ol.trace_id = st.trace_id AND ol.span_id = st.span_id
       ORDER BY st.run_id, st.start_ns, st.span_id`,
@@ -293,12 +283,13 @@ async function readOutlineRows(
     { signal: options.signal },
   );
   options.signal?.throwIfAborted();
+  const stepOf = stepRowsOf();
   for (const r of stepRows) {
     const rows = byRun.get(r.run);
     const last = rows?.spans[rows.spans.length - 1];
     // The steps among the spans read: the same start order and the same cut.
     if (!rows || !last || !atOrBefore(BigInt(r.start_ns), r.span_id, last)) continue;
-    const step = toStepRow(r);
+    const step = stepOf(r);
     step.request = storedJson(r.request);
     step.response = storedJson(r.response);
     rows.steps.push(step);
@@ -361,29 +352,94 @@ function atOrBefore(startNs: bigint, spanId: string, last: SpanLink): boolean {
   return startNs < last.start_ns || (startNs === last.start_ns && spanId <= last.span_id);
 }
 
-/** The step of a row, request and response left null for the caller to fill in. */
-function toStepRow(r: StepViewRow): StepRow {
+/**
+ * A step's columns as both reads select them (STEP_COLUMNS, with its span's), before they are
+ * a StepRow.
+ */
+interface StepColumns {
+  trace_id: string;
+  span_id: string;
+  parent_span_id: string | null;
+  start_ns: bigint;
+  end_ns: bigint;
+  service: string | null;
+  kind: StepKind;
+  name: string;
+  model: string | null;
+  tool: string | null;
+  tool_call_id: string | null;
+  status: string;
+  request_digest: string | null;
+  response_digest: string | null;
+  fingerprint: string;
+  layout: LayoutName;
+  cost_usd: number | null;
+  /** the five token counts, comma-separated, each empty when not recorded */
+  tokens: string;
+  /** params as JSON text */
+  params: string;
+}
+
+/**
+ * The step columns of a read over tapedeck_store.steps aliased `st`. The token counts come as
+ * one text and params as its JSON text: five bigints and a jsonb per row were most of what the
+ * driver spent parsing a long tape's rows (docs/benchmarks.md, "Tape read"), and a run's
+ * steps mostly share their params, parsed once (stepRowsOf).
+ */
+const STEP_COLUMNS = `st.kind, st.name, st.model, st.tool, st.tool_call_id, st.status,
+            st.request_digest, st.response_digest, st.fingerprint, st.layout, st.cost_usd,
+            concat(st.tokens_input, ',', st.tokens_output, ',', st.tokens_cache_read, ',',
+                   st.tokens_cache_write, ',', st.tokens_context) AS tokens,
+            st.params::text AS params`;
+
+/**
+ * Turns one read's rows into steps, request and response left null for the caller to fill
+ * in; a params text seen before in the read is the same (read-only) object.
+ */
+function stepRowsOf(): (r: StepColumns) => StepRow {
+  const paramsByText = new Map<string, { [key: string]: JsonValue }>();
+  return (r) => {
+    let params = paramsByText.get(r.params);
+    if (params === undefined) {
+      params = JSON.parse(r.params) as { [key: string]: JsonValue };
+      paramsByText.set(r.params, params);
+    }
+    const startNs = BigInt(r.start_ns);
+    return {
+      kind: r.kind,
+      name: r.name,
+      model: r.model,
+      tool: r.tool,
+      tool_call_id: r.tool_call_id,
+      service: r.service,
+      trace_id: r.trace_id,
+      span_id: r.span_id,
+      parent_span_id: r.parent_span_id,
+      start_ns: startNs,
+      duration_ns: BigInt(r.end_ns) - startNs,
+      status: r.status as StepStatus,
+      request: null,
+      response: null,
+      request_digest: r.request_digest,
+      response_digest: r.response_digest,
+      fingerprint: r.fingerprint,
+      tokens: tokensOf(r.tokens),
+      params,
+      layout: r.layout,
+      cost_usd: r.cost_usd === null ? null : Number(r.cost_usd),
+    };
+  };
+}
+
+/** Token counts from their text (STEP_COLUMNS). */
+function tokensOf(text: string): Tokens {
+  const [input, output, cacheRead, cacheWrite, context] = text.split(',');
+  const count = (v: string) => (v === '' ? null : Number(v));
   return {
-    kind: r.kind,
-    name: r.name,
-    model: r.model,
-    tool: r.tool,
-    tool_call_id: r.tool_call_id,
-    service: r.service,
-    trace_id: r.trace_id,
-    span_id: r.span_id,
-    parent_span_id: r.parent_span_id,
-    start_ns: BigInt(r.start_ns),
-    duration_ns: BigInt(r.duration_ns),
-    status: r.status as StepStatus,
-    request: null,
-    response: null,
-    request_digest: r.request_digest,
-    response_digest: r.response_digest,
-    fingerprint: r.fingerprint,
-    tokens: tokensOf(r),
-    params: r.params,
-    layout: r.layout,
-    cost_usd: r.cost_usd === null ? null : Number(r.cost_usd),
+    input: count(input),
+    output: count(output),
+    cache_read: count(cacheRead),
+    cache_write: count(cacheWrite),
+    context: count(context),
   };
 }
