@@ -324,6 +324,21 @@ export class JsonBytesWriter {
     if (text === null || !this.sink.plainAscii(text)) this.value(text);
   }
 
+  /** Stored JSON text (RenderedJson) or null, as value() writes it. */
+  rendered(json: RenderedJson | null): void {
+    const sink = this.sink;
+    if (json === null) sink.utf8('null');
+    else if (!json.list) sink.utf8(json.pieces[0]);
+    else {
+      sink.utf8('[');
+      for (let i = 0; i < json.pieces.length; i++) {
+        if (i > 0) sink.utf8(',');
+        sink.utf8(json.pieces[i]);
+      }
+      sink.utf8(']');
+    }
+  }
+
   /** The bytes written since the last take(), in the buffer they were written in; writing goes on in a new one. */
   take(): Buffer {
     const sink = this.sink;

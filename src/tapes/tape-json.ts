@@ -16,7 +16,7 @@
 import { isCanonicalJsonText } from '../json/canonical-text.js';
 import { JsonBytesWriter, RenderedJson, renderJson } from '../json/canonical.js';
 import type { JsonValue } from '../json/json-value.js';
-import type { StepKind } from '../normalize/step.js';
+import type { StepKind, Tokens } from '../normalize/step.js';
 import { orderedSteps, type StepRow } from './assemble.js';
 import { spanKey } from './span-tree.js';
 import {
@@ -87,6 +87,15 @@ function* tapeChunks(
   chunkBytes: number,
 ): Generator<Buffer, void, undefined> {
   const w = new JsonBytesWriter(chunkBytes);
+  const paramsRendered = new Map<StepRow['params'], string>();
+  const paramsJson = (params: StepRow['params']): string => {
+    let text = paramsRendered.get(params);
+    if (text === undefined) {
+      text = renderJson(params);
+      paramsRendered.set(params, text);
+    }
+    return text;
+  };
   w.raw('{"run":');
   w.value(run);
   w.raw(',"spans_examined":');
@@ -96,7 +105,7 @@ function* tapeChunks(
     const step = steps[index];
     const stored = bodiesOf(step);
     if (index > 0) w.raw(',');
-    writeStep(w, step, index, stored?.request ?? null, stored?.response ?? null);
+    writeStep(w, step, index, stored?.request ?? null, stored?.response ?? null, paramsJson);
     if (w.length >= chunkBytes) yield w.take();
   }
   w.raw('],"tenant":');
@@ -109,7 +118,9 @@ function* tapeChunks(
 
 /**
  * One step's members in sorted order, as renderJson writes a Step: a tool_call_id only when
- * recorded (assemble-run.ts), request and response as their stored text.
+ * recorded (assemble-run.ts), request and response as their stored text. Numbers go in with
+ * the member names around them, and params as their rendering, made once per object (a run's
+ * steps share theirs: tape-reader.ts).
  */
 function writeStep(
   w: JsonBytesWriter,
@@ -117,16 +128,11 @@ function writeStep(
   index: number,
   request: RenderedJson | null,
   response: RenderedJson | null,
+  paramsJson: (params: StepRow['params']) => string,
 ): void {
-  w.raw('{"cost_usd":');
-  w.value(s.cost_usd);
-  w.raw(',"duration_ns":');
-  w.value(s.duration_ns);
-  w.raw(',"fingerprint":');
+  w.raw(`{"cost_usd":${numberJson(s.cost_usd)},"duration_ns":${s.duration_ns},"fingerprint":`);
   w.string(s.fingerprint);
-  w.raw(',"index":');
-  w.value(index);
-  w.raw(',"kind":');
+  w.raw(`,"index":${index},"kind":`);
   w.string(s.kind);
   w.raw(',"layout":');
   w.string(s.layout);
@@ -134,37 +140,56 @@ function writeStep(
   w.string(s.model);
   w.raw(',"name":');
   w.string(s.name);
-  w.raw(',"params":');
-  w.value(s.params);
-  w.raw(',"parent_span_id":');
+  w.raw(`,"params":${paramsJson(s.params)},"parent_span_id":`);
   w.string(s.parent_span_id);
   w.raw(',"request":');
-  w.value(request);
+  w.rendered(request);
   w.raw(',"request_digest":');
   w.string(s.request_digest);
   w.raw(',"response":');
-  w.value(response);
+  w.rendered(response);
   w.raw(',"response_digest":');
   w.string(s.response_digest);
   w.raw(',"service":');
   w.string(s.service);
   w.raw(',"span_id":');
   w.string(s.span_id);
-  w.raw(',"start_ns":');
-  w.value(s.start_ns);
-  w.raw(',"status":');
+  w.raw(`,"start_ns":${s.start_ns},"status":`);
   w.string(s.status);
   w.raw(',"tokens":');
-  w.value(s.tokens);
+  writeTokens(w, s.tokens);
   w.raw(',"tool":');
   w.string(s.tool);
   if (s.tool_call_id !== null && s.tool_call_id !== undefined) {
     w.raw(',"tool_call_id":');
-    w.value(s.tool_call_id);
+    w.string(s.tool_call_id);
   }
   w.raw(',"trace_id":');
   w.string(s.trace_id);
   w.raw('}');
+}
+
+/** A number as renderJson writes it (null when not finite). */
+function numberJson(n: number | null): string {
+  return n === null || !Number.isFinite(n) ? 'null' : String(n);
+}
+
+/** Token counts in renderJson's member order; one with a count left undefined is rendered as renderJson would. */
+function writeTokens(w: JsonBytesWriter, t: Tokens): void {
+  const { cache_read, cache_write, context, input, output } = t;
+  if (
+    cache_read === undefined ||
+    cache_write === undefined ||
+    context === undefined ||
+    input === undefined ||
+    output === undefined
+  ) {
+    w.value(t);
+    return;
+  }
+  w.raw(
+    `{"cache_read":${numberJson(cache_read)},"cache_write":${numberJson(cache_write)},"context":${numberJson(context)},"input":${numberJson(input)},"output":${numberJson(output)}}`,
+  );
 }
 
 /** Stored text in the renderer's form: as it is when canonical, else rendered again. */
