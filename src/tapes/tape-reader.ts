@@ -43,6 +43,8 @@ interface SpanRow extends SpanLink {
 
 /** A span row's link; its times come from the driver as text or numbers, read as bigints. */
 function spanLinkOf(r: SpanLink): SpanLink {
+  // PostgreSQL's driver reads them as bigints already (store/pg-database.ts): the row serves.
+  if (typeof r.start_ns === 'bigint' && typeof r.end_ns === 'bigint') return r;
   return {
     trace_id: r.trace_id,
     span_id: r.span_id,
@@ -134,8 +136,10 @@ export async function readStoredRows(
 ): Promise<Map<string, StoredRunRows>> {
   const byRun = new Map<string, StoredRunRows>();
   if (runs.length === 0) return byRun;
+  // Rows of one run need not say whose they are.
+  const oneRun = runs.length === 1;
   const joined = await db.query<JoinedRow>(
-    `SELECT s.run, s.position, encode(s.trace_id, 'hex') AS trace_id, encode(s.span_id, 'hex') AS span_id,
+    `SELECT ${oneRun ? '' : 's.run, '}s.position, encode(s.trace_id, 'hex') AS trace_id, encode(s.span_id, 'hex') AS span_id,
             encode(s.parent_span_id, 'hex') AS parent_span_id, s.start_ns, s.end_ns,
             ${STEP_COLUMNS}, s.service_name AS service, st.request, st.response,
             ${idsText('st.request_messages')} AS request_messages,
@@ -155,10 +159,11 @@ export async function readStoredRows(
   const placed = new Map<string, number[]>();
   for (let i = 0; i < joined.length; i++) {
     const r = joined[i];
-    let list = placed.get(r.run);
+    const run = oneRun ? runs[0] : r.run;
+    let list = placed.get(run);
     if (!list) {
       list = [];
-      placed.set(r.run, list);
+      placed.set(run, list);
     }
     list[r.position - 1] = i;
   }
@@ -459,15 +464,19 @@ function stepRowsOf(): (r: StepColumns) => StepRow {
   };
 }
 
-/** Token counts from their text (STEP_COLUMNS). */
+/** Token counts from their text (STEP_COLUMNS): five integers or empties, comma-separated. */
 function tokensOf(text: string): Tokens {
-  const [input, output, cacheRead, cacheWrite, context] = text.split(',');
-  const count = (v: string) => (v === '' ? null : Number(v));
-  return {
-    input: count(input),
-    output: count(output),
-    cache_read: count(cacheRead),
-    cache_write: count(cacheWrite),
-    context: count(context),
-  };
+  const counts: (number | null)[] = [];
+  let count: number | null = null;
+  let sign = 1;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i === text.length ? 0x2c : text.charCodeAt(i);
+    if (c === 0x2c) {
+      counts.push(count === null ? null : sign * count);
+      count = null;
+      sign = 1;
+    } else if (c === 0x2d) sign = -1;
+    else count = (count ?? 0) * 10 + (c - 0x30);
+  }
+  return { input: counts[0], output: counts[1], cache_read: counts[2], cache_write: counts[3], context: counts[4] };
 }
