@@ -34,7 +34,7 @@ export function assembleTape(input: AssembleInput): Step[] {
 
 /** The steps of assembleTape in order, not yet numbered: a step's index is its place here. */
 export function orderedSteps(input: AssembleInput): StepRow[] {
-  const tree = new SpanTree([...(input.spans ?? []), ...input.steps]);
+  const tree = new SpanTree(input.spans ?? [], input.steps);
   const steps = collapseDuplicateCalls(input.steps, tree);
   return orderSteps(steps, tree);
 }

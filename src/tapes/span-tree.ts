@@ -27,10 +27,14 @@ export class SpanTree {
   private readonly nodes = new Map<string, Map<string, number>>();
   private readonly parents: number[] = [];
 
-  constructor(links: Iterable<SpanLinkRow>) {
-    for (const l of links) {
-      const node = this.nodeOf(l.trace_id, l.span_id);
-      if (l.parent_span_id) this.parents[node] = this.nodeOf(l.trace_id, l.parent_span_id);
+  /** Each link once is enough: a span given again (a step among the spans read) keeps its parent. */
+  constructor(...linkLists: readonly (readonly SpanLinkRow[])[]) {
+    for (const links of linkLists) {
+      for (const l of links) {
+        const node = this.nodeOf(l.trace_id, l.span_id);
+        if (l.parent_span_id && this.parents[node] === NO_NODE)
+          this.parents[node] = this.nodeOf(l.trace_id, l.parent_span_id);
+      }
     }
   }
 
