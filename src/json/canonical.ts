@@ -94,6 +94,16 @@ class Scratch implements ByteSink {
     this.length += writeUtf8(this.buffer, text, this.length);
   }
 
+  /** Text the caller knows is ASCII, copied unchecked: each UTF-16 unit is its byte. */
+  ascii(text: string): void {
+    const n = text.length;
+    this.ensure(n);
+    const buf = this.buffer;
+    let at = this.length;
+    for (let i = 0; i < n; i++) buf[at++] = text.charCodeAt(i);
+    this.length = at;
+  }
+
   /** `"text"` when text is printable ASCII without a quote or backslash (its JSON), else nothing and false. */
   plainAscii(text: string): boolean {
     const n = text.length;
@@ -310,6 +320,21 @@ export class JsonBytesWriter {
   /** Text that is JSON already (punctuation, `"name":`, RenderedJson's pieces). */
   raw(text: string): void {
     this.sink.utf8(text);
+  }
+
+  /**
+   * JSON text known to be ASCII (member names, punctuation), copied without the checks and
+   * the call into C++ that raw() makes for text that may not be.
+   */
+  ascii(text: string): void {
+    this.sink.ascii(text);
+  }
+
+  /** A number as value() writes it: a bigint exactly, null when not finite. */
+  number(n: number | bigint | null): void {
+    this.sink.ascii(
+      n === null ? 'null' : typeof n === 'bigint' ? n.toString() : Number.isFinite(n) ? String(n) : 'null',
+    );
   }
 
   value(value: unknown): void {

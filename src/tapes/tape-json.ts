@@ -118,9 +118,8 @@ function* tapeChunks(
 
 /**
  * One step's members in sorted order, as renderJson writes a Step: a tool_call_id only when
- * recorded (assemble-run.ts), request and response as their stored text. Numbers go in with
- * the member names around them, and params as their rendering, made once per object (a run's
- * steps share theirs: tape-reader.ts).
+ * recorded (assemble-run.ts), request and response as their stored text, params as their
+ * rendering, made once per object (a run's steps share theirs: tape-reader.ts).
  */
 function writeStep(
   w: JsonBytesWriter,
@@ -130,48 +129,53 @@ function writeStep(
   response: RenderedJson | null,
   paramsJson: (params: StepRow['params']) => string,
 ): void {
-  w.raw(`{"cost_usd":${numberJson(s.cost_usd)},"duration_ns":${s.duration_ns},"fingerprint":`);
+  w.ascii('{"cost_usd":');
+  w.number(s.cost_usd);
+  w.ascii(',"duration_ns":');
+  w.number(s.duration_ns);
+  w.ascii(',"fingerprint":');
   w.string(s.fingerprint);
-  w.raw(`,"index":${index},"kind":`);
+  w.ascii(',"index":');
+  w.number(index);
+  w.ascii(',"kind":');
   w.string(s.kind);
-  w.raw(',"layout":');
+  w.ascii(',"layout":');
   w.string(s.layout);
-  w.raw(',"model":');
+  w.ascii(',"model":');
   w.string(s.model);
-  w.raw(',"name":');
+  w.ascii(',"name":');
   w.string(s.name);
-  w.raw(`,"params":${paramsJson(s.params)},"parent_span_id":`);
+  w.ascii(',"params":');
+  w.raw(paramsJson(s.params));
+  w.ascii(',"parent_span_id":');
   w.string(s.parent_span_id);
-  w.raw(',"request":');
+  w.ascii(',"request":');
   w.rendered(request);
-  w.raw(',"request_digest":');
+  w.ascii(',"request_digest":');
   w.string(s.request_digest);
-  w.raw(',"response":');
+  w.ascii(',"response":');
   w.rendered(response);
-  w.raw(',"response_digest":');
+  w.ascii(',"response_digest":');
   w.string(s.response_digest);
-  w.raw(',"service":');
+  w.ascii(',"service":');
   w.string(s.service);
-  w.raw(',"span_id":');
+  w.ascii(',"span_id":');
   w.string(s.span_id);
-  w.raw(`,"start_ns":${s.start_ns},"status":`);
+  w.ascii(',"start_ns":');
+  w.number(s.start_ns);
+  w.ascii(',"status":');
   w.string(s.status);
-  w.raw(',"tokens":');
+  w.ascii(',"tokens":');
   writeTokens(w, s.tokens);
-  w.raw(',"tool":');
+  w.ascii(',"tool":');
   w.string(s.tool);
   if (s.tool_call_id !== null && s.tool_call_id !== undefined) {
-    w.raw(',"tool_call_id":');
+    w.ascii(',"tool_call_id":');
     w.string(s.tool_call_id);
   }
-  w.raw(',"trace_id":');
+  w.ascii(',"trace_id":');
   w.string(s.trace_id);
-  w.raw('}');
-}
-
-/** A number as renderJson writes it (null when not finite). */
-function numberJson(n: number | null): string {
-  return n === null || !Number.isFinite(n) ? 'null' : String(n);
+  w.ascii('}');
 }
 
 /** Token counts in renderJson's member order; one with a count left undefined is rendered as renderJson would. */
@@ -187,9 +191,17 @@ function writeTokens(w: JsonBytesWriter, t: Tokens): void {
     w.value(t);
     return;
   }
-  w.raw(
-    `{"cache_read":${numberJson(cache_read)},"cache_write":${numberJson(cache_write)},"context":${numberJson(context)},"input":${numberJson(input)},"output":${numberJson(output)}}`,
-  );
+  w.ascii('{"cache_read":');
+  w.number(cache_read);
+  w.ascii(',"cache_write":');
+  w.number(cache_write);
+  w.ascii(',"context":');
+  w.number(context);
+  w.ascii(',"input":');
+  w.number(input);
+  w.ascii(',"output":');
+  w.number(output);
+  w.ascii('}');
 }
 
 /** Stored text in the renderer's form: as it is when canonical, else rendered again. */
