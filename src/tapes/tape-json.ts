@@ -5,8 +5,9 @@
  * writes for the values they spell; so the answer splices that text in as it is rather than
  * parsing it into objects and writing them out again (docs/benchmarks.md, "Tape read").
  * Text in another rendering (a store migrated from jsonb columns keeps jsonb's) is rendered
- * again, once per text; the answer is byte for byte what rendering the parsed tape gives
- * (renderJsonBytes over tape-service's readTape), which the tests hold it to.
+ * again, once per text (a message, only when the store does not know it canonical); the
+ * answer is byte for byte what rendering the parsed tape gives (renderJsonBytes over
+ * tape-service's readTape), which the tests hold it to.
  *
  * Ordering and duplicate folding (assemble.ts) read little of a step's bodies: whether one
  * was recorded, the tool calls a model answer asked for, the tool results a prompt carries,
@@ -46,7 +47,7 @@ export async function readTapeJson(
     await readStoredRows(deps.db, tenant, [run], {
       maxSpans: options.maxSpans ?? DEFAULT_MAX_TAPE_SPANS,
       signal: options.signal,
-      // a message resent on every call of a run is one text, checked once
+      // a message this version did not write (0023_canonical_messages.sql), rendered again once
       messageText: canonicalText,
     })
   ).get(run);

@@ -130,7 +130,10 @@ export async function readStoredRows(
   options: {
     maxSpans: number;
     signal?: AbortSignal;
-    /** applied to each distinct message's text once, as it is read */
+    /**
+     * applied once to each distinct message whose text was not written in canonical form
+     * (0023_canonical_messages.sql), as it is read
+     */
     messageText?: (text: string) => string;
   },
 ): Promise<Map<string, StoredRunRows>> {
@@ -183,9 +186,7 @@ export async function readStoredRows(
       for (const id of list) ids.add(id);
     }
   }
-  const bodies = await readMessages(db, tenant, ids, options.signal);
-  const messageText = options.messageText;
-  if (messageText) for (const [id, text] of bodies) bodies.set(id, messageText(text));
+  const bodies = await readMessages(db, tenant, ids, options.messageText, options.signal);
   const bodyOf = (text: string | null, list: number[] | null): StoredBody => {
     if (list === null) return text;
     const messages: string[] = [];
@@ -242,24 +243,25 @@ function idsOf(text: string | null): number[] | null {
   return out;
 }
 
-/** Message texts by id. */
+/** Message texts by id, those not written canonical passed through messageText. */
 async function readMessages(
   db: Queryable,
   tenant: string,
   ids: ReadonlySet<number>,
+  messageText: ((text: string) => string) | undefined,
   signal: AbortSignal | undefined,
 ): Promise<Map<number, string>> {
   const out = new Map<number, string>();
   if (ids.size === 0) return out;
-  const rows = await db.query<{ id: string; body: string }>(
-    `SELECT m.id::text AS id, m.body
+  const rows = await db.query<{ id: string; body: string; canonical: boolean }>(
+    `SELECT m.id::text AS id, m.body, m.canonical
        FROM tapedeck_store.messages m
       WHERE m.tenant = $1 AND m.id = ANY($2::bigint[])`,
     [tenant, `{${[...ids].join(',')}}`],
     { signal },
   );
   signal?.throwIfAborted();
-  for (const r of rows) out.set(Number(r.id), r.body);
+  for (const r of rows) out.set(Number(r.id), messageText && !r.canonical ? messageText(r.body) : r.body);
   return out;
 }
 

@@ -77,7 +77,7 @@ describe.each(databaseKinds)('tape JSON from the stored text on %s', (kind) => {
        WHERE st.request_messages IS NOT NULL AND st.span_id = (SELECT span_id FROM tapedeck_store.steps WHERE request_messages IS NOT NULL ORDER BY span_id LIMIT 1);
       UPDATE tapedeck_store.steps SET response = response::jsonb::text
        WHERE response IS NOT NULL AND response NOT LIKE '%\\u0000%';
-      UPDATE tapedeck_store.messages SET body = body::jsonb::text WHERE body NOT LIKE '%\\u0000%';
+      UPDATE tapedeck_store.messages SET body = body::jsonb::text, canonical = false WHERE body NOT LIKE '%\\u0000%';
       UPDATE tapedeck_store.steps SET response = '{"b": [1.50, 1000000000000000000000], "a": 0.0000001}'
        WHERE kind = 'tool' AND span_id = (SELECT span_id FROM tapedeck_store.steps WHERE kind = 'tool' ORDER BY span_id LIMIT 1);
     `);
