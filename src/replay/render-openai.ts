@@ -7,6 +7,7 @@
  * stream_options.include_usage; then `data: [DONE]`.
  */
 import { renderJson } from '../json/canonical.js';
+import { jsonString } from '../json/json-string.js';
 import { chunkText } from './chunk-text.js';
 import {
   argumentsText,
@@ -75,43 +76,42 @@ function renderStream(input: RenderInput): Rendered {
     model: modelFor(input),
     system_fingerprint: null,
   };
-  if (input.includeUsage) fixed.usage = null; // present on every chunk once asked for, null until the last
-  // Every chunk repeats the fixed fields; "choices" sorts before all of them, so each chunk is
-  // `{"choices":[<choice>],` + the fixed fields rendered once — the same bytes renderJson gives.
-  const tail = renderJson(fixed).slice(1);
+  // Every chunk repeats the fixed fields; "choices" sorts before all of them and "usage" after
+  // (present on every chunk once asked for, null until the last), so each chunk is
+  // `{"choices":[<choice>],` + the fixed fields rendered once: the bytes renderJson gives.
+  const fixedMembers = renderJson(fixed).slice(1, -1);
+  const tail = input.includeUsage ? `${fixedMembers},"usage":null}` : `${fixedMembers}}`;
   // The choice's members written in their sorted order (delta, finish_reason, index, logprobs),
   // as renderJson writes them, without sorting them again for every chunk.
-  const event = (delta: Obj, finish: string | null = null): void => {
+  const event = (deltaJson: string, finish: string | null = null): void => {
     const finishJson = finish === null ? 'null' : renderJson(finish);
     body.push(
-      `data: {"choices":[{"delta":${renderJson(delta)},"finish_reason":${finishJson},"index":0,"logprobs":null}],${tail}\n\n`,
+      `data: {"choices":[{"delta":${deltaJson},"finish_reason":${finishJson},"index":0,"logprobs":null}],${tail}\n\n`,
     );
   };
 
-  event({ role: 'assistant', content: '', refusal: null });
-  for (const piece of chunkText(input.answer.text ?? '')) event({ content: piece });
+  event('{"content":"","refusal":null,"role":"assistant"}');
+  for (const piece of chunkText(input.answer.text ?? '')) event(`{"content":${jsonString(piece)}}`);
   input.answer.toolCalls.forEach((call, index) => {
-    event({
-      tool_calls: [
-        {
-          index,
-          id: toolCallIdFor(input, index, 'call_'),
-          type: 'function',
-          function: { name: call.name, arguments: '' },
-        },
-      ],
-    });
+    event(
+      renderJson({
+        tool_calls: [
+          {
+            index,
+            id: toolCallIdFor(input, index, 'call_'),
+            type: 'function',
+            function: { name: call.name, arguments: '' },
+          },
+        ],
+      }),
+    );
     for (const piece of chunkText(argumentsText(call.arguments))) {
-      event({ tool_calls: [{ index, function: { arguments: piece } }] });
+      event(`{"tool_calls":[{"function":{"arguments":${jsonString(piece)}},"index":${index}}]}`);
     }
   });
-  event({}, finishFor(input.answer));
+  event('{}', finishFor(input.answer));
   const usage = openAiUsage(input);
-  if (input.includeUsage && usage) {
-    body.push('data: ');
-    body.json({ ...fixed, choices: [], usage });
-    body.push('\n\n');
-  }
+  if (input.includeUsage && usage) body.push(`data: {"choices":[],${fixedMembers},"usage":${renderJson(usage)}}\n\n`);
   body.push('data: [DONE]\n\n');
   return { contentType: 'text/event-stream; charset=utf-8', body: body.toBuffer() };
 }

@@ -125,6 +125,26 @@ describe('the OpenAI rendering', () => {
     expect(chunks.slice(0, -1).every((c) => c.usage === null)).toBe(true);
   });
 
+  it('writes every chunk as renderJson writes its value, with and without usage', () => {
+    for (const includeUsage of [false, true]) {
+      const r = renderOpenAi(
+        input({
+          stream: true,
+          includeUsage,
+          answer: {
+            ...toolAnswer,
+            text: 'Rain "all day"\nin Paris.',
+            toolCalls: [...toolAnswer.toolCalls, { id: null, name: 'g', arguments: { q: 'é\t' } }],
+          },
+        }),
+      );
+      const data = events(body(r)).map((e) => e.replace(/^data: /, ''));
+      expect(data.at(-1)).toBe('[DONE]');
+      expect(data.length).toBeGreaterThan(6);
+      for (const json of data.slice(0, -1)) expect(json).toBe(renderJson(JSON.parse(json)));
+    }
+  });
+
   it('passes cached and cache-write tokens through as prompt token details, and leaves usage out when none was recorded', () => {
     const cached = JSON.parse(
       body(renderOpenAi(input({ tokens: { input: 10, output: 2, cache_read: 4, cache_write: 3, context: null } }))),
