@@ -125,6 +125,17 @@ describe('the OpenAI rendering', () => {
     expect(chunks.slice(0, -1).every((c) => c.usage === null)).toBe(true);
   });
 
+  it('writes a completion as renderJson writes its value, with and without tool calls and usage', () => {
+    for (const answer of [textAnswer, toolAnswer])
+      for (const tokens of [
+        input().tokens,
+        { input: null, output: null, cache_read: null, cache_write: null, context: null },
+      ]) {
+        const json = body(renderOpenAi(input({ answer, tokens })));
+        expect(json).toBe(renderJson(JSON.parse(json)));
+      }
+  });
+
   it('writes every chunk as renderJson writes its value, with and without usage', () => {
     for (const includeUsage of [false, true]) {
       const r = renderOpenAi(
