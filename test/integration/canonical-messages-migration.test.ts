@@ -11,11 +11,11 @@ import { renderJsonBytes } from '../../src/json/canonical.js';
 import { silentLogger } from '../../src/logger.js';
 import { openStore, type Store } from '../../src/open-store.js';
 import { createMemoryPayloadStore } from '../../src/payloads/memory-payload-store.js';
-import { loadMigrations, migrate } from '../../src/store/migrate.js';
 import { readTapeJson } from '../../src/tapes/tape-json.js';
 import { readTape } from '../../src/tapes/tape-service.js';
 import { conversationSpans } from '../helpers/conversation-spans.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
+import { copyRows, databaseBefore } from '../helpers/store-before.js';
 
 const conversation = (run: string) =>
   conversationSpans({
@@ -24,8 +24,6 @@ const conversation = (run: string) =>
     questions: ['Lyon to Turin?', 'And back?'],
     answer: (i) => `${run}: change at stop ${i}.`,
   });
-
-const canonicalVersion = () => loadMigrations().find((m) => m.name === 'canonical_messages')!.version;
 
 describe.each(databaseKinds)('migration 0023 (canonical messages) on %s', (kind) => {
   let now: TestDatabase;
@@ -39,21 +37,13 @@ describe.each(databaseKinds)('migration 0023 (canonical messages) on %s', (kind)
     await ingestSpans(conversation('before'), { tenant: '' }, nowStore.ingest);
     // The same rows in a store at the migration before, its messages in jsonb's rendering as
     // a store migrated from jsonb columns holds them.
-    before = await createTestDatabase(kind, { migrated: false });
-    await migrate(
-      before.db,
-      loadMigrations().filter((m) => m.version < canonicalVersion()),
-    );
+    before = await databaseBefore(kind, 'canonical_messages');
     for (const [table, select] of [
       ['spans', 'SELECT row_to_json(s)::text AS j FROM tapedeck_store.spans s'],
       ['messages', "SELECT (to_jsonb(m) - 'canonical')::text AS j FROM tapedeck_store.messages m"],
       ['steps', 'SELECT row_to_json(st)::text AS j FROM tapedeck_store.steps st'],
     ])
-      for (const r of await now.db.query<{ j: string }>(select))
-        await before.db.query(
-          `INSERT INTO tapedeck_store.${table} SELECT * FROM json_populate_record(NULL::tapedeck_store.${table}, $1::json)`,
-          [r.j],
-        );
+      await copyRows(now.db, before.db, table, select);
     await before.db.exec(
       `UPDATE tapedeck_store.messages SET body = body::jsonb::text;
        SELECT setval(pg_get_serial_sequence('tapedeck_store.messages', 'id'), (SELECT max(id) FROM tapedeck_store.messages));`,

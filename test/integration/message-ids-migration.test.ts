@@ -12,10 +12,10 @@ import { ingestSpans } from '../../src/ingest/ingest.js';
 import { silentLogger } from '../../src/logger.js';
 import { openStore, type Store } from '../../src/open-store.js';
 import { createMemoryPayloadStore } from '../../src/payloads/memory-payload-store.js';
-import { loadMigrations, migrate } from '../../src/store/migrate.js';
 import { readTape } from '../../src/tapes/tape-service.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
 import { stepsWithDigestListsSql } from '../helpers/digest-lists.js';
+import { copyRows, databaseBefore } from '../helpers/store-before.js';
 import { conversationSpans } from '../helpers/conversation-spans.js';
 
 const CALLS = 4;
@@ -30,8 +30,6 @@ function conversation(run: string, firstQuestion: string) {
     answer: (i) => `${run}: change at stop ${i}.`,
   });
 }
-
-const messageIdsVersion = () => loadMigrations().find((m) => m.name === 'message_ids')!.version;
 
 /** Each step's lists as the digests of the messages they name, in order. */
 const listsByDigest = (db: Store['db']) =>
@@ -63,22 +61,16 @@ describe.each(databaseKinds)('migration 0022 (messages by id) on %s', (kind) => 
     await ingestSpans(conversation('right', 'Lyon to Turin?'), { tenant: '' }, nowStore.ingest);
     await ingestSpans(conversation('other', 'Lyon to Turin?'), { tenant: 'acme' }, nowStore.ingest);
     // The same rows as the version before 0022 wrote them: lists of digests, messages without ids.
-    before = await createTestDatabase(kind, { migrated: false });
-    await migrate(
-      before.db,
-      loadMigrations().filter((m) => m.version < messageIdsVersion()),
-    );
-    const copy = async (table: string, select: string) => {
-      for (const r of await now.db.query<{ j: string }>(select))
-        await before.db.query(
-          `INSERT INTO tapedeck_store.${table} SELECT * FROM json_populate_record(NULL::tapedeck_store.${table}, $1::json)`,
-          [r.j],
-        );
-    };
-    await copy('spans', 'SELECT row_to_json(s)::text AS j FROM tapedeck_store.spans s');
+    before = await databaseBefore(kind, 'message_ids');
+    await copyRows(now.db, before.db, 'spans', 'SELECT row_to_json(s)::text AS j FROM tapedeck_store.spans s');
     // in another order than they were stored: ids need not follow the order of the digests
-    await copy('messages', "SELECT (to_jsonb(m) - 'id')::text AS j FROM tapedeck_store.messages m ORDER BY body DESC");
-    await copy('steps', stepsWithDigestListsSql());
+    await copyRows(
+      now.db,
+      before.db,
+      'messages',
+      "SELECT (to_jsonb(m) - 'id')::text AS j FROM tapedeck_store.messages m ORDER BY body DESC",
+    );
+    await copyRows(now.db, before.db, 'steps', stepsWithDigestListsSql());
     const [{ type }] = await before.db.query<{ type: string }>(
       `SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute
         WHERE attrelid = 'tapedeck_store.steps'::regclass AND attname = 'request_messages'`,

@@ -10,9 +10,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestSpans } from '../../src/ingest/ingest.js';
 import { createMemoryPayloadStore } from '../../src/payloads/memory-payload-store.js';
-import { loadMigrations, migrate } from '../../src/store/migrate.js';
+import { migrate } from '../../src/store/migrate.js';
 import { readTape } from '../../src/tapes/tape-service.js';
-import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
+import { databaseKinds, type TestDatabase } from '../helpers/databases.js';
+import { copyRows, databaseBefore } from '../helpers/store-before.js';
 import { conversationSpans } from '../helpers/conversation-spans.js';
 import { startTestTapedeck, type TestTapedeck } from '../helpers/tapedeck-server.js';
 
@@ -28,9 +29,6 @@ function conversation(run: string, firstQuestion: string) {
     answer: (i) => `${run}: platform ${i + 1}, at 10:0${i}.`,
   });
 }
-
-/** The migration that made the message store: the stores written before it stop short of it. */
-const messageStoreVersion = () => loadMigrations().find((m) => m.name === 'message_store')!.version;
 
 describe.each(databaseKinds)('the message store on %s', (kind) => {
   let t: TestTapedeck;
@@ -128,27 +126,17 @@ describe.each(databaseKinds)('moving a store written before the message store, o
     await ingestSpans(conversation('right', 'Which platform for Lyon?'), { tenant: 'acme' }, now.running.store.ingest);
     // The same spans and steps as the version before the message store wrote them: each
     // step's lists as their text in request and response.
-    before = await createTestDatabase(kind, { migrated: false });
-    await migrate(
+    before = await databaseBefore(kind, 'message_store');
+    await copyRows(now.db, before.db, 'spans', 'SELECT row_to_json(s)::text AS j FROM tapedeck_store.spans s');
+    await copyRows(
+      now.db,
       before.db,
-      loadMigrations().filter((m) => m.version < messageStoreVersion()),
-    );
-    const spans = await now.db.query<{ j: string }>('SELECT row_to_json(s)::text AS j FROM tapedeck_store.spans s');
-    const steps = await now.db.query<{ j: string }>(
+      'steps',
       `SELECT (to_jsonb(st) - 'request_messages' - 'response_messages'
                || jsonb_build_object('request', tapedeck_store.step_body(st.tenant, st.request, st.request_messages),
                                      'response', tapedeck_store.step_body(st.tenant, st.response, st.response_messages)))::text AS j
          FROM tapedeck_store.steps st`,
     );
-    for (const [table, rows] of [
-      ['spans', spans],
-      ['steps', steps],
-    ] as const)
-      for (const r of rows)
-        await before.db.query(
-          `INSERT INTO tapedeck_store.${table} SELECT * FROM json_populate_record(NULL::tapedeck_store.${table}, $1::json)`,
-          [r.j],
-        );
     await migrate(before.db);
   });
   afterAll(async () => {

@@ -9,11 +9,11 @@ import { loadConfig } from '../../src/config.js';
 import { silentLogger } from '../../src/logger.js';
 import { createMemoryPayloadStore } from '../../src/payloads/memory-payload-store.js';
 import { createRecallRoutes } from '../../src/recall/routes.js';
-import { loadMigrations, migrate } from '../../src/store/migrate.js';
 import { openStore, type Store } from '../../src/open-store.js';
 import { reindex, reindexReasons } from '../../src/tapes/reindex.js';
 import { appWith } from '../helpers/app.js';
-import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
+import { databaseKinds, type TestDatabase } from '../helpers/databases.js';
+import { copyRows, databaseBefore } from '../helpers/store-before.js';
 import { stepsWithDigestListsSql } from '../helpers/digest-lists.js';
 import {
   NOW_NS,
@@ -23,8 +23,6 @@ import {
   recallRuns,
   type RecallFixture,
 } from '../unit/recall/recall-fixtures.js';
-
-const recallByMessage = () => loadMigrations().find((m) => m.name === 'recall_by_message')!.version;
 
 const QUERIES = ['weather', 'drizzle', 'umbrella', 'get_weather', 'paris weather', '天气', '天气预报', 'nothing'];
 
@@ -43,27 +41,20 @@ describe.each(databaseKinds)('recall across migration 0021 on %s', (kind) => {
     now = await openRecallFixture(kind, recallRuns);
     // The same spans, steps and messages as the version before 0021 wrote them (no words of
     // their own, lists of digests), with a row of recall's old index and one of its backlog.
-    before = await createTestDatabase(kind, { migrated: false });
-    await migrate(
-      before.db,
-      loadMigrations().filter((m) => m.version < recallByMessage()),
-    );
+    before = await databaseBefore(kind, 'recall_by_message');
     for (const [table, drop] of [
       ['spans', ''],
       ['steps', " - 'words'"],
       ['messages', " - 'words' - 'id'"],
-    ] as const) {
-      const rows = await now.store.db.query<{ j: string }>(
+    ] as const)
+      await copyRows(
+        now.store.db,
+        before.db,
+        table,
         table === 'steps'
           ? stepsWithDigestListsSql(drop)
           : `SELECT (to_jsonb(t)${drop})::text AS j FROM tapedeck_store.${table} t`,
       );
-      for (const r of rows)
-        await before.db.query(
-          `INSERT INTO tapedeck_store.${table} SELECT * FROM json_populate_record(NULL::tapedeck_store.${table}, $1::json)`,
-          [r.j],
-        );
-    }
     await before.db.query(
       `INSERT INTO tapedeck_store.trace_words (tenant, words, masks, trace_ids, span_ids, steps)
        VALUES ('', '{1,2}', '{1,1}', '\\x0102'::bytea, '\\x03'::bytea, 1)`,
