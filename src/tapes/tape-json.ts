@@ -47,7 +47,7 @@ export async function readTapeJson(
     await readStoredRows(deps.db, tenant, [run], {
       maxSpans: options.maxSpans ?? DEFAULT_MAX_TAPE_SPANS,
       signal: options.signal,
-      // a message this version did not write (0023_canonical_messages.sql), rendered again once
+      // a message not written canonical (0023_canonical_messages.sql), rendered again once
       messageText: canonicalText,
     })
   ).get(run);

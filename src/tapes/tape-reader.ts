@@ -99,7 +99,8 @@ export interface StoredRunRows extends Omit<RunRows, 'steps'> {
 
 /** A span of the joined read, with its step's columns (null when it is not a step). */
 type JoinedRow = Omit<StepColumns, 'kind'> & {
-  run: string;
+  /** not selected when one run is read */
+  run?: string;
   position: number;
   kind: StepKind | null;
   request: string | null;
@@ -162,7 +163,7 @@ export async function readStoredRows(
   const placed = new Map<string, number[]>();
   for (let i = 0; i < joined.length; i++) {
     const r = joined[i];
-    const run = oneRun ? runs[0] : r.run;
+    const run = oneRun ? runs[0] : (r.run as string);
     let list = placed.get(run);
     if (!list) {
       list = [];
@@ -177,14 +178,9 @@ export async function readStoredRows(
   for (let i = 0; i < joined.length; i++) {
     const r = joined[i];
     if (r.position > options.maxSpans) continue;
-    for (const [list, into] of [
-      [idsOf(r.request_messages), requestIds],
-      [idsOf(r.response_messages), responseIds],
-    ] as const) {
-      if (list === null) continue;
-      into[i] = list;
-      for (const id of list) ids.add(id);
-    }
+    requestIds[i] = idsOf(r.request_messages);
+    responseIds[i] = idsOf(r.response_messages);
+    for (const list of [requestIds[i], responseIds[i]]) if (list) for (const id of list) ids.add(id);
   }
   const bodies = await readMessages(db, tenant, ids, options.messageText, options.signal);
   const bodyOf = (text: string | null, list: number[] | null): StoredBody => {
@@ -224,8 +220,8 @@ export async function readStoredRows(
 
 /**
  * A message list's ids from its text (idsText; '' for an empty list), as numbers: a Map finds
- * a number quicker than the digit string split() would make, which it hashes first. Ids are
- * a bigserial's, far below 2^53.
+ * a number quicker than the digit string split() would make, which it hashes first. Ids come
+ * from an identity, far below 2^53.
  */
 function idsOf(text: string | null): number[] | null {
   if (text === null) return null;
