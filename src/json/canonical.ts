@@ -17,7 +17,7 @@
 import crypto from 'node:crypto';
 import type { JsonValue } from './json-value.js';
 import { memberJson, TextSink, writeJsonString, type ByteSink } from './json-string.js';
-import { utf8Room, writeUtf8 } from './write-utf8.js';
+import { ByteScratch } from './byte-scratch.js';
 
 export function canonicalJson(value: JsonValue): string {
   const sink = new TextSink();
@@ -78,63 +78,7 @@ export function canonicalListBytes(
   }
 }
 
-/** canonicalJsonBytes's sink: a growing buffer, reused from call to call (the result is copied out). */
-class Scratch implements ByteSink {
-  buffer = Buffer.allocUnsafe(64 * 1024);
-  length = 0;
-
-  bytes(chunk: Uint8Array): void {
-    this.ensure(chunk.length);
-    this.buffer.set(chunk, this.length);
-    this.length += chunk.length;
-  }
-
-  utf8(text: string): void {
-    this.ensure(utf8Room(text));
-    this.length += writeUtf8(this.buffer, text, this.length);
-  }
-
-  /** Text the caller knows is ASCII, copied unchecked: each UTF-16 unit is its byte. */
-  ascii(text: string): void {
-    const n = text.length;
-    this.ensure(n);
-    const buf = this.buffer;
-    let at = this.length;
-    for (let i = 0; i < n; i++) buf[at++] = text.charCodeAt(i);
-    this.length = at;
-  }
-
-  /** `"text"` when text is printable ASCII without a quote or backslash (its JSON), else nothing and false. */
-  plainAscii(text: string): boolean {
-    const n = text.length;
-    this.ensure(n + 2);
-    const buf = this.buffer;
-    const at = this.length;
-    for (let i = 0; i < n; i++) {
-      const c = text.charCodeAt(i);
-      if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
-      buf[at + 1 + i] = c;
-    }
-    buf[at] = 0x22;
-    buf[at + 1 + n] = 0x22;
-    this.length = at + n + 2;
-    return true;
-  }
-
-  /** After a value of megabytes: back to the usual size, rather than hold on to it. */
-  shrink(): void {
-    if (this.buffer.length > 1024 * 1024) this.buffer = Buffer.allocUnsafe(64 * 1024);
-  }
-
-  private ensure(bytes: number): void {
-    if (this.length + bytes <= this.buffer.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.buffer.length * 2, this.length + bytes));
-    this.buffer.copy(next, 0, 0, this.length);
-    this.buffer = next;
-  }
-}
-
-const scratch = new Scratch();
+const scratch = new ByteScratch();
 
 /** RFC 8785 into a sink: the one walk both forms share. */
 function serializeInto(value: unknown, sink: ByteSink): void {
@@ -257,7 +201,6 @@ export function renderJson(value: unknown, indent = 0): string {
   return out.join('');
 }
 
-/** An object's keys in UTF-16 order; parsed JSON's usually are already, which one pass tells. */
 /**
  * The record's keys in UTF-16 code unit order (RFC 8785's, and Array.prototype.sort's for
  * strings). Messages and their parts have a handful of keys, for which an insertion sort is
@@ -296,88 +239,10 @@ export function renderJsonBytes(value: unknown): Buffer {
   }
 }
 
-const renderScratch = new Scratch();
+const renderScratch = new ByteScratch();
 
-/**
- * A document written piece by piece, member names and punctuation as they are, values as
- * renderJson writes them, into a buffer of its own that is taken a chunk at a time (take()):
- * for a long document whose shape the caller knows (a tape's steps), written without walking
- * and sorting each object's keys, and sent while the rest of it is written.
- */
-export class JsonBytesWriter {
-  private readonly sink = new Scratch();
-
-  /** chunkBytes: the size a chunk is taken at (the buffer grows past it for a large value) */
-  constructor(private readonly chunkBytes: number) {
-    this.sink.buffer = Buffer.allocUnsafe(chunkBytes + CHUNK_SLACK);
-  }
-
-  /** Bytes written since the last take(). */
-  get length(): number {
-    return this.sink.length;
-  }
-
-  /** Text that is JSON already (punctuation, `"name":`, RenderedJson's pieces). */
-  raw(text: string): void {
-    this.sink.utf8(text);
-  }
-
-  /**
-   * JSON text known to be ASCII (member names, punctuation), copied without the checks and
-   * the call into C++ that raw() makes for text that may not be.
-   */
-  ascii(text: string): void {
-    this.sink.ascii(text);
-  }
-
-  /** A number as value() writes it: a bigint exactly, null when not finite. */
-  number(n: number | bigint | null): void {
-    this.sink.ascii(
-      n === null ? 'null' : typeof n === 'bigint' ? n.toString() : Number.isFinite(n) ? String(n) : 'null',
-    );
-  }
-
-  value(value: unknown): void {
-    renderInto(value, this.sink);
-  }
-
-  /**
-   * A string or null, as value() writes it; printable ASCII without a quote or backslash (ids,
-   * digests, names) goes straight into the buffer, with no JSON string made for it.
-   */
-  string(text: string | null): void {
-    if (text === null || !this.sink.plainAscii(text)) this.value(text);
-  }
-
-  /** Stored JSON text (RenderedJson) or null, as value() writes it. */
-  rendered(json: RenderedJson | null): void {
-    const sink = this.sink;
-    if (json === null) sink.utf8('null');
-    else if (!json.list) sink.utf8(json.pieces[0]);
-    else {
-      sink.utf8('[');
-      for (let i = 0; i < json.pieces.length; i++) {
-        if (i > 0) sink.utf8(',');
-        sink.utf8(json.pieces[i]);
-      }
-      sink.utf8(']');
-    }
-  }
-
-  /** The bytes written since the last take(), in the buffer they were written in; writing goes on in a new one. */
-  take(): Buffer {
-    const sink = this.sink;
-    const out = sink.buffer.subarray(0, sink.length);
-    sink.buffer = Buffer.allocUnsafe(this.chunkBytes + CHUNK_SLACK);
-    sink.length = 0;
-    return out;
-  }
-}
-
-/** Room past a chunk's size, for the value that crosses it. */
-const CHUNK_SLACK = 64 * 1024;
-
-function renderInto(value: unknown, sink: ByteSink): void {
+/** renderJson's writing into a sink (renderJsonBytes's, a JsonBytesWriter's). */
+export function renderInto(value: unknown, sink: ByteSink): void {
   if (value === null) {
     sink.utf8('null');
     return;

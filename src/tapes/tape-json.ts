@@ -15,7 +15,8 @@
  * are parsed; the rest stand as an empty list, as an outline read has them (tape-reader.ts).
  */
 import { isCanonicalJsonText } from '../json/canonical-text.js';
-import { JsonBytesWriter, RenderedJson, renderJson } from '../json/canonical.js';
+import { RenderedJson, renderJson } from '../json/canonical.js';
+import { JsonBytesWriter } from '../json/json-bytes-writer.js';
 import type { JsonValue } from '../json/json-value.js';
 import type { StepKind, Tokens } from '../normalize/step.js';
 import { orderedSteps, type StepRow } from './assemble.js';
