@@ -7,7 +7,10 @@
 //     rows into a table like tapedeck_store.spans (bench/lib/raw-ingest.mjs), before and after
 //     tapedeck's phase (the mean of the two, so a drifting machine weighs on both sides);
 //   - tapedeck: 4 concurrent senders; "acknowledged" is the spans over the time to the last
-//     200, "sustained" adds the time recall's index took to catch up afterwards.
+//     200, "sustained" adds the time recall's index took to catch up afterwards;
+//   - spans only: a second server on the same database with `--derive off` (decode, dedupe,
+//     binary COPY of the spans, commit), sent runs of their own afterwards: what storing the
+//     raw spans whole costs before anything is derived from them, the ceiling of the line above.
 // Each figure also as CPU: the seconds the server and its PostgreSQL backends (raw: this
 // process and its COPY backends) spent on the same spans, which a busy machine distorts far
 // less than spans/s; "raw/tapedeck" is the share of raw's throughput that CPU allows.
@@ -57,17 +60,19 @@ for (const calls of LENGTHS) {
   seed += 20;
   const requests = conversationRequests({ runs, calls, messageBytes: MESSAGE_BYTES, firstSeed: seed });
   seed += runs;
-  results.push(await measure(calls, runs, warmup, requests));
+  const spansOnly = conversationRequests({ runs, calls, messageBytes: MESSAGE_BYTES, firstSeed: seed });
+  seed += runs;
+  results.push(await measure(calls, runs, warmup, requests, spansOnly));
 }
 
 console.log('');
 console.log(
-  `${'calls'.padStart(5)} ${'runs'.padStart(5)} ${'spans'.padStart(7)} ${'MB'.padStart(5)} ${'raw sp/s'.padStart(9)} ${'ack'.padStart(5)} ${'sustained'.padStart(9)} ${'cpu: ack'.padStart(8)} ${'sust.'.padStart(5)} ${'peak RSS'.padStart(9)} ${'derived/run'.padStart(12)} ${'with raw/run'.padStart(13)}`,
+  `${'calls'.padStart(5)} ${'runs'.padStart(5)} ${'spans'.padStart(7)} ${'MB'.padStart(5)} ${'raw sp/s'.padStart(9)} ${'ack'.padStart(5)} ${'sustained'.padStart(9)} ${'cpu: ack'.padStart(8)} ${'sust.'.padStart(5)} ${'spans only'.padStart(10)} ${'peak RSS'.padStart(9)} ${'derived/run'.padStart(12)} ${'with raw/run'.padStart(13)}`,
 );
 for (const r of results) {
   console.log(
     `${String(r.calls).padStart(5)} ${String(r.runs).padStart(5)} ${fmt(r.spans).padStart(7)} ${(r.requestBytes / 1e6).toFixed(0).padStart(5)} ${fmt(r.rawRate).padStart(9)} ` +
-      `${`${(r.ackRatio * 100).toFixed(0)}%`.padStart(5)} ${pct(r.sustainedRatio).padStart(9)} ${pct(r.rawCpu / r.ackCpu).padStart(8)} ${pct(r.rawCpu / r.sustainedCpu).padStart(5)} ${`${Math.round(r.peakRss / MiB)} MiB`.padStart(9)} ` +
+      `${`${(r.ackRatio * 100).toFixed(0)}%`.padStart(5)} ${pct(r.sustainedRatio).padStart(9)} ${pct(r.rawCpu / r.ackCpu).padStart(8)} ${pct(r.rawCpu / r.sustainedCpu).padStart(5)} ${pct(r.spansOnlyRatio).padStart(10)} ${`${Math.round(r.peakRss / MiB)} MiB`.padStart(9)} ` +
       `${kb(r.derivedPerRun).padStart(12)} ${kb(r.withRawPerRun).padStart(13)}`,
   );
 }
@@ -82,7 +87,7 @@ if (of(10) && of(100)) {
 }
 if (process.env.BENCH_RESULT_FILE) writeFileSync(process.env.BENCH_RESULT_FILE, JSON.stringify(results, null, 2));
 
-async function measure(calls, runs, warmup, requests) {
+async function measure(calls, runs, warmup, requests, spansOnlyRequests) {
   let server;
   const scratch = await openScratchDatabase(`conversation${calls}`, ADMIN_URL, async () => server?.stop());
   const { db } = scratch;
@@ -128,6 +133,7 @@ async function measure(calls, runs, warmup, requests) {
       await db.query('TRUNCATE bench_raw.spans');
       await db.query('VACUUM');
       const after = await storedBytes(db, scratch.dataDir);
+      const spansOnly = await spansOnlyPhase(scratch, db, spansOnlyRequests);
 
       const spans = ack.spans;
       const rawRate = (raw1.spans / raw1.elapsed + raw2.spans / raw2.elapsed) / 2;
@@ -162,6 +168,9 @@ async function measure(calls, runs, warmup, requests) {
         ackCpu,
         sustainedCpu: ackCpu + catchUp.serverCpu + catchUp.pgCpu,
         catchUpSeconds: catchUp.seconds,
+        spansOnlyRate: spansOnly.rate,
+        spansOnlyRatio: spansOnly.rate / rawRate,
+        spansOnlyCpu: spansOnly.cpu,
         retries: ack.retries,
         peakRss: Math.max(mem.hwm, mem.sampledPeak),
         derivedPerRun: derived / runs,
@@ -178,7 +187,8 @@ async function measure(calls, runs, warmup, requests) {
       );
       console.log(
         `    cpu (server and postgres backends): raw ${result.rawCpu.toFixed(1)} s, tapedeck acknowledging ${ackCpu.toFixed(1)} s (server ${ackServerCpu.toFixed(1)}; raw/tapedeck ${pct(result.rawCpu / ackCpu)}), ` +
-          `with recall caught up ${result.sustainedCpu.toFixed(1)} s (${pct(result.rawCpu / result.sustainedCpu)})`,
+          `with recall caught up ${result.sustainedCpu.toFixed(1)} s (${pct(result.rawCpu / result.sustainedCpu)}); ` +
+          `spans only (--derive off, runs of its own) ${fmt(spansOnly.rate)} spans/s (${pct(result.spansOnlyRatio)} of raw), cpu ${spansOnly.cpu.toFixed(1)} s (${pct(result.rawCpu / spansOnly.cpu)})`,
       );
       console.log(
         `    stored per run: derived ${kb(result.derivedPerRun)} (${parts.join(', ') || 'nothing'}), raw spans ${kb(result.rawSpansPerRun)}, with raw spans ${kb(result.withRawPerRun)}`,
@@ -190,6 +200,36 @@ async function measure(calls, runs, warmup, requests) {
     }
   } finally {
     await scratch.cleanup();
+  }
+}
+
+/**
+ * The same database through a second server with --derive off, sent runs none of the first
+ * holds (after a warm-up of its own): spans/s acknowledged and the CPU seconds of the server
+ * and the database's backends for them.
+ */
+async function spansOnlyPhase(scratch, db, requests) {
+  const server = await startTapedeck({
+    databaseUrl: scratch.url,
+    dataDir: path.join(scratch.dataDir, 'spans-only'),
+    args: ['--derive', 'off'],
+  });
+  try {
+    const url = `http://127.0.0.1:${server.httpPort}/v1/traces`;
+    await sendAll({ url, requests: requests.slice(0, 2), senders: SENDERS });
+    const measured = requests.slice(2);
+    await db.query('CHECKPOINT');
+    const server0 = cpuSecondsOf(server.pid);
+    const pg0 = new Map((await backendPids(db)).map((p) => [p, cpuSecondsOf(p)]));
+    const sent = await sendAll({ url, requests: measured, senders: SENDERS });
+    const cpu =
+      cpuSecondsOf(server.pid) -
+      server0 +
+      (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0);
+    // CPU for as many spans as the other phases sent: the warm-up's requests are not measured
+    return { rate: sent.spans / sent.elapsed, cpu: (cpu * requests.reduce((s, r) => s + r.spans, 0)) / sent.spans };
+  } finally {
+    await server.stop();
   }
 }
 
