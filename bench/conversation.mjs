@@ -25,6 +25,7 @@
 // Build first (`npm run build`), then: node bench/conversation.mjs
 // Settings: BENCH_QUICK=1 (a quarter of the bytes), BENCH_CONVERSATION_LENGTHS (e.g. "10,100"),
 // BENCH_CONVERSATION_MB (request bytes per length, 96 by default: at least one run each),
+// BENCH_CONVERSATION_SIDE_BY_SIDE (runs whose requests are interleaved, 4 by default),
 // BENCH_DATABASE_URL (where to create the databases), BENCH_RESULT_FILE (the figures as JSON),
 // BENCH_SERVE_NODE_ARGS (Node options for the server, e.g. --cpu-prof).
 import { readdirSync, statSync, writeFileSync } from 'node:fs';
@@ -41,6 +42,10 @@ const LENGTHS = (process.env.BENCH_CONVERSATION_LENGTHS ?? '10,50,100,200').spli
 const MB = Number(process.env.BENCH_CONVERSATION_MB ?? (QUICK ? 24 : 96));
 const MESSAGE_BYTES = 2048;
 const SENDERS = 4;
+// Runs sent side by side, one per sender by default (at least that many runs per length):
+// their requests interleaved, as separate agents send theirs. With 1 the runs go in order and
+// a long run's requests are all in flight at once: one trace's transactions take turns.
+const SIDE_BY_SIDE = Number(process.env.BENCH_CONVERSATION_SIDE_BY_SIDE ?? SENDERS);
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const RAW_TABLES = new Set(['spans', 'logs']);
 const MiB = 1024 * 1024;
@@ -49,18 +54,18 @@ const kb = (n) => `${fmt(n / 1024)} KB`;
 const pct = (x) => `${(x * 100).toFixed(0)}%`;
 
 console.log(
-  `conversation: runs of ${LENGTHS.join(', ')} model calls resending the history, ${MESSAGE_BYTES} B messages, ~${MB} MB of requests per length, ${SENDERS} senders`,
+  `conversation: runs of ${LENGTHS.join(', ')} model calls resending the history, ${MESSAGE_BYTES} B messages, ~${MB} MB of requests per length, ${SENDERS} senders, ${SIDE_BY_SIDE} run(s) side by side`,
 );
 const results = [];
 let seed = 0;
 for (const calls of LENGTHS) {
   // a run of n calls sends the system prompt and n(n+1) messages of MESSAGE_BYTES in all
-  const runs = Math.max(1, Math.round((MB * 1e6) / (calls * (calls + 1) * MESSAGE_BYTES)));
+  const runs = Math.max(SIDE_BY_SIDE, Math.round((MB * 1e6) / (calls * (calls + 1) * MESSAGE_BYTES)));
   const warmup = conversationRequests({ runs: 20, calls: 10, messageBytes: MESSAGE_BYTES, firstSeed: seed });
   seed += 20;
-  const requests = conversationRequests({ runs, calls, messageBytes: MESSAGE_BYTES, firstSeed: seed });
+  const requests = sideBySide(runs, calls, seed);
   seed += runs;
-  const spansOnly = conversationRequests({ runs, calls, messageBytes: MESSAGE_BYTES, firstSeed: seed });
+  const spansOnly = sideBySide(runs, calls, seed);
   seed += runs;
   results.push(await measure(calls, runs, warmup, requests, spansOnly));
 }
@@ -86,6 +91,19 @@ if (of(10) && of(100)) {
   console.log('stored per run, 100 calls / 10 calls: run with 10 and 100 in BENCH_CONVERSATION_LENGTHS');
 }
 if (process.env.BENCH_RESULT_FILE) writeFileSync(process.env.BENCH_RESULT_FILE, JSON.stringify(results, null, 2));
+
+/** The requests of `runs` runs, SIDE_BY_SIDE runs' requests interleaved, one of each in turn. */
+function sideBySide(runs, calls, firstSeed) {
+  const lists = Array.from({ length: SIDE_BY_SIDE }, (_, i) => {
+    const share = Math.floor(runs / SIDE_BY_SIDE) + (i < runs % SIDE_BY_SIDE ? 1 : 0);
+    const before = i * Math.floor(runs / SIDE_BY_SIDE) + Math.min(i, runs % SIDE_BY_SIDE);
+    return conversationRequests({ runs: share, calls, messageBytes: MESSAGE_BYTES, firstSeed: firstSeed + before });
+  });
+  const out = [];
+  for (let at = 0; out.length < lists.reduce((n, l) => n + l.length, 0); at++)
+    for (const list of lists) if (at < list.length) out.push(list[at]);
+  return out;
+}
 
 async function measure(calls, runs, warmup, requests, spansOnlyRequests) {
   let server;
