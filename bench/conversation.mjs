@@ -10,7 +10,9 @@
 //     200, "sustained" adds the time recall's index took to catch up afterwards;
 //   - spans only: a second server on the same database with `--derive off` (decode, dedupe,
 //     binary COPY of the spans, commit), sent runs of their own afterwards: what storing the
-//     raw spans whole costs before anything is derived from them, the ceiling of the line above.
+//     raw spans whole costs before anything is derived from them: the ceiling of tapedeck's
+//     share. Its first two requests warm it up; the rest, with the longer histories, are
+//     measured, so its figures lean low.
 // Each figure also as CPU: the seconds the server and its PostgreSQL backends (raw: this
 // process and its COPY backends) spent on the same spans, which a busy machine distorts far
 // less than spans/s; "raw/tapedeck" is the share of raw's throughput that CPU allows.
@@ -244,7 +246,8 @@ async function spansOnlyPhase(scratch, db, requests) {
       cpuSecondsOf(server.pid) -
       server0 +
       (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0);
-    // CPU for as many spans as the other phases sent: the warm-up's requests are not measured
+    // CPU scaled to as many spans as the other phases sent (the warm-up's are not measured,
+    // and theirs are the cheapest spans, with the shortest histories)
     return { rate: sent.spans / sent.elapsed, cpu: (cpu * requests.reduce((s, r) => s + r.spans, 0)) / sent.spans };
   } finally {
     await server.stop();
