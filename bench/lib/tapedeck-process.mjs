@@ -1,15 +1,21 @@
 // Runs the built CLI (`node dist/src/cli/main.js serve`) as a child process, the way an
-// operator runs it, and reads its memory and CPU from /proc while it works.
+// operator runs it (with the Node options of its `#!` line, as `tapedeck`, `npm start` and the
+// image run it), and reads its memory and CPU from /proc while it works.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+/** The Node options after `node` on the CLI's first line (`#!/usr/bin/env -S node ...`). */
+const CLI_NODE_OPTIONS = /^#!.*\bnode\b(.*)$/m
+  .exec(readFileSync(CLI, 'utf8').split('\n', 1)[0])[1]
+  .split(' ')
+  .filter(Boolean);
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
 /** Starts `tapedeck serve` on ephemeral ports; resolves once /readyz answers 200. */
 export async function startTapedeck({ databaseUrl, dataDir, env = {}, args = [], nodeArgs = [] }) {
-  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', ...args], {
+  const child = spawn(process.execPath, [...CLI_NODE_OPTIONS, ...nodeArgs, CLI, 'serve', ...args], {
     env: {
       ...process.env,
       TAPEDECK_DATABASE_URL: databaseUrl,

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=8
 /**
  * @module cli/main
  * The `tapedeck` binary. Every command reads the same configuration as the server (flags,

@@ -315,14 +315,20 @@ describe('deploy/Dockerfile', () => {
     expect(isDockerIgnored('dist', dockerignore)).toBe(true);
   });
 
-  it('starts what `npm start` starts: the package bin with `serve`', () => {
+  it('starts what `npm start` starts: the package bin with `serve`, with the Node options of its #! line', () => {
     const command = [
       ...execForm(instructionsOf(runtime, 'ENTRYPOINT').at(-1)!),
       ...execForm(instructionsOf(runtime, 'CMD').at(-1)!),
     ];
     expect(command.join(' ')).toBe(packageJson.scripts.start);
+    const options = command.slice(1).filter((a) => a.startsWith('--'));
+    const bin = command[1 + options.length];
     const workdir = workdirOf(runtime);
-    expect(path.posix.resolve(workdir, command[1])).toBe(path.posix.resolve(workdir, packageJson.bin.tapedeck));
+    expect(path.posix.resolve(workdir, bin)).toBe(path.posix.resolve(workdir, packageJson.bin.tapedeck));
+    // the bin's source: `tapedeck serve` from the installed package runs with the same options
+    const shebang = readRepoFile('src/cli/main.ts').split('\n', 1)[0];
+    expect(shebang).toBe(`#!/usr/bin/env -S node ${options.join(' ')}`.trimEnd());
+    expect(options).toContain('--max-semi-space-size=8');
   });
 
   it("listens on every interface and exposes tapedeck's default ports", () => {
