@@ -321,8 +321,10 @@ describe('deploy/Dockerfile', () => {
       ...execForm(instructionsOf(runtime, 'CMD').at(-1)!),
     ];
     expect(command.join(' ')).toBe(packageJson.scripts.start);
-    const options = command.slice(1).filter((a) => a.startsWith('--'));
-    const bin = command[1 + options.length];
+    // node, its options, the bin, the bin's arguments
+    const binAt = command.findIndex((a, i) => i > 0 && !a.startsWith('--'));
+    const options = command.slice(1, binAt);
+    const bin = command[binAt];
     const workdir = workdirOf(runtime);
     expect(path.posix.resolve(workdir, bin)).toBe(path.posix.resolve(workdir, packageJson.bin.tapedeck));
     // the bin's source: `tapedeck serve` from the installed package runs with the same options
