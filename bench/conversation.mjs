@@ -35,7 +35,7 @@ import path from 'node:path';
 import { conversationRequests } from './lib/conversation-runs.mjs';
 import { sendAll } from './lib/otlp-sender.mjs';
 import { createRawIngest } from './lib/raw-ingest.mjs';
-import { backendPids, recallCaughtUp } from './lib/recall-caught-up.mjs';
+import { recallCaughtUp, serverCpuMeter } from './lib/recall-caught-up.mjs';
 import { openScratchDatabase } from './lib/scratch-database.mjs';
 import { cpuSecondsOf, sampleMemory, startTapedeck } from './lib/tapedeck-process.mjs';
 
@@ -141,12 +141,11 @@ async function measure(calls, runs, warmup, requests, spansOnlyRequests) {
       const before = await storedBytes(db, scratch.dataDir);
       const raw1 = await rawPhase();
       await db.query('CHECKPOINT');
-      const server0 = cpuSecondsOf(server.pid);
-      const pg0 = new Map((await backendPids(db)).map((p) => [p, cpuSecondsOf(p)]));
+      const ackMeter = await serverCpuMeter(db, server.pid);
       const ack = await sendAll({ url, requests, senders: SENDERS });
-      const ackServerCpu = cpuSecondsOf(server.pid) - server0;
-      const ackCpu =
-        ackServerCpu + (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0);
+      const ackSpent = await ackMeter();
+      const ackServerCpu = ackSpent.server;
+      const ackCpu = ackSpent.server + ackSpent.pg;
       const catchUp = await recallCaughtUp(db, server);
       const raw2 = await rawPhase();
       const mem = memory.stop();
@@ -239,13 +238,10 @@ async function spansOnlyPhase(scratch, db, requests) {
     await sendAll({ url, requests: requests.slice(0, 2), senders: SENDERS });
     const measured = requests.slice(2);
     await db.query('CHECKPOINT');
-    const server0 = cpuSecondsOf(server.pid);
-    const pg0 = new Map((await backendPids(db)).map((p) => [p, cpuSecondsOf(p)]));
+    const meter = await serverCpuMeter(db, server.pid);
     const sent = await sendAll({ url, requests: measured, senders: SENDERS });
-    const cpu =
-      cpuSecondsOf(server.pid) -
-      server0 +
-      (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0);
+    const spent = await meter();
+    const cpu = spent.server + spent.pg;
     // CPU scaled to as many spans as the other phases sent (the warm-up's are not measured,
     // and theirs are the cheapest spans, with the shortest histories)
     return { rate: sent.spans / sent.elapsed, cpu: (cpu * requests.reduce((s, r) => s + r.spans, 0)) / sent.spans };

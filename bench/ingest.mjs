@@ -37,7 +37,7 @@ import { openScratchDatabase } from './lib/scratch-database.mjs';
 import { cpuSecondsOf, sampleMemory, startTapedeck } from './lib/tapedeck-process.mjs';
 import { createRawIngest } from './lib/raw-ingest.mjs';
 import { sendExports } from './lib/otlp-sender.mjs';
-import { backendPids, recallCaughtUp } from './lib/recall-caught-up.mjs';
+import { recallCaughtUp, serverCpuMeter } from './lib/recall-caught-up.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ROUNDS = Number(process.env.BENCH_INGEST_ROUNDS ?? (QUICK ? 1 : 3));
@@ -130,12 +130,12 @@ try {
         for (let i = 0; i < MODES.length; i++) {
           const server = servers[i];
           await db.query('CHECKPOINT');
-          const cpu0 = cpuSecondsOf(server.pid);
-          const pg0 = new Map((await backendPids(db)).map((p) => [p, cpuSecondsOf(p)]));
+          const meter = await serverCpuMeter(db, server.pid);
           const t = await sendExports({ url: urls[i], source, senders: SENDERS, seconds: c.seconds });
-          t.serverCpu = (cpuSecondsOf(server.pid) - cpu0) / t.elapsed;
           // Backends the pool opened during the phase count from zero; the other server's are idle.
-          t.pgCpu = (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0) / t.elapsed;
+          const spent = await meter();
+          t.serverCpu = spent.server / t.elapsed;
+          t.pgCpu = spent.pg / t.elapsed;
           if (MODES[i].key === 'derive') t.catchUp = await recallCaughtUp(db, server);
           td[i].push(t);
         }

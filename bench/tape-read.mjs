@@ -15,7 +15,7 @@ import { loadavg } from 'node:os';
 import http from 'node:http';
 import { conversationRequests } from './lib/conversation-runs.mjs';
 import { sendAll } from './lib/otlp-sender.mjs';
-import { backendPids, recallCaughtUp } from './lib/recall-caught-up.mjs';
+import { recallCaughtUp, serverCpuMeter } from './lib/recall-caught-up.mjs';
 import { openScratchDatabase } from './lib/scratch-database.mjs';
 import { cpuSecondsOf, startTapedeck } from './lib/tapedeck-process.mjs';
 
@@ -52,14 +52,14 @@ try {
 
   const agent = new http.Agent({ keepAlive: true });
   const apiRead = async () => {
-    const s0 = cpuSecondsOf(server.pid);
-    const pg0 = new Map((await backendPids(db)).map((p) => [p, cpuSecondsOf(p)]));
+    const meter = await serverCpuMeter(db, server.pid);
     const t0 = performance.now();
     const { status, body } = await get(agent, `${base}/v1/tapes/${encodeURIComponent(run)}`);
     const ms = performance.now() - t0;
     if (status !== 200) throw new Error(`GET /v1/tapes answered ${status}: ${body.subarray(0, 300)}`);
-    const serverCpu = cpuSecondsOf(server.pid) - s0;
-    const cpu = serverCpu + (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0);
+    const spent = await meter();
+    const serverCpu = spent.server;
+    const cpu = spent.server + spent.pg;
     return { ms, cpu, serverCpu, bytes: body.length, steps: JSON.parse(body).steps.length };
   };
   // The same rows: every column the tape shows, a message list's ids as text, then the

@@ -11,19 +11,19 @@ import { cpuSecondsOf } from './tapedeck-process.mjs';
 export async function recallCaughtUp(db, server) {
   const started = performance.now();
   const machine0 = machineBusySeconds();
-  const cpu0 = cpuSecondsOf(server.pid);
-  const pg0 = new Map((await backendPids(db)).map((p) => [p, cpuSecondsOf(p)]));
+  const cpu = await serverCpuMeter(db, server.pid);
   const { rows } = await db.query(`SELECT to_regclass('tapedeck_store.recall_backlog') IS NOT NULL AS present`);
   for (; rows[0].present; ) {
     const waiting = await db.query('SELECT EXISTS (SELECT 1 FROM tapedeck_store.recall_backlog) AS waiting');
     if (!waiting.rows[0].waiting) break;
     await new Promise((r) => setTimeout(r, 50));
   }
+  const spent = await cpu();
   return {
     seconds: (performance.now() - started) / 1000,
     machineCpu: machineBusySeconds() - machine0,
-    serverCpu: cpuSecondsOf(server.pid) - cpu0,
-    pgCpu: (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0),
+    serverCpu: spent.server,
+    pgCpu: spent.pg,
   };
 }
 
@@ -39,6 +39,20 @@ export function machineBusySeconds() {
     .split(/\s+/)
     .map(Number);
   return (user + nice + system + irq + softirq) / 100;
+}
+
+/**
+ * Starts counting the CPU seconds of a server process and of the client backends of `db`'s
+ * database; the function returned resolves with those spent since, { server, pg }. Backends
+ * opened meanwhile count from zero.
+ */
+export async function serverCpuMeter(db, pid) {
+  const server0 = cpuSecondsOf(pid);
+  const pg0 = new Map((await backendPids(db)).map((p) => [p, cpuSecondsOf(p)]));
+  return async () => ({
+    server: cpuSecondsOf(pid) - server0,
+    pg: (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0),
+  });
 }
 
 /** The client backends connected to `client`'s database, but `client` itself. */

@@ -241,6 +241,20 @@ export function renderJsonBytes(value: unknown): Buffer {
 
 const renderScratch = new ByteScratch();
 
+/** Stored JSON text (RenderedJson) into a sink: its one piece, or its pieces as a list. */
+export function renderedInto(json: RenderedJson, sink: ByteSink): void {
+  if (!json.list) {
+    sink.utf8(json.pieces[0]);
+    return;
+  }
+  sink.utf8('[');
+  for (let i = 0; i < json.pieces.length; i++) {
+    if (i > 0) sink.utf8(',');
+    sink.utf8(json.pieces[i]);
+  }
+  sink.utf8(']');
+}
+
 /** renderJson's writing into a sink (renderJsonBytes's, a JsonBytesWriter's). */
 export function renderInto(value: unknown, sink: ByteSink): void {
   if (value === null) {
@@ -280,16 +294,7 @@ export function renderInto(value: unknown, sink: ByteSink): void {
     return;
   }
   if (value instanceof RenderedJson) {
-    if (!value.list) {
-      sink.utf8(value.pieces[0]);
-      return;
-    }
-    sink.utf8('[');
-    for (let i = 0; i < value.pieces.length; i++) {
-      if (i > 0) sink.utf8(',');
-      sink.utf8(value.pieces[i]);
-    }
-    sink.utf8(']');
+    renderedInto(value, sink);
     return;
   }
   if (value instanceof Uint8Array) {

@@ -4,7 +4,7 @@
  * tapes/tape-json.ts).
  */
 import { ByteScratch } from './byte-scratch.js';
-import { type RenderedJson, renderInto } from './canonical.js';
+import { type RenderedJson, renderedInto, renderInto } from './canonical.js';
 
 /**
  * A document written piece by piece, member names and punctuation as they are, values as
@@ -59,17 +59,8 @@ export class JsonBytesWriter {
 
   /** Stored JSON text (RenderedJson) or null, as value() writes it. */
   rendered(json: RenderedJson | null): void {
-    const sink = this.sink;
-    if (json === null) sink.utf8('null');
-    else if (!json.list) sink.utf8(json.pieces[0]);
-    else {
-      sink.utf8('[');
-      for (let i = 0; i < json.pieces.length; i++) {
-        if (i > 0) sink.utf8(',');
-        sink.utf8(json.pieces[i]);
-      }
-      sink.utf8(']');
-    }
+    if (json === null) this.sink.utf8('null');
+    else renderedInto(json, this.sink);
   }
 
   /** The bytes written since the last take(), in the buffer they were written in; writing goes on in a new one. */
