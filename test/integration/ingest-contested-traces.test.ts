@@ -24,6 +24,15 @@ import {
 } from '../helpers/tapedeck-server.js';
 
 const onServer = databaseKinds.includes('postgres');
+
+/** The database URL with every session's deadlock_timeout set to `timeout`. */
+function withDeadlockTimeout(timeout: string) {
+  return (databaseUrl: string) => {
+    const url = new URL(databaseUrl);
+    url.searchParams.set('options', `-c deadlock_timeout=${timeout}`);
+    return url.toString();
+  };
+}
 const STEPS = `SELECT * FROM tapedeck.tape_steps ORDER BY trace_id, span_id`;
 
 /** Two runs, each its own trace, sharing no message (a shared new message would be waited for too). */
@@ -46,7 +55,10 @@ describe.skipIf(!onServer)('requests sharing a trace on postgres', () => {
   let tapedeck: TestTapedeck;
   let reference: TestTapedeck;
   beforeAll(async () => {
-    tapedeck = await startTestTapedeck('postgres');
+    // PostgreSQL looks for a deadlock once, deadlock_timeout after a backend starts waiting, and
+    // ends the backend that finds it. The request waits first, so it is the one ended as long as
+    // the holder waits within that time: 4 s leaves room for a loaded machine.
+    tapedeck = await startTestTapedeck('postgres', {}, { connectVia: withDeadlockTimeout('4s') });
     reference = await startTestTapedeck('postgres');
   });
   afterAll(async () => {
