@@ -35,9 +35,9 @@ import path from 'node:path';
 import { conversationRequests } from './lib/conversation-runs.mjs';
 import { sendAll } from './lib/otlp-sender.mjs';
 import { createRawIngest } from './lib/raw-ingest.mjs';
-import { recallCaughtUp, serverCpuMeter } from './lib/recall-caught-up.mjs';
+import { recallCaughtUp } from './lib/recall-caught-up.mjs';
 import { openScratchDatabase } from './lib/scratch-database.mjs';
-import { cpuSecondsOf, sampleMemory, startTapedeck } from './lib/tapedeck-process.mjs';
+import { cpuSecondsOf, sampleMemory, serverCpuMeter, startTapedeck } from './lib/tapedeck-process.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const LENGTHS = (process.env.BENCH_CONVERSATION_LENGTHS ?? '10,50,100,200').split(',').map(Number);
@@ -96,14 +96,15 @@ if (process.env.BENCH_RESULT_FILE) writeFileSync(process.env.BENCH_RESULT_FILE, 
 
 /** The requests of `runs` runs, SIDE_BY_SIDE runs' requests interleaved, one of each in turn. */
 function sideBySide(runs, calls, firstSeed) {
-  const lists = Array.from({ length: SIDE_BY_SIDE }, (_, i) => {
+  const lists = [];
+  for (let i = 0, seed = firstSeed; i < SIDE_BY_SIDE; i++) {
     const share = Math.floor(runs / SIDE_BY_SIDE) + (i < runs % SIDE_BY_SIDE ? 1 : 0);
-    const before = i * Math.floor(runs / SIDE_BY_SIDE) + Math.min(i, runs % SIDE_BY_SIDE);
-    return conversationRequests({ runs: share, calls, messageBytes: MESSAGE_BYTES, firstSeed: firstSeed + before });
-  });
+    lists.push(conversationRequests({ runs: share, calls, messageBytes: MESSAGE_BYTES, firstSeed: seed }));
+    seed += share;
+  }
   const out = [];
-  for (let at = 0; out.length < lists.reduce((n, l) => n + l.length, 0); at++)
-    for (const list of lists) if (at < list.length) out.push(list[at]);
+  const longest = Math.max(...lists.map((l) => l.length));
+  for (let at = 0; at < longest; at++) for (const list of lists) if (at < list.length) out.push(list[at]);
   return out;
 }
 

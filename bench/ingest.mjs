@@ -34,10 +34,10 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createBatchSource } from './lib/genai-batch.mjs';
 import { openScratchDatabase } from './lib/scratch-database.mjs';
-import { cpuSecondsOf, sampleMemory, startTapedeck } from './lib/tapedeck-process.mjs';
+import { cpuSecondsOf, sampleMemory, serverCpuMeter, startTapedeck } from './lib/tapedeck-process.mjs';
 import { createRawIngest } from './lib/raw-ingest.mjs';
 import { sendExports } from './lib/otlp-sender.mjs';
-import { recallCaughtUp, serverCpuMeter } from './lib/recall-caught-up.mjs';
+import { recallCaughtUp } from './lib/recall-caught-up.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ROUNDS = Number(process.env.BENCH_INGEST_ROUNDS ?? (QUICK ? 1 : 3));

@@ -15,9 +15,9 @@ import { loadavg } from 'node:os';
 import http from 'node:http';
 import { conversationRequests } from './lib/conversation-runs.mjs';
 import { sendAll } from './lib/otlp-sender.mjs';
-import { recallCaughtUp, serverCpuMeter } from './lib/recall-caught-up.mjs';
+import { recallCaughtUp } from './lib/recall-caught-up.mjs';
 import { openScratchDatabase } from './lib/scratch-database.mjs';
-import { cpuSecondsOf, startTapedeck } from './lib/tapedeck-process.mjs';
+import { cpuSecondsOf, serverCpuMeter, startTapedeck } from './lib/tapedeck-process.mjs';
 
 const STEPS = Number(process.argv[2] ?? 10_000);
 const READS = Number(process.argv[3] ?? 7);

@@ -2,7 +2,7 @@
 // cost. A store whose recall indexes in ingest's own transaction (no tapedeck_store.recall_backlog)
 // is caught up when the last request is acknowledged.
 import { readFileSync } from 'node:fs';
-import { cpuSecondsOf } from './tapedeck-process.mjs';
+import { serverCpuMeter } from './tapedeck-process.mjs';
 
 /**
  * Waits until the server's recall backlog is empty; resolves with how long that took and the
@@ -39,27 +39,4 @@ export function machineBusySeconds() {
     .split(/\s+/)
     .map(Number);
   return (user + nice + system + irq + softirq) / 100;
-}
-
-/**
- * Starts counting the CPU seconds of a server process and of the client backends of `db`'s
- * database; the function returned resolves with those spent since, { server, pg }. Backends
- * opened meanwhile count from zero.
- */
-export async function serverCpuMeter(db, pid) {
-  const server0 = cpuSecondsOf(pid);
-  const pg0 = new Map((await backendPids(db)).map((p) => [p, cpuSecondsOf(p)]));
-  return async () => ({
-    server: cpuSecondsOf(pid) - server0,
-    pg: (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0),
-  });
-}
-
-/** The client backends connected to `client`'s database, but `client` itself. */
-export async function backendPids(client) {
-  const { rows } = await client.query(
-    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = $1',
-    ['client backend'],
-  );
-  return rows.map((r) => r.pid);
 }

@@ -1,6 +1,7 @@
 // Runs the built CLI (`node dist/src/cli/main.js serve`) as a child process, the way an
 // operator runs it (with the Node options of its `#!` line, as `tapedeck`, `npm start` and the
-// image run it), and reads its memory and CPU from /proc while it works.
+// image run it), and reads its memory and CPU, and its database backends' CPU, from /proc while
+// it works.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -75,6 +76,29 @@ export function cpuSecondsOf(pid) {
   } catch {
     return 0;
   }
+}
+
+/**
+ * Starts counting the CPU seconds of a server process and of the client backends of `db`'s
+ * database; the function returned resolves with those spent since, { server, pg }. Backends
+ * opened meanwhile count from zero.
+ */
+export async function serverCpuMeter(db, pid) {
+  const server0 = cpuSecondsOf(pid);
+  const pg0 = new Map((await backendPids(db)).map((p) => [p, cpuSecondsOf(p)]));
+  return async () => ({
+    server: cpuSecondsOf(pid) - server0,
+    pg: (await backendPids(db)).reduce((s, p) => s + cpuSecondsOf(p) - (pg0.get(p) ?? 0), 0),
+  });
+}
+
+/** The client backends connected to `client`'s database, but `client` itself. */
+export async function backendPids(client) {
+  const { rows } = await client.query(
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = $1',
+    ['client backend'],
+  );
+  return rows.map((r) => r.pid);
 }
 
 /** Samples a process's RSS every `everyMillis` and remembers the highest seen. */

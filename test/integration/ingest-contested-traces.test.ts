@@ -24,6 +24,7 @@ import {
 } from '../helpers/tapedeck-server.js';
 
 const onServer = databaseKinds.includes('postgres');
+const STEPS = `SELECT * FROM tapedeck.tape_steps ORDER BY trace_id, span_id`;
 
 /** The database URL with every session's deadlock_timeout set to `timeout`. */
 function withDeadlockTimeout(timeout: string) {
@@ -33,7 +34,6 @@ function withDeadlockTimeout(timeout: string) {
     return url.toString();
   };
 }
-const STEPS = `SELECT * FROM tapedeck.tape_steps ORDER BY trace_id, span_id`;
 
 /** Two runs, each its own trace, sharing no message (a shared new message would be waited for too). */
 function twoRuns() {
