@@ -19,6 +19,7 @@ import { digestKey, idOf, type MessageIds, stepColumns, stepToRow, type StoredMe
 import { copyColumnsOf } from '../store/bulk-insert.js';
 import { DERIVE_FAILED, inlineStep, normalizeFacts } from './derive.js';
 import type { DerivedSpan } from '../tapes/derived-span.js';
+import type { ResentTexts } from './resent-texts.js';
 
 export const stepCopyColumns = copyColumnsOf(stepColumns);
 
@@ -31,6 +32,8 @@ export interface DeriveChunkRequest {
   isNew: boolean[];
   /** per span: its correlated log records (null: none) */
   logs: (LogRecord[] | null)[];
+  /** to a worker: the long texts left out of the spans' attributes (resent-texts.ts) */
+  resent?: ResentTexts;
 }
 
 export interface DeriveChunkResult {

@@ -21,6 +21,7 @@ import { packageRoot } from '../package-root.js';
 import type { AttributeValue, LogRecord, SpanRecord } from '../spans/span-record.js';
 import { ChunkDeriver, type DeriveChunkRequest, type DeriveChunkResult, unpackMessages } from './derive-chunk.js';
 import type { DeriveWorkerAnswer, DeriveWorkerMessage } from './derive-worker.js';
+import { ResentTextSender } from './resent-texts.js';
 
 /** Spans per chunk sent to the worker. */
 export const CHUNK_SPANS = 64;
@@ -167,6 +168,8 @@ interface Waiter {
 class WorkerRunner implements Runner {
   readonly ahead = IN_FLIGHT;
   private worker: Worker | null = null;
+  /** the long texts the current worker keeps, to send only what a text adds to one of them */
+  private texts = new ResentTextSender();
   /** per job, the chunks sent and not answered yet, oldest first */
   private readonly waiting = new Map<number, Waiter[]>();
   private closed = false;
@@ -198,7 +201,9 @@ class WorkerRunner implements Runner {
     return new Promise((resolve, reject) => {
       try {
         const worker = this.started();
-        worker.postMessage({ type: 'chunk', request } satisfies DeriveWorkerMessage);
+        const { spans, resent, sent } = this.texts.prepare(request.tenant, request.spans);
+        worker.postMessage({ type: 'chunk', request: { ...request, spans, resent } } satisfies DeriveWorkerMessage);
+        sent();
         const queue = this.waiting.get(request.job) ?? [];
         this.waiting.set(request.job, queue);
         queue.push({ resolve, reject });
@@ -249,6 +254,7 @@ class WorkerRunner implements Runner {
       void worker.terminate();
     });
     this.worker = worker;
+    this.texts = new ResentTextSender();
     this.ready = false;
     this.inFlight = 0;
     return worker;

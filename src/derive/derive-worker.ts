@@ -12,6 +12,7 @@ import {
   type DeriveChunkRequest,
   type DeriveChunkResult,
 } from './derive-chunk.js';
+import { ResentTextReceiver } from './resent-texts.js';
 
 export type DeriveWorkerMessage = { type: 'chunk'; request: DeriveChunkRequest };
 
@@ -21,11 +22,15 @@ export type DeriveWorkerAnswer = { ready: true } | { result: DeriveChunkResult }
 const port = parentPort;
 if (!port) throw new Error('derive-worker runs as a worker thread (derive-thread.ts starts it)');
 const deriver = new ChunkDeriver((workerData as { thresholdBytes: number }).thresholdBytes);
+const texts = new ResentTextReceiver();
 
 const answer = (message: DeriveWorkerAnswer, transfer: ArrayBuffer[] = []): void => port.postMessage(message, transfer);
 
 port.on('message', (message: DeriveWorkerMessage) => {
   const { job } = message.request;
+  // Outside the try: a text this worker does not hold means it and its sender no longer agree,
+  // and an uncaught error ends the worker, so the next transaction starts afresh with a new one.
+  texts.restore(message.request.spans, message.request.resent);
   try {
     const derived = deriver.derive(message.request);
     // one piece over a buffer of its own: moved to the main thread, not copied again

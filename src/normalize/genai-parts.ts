@@ -117,16 +117,34 @@ function aiSdkPartsOfText(parts: JsonValue[]): JsonValue[] | undefined {
 /** gen_ai.input.messages (JSON string or structured) → messages; undefined when absent/unreadable. */
 export function genAiInput(value: AttributeValue | undefined): Message[] | undefined {
   if (typeof value === 'string') {
-    const resent = recentInputs.earlier(value);
+    const continued = recentInputs.continued(value);
+    const resent = continued?.earlier ?? recentInputs.earlier(value);
     if (resent?.text.length === value.length) return [...resent.messages];
     if (resent) {
-      const tail = messagesOf(jsonAttr(`[${value.slice(resent.text.length)}`));
-      if (tail) return recentInputs.remember(value, resent, [...resent.messages, ...tail]);
+      const tail = messagesOf(jsonAttr(`[${continued ? continued.rest : value.slice(resent.text.length)}`));
+      if (tail) return recentInputs.remember(value, resent, [...resent.messages, ...tail], continued?.closes);
     }
   }
   const out = messagesOf(jsonAttr(value));
   if (out && typeof value === 'string') recentInputs.remember(value, undefined, out);
   return out;
+}
+
+/**
+ * Texts about to be read that are known to continue an earlier one: `text` is `earlier` with
+ * its closing bracket replaced by `tail` (`,`, then what it adds). The derive worker builds
+ * them so from the tails it is sent (derive/resent-texts.ts), of pieces: told so, the reader
+ * takes the new elements from `tail`, and neither compares `text` nor makes it one flat copy.
+ * Each call replaces the ones before.
+ */
+export function expectContinuations(continuations: readonly Continuation[]): void {
+  recentInputs.continuations = continuations;
+}
+
+export interface Continuation {
+  text: string;
+  earlier: string;
+  tail: string;
 }
 
 function messagesOf(list: JsonValue | undefined): Message[] | undefined {
@@ -148,6 +166,20 @@ function messagesOf(list: JsonValue | undefined): Message[] | undefined {
 class RecentInputs {
   private readonly entries: RecentInput[] = [];
   private chars = 0;
+  continuations: readonly Continuation[] = [];
+
+  /**
+   * When `text` is one of the continuations expected and the text it continues is remembered:
+   * that one, the new elements' text (after the comma) and whether `text` ends in `]`.
+   */
+  continued(text: string): { earlier: RecentInput; rest: string; closes: boolean } | undefined {
+    // (lengths first: two texts of one length are compared whole)
+    const c = this.continuations.find((c) => c.text.length === text.length && c.text === text);
+    if (c?.tail.charCodeAt(0) !== 44) return undefined; // continues with a comma
+    const earlier = this.entries.find((e) => e.text.length === c.earlier.length && e.text === c.earlier);
+    if (!earlier) return undefined;
+    return { earlier, rest: c.tail.slice(1), closes: c.tail.charCodeAt(c.tail.length - 1) === 93 };
+  }
 
   /** `text` itself if remembered (it is read more than once), else the longest text remembered that it extends by more elements. */
   earlier(text: string): RecentInput | undefined {
@@ -168,12 +200,15 @@ class RecentInputs {
     return best;
   }
 
-  /** Remembers `text` (in place of `replaced`, the text it extends), the oldest forgotten past the bounds. */
-  remember(text: string, replaced: RecentInput | undefined, messages: Message[]): Message[] {
+  /**
+   * Remembers `text` (in place of `replaced`, the text it extends), the oldest forgotten past
+   * the bounds. `closes`: whether a text continuing `replaced` ends in `]`, when known.
+   */
+  remember(text: string, replaced: RecentInput | undefined, messages: Message[], closes?: boolean): Message[] {
     const at = replaced ? this.entries.indexOf(replaced) : -1;
     if (at >= 0) this.forget(at);
-    const end = text.length - 1;
-    if (messages.length === 0 || text.charCodeAt(end) !== 93 || text.charCodeAt(0) !== 91) return messages;
+    const bracketed = closes ?? (text.charCodeAt(text.length - 1) === 93 && text.charCodeAt(0) === 91);
+    if (messages.length === 0 || !bracketed) return messages;
     if (text.length > RECENT_CHARS) return messages;
     while (this.entries.length === RECENT_INPUTS || this.chars + text.length > RECENT_CHARS) this.forget(0);
     this.entries.push({ text, messages });

@@ -6,6 +6,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { describe, expect, it, vi } from 'vitest';
 import { IngestError } from '../../../src/errors.js';
 import {
@@ -17,6 +18,8 @@ import {
 } from '../../../src/derive/derive-thread.js';
 import type { SpanRecord } from '../../../src/spans/span-record.js';
 import { span } from '../../helpers/span-builder.js';
+import { conversationSpans } from '../../helpers/conversation-spans.js';
+import type { DeriveWorkerMessage } from '../../../src/derive/derive-worker.js';
 
 const THRESHOLD = 256 * 1024;
 
@@ -51,6 +54,9 @@ async function all(chunked: ChunkedDerive, spans: SpanRecord[]): Promise<Derived
 // the steps' bytes: the worker sends a chunk's in one piece, this thread in the writer's
 const comparable = (chunks: DerivedChunk[]) =>
   chunks.map((c) => ({ steps: [...Buffer.concat(c.steps)], local: c.local, spans: c.spans.length }));
+
+const messagesOf = (chunks: DerivedChunk[]) =>
+  chunks.map((c) => c.messages.map((m) => [Buffer.from(m.digest).toString('hex'), Buffer.from(m.body).toString()]));
 
 /** The built ChunkDeriver, for stand-in workers that derive as the real one does. */
 const CHUNK_MODULE = JSON.stringify(new URL('../../../dist/src/derive/derive-chunk.js', import.meta.url).href);
@@ -97,6 +103,49 @@ describe('deriving on the worker thread', () => {
       expect(a.map((c) => c.spans.length)).toEqual([CHUNK_SPANS, CHUNK_SPANS, 7]);
       expect(comparable(a)).toEqual(comparable(b));
     } finally {
+      await onWorker.close();
+    }
+  });
+
+  it('gives what this thread gives for conversations whose long histories go as what each call adds', async () => {
+    const conversation = (run: string) =>
+      conversationSpans({
+        run,
+        system: 'Answer briefly.',
+        questions: Array.from(
+          { length: 30 },
+          (_, i) => `question ${i} of ${run}: ${'why, 日本語 "quoted" '.repeat(60)}`,
+        ),
+        answer: (i) => `answer ${i} of ${run}: ${'because\n'.repeat(150)}`,
+      });
+    const [a, b, c] = [conversation('a'), conversation('b'), conversation('c')];
+    // c's call 20 has an earlier message changed: it does not continue call 19, and is sent whole
+    const edited = c[20].attributes['gen_ai.input.messages'] as string;
+    c[20] = {
+      ...c[20],
+      attributes: {
+        ...c[20].attributes,
+        'gen_ai.input.messages': edited.replace('question 3 of c', 'question 3 of C'),
+      },
+    };
+    const interleaved = a.flatMap((s, i) => [s, b[i], c[i]]);
+    // transactions of 25 spans, in turn: the worker keeps what one sent for the next
+    const transactions = Array.from({ length: Math.ceil(interleaved.length / 25) }, (_, i) =>
+      interleaved.slice(i * 25, (i + 1) * 25),
+    );
+    const posted = vi.spyOn(Worker.prototype, 'postMessage');
+    const onWorker = createChunkedDerive({ payloadThresholdBytes: THRESHOLD });
+    const here = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, worker: false });
+    try {
+      for (const spans of transactions) {
+        const [x, y] = await Promise.all([all(onWorker, spans), all(here, spans)]);
+        expect(comparable(x)).toEqual(comparable(y));
+        expect(messagesOf(x)).toEqual(messagesOf(y));
+      }
+      const sentAsTails = posted.mock.calls.flatMap(([m]) => (m as DeriveWorkerMessage).request.resent?.texts ?? []);
+      expect(sentAsTails.filter((t) => t.tail !== undefined).length).toBeGreaterThan(40);
+    } finally {
+      posted.mockRestore();
       await onWorker.close();
     }
   });
