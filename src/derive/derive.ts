@@ -4,6 +4,7 @@
  * (digests, fingerprint), then offload large values (payload store). Used by ingest and
  * by reindex, so a normalizer fix re-derives exactly what ingest would derive today.
  */
+import { createHash, type Hash } from 'node:crypto';
 import { DIALECTS } from '../normalize/dialects/index.js';
 import { normalizeSpan, NORMALIZER_VERSION, runFactsOf, type DialectErrorHandler } from '../normalize/normalize.js';
 import { fingerprintName, fingerprintOf, requestDigestOf, responseDigestOf } from '../normalize/finish.js';
@@ -166,11 +167,16 @@ function inlineMessages(
     const json = inlineJson(value, thresholdBytes);
     return json === undefined ? undefined : { digest: json === null ? null : sha256Hex(json), json };
   }
-  // One walk writes the list; a message met before (the same object) is copied in whole.
-  const { bytes, bounds } = canonicalListBytes(value, (m) => storedForms.get(m as object)?.body);
+  // A resent history's list continues a list hashed before: only the messages after it are written.
+  const prefix = hashedPrefixOf(value);
+  const from = prefix ? prefix.list.length : 0;
+  const rest = from === 0 ? value : value.slice(from);
+  // One walk writes the rest; a message met before (the same object) is copied in whole.
+  const { bytes, bounds } = canonicalListBytes(rest, (m) => storedForms.get(m as object)?.body);
   const messages: StoredMessage[] = [];
+  for (let i = 0; i < from; i++) messages.push(storedForms.get(value[i]) as StoredMessage);
   for (let i = 0; i < bounds.length; i += 2) {
-    const message = value[i >> 1];
+    const message = rest[i >> 1];
     const known = storedForms.get(message);
     if (known) {
       messages.push(known);
@@ -183,7 +189,37 @@ function inlineMessages(
     storedForms.set(message, stored);
     messages.push(stored);
   }
-  return { digest: sha256Hex(bytes), messages, json: null };
+  // The list's canonical JSON is `[`, the messages joined with commas, `]`: hashed on from
+  // where the list it continues ended, and kept again up to its own last message.
+  const hash = prefix ? prefix.state.copy() : createHash('sha256');
+  if (prefix && rest.length > 0) hash.update(',');
+  hash.update(bytes.subarray(prefix ? 1 : 0, bytes.length - 1));
+  hashedPrefixes.set(value[value.length - 1], { list: value, state: hash.copy() });
+  return { digest: hash.update(']').digest('hex'), messages, json: null };
+}
+
+/**
+ * A message list's SHA-256 state after its last message (before the closing bracket), by
+ * that message: a call that resends the history reads its messages as the very objects the
+ * call before read (normalize/genai-parts.ts RecentInputs), so its list continues that call's
+ * list, and is hashed from there rather than from its first message again. Kept as long as
+ * the message is.
+ */
+const hashedPrefixes = new WeakMap<object, { list: readonly object[]; state: Hash }>();
+
+/** New messages a call adds, at most, for its list to be found continuing one hashed before. */
+const NEW_MESSAGES_LOOKED_PAST = 16;
+
+/** The longest list hashed before that `list` continues (the same objects at its start), if any. */
+function hashedPrefixOf(list: readonly object[]): { list: readonly object[]; state: Hash } | undefined {
+  for (let j = list.length - 1; j >= Math.max(0, list.length - 1 - NEW_MESSAGES_LOOKED_PAST); j--) {
+    const entry = hashedPrefixes.get(list[j]);
+    if (!entry || entry.list.length !== j + 1) continue;
+    let same = true;
+    for (let i = 0; i < j && same; i++) same = entry.list[i] === list[i] && storedForms.has(list[i]);
+    if (same && storedForms.has(list[j])) return entry;
+  }
+  return undefined;
 }
 
 /**

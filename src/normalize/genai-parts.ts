@@ -251,7 +251,26 @@ export function genAiOutput(
 }
 
 /** gen_ai.system_instructions (parts, or a raw string) → a leading system message, or none. */
-export function genAiSystem(value: AttributeValue | undefined): Message[] {
+export function genAiSystem(value: AttributeValue | undefined): readonly Message[] {
+  if (typeof value !== 'string' || value.length > RECENT_SYSTEM_CHARS) return systemOf(value);
+  const known = recentSystems.get(value);
+  if (known) return known;
+  const read = Object.freeze(systemOf(value));
+  if (recentSystems.size === RECENT_SYSTEMS) recentSystems.delete(recentSystems.keys().next().value as string);
+  recentSystems.set(value, read);
+  return read;
+}
+
+/**
+ * The last few instructions texts read, with their message: every call of a run sends the
+ * same instructions, and read as the same object the call's request list starts as the list
+ * of the call before did, which derive.ts hashes on from where that list ended.
+ */
+const recentSystems = new Map<string, readonly Message[]>();
+const RECENT_SYSTEMS = 16;
+const RECENT_SYSTEM_CHARS = 64 * 1024;
+
+function systemOf(value: AttributeValue | undefined): Message[] {
   const v = jsonAttr(value);
   if (v === undefined) return [];
   // A raw instructions string that happens to parse as a JSON scalar ("42", "true") is still

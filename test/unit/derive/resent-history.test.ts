@@ -7,7 +7,9 @@
  * calls with one read on their own first; as sent, each reuses the one before.
  */
 import { describe, expect, it } from 'vitest';
-import { createDeriveSpans } from '../../../src/derive/derive.js';
+import { createDeriveSpans, inlineStep, normalizeFacts } from '../../../src/derive/derive.js';
+import type { JsonValue } from '../../../src/json/json-value.js';
+import type { StepDraft } from '../../../src/normalize/step.js';
 import { createMemoryPayloadStore } from '../../../src/payloads/memory-payload-store.js';
 import type { SpanRecord } from '../../../src/spans/span-record.js';
 import type { StoredStep } from '../../../src/tapes/step-rows.js';
@@ -65,6 +67,40 @@ describe('a call resending an earlier call history', () => {
         expect(reused[k].requestMessages![j]).toBe(reused[k - 1].requestMessages![j]);
     for (let k = 1; k < fresh.length; k++)
       expect(fresh[k].requestMessages![1]).not.toBe(fresh[k - 1].requestMessages![1]);
+  });
+
+  it('gives each list its own digest when runs share their first calls, then part, and a call comes twice', async () => {
+    const run = (name: string) =>
+      conversationSpans({
+        run: 'shared',
+        system: 'Answer briefly.',
+        questions: Array.from({ length: 8 }, (_, i) => (i < 3 ? `shared question ${i}` : `question ${i} of ${name}`)),
+        answer: (i) => (i < 3 ? `shared answer ${i}` : `answer ${i} of ${name}`),
+      });
+    const [x, y] = [run('x'), run('y')];
+    // in turn, as two agents send them, and x's fifth call sent again (a retried export)
+    const sent = x.flatMap((s, i) => (i === 4 ? [s, y[i], s] : [s, y[i]]));
+    const reused = await stepsOneByOne(sent);
+    const fresh = await stepsOneByOne(withInput(sent, (text) => `${text} `));
+    expect(reused.map(stored)).toEqual(fresh.map(stored));
+    expect(new Set(reused.map((s) => s.requestDigest)).size).toBe(3 + 2 * 5);
+  });
+
+  it('hashes a list on from one hashed before only when it starts with the very same messages', () => {
+    const [first] = conversation('lists');
+    const draft = normalizeFacts(first, []).step as StepDraft;
+    const digestOf = (request: JsonValue[]) =>
+      inlineStep(first, { ...draft, request } as StepDraft, 256 * 1024)?.requestDigest;
+    const text = (t: string) => ({ role: 'user', content: [{ type: 'text', text: t }] });
+    const [a, b, last, next] = [text('a'), text('b'), text('the same last message'), text('next')];
+    const fresh = (list: JsonValue[]) => digestOf(structuredClone(list));
+    expect(digestOf([a, last])).toBe(fresh([a, last]));
+    // the same last message after another: not the list hashed before
+    expect(digestOf([b, last])).toBe(fresh([b, last]));
+    expect(digestOf([b, last])).not.toBe(digestOf([a, last]));
+    // continuing it, and resent as it is
+    expect(digestOf([b, last, next])).toBe(fresh([b, last, next]));
+    expect(digestOf([b, last, next])).toBe(fresh([b, last, next]));
   });
 
   it('reads a call that changed its history in full', async () => {
