@@ -37,7 +37,7 @@ import { sendAll } from './lib/otlp-sender.mjs';
 import { createRawIngest } from './lib/raw-ingest.mjs';
 import { recallCaughtUp } from './lib/recall-caught-up.mjs';
 import { openScratchDatabase } from './lib/scratch-database.mjs';
-import { cpuSecondsOf, sampleMemory, serverCpuMeter, startTapedeck } from './lib/tapedeck-process.mjs';
+import { cpuSecondsOfAll, sampleMemory, serverCpuMeter, startTapedeck } from './lib/tapedeck-process.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const LENGTHS = (process.env.BENCH_CONVERSATION_LENGTHS ?? '10,50,100,200').split(',').map(Number);
@@ -132,10 +132,10 @@ async function measure(calls, runs, warmup, requests, spansOnlyRequests) {
         await db.query('TRUNCATE bench_raw.spans');
         await db.query('CHECKPOINT');
         const own0 = process.cpuUsage();
-        const pg0 = raw.backendPids.reduce((s, p) => s + cpuSecondsOf(p), 0);
+        const pg0 = cpuSecondsOfAll(raw.backendPids);
         const w = await raw.runAll(bodies);
         const own = process.cpuUsage(own0);
-        w.cpu = (own.user + own.system) / 1e6 + raw.backendPids.reduce((s, p) => s + cpuSecondsOf(p), 0) - pg0;
+        w.cpu = (own.user + own.system) / 1e6 + cpuSecondsOfAll(raw.backendPids) - pg0;
         return w;
       };
       await db.query('VACUUM');

@@ -34,7 +34,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createBatchSource } from './lib/genai-batch.mjs';
 import { openScratchDatabase } from './lib/scratch-database.mjs';
-import { cpuSecondsOf, sampleMemory, serverCpuMeter, startTapedeck } from './lib/tapedeck-process.mjs';
+import { cpuSecondsOfAll, sampleMemory, serverCpuMeter, startTapedeck } from './lib/tapedeck-process.mjs';
 import { createRawIngest } from './lib/raw-ingest.mjs';
 import { sendExports } from './lib/otlp-sender.mjs';
 import { recallCaughtUp } from './lib/recall-caught-up.mjs';
@@ -141,11 +141,11 @@ try {
         }
         await db.query('CHECKPOINT');
         const own0 = process.cpuUsage();
-        const rawPg0 = raw.backendPids.reduce((s, p) => s + cpuSecondsOf(p), 0);
+        const rawPg0 = cpuSecondsOfAll(raw.backendPids);
         const w = await raw.run({ source, seconds: c.seconds });
         const own = process.cpuUsage(own0);
         w.clientCpu = (own.user + own.system) / 1e6 / w.elapsed;
-        w.pgCpu = (raw.backendPids.reduce((s, p) => s + cpuSecondsOf(p), 0) - rawPg0) / w.elapsed;
+        w.pgCpu = (cpuSecondsOfAll(raw.backendPids) - rawPg0) / w.elapsed;
         rw.push(w);
         const phases = MODES.map((m, i) => {
           const t = td[i][r];

@@ -78,6 +78,11 @@ export function cpuSecondsOf(pid) {
   }
 }
 
+/** The CPU seconds of these processes together (cpuSecondsOf each). */
+export function cpuSecondsOfAll(pids) {
+  return pids.reduce((sum, pid) => sum + cpuSecondsOf(pid), 0);
+}
+
 /**
  * Starts counting the CPU seconds of a server process and of the client backends of `db`'s
  * database; the function returned resolves with those spent since, { server, pg }. Backends

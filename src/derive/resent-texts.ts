@@ -5,7 +5,7 @@
  * GenAI layout writes it as one text (gen_ai.input.messages: `[a,b]`, then `[a,b,c,d]`), so
  * most of each call's text is the call before's. Cloned whole, a text of a long conversation
  * is copied into the message, then into a fresh large-object page range on the worker, which
- * is most of what the worker spends on it (docs/benchmarks.md, "The derive worker").
+ * is most of what the worker spends on it (docs/benchmarks.md, "A resent history read once").
  *
  * The sender (this thread) and the receiver (the worker) keep the same texts under the same
  * ids: the sender says which it keeps and which it forgets in each chunk, and the worker takes
