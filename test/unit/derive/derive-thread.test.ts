@@ -150,6 +150,37 @@ describe('deriving on the worker thread', () => {
     }
   });
 
+  it('starts afresh when its worker is told to continue a text it does not hold: only that transaction fails', async () => {
+    const spans = conversationSpans({
+      run: 'lost',
+      system: 'Answer briefly.',
+      questions: Array.from({ length: 24 }, (_, i) => `question ${i}: ${'why '.repeat(1200)}`),
+      answer: (i) => `answer ${i}`,
+    });
+    const [first, second] = [spans.slice(0, 12), spans.slice(12)];
+    const onWorker = createChunkedDerive({ payloadThresholdBytes: THRESHOLD });
+    const here = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, worker: false });
+    const post = Worker.prototype.postMessage;
+    try {
+      await all(onWorker, first);
+      // the worker and this thread no longer agree on what it holds
+      const posted = vi.spyOn(Worker.prototype, 'postMessage').mockImplementation(function (
+        this: Worker,
+        message: DeriveWorkerMessage,
+      ) {
+        for (const t of message.request.resent?.texts ?? []) if (t.base !== undefined) t.base += 1_000_000;
+        post.call(this, message);
+      });
+      const error = await all(onWorker, second).catch((e: unknown) => e);
+      posted.mockRestore();
+      expect(error).toMatchObject({ kind: 'unavailable', message: expect.stringContaining('does not hold text') });
+      // the retry goes to a new worker, which is sent every text whole first
+      expect(comparable(await all(onWorker, second))).toEqual(comparable(await all(here, second)));
+    } finally {
+      await onWorker.close();
+    }
+  });
+
   it('sends the steps of spans stored before (restated) with their bytes over buffers of their own', async () => {
     const spans = chatSpans(3);
     const onWorker = createChunkedDerive({ payloadThresholdBytes: THRESHOLD });
