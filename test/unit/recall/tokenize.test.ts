@@ -115,6 +115,22 @@ describe('inInt8Order', () => {
       '4294967295',
     ]);
   });
+
+  it.each([0, 1, 2, 3, 205, 4096, 70_000])('gives the order a 64-bit sort gives, %i words', (n) => {
+    let seed = n + 1;
+    const random = () => {
+      seed = (Math.imul(seed, 1103515245) + 12345) | 0;
+      return seed;
+    };
+    const lanes = new Int32Array(2 * n);
+    for (let i = 0; i < lanes.length; i++) lanes[i] = random();
+    // some words sharing their high half, or all but the lowest bits of it: one bucket
+    for (let i = 2; i + 2 < lanes.length; i += 7) lanes[i] = lanes[i + 2] ^ (i % 3);
+    const sorted = new BigInt64Array(n);
+    for (let i = 0; i < n; i++) sorted[i] = (BigInt(lanes[2 * i]) << 32n) | BigInt(lanes[2 * i + 1] >>> 0);
+    sorted.sort();
+    expect(wordIds(inInt8Order(lanes))).toEqual([...sorted].map(String));
+  });
 });
 
 describe('queryTerms', () => {
