@@ -189,6 +189,8 @@ function inlineMessages(
     storedForms.set(message, stored);
     messages.push(stored);
   }
+  // A short list is hashed at once: keeping a hash's state costs more than hashing it again.
+  if (!prefix && bytes.length < KEPT_LIST_MIN_BYTES) return { digest: sha256Hex(bytes), messages, json: null };
   // The list's canonical JSON is `[`, the messages joined with commas, `]`: hashed on from
   // where the list it continues ended, and kept again up to its own last message.
   const hash = prefix ? prefix.state.copy() : createHash('sha256');
@@ -206,6 +208,9 @@ function inlineMessages(
  * the message is.
  */
 const hashedPrefixes = new WeakMap<object, { list: readonly object[]; state: Hash }>();
+
+/** Bytes of canonical JSON from which a list's hash state is kept for the lists continuing it. */
+const KEPT_LIST_MIN_BYTES = 16 * 1024;
 
 /** New messages a call adds, at most, for its list to be found continuing one hashed before. */
 const NEW_MESSAGES_LOOKED_PAST = 16;

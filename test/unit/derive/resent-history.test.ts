@@ -48,7 +48,11 @@ describe('a call resending an earlier call history', () => {
     conversationSpans({
       run,
       system: 'Answer briefly.',
-      questions: Array.from({ length: 12 }, (_, i) => `question ${i} of ${run}: "quoted", \\ back, 日本語, \u{1F600}`),
+      // long enough for a list's hash state to be kept (derive.ts) from the fourth call on
+      questions: Array.from(
+        { length: 12 },
+        (_, i) => `question ${i} of ${run}: "quoted", \\ back, 日本語, \u{1F600} ${'and so on '.repeat(300)}`,
+      ),
       answer: (i) => `answer ${i} of ${run}\nwith a newline and \t a tab`,
     });
 
@@ -74,7 +78,9 @@ describe('a call resending an earlier call history', () => {
       conversationSpans({
         run: 'shared',
         system: 'Answer briefly.',
-        questions: Array.from({ length: 8 }, (_, i) => (i < 3 ? `shared question ${i}` : `question ${i} of ${name}`)),
+        questions: Array.from({ length: 8 }, (_, i) =>
+          (i < 3 ? `shared question ${i} ` : `question ${i} of ${name} `).repeat(400),
+        ),
         answer: (i) => (i < 3 ? `shared answer ${i}` : `answer ${i} of ${name}`),
       });
     const [x, y] = [run('x'), run('y')];
@@ -91,7 +97,8 @@ describe('a call resending an earlier call history', () => {
     const draft = normalizeFacts(first, []).step as StepDraft;
     const digestOf = (request: JsonValue[]) =>
       inlineStep(first, { ...draft, request } as StepDraft, 256 * 1024)?.requestDigest;
-    const text = (t: string) => ({ role: 'user', content: [{ type: 'text', text: t }] });
+    // each list long enough for its hash state to be kept
+    const text = (t: string) => ({ role: 'user', content: [{ type: 'text', text: `${t} `.repeat(2000) }] });
     const [a, b, last, next] = [text('a'), text('b'), text('the same last message'), text('next')];
     const fresh = (list: JsonValue[]) => digestOf(structuredClone(list));
     expect(digestOf([a, last])).toBe(fresh([a, last]));
