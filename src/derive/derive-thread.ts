@@ -6,7 +6,8 @@
  * instead of keeping them waiting, and the encoded tuples come back transferred, not copied.
  *
  * One worker serves every transaction, in chunks of CHUNK_SPANS, at most IN_FLIGHT ahead, so
- * a large request is never cloned whole. A worker that dies or stops answering for
+ * a large request is never cloned whole; a long text that continues one sent before (a resent
+ * history) goes as what it adds (resent-texts.ts). A worker that dies or stops answering for
  * CHUNK_TIMEOUT_MS fails the transactions it held as unavailable (their senders retry); a
  * script that cannot load is given up on and derivation stays on this thread. A transaction
  * over WORKER_MAX_CHARS is derived here, a chunk at a time, since cloning it would cost its
