@@ -173,8 +173,7 @@ function inlineMessages(
   const rest = from === 0 ? value : value.slice(from);
   // One walk writes the rest; a message met before (the same object) is copied in whole.
   const { bytes, bounds } = canonicalListBytes(rest, (m) => storedForms.get(m as object)?.body);
-  const messages: StoredMessage[] = [];
-  for (let i = 0; i < from; i++) messages.push(storedForms.get(value[i]) as StoredMessage);
+  const messages: StoredMessage[] = prefix ? [...prefix.messages] : [];
   for (let i = 0; i < bounds.length; i += 2) {
     const message = rest[i >> 1];
     const known = storedForms.get(message);
@@ -196,7 +195,7 @@ function inlineMessages(
   const hash = prefix ? prefix.state.copy() : createHash('sha256');
   if (prefix && rest.length > 0) hash.update(',');
   hash.update(bytes.subarray(prefix ? 1 : 0, bytes.length - 1));
-  hashedPrefixes.set(value[value.length - 1], { list: value, state: hash.copy() });
+  hashedPrefixes.set(value[value.length - 1], { list: value, messages, state: hash.copy() });
   return { digest: hash.update(']').digest('hex'), messages, json: null };
 }
 
@@ -207,7 +206,14 @@ function inlineMessages(
  * list, and is hashed from there rather than from its first message again. Kept as long as
  * the message is.
  */
-const hashedPrefixes = new WeakMap<object, { list: readonly object[]; state: Hash }>();
+const hashedPrefixes = new WeakMap<object, HashedList>();
+
+interface HashedList {
+  list: readonly object[];
+  /** the list's messages in their stored form */
+  messages: readonly StoredMessage[];
+  state: Hash;
+}
 
 /** Bytes of canonical JSON from which a list's hash state is kept for the lists continuing it. */
 const KEPT_LIST_MIN_BYTES = 16 * 1024;
@@ -216,13 +222,13 @@ const KEPT_LIST_MIN_BYTES = 16 * 1024;
 const NEW_MESSAGES_LOOKED_PAST = 16;
 
 /** The longest list hashed before that `list` continues (the same objects at its start), if any. */
-function hashedPrefixOf(list: readonly object[]): { list: readonly object[]; state: Hash } | undefined {
+function hashedPrefixOf(list: readonly object[]): HashedList | undefined {
   for (let j = list.length - 1; j >= Math.max(0, list.length - 1 - NEW_MESSAGES_LOOKED_PAST); j--) {
     const entry = hashedPrefixes.get(list[j]);
     if (!entry || entry.list.length !== j + 1) continue;
     let same = true;
-    for (let i = 0; i < j && same; i++) same = entry.list[i] === list[i] && storedForms.has(list[i]);
-    if (same && storedForms.has(list[j])) return entry;
+    for (let i = 0; i < j && same; i++) same = entry.list[i] === list[i];
+    if (same) return entry;
   }
   return undefined;
 }

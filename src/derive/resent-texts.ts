@@ -15,7 +15,10 @@
 import { type Continuation, expectContinuations } from '../normalize/genai-parts.js';
 import type { SpanRecord } from '../spans/span-record.js';
 
-/** Texts shorter than this are cloned whole: copying them costs less than looking them up. */
+/**
+ * Texts shorter than this are cloned whole, and not kept: what is saved grows with the text,
+ * and a conversation's history passes this within a few calls of 2 KB messages.
+ */
 export const RESENT_MIN_CHARS = 32 * 1024;
 /** Characters of the texts the sender keeps at most (the worker keeps as many again). */
 export const RESENT_MAX_CHARS = 8 * 1024 * 1024;
@@ -71,8 +74,9 @@ export class ResentTextSender {
         const where = `${tenant}\u0000${span.traceId}\u0000${key}`;
         const id = this.nextId + keep.length;
         const before = latest.get(where) ?? this.kept.get(where);
-        keep.push([where, { id, text }]);
-        latest.set(where, { id, text });
+        const kept = { id, text };
+        keep.push([where, kept]);
+        latest.set(where, kept);
         const cut = before ? before.text.length - 1 : 0;
         // equality of two slices compares their memory; startsWith goes character by character
         if (before && text.length > before.text.length && text.slice(0, cut) === before.text.slice(0, cut)) {
