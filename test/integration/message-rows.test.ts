@@ -3,7 +3,8 @@
  * PostgreSQL: every new message is stored with recall's words of its own text (ascending, so
  * that PostgreSQL's sort for the GIN entries finds them sorted), whatever the messages around
  * it in the statement (one with no words among them, several statements for one call); a
- * message stored before keeps its row and id.
+ * message stored before keeps its row and id; a message of a few KB is kept whole in its row
+ * (body and words, none of it in the TOAST table), a long one read back exactly.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Bytes } from '../../src/json/canonical.js';
@@ -12,6 +13,7 @@ import { wordIds } from '../../src/recall/word-hash.js';
 import { insertMessages } from '../../src/tapes/message-rows.js';
 import { digestKey, type StoredMessage } from '../../src/tapes/step-rows.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
+import { prng } from '../helpers/prng.js';
 
 function message(json: unknown): StoredMessage {
   const body = Buffer.from(JSON.stringify(json));
@@ -78,5 +80,41 @@ describe.each(databaseKinds)('insertMessages on %s', (kind) => {
     expect(rows.size).toBe(again.length);
     for (const m of again) expect(rows.get(digestKey(m.digest))!.words).toBe(expectedWords(m));
     for (const [digest, id] of before) expect(ids.get(digest)).toBe(id);
+  });
+
+  it('keeps a message of a few KB whole in its row, and reads a long one back exactly', async () => {
+    // the rows of the messages' TOAST table: each holds a piece of a value moved out of its row
+    const [{ toast }] = await t.db.query<{ toast: string }>(
+      `SELECT reltoastrelid::regclass::text AS toast FROM pg_class WHERE oid = 'tapedeck_store.messages'::regclass`,
+    );
+    const chunks = async () => Number((await t.db.query<{ n: string }>(`SELECT count(*) AS n FROM ${toast}`))[0].n);
+    // about 2 KB of text that compresses as prose does (not much): 300 words drawn from 190
+    const prose = (seed: number) => {
+      const next = prng(seed);
+      const pool = Array.from({ length: 190 }, () => Math.floor(next() * 2 ** 31).toString(36));
+      const content = Array.from({ length: 300 }, () => pool[Math.floor(next() * pool.length)]).join(' ');
+      return message({ role: 'user', content });
+    };
+    const before = await chunks();
+    const few = [prose(1), prose(2), prose(3)];
+    for (const m of few) {
+      expect(m.body.length).toBeGreaterThan(2048);
+      expect(m.body.length + 8 * (messageWords(m.body.toString()).length >> 1)).toBeLessThan(3900);
+    }
+    await t.db.transaction((tx) => insertMessages(tx, 'inline', few));
+    expect(await chunks()).toBe(before);
+
+    const long = message({ role: 'user', content: Array.from({ length: 8000 }, (_, k) => `long${k}`).join(' ') });
+    await t.db.transaction((tx) => insertMessages(tx, 'inline', [long]));
+    expect(await chunks()).toBeGreaterThan(before);
+    const rows = await t.db.query<{ digest: string; body: string; words: string }>(
+      `SELECT encode(digest, 'hex') AS digest, body, words::text AS words FROM tapedeck_store.messages WHERE tenant = 'inline'`,
+    );
+    expect(rows).toHaveLength(4);
+    for (const m of [...few, long]) {
+      const row = rows.find((r) => r.digest === digestKey(m.digest))!;
+      expect(row.body).toBe(m.body.toString());
+      expect(row.words).toBe(expectedWords(m));
+    }
   });
 });
