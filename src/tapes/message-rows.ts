@@ -41,11 +41,10 @@ export async function insertMessages(
   const ids = new Map<string, string>();
   if (distinct.length === 0) return ids;
   for (let at = 0; at < distinct.length; at += LOOKUP_BATCH) {
-    const rows = await tx.query<{ digest: string; id: string }>(
-      `SELECT encode(digest, 'hex') AS digest, id::text AS id FROM tapedeck_store.messages
-        WHERE tenant = $1 AND digest = ANY($2::bytea[]) AND words IS NOT NULL`,
-      [tenant, distinct.slice(at, at + LOOKUP_BATCH).map((m) => Buffer.from(m.digest))],
-    );
+    const rows = await tx.query<{ digest: string; id: string }>(STORED_MESSAGE_IDS, [
+      tenant,
+      distinct.slice(at, at + LOOKUP_BATCH).map((m) => Buffer.from(m.digest)),
+    ]);
     for (const r of rows) ids.set(r.digest, r.id);
   }
   const sorted = distinct.filter((m) => !ids.has(digestKey(m.digest)));
@@ -94,6 +93,19 @@ export async function insertMessages(
   }
   return ids;
 }
+
+/**
+ * The ids of the messages a tenant holds with their words ($1 tenant, $2 digests), one probe
+ * of the key per digest whatever the statistics say. Given `digest = ANY($2)`, PostgreSQL read
+ * every message of the tenant and filtered them by digest when its statistics lagged the
+ * table's growth (a new store, a burst of new messages): a cost that grew with the store, on
+ * every request. A LATERAL subquery kept apart (OFFSET 0) can only be a look-up by the key.
+ */
+export const STORED_MESSAGE_IDS = `SELECT encode(m.digest, 'hex') AS digest, m.id::text AS id
+    FROM unnest($2::bytea[]) AS d(digest)
+   CROSS JOIN LATERAL (SELECT m.digest, m.id FROM tapedeck_store.messages m
+                        WHERE m.tenant = $1 AND m.digest = d.digest AND m.words IS NOT NULL
+                       OFFSET 0) m`;
 
 /** Digests looked up per statement. */
 const LOOKUP_BATCH = 10_000;
