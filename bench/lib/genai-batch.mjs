@@ -5,16 +5,18 @@
 // test/fixtures/corpus/openllmetry-openai) and the OTel GenAI layout with messages on the span
 // (invoke_agent / chat / execute_tool). Each chat span's gen_ai.input.messages holds a system
 // prompt and a user prompt of `promptBytes` of English-like text, different per span, so TOAST
-// compression sees realistic, not repetitive, text. Its words follow natural language's
-// frequencies (Zipf's law over a 20,000-word vocabulary, 147 common English words at its head)
-// so recall's index sees as many distinct words as in real text; BENCH_TEXT=uniform draws them
-// evenly from the 147 words alone.
+// compression sees realistic, not repetitive, text, and per request: the message store stores
+// and indexes each request's prompts and answers as new ones, not as messages it holds. Its
+// words follow natural language's frequencies (Zipf's law over a 20,000-word vocabulary, 147
+// common English words at its head) so recall's index sees as many distinct words as in real
+// text; BENCH_TEXT=uniform draws them evenly from the 147 words alone.
 //
 // Encoding a large protobuf request per request would cost the sender as much CPU as the
 // server spends, on a small machine where every core counts. So one request is encoded once as a
-// template, and each request sent is a copy with fresh trace ids, span ids and session ids
-// written over marker bytes at offsets found once, and its spans' times moved past those of
-// the request before it, as the times of spans exported as they end move on.
+// template, and each request sent is a copy with fresh trace ids, span ids, session ids and a
+// fresh word in every prompt, answer and tool call id written over marker bytes at offsets
+// found once, and its spans' times moved past those of the request before it, as the times of
+// spans exported as they end move on.
 import { randomBytes } from 'node:crypto';
 import { otlpTypes } from '../../dist/src/otlp/proto.js';
 
@@ -25,6 +27,10 @@ export const SPANS_PER_RUN = 8;
 const TRACE_MARK = Buffer.from('c7a35e91d20b6f48', 'hex'); // first 8 bytes of every trace id
 const SPAN_MARK = Buffer.from('e9b4f1a7', 'hex'); // first 4 bytes of every span id
 const SESSION_MARK = Buffer.from('QZQZQZQZ', 'ascii'); // inside every session id string
+// A word of every user prompt and answer and of every tool call id: rewritten per request, so
+// each request's messages are new to the message store, as independent agents' prompts are
+// (the system prompt stays the same in all, as an agent's does).
+const MESSAGE_MARK = Buffer.from('QXQXQXQX', 'ascii');
 
 const WORDS = (
   'the a of to and in is for on with that this as are be by from at it or an was not have which ' +
@@ -158,7 +164,7 @@ function run(r, layout, promptBytes) {
           str('gen_ai.agent.name', 'research_agent'),
         ]
       : [str('gen_ai.conversation.id', session)];
-  const answer = (c) => text(300, r * 97 + c * 13 + 7);
+  const answer = (c) => `${MESSAGE_MARK.toString('ascii')} ${text(291, r * 97 + c * 13 + 7)}`;
 
   if (layout === 'openllmetry') {
     spans.push(
@@ -198,8 +204,8 @@ function run(r, layout, promptBytes) {
 
   for (let c = 0; c < 4; c++) {
     const i = 1 + c * 2;
-    const callId = `call_${r.toString(36)}x${c}abcdefghijklmnop`;
-    const prompt = text(promptBytes - SYSTEM.length - 200, r * 131 + c);
+    const callId = `call_${r.toString(36)}x${c}${MESSAGE_MARK.toString('ascii')}`;
+    const prompt = `${MESSAGE_MARK.toString('ascii')} ${text(promptBytes - SYSTEM.length - 209, r * 131 + c)}`;
     const input = [
       { role: 'system', parts: [{ type: 'text', content: SYSTEM }] },
       { role: 'user', parts: [{ type: 'text', content: prompt }] },
@@ -361,16 +367,18 @@ export function createBatchSource(promptBytes, spansPerRequest = SPANS_PER_REQUE
   const traceAt = indexesOf(template, TRACE_MARK);
   const spanAt = indexesOf(template, SPAN_MARK);
   const sessionAt = indexesOf(template, SESSION_MARK);
+  const messageAt = indexesOf(template, MESSAGE_MARK);
   const { at: timeAt, times } = timesOf(template, request);
   const parents = spansPerRequest - runs;
   if (
     traceAt.length !== spansPerRequest ||
     spanAt.length !== spansPerRequest + parents ||
     sessionAt.length === 0 ||
+    messageAt.length === 0 ||
     timeAt.length !== 2 * spansPerRequest
   ) {
     throw new Error(
-      `bench template markers: ${traceAt.length} trace, ${spanAt.length} span, ${sessionAt.length} session, ${timeAt.length} times`,
+      `bench template markers: ${traceAt.length} trace, ${spanAt.length} span, ${sessionAt.length} session, ${messageAt.length} message, ${timeAt.length} times`,
     );
   }
   // a request's runs take runs x RUN_NS; the next request's start after them
@@ -389,6 +397,8 @@ export function createBatchSource(promptBytes, spansPerRequest = SPANS_PER_REQUE
       for (const at of traceAt) trace.copy(body, at);
       for (const at of spanAt) span.copy(body, at);
       for (const at of sessionAt) session.copy(body, at);
+      const word = Buffer.from(randomBytes(MESSAGE_MARK.length).map((b) => 97 + (b % 26)));
+      for (const at of messageAt) word.copy(body, at);
       const later = sent++ * requestNs;
       for (let i = 0; i < timeAt.length; i++) body.writeBigUInt64LE(times[i] + later, timeAt[i]);
       return body;
