@@ -188,18 +188,37 @@ export async function readLogsFor(
   return bySpan;
 }
 
+// The span look-ups below probe the key once per trace (or span), whatever the statistics say.
+// Given `trace_id = ANY($2)`, PostgreSQL reads every row of the tenant and filters them by id
+// when its statistics lag the table's growth (few rows on many pages between two ANALYZEs): a
+// cost that grows with the store, on every ingest transaction. A LATERAL subquery kept apart
+// (OFFSET 0) can only be a look-up by the key; over day partitions it descends each index once
+// per id, as `= ANY` does.
+
+/** The run facts of the stored spans of these traces ($2). */
+export const STORED_RUN_NODES = `SELECT encode(s.trace_id, 'hex') AS trace_id, encode(s.span_id, 'hex') AS span_id,
+       encode(s.parent_span_id, 'hex') AS parent_span_id, s.own_run, s.own_parent_run, s.run_id, s.parent_run
+  FROM unnest($2::bytea[]) AS t(id)
+ CROSS JOIN LATERAL (SELECT trace_id, span_id, parent_span_id, own_run, own_parent_run, run_id, parent_run
+                       FROM tapedeck_store.spans WHERE tenant = $1 AND trace_id = t.id OFFSET 0) s`;
+
+/** The stored spans of these (trace, span) pairs ($2, $3: one pair per index). */
+export const STORED_SPANS = `SELECT s.* FROM unnest($2::bytea[], $3::bytea[]) AS k(trace, span)
+      CROSS JOIN LATERAL (SELECT ${spanSelectList} FROM tapedeck_store.spans
+                           WHERE tenant = $1 AND trace_id = k.trace AND span_id = k.span OFFSET 0) s`;
+
 export async function readSpans(
   tx: Queryable,
   tenant: string,
   ids: readonly [string, string][],
 ): Promise<SpanRecord[]> {
-  const wanted = new Set(ids.map(([t, s]) => spanKey(t, s)));
-  const rows = await tx.query(
-    `SELECT ${spanSelectList} FROM tapedeck_store.spans
-      WHERE tenant = $1 AND trace_id = ANY($2::bytea[]) AND span_id = ANY($3::bytea[])`,
-    [tenant, distinct(ids.map(([t]) => t)).map(hexToBytes), distinct(ids.map(([, s]) => s)).map(hexToBytes)],
-  );
-  return rows.map(rowToSpanRecord).filter((s) => wanted.has(spanKey(s.traceId, s.spanId)));
+  const keys = [...new Map(ids.map(([t, s]) => [spanKey(t, s), [t, s] as const])).values()];
+  const rows = await tx.query(STORED_SPANS, [
+    tenant,
+    keys.map(([t]) => hexToBytes(t)),
+    keys.map(([, s]) => hexToBytes(s)),
+  ]);
+  return rows.map(rowToSpanRecord);
 }
 
 /** The run facts of every stored span of the traces (small columns only), keyed by spanKey. */
@@ -216,12 +235,7 @@ export async function readRunNodes(
     own_parent_run: string | null;
     run_id: string | null;
     parent_run: string | null;
-  }>(
-    `SELECT encode(trace_id, 'hex') AS trace_id, encode(span_id, 'hex') AS span_id, encode(parent_span_id, 'hex') AS parent_span_id,
-            own_run, own_parent_run, run_id, parent_run
-       FROM tapedeck_store.spans WHERE tenant = $1 AND trace_id = ANY($2::bytea[])`,
-    [tenant, traceIds.map(hexToBytes)],
-  );
+  }>(STORED_RUN_NODES, [tenant, traceIds.map(hexToBytes)]);
   const nodes = new Map<string, RunNode>();
   for (const r of rows) {
     nodes.set(spanKey(r.trace_id, r.span_id), {

@@ -15,6 +15,7 @@ import { insertMessages, STORED_MESSAGE_IDS } from '../../src/tapes/message-rows
 import { digestKey, type StoredMessage } from '../../src/tapes/step-rows.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
 import { prng } from '../helpers/prng.js';
+import { scanConditions, withLaggingStatistics } from '../helpers/query-plans.js';
 
 function message(json: unknown): StoredMessage {
   const body = Buffer.from(JSON.stringify(json));
@@ -127,25 +128,8 @@ describe.each(databaseKinds)('insertMessages on %s', (kind) => {
     await t.db.transaction((tx) => insertMessages(tx, 'stale', held));
     const asked = [...held, ...Array.from({ length: 1200 }, (_, k) => message({ role: 'user', content: `new ${k}` }))];
     const digests = asked.map((m) => Buffer.from(m.digest));
-    // statistics a fast-growing table has between two ANALYZEs: few rows on many pages
-    await t.db.query(
-      `UPDATE pg_class SET reltuples = 500, relpages = 200000 WHERE oid = 'tapedeck_store.messages'::regclass`,
-    );
-    try {
-      const scans = async (sql: string) => {
-        const [row] = await t.db.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${sql}`, ['stale', digests]);
-        const json = row['QUERY PLAN'];
-        const plan = typeof json === 'string' ? JSON.parse(json) : json;
-        // each scan of the messages: the condition it reads them by
-        const out: string[] = [];
-        const walk = (node: Record<string, unknown>) => {
-          if (node['Relation Name'] === 'messages' || node['Index Name'] === 'messages_pkey')
-            out.push(String(node['Index Cond'] ?? node['Recheck Cond'] ?? ''));
-          for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
-        };
-        walk((plan as { Plan: Record<string, unknown> }[])[0].Plan);
-        return out;
-      };
+    await withLaggingStatistics(t.db, 'tapedeck_store.messages', async () => {
+      const scans = (sql: string) => scanConditions(t.db, sql, ['stale', digests], /^messages(_|$)/);
       // the hazard: under these statistics PostgreSQL 15 reads the tenant for a plain `= ANY` and
       // filters (PGlite's planner probes the key here)
       if (kind === 'postgres') {
@@ -160,8 +144,6 @@ describe.each(databaseKinds)('insertMessages on %s', (kind) => {
 
       const ids = await t.db.transaction((tx) => insertMessages(tx, 'stale', asked));
       expect(new Set(asked.map((m) => ids.get(digestKey(m.digest)))).size).toBe(asked.length);
-    } finally {
-      await t.db.query('ANALYZE tapedeck_store.messages');
-    }
+    });
   });
 });
