@@ -31,6 +31,7 @@ const SESSION_MARK = Buffer.from('QZQZQZQZ', 'ascii'); // inside every session i
 // each request's messages are new to the message store, as independent agents' prompts are
 // (the system prompt stays the same in all, as an agent's does).
 const MESSAGE_MARK = Buffer.from('QXQXQXQX', 'ascii');
+const MESSAGE_WORD = MESSAGE_MARK.toString('ascii');
 
 const WORDS = (
   'the a of to and in is for on with that this as are be by from at it or an was not have which ' +
@@ -164,7 +165,7 @@ function run(r, layout, promptBytes) {
           str('gen_ai.agent.name', 'research_agent'),
         ]
       : [str('gen_ai.conversation.id', session)];
-  const answer = (c) => `${MESSAGE_MARK.toString('ascii')} ${text(291, r * 97 + c * 13 + 7)}`;
+  const answer = (c) => `${MESSAGE_WORD} ${text(291, r * 97 + c * 13 + 7)}`;
 
   if (layout === 'openllmetry') {
     spans.push(
@@ -204,8 +205,8 @@ function run(r, layout, promptBytes) {
 
   for (let c = 0; c < 4; c++) {
     const i = 1 + c * 2;
-    const callId = `call_${r.toString(36)}x${c}${MESSAGE_MARK.toString('ascii')}`;
-    const prompt = `${MESSAGE_MARK.toString('ascii')} ${text(promptBytes - SYSTEM.length - 209, r * 131 + c)}`;
+    const callId = `call_${r.toString(36)}x${c}${MESSAGE_WORD}`;
+    const prompt = `${MESSAGE_WORD} ${text(promptBytes - SYSTEM.length - 209, r * 131 + c)}`;
     const input = [
       { role: 'system', parts: [{ type: 'text', content: SYSTEM }] },
       { role: 'user', parts: [{ type: 'text', content: prompt }] },

@@ -95,11 +95,9 @@ export async function insertMessages(
 }
 
 /**
- * The ids of the messages a tenant holds with their words ($1 tenant, $2 digests), one probe
- * of the key per digest whatever the statistics say. Given `digest = ANY($2)`, PostgreSQL read
- * every message of the tenant and filtered them by digest when its statistics lagged the
- * table's growth (a new store, a burst of new messages): a cost that grew with the store, on
- * every request. A LATERAL subquery kept apart (OFFSET 0) can only be a look-up by the key.
+ * The ids of the messages a tenant holds with their words ($1 tenant, $2 digests): one probe
+ * of the key per digest, not `= ANY`, whatever the statistics say (docs/architecture.md,
+ * "Message store").
  */
 export const STORED_MESSAGE_IDS = `SELECT encode(m.digest, 'hex') AS digest, m.id::text AS id
     FROM unnest($2::bytea[]) AS d(digest)

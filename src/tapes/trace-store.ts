@@ -188,12 +188,8 @@ export async function readLogsFor(
   return bySpan;
 }
 
-// The span look-ups below probe the key once per trace (or span), whatever the statistics say.
-// Given `trace_id = ANY($2)`, PostgreSQL reads every row of the tenant and filters them by id
-// when its statistics lag the table's growth (few rows on many pages between two ANALYZEs): a
-// cost that grows with the store, on every ingest transaction. A LATERAL subquery kept apart
-// (OFFSET 0) can only be a look-up by the key; over day partitions it descends each index once
-// per id, as `= ANY` does.
+// The span look-ups below probe the key once per trace (or span), not `= ANY`, whatever the
+// statistics say, as the message look-up does (docs/architecture.md, "Message store").
 
 /** The run facts of the stored spans of these traces ($2). */
 export const STORED_RUN_NODES = `SELECT encode(s.trace_id, 'hex') AS trace_id, encode(s.span_id, 'hex') AS span_id,
