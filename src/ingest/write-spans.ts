@@ -117,8 +117,8 @@ async function writeLocked(
   const logsOf = (s: SpanRecord): LogRecord[] => logs.get(spanKey(s.traceId, s.spanId)) ?? [];
   if (!chunked) {
     const facts = await insertSteps(tx, spans, tenant, deriving.derive, logsOf);
-    const inserted = await writeSpansWithRuns(tx, tenant, traceIds, spans.filter(isNew), stored, facts);
-    await settleRunParents(tx, tenant, traceIds.map(hexToBytes));
+    const { inserted, childRuns } = await writeSpansWithRuns(tx, tenant, traceIds, spans.filter(isNew), stored, facts);
+    await settleRunParents(tx, tenant, traceIds.map(hexToBytes), childRuns);
     return inserted;
   }
   // Under the locks, what the early derivation assumed is known: derived again when a span
@@ -155,15 +155,16 @@ async function writeDerived(
       return [spanKey(s.traceId, s.spanId), { ownRun: f.ownRun, ownParentRun: f.parentRun }];
     }),
   );
-  const inserted = await writeSpansWithRuns(tx, tenant, traceIds, spans.filter(isNew), stored, facts);
+  const { inserted, childRuns } = await writeSpansWithRuns(tx, tenant, traceIds, spans.filter(isNew), stored, facts);
   await copySteps(tx, tenant, derivation, derive, logsOf, isNew);
-  await settleRunParents(tx, tenant, traceIds.map(hexToBytes));
+  await settleRunParents(tx, tenant, traceIds.map(hexToBytes), childRuns);
   return inserted;
 }
 
 /**
  * Writes the new spans with their runs, resolved in memory over the traces' stored spans and
- * these, and updates the stored spans whose run changed; resolves with the number written.
+ * these, and updates the stored spans whose run changed; resolves with the number written and
+ * the traces' runs that have a parent run (undefined when SQL resolved them).
  */
 async function writeSpansWithRuns(
   tx: Queryable,
@@ -172,7 +173,7 @@ async function writeSpansWithRuns(
   fresh: readonly SpanRecord[],
   stored: Map<string, RunNode>,
   facts: Map<string, RunFacts>,
-): Promise<number> {
+): Promise<{ inserted: number; childRuns?: string[] }> {
   const nodes: RunNode[] = [...stored.values()];
   for (const s of fresh) {
     const f = facts.get(spanKey(s.traceId, s.spanId))!;
@@ -201,16 +202,18 @@ async function writeSpansWithRuns(
   if (runs === 'ambiguous') {
     // Two parent runs for one run: let SQL's max() (and the server's collation) choose, as always.
     await resolveRuns(tx, tenant, traceIds.map(hexToBytes));
-  } else {
-    const changed = [...stored.values()].flatMap((n) => {
-      const run = runs.get(spanKey(n.traceId, n.spanId))!;
-      return run.runId === n.runId && run.parentRun === n.parentRun
-        ? []
-        : [{ traceId: n.traceId, spanId: n.spanId, ...run }];
-    });
-    await updateRuns(tx, tenant, changed);
+    return { inserted };
   }
-  return inserted;
+  const changed = [...stored.values()].flatMap((n) => {
+    const run = runs.get(spanKey(n.traceId, n.spanId))!;
+    return run.runId === n.runId && run.parentRun === n.parentRun
+      ? []
+      : [{ traceId: n.traceId, spanId: n.spanId, ...run }];
+  });
+  await updateRuns(tx, tenant, changed);
+  const childRuns = new Set<string>();
+  for (const run of runs.values()) if (run.runId !== null && run.parentRun !== null) childRuns.add(run.runId);
+  return { inserted, childRuns: [...childRuns] };
 }
 
 /** What reindex_needed says while spans stored with derive off wait for `tapedeck reindex`. */

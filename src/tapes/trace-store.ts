@@ -166,21 +166,16 @@ export async function readLogsFor(
   spans: readonly SpanRecord[],
 ): Promise<Map<string, LogRecord[]>> {
   const wanted = new Set(spans.map((s) => spanKey(s.traceId, s.spanId)));
-  const rows = await tx.query(
-    `SELECT ${logSelectList} FROM tapedeck_store.logs
-      WHERE tenant = $1 AND trace_id = ANY($2::bytea[]) AND span_id = ANY($3::bytea[])
-      ORDER BY time_ns, received_at, position, record_key`,
-    [
-      tenant,
-      distinct(spans.map((s) => s.traceId)).map(hexToBytes),
-      distinct(spans.map((s) => s.spanId)).map(hexToBytes),
-    ],
-  );
+  const keys = [...wanted].map((k) => k.split('/'));
+  const rows = await tx.query(STORED_LOGS, [
+    tenant,
+    keys.map(([t]) => hexToBytes(t)),
+    keys.map(([, sp]) => hexToBytes(sp)),
+  ]);
   const bySpan = new Map<string, LogRecord[]>();
   for (const row of rows) {
     const log = rowToLogRecord(row);
     const key = spanKey(log.traceId!, log.spanId!);
-    if (!wanted.has(key)) continue;
     const list = bySpan.get(key);
     if (list) list.push(log);
     else bySpan.set(key, [log]);
@@ -197,6 +192,12 @@ export const STORED_RUN_NODES = `SELECT encode(s.trace_id, 'hex') AS trace_id, e
   FROM unnest($2::bytea[]) AS t(id)
  CROSS JOIN LATERAL (SELECT trace_id, span_id, parent_span_id, own_run, own_parent_run, run_id, parent_run
                        FROM tapedeck_store.spans WHERE tenant = $1 AND trace_id = t.id OFFSET 0) s`;
+
+/** The log records of these (trace, span) pairs ($2, $3: one pair per index), in time order. */
+export const STORED_LOGS = `SELECT l.* FROM unnest($2::bytea[], $3::bytea[]) AS k(trace, span)
+      CROSS JOIN LATERAL (SELECT ${logSelectList}, received_at, position, record_key FROM tapedeck_store.logs
+                           WHERE tenant = $1 AND trace_id = k.trace AND span_id = k.span OFFSET 0) l
+      ORDER BY l.time_ns, l.received_at, l.position, l.record_key`;
 
 /** The stored spans of these (trace, span) pairs ($2, $3: one pair per index). */
 export const STORED_SPANS = `SELECT s.* FROM unnest($2::bytea[], $3::bytea[]) AS k(trace, span)
@@ -247,6 +248,19 @@ export async function readRunNodes(
   return nodes;
 }
 
+/**
+ * Sets run_id and parent_run of stored spans ($2, $3: trace and span ids; $4, $5: run and
+ * parent run). Each span is found by a probe of its key, and its row then by where that
+ * found it (partition and ctid): joined to the spans by key, the list could be planned as a
+ * scan of the tenant's spans, as `= ANY` could.
+ */
+export const UPDATE_RUNS = `UPDATE tapedeck_store.spans s SET run_id = u.run_id, parent_run = u.parent_run
+    FROM (SELECT k.run_id, k.parent_run, f.tableoid, f.ctid
+            FROM unnest($2::bytea[], $3::bytea[], $4::text[], $5::text[]) AS k(trace_id, span_id, run_id, parent_run)
+           CROSS JOIN LATERAL (SELECT tableoid, ctid FROM tapedeck_store.spans
+                                WHERE tenant = $1 AND trace_id = k.trace_id AND span_id = k.span_id OFFSET 0) f) u
+   WHERE s.tableoid = u.tableoid AND s.ctid = u.ctid`;
+
 /** Sets run_id and parent_run of stored spans (those whose run changed). */
 export async function updateRuns(
   tx: Queryable,
@@ -254,16 +268,11 @@ export async function updateRuns(
   changes: readonly (RunOf & { traceId: string; spanId: string })[],
 ): Promise<void> {
   if (changes.length === 0) return;
-  await tx.query(
-    `UPDATE tapedeck_store.spans s SET run_id = u.run_id, parent_run = u.parent_run
-       FROM unnest($2::bytea[], $3::bytea[], $4::text[], $5::text[]) AS u(trace_id, span_id, run_id, parent_run)
-      WHERE s.tenant = $1 AND s.trace_id = u.trace_id AND s.span_id = u.span_id`,
-    [
-      tenant,
-      changes.map((c) => hexToBytes(c.traceId)),
-      changes.map((c) => hexToBytes(c.spanId)),
-      changes.map((c) => c.runId),
-      changes.map((c) => c.parentRun),
-    ],
-  );
+  await tx.query(UPDATE_RUNS, [
+    tenant,
+    changes.map((c) => hexToBytes(c.traceId)),
+    changes.map((c) => hexToBytes(c.spanId)),
+    changes.map((c) => c.runId),
+    changes.map((c) => c.parentRun),
+  ]);
 }

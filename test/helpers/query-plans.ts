@@ -7,8 +7,8 @@ import type { Queryable } from '../../src/store/database.js';
 
 /**
  * For each scan in the plan of `sql` of a relation or index whose name matches `name` (a
- * table, its partitions, their indexes): the condition it reads rows by (Index Cond or Recheck
- * Cond; '' for a scan of every row).
+ * table, its partitions, their indexes): the condition it reads rows by (Index Cond, Recheck
+ * Cond or TID Cond; '' for a scan of every row). The table an UPDATE writes is not a scan.
  */
 export async function scanConditions(db: Queryable, sql: string, params: unknown[], name: RegExp): Promise<string[]> {
   const [row] = await db.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${sql}`, params);
@@ -16,8 +16,9 @@ export async function scanConditions(db: Queryable, sql: string, params: unknown
   const plan = typeof json === 'string' ? JSON.parse(json) : json;
   const out: string[] = [];
   const walk = (node: Record<string, unknown>) => {
-    if (name.test(String(node['Relation Name'] ?? '')) || name.test(String(node['Index Name'] ?? '')))
-      out.push(String(node['Index Cond'] ?? node['Recheck Cond'] ?? ''));
+    const scan = node['Node Type'] !== 'ModifyTable';
+    if (scan && (name.test(String(node['Relation Name'] ?? '')) || name.test(String(node['Index Name'] ?? ''))))
+      out.push(String(node['Index Cond'] ?? node['Recheck Cond'] ?? node['TID Cond'] ?? ''));
     for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
   };
   walk((plan as { Plan: Record<string, unknown> }[])[0].Plan);

@@ -5,7 +5,17 @@
  * even when the statistics say the tenant holds only a few rows.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readLogsFor, readRunNodes, readSpans, STORED_RUN_NODES, STORED_SPANS } from '../../src/tapes/trace-store.js';
+import { RESOLVE_RUNS } from '../../src/tapes/resolve-runs.js';
+import { CHILD_RUNS } from '../../src/tapes/run-parents.js';
+import {
+  readLogsFor,
+  readRunNodes,
+  readSpans,
+  STORED_RUN_NODES,
+  STORED_SPANS,
+  UPDATE_RUNS,
+  updateRuns,
+} from '../../src/tapes/trace-store.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
 import { scanConditions, withLaggingStatistics } from '../helpers/query-plans.js';
 
@@ -68,13 +78,19 @@ describe.each(databaseKinds)('look-ups by key on %s', (kind) => {
           );
           expect(plain.some((by) => !by.includes('trace_id'))).toBe(true);
         }
+        const runs = ids(pairs.map(() => 'x')).map(String);
+        const byPairWithRuns = [...byPair, runs, runs.map(() => null)];
         for (const [sql, params, table] of [
           [STORED_RUN_NODES, byTrace, /^spans/],
           [STORED_SPANS, byPair, /^spans/],
+          [CHILD_RUNS, byTrace, /^spans/],
+          [RESOLVE_RUNS, byTrace, /^spans/],
+          [UPDATE_RUNS, byPairWithRuns, /^spans/],
         ] as const) {
           const scans = await scanConditions(t.db, sql, [...params], table);
           expect(scans.length).toBeGreaterThan(0);
-          for (const by of scans) expect(by).toContain('trace_id');
+          // a span's row is read by its key, or by where a probe of its key found it
+          for (const by of scans) expect(by).toMatch(/trace_id|ctid/);
         }
 
         const nodes = await t.db.transaction((tx) => readRunNodes(tx, 'stale', traceIds));
@@ -84,6 +100,20 @@ describe.each(databaseKinds)('look-ups by key on %s', (kind) => {
         // a pair asked twice is read once
         const spans = await t.db.transaction((tx) => readSpans(tx, 'stale', [...pairs, pairs[0]]));
         expect(spans.map((s) => `${s.traceId}/${s.spanId}`).sort()).toEqual(
+          pairs.map(([tr, s]) => `${tr}/${s}`).sort(),
+        );
+
+        // the spans asked for take a new run, and only they
+        const moved = await t.db.transaction(async (tx) => {
+          await updateRuns(
+            tx,
+            'stale',
+            pairs.map(([traceId, spanId]) => ({ traceId, spanId, runId: 'moved', parentRun: 'parent' })),
+          );
+          return readRunNodes(tx, 'stale', traceIds);
+        });
+        const movedKeys = [...moved.values()].filter((n) => n.runId === 'moved' && n.parentRun === 'parent');
+        expect(movedKeys.map((n) => `${n.traceId}/${n.spanId}`).sort()).toEqual(
           pairs.map(([tr, s]) => `${tr}/${s}`).sort(),
         );
 
