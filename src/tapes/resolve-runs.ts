@@ -24,22 +24,21 @@ export async function resolveRuns(tx: Queryable, tenant: string, traceIds: reado
 }
 
 /** Sets the run of every stored span of these traces ($2) that is not what the rule says. */
-export const RESOLVE_RUNS = `WITH RECURSIVE t AS (
+const RESOLVE_RUNS = `WITH RECURSIVE t AS (
      -- one probe of the key per trace, whatever the statistics say (docs/architecture.md)
-     -- and each span's row is updated where the probe found it (partition and ctid)
-     SELECT s.trace_id, s.span_id, s.parent_span_id, s.own_run, s.own_parent_run, s.tableoid, s.ctid
+     SELECT s.trace_id, s.span_id, s.parent_span_id, s.own_run, s.own_parent_run
        FROM unnest($2::bytea[]) AS k(id)
-      CROSS JOIN LATERAL (SELECT trace_id, span_id, parent_span_id, own_run, own_parent_run, tableoid, ctid
+      CROSS JOIN LATERAL (SELECT trace_id, span_id, parent_span_id, own_run, own_parent_run
                             FROM tapedeck_store.spans WHERE tenant = $1 AND trace_id = k.id OFFSET 0) s
    ), tree AS (
-     SELECT s.tableoid, s.ctid, s.trace_id, s.span_id,
+     SELECT s.trace_id, s.span_id,
             COALESCE(s.own_run, 'trace:' || encode(s.trace_id, 'hex')) AS run_id,
             s.own_parent_run AS parent_run
      FROM t s
      WHERE s.parent_span_id IS NULL
         OR NOT EXISTS (SELECT 1 FROM t p WHERE p.trace_id = s.trace_id AND p.span_id = s.parent_span_id)
      UNION ALL
-     SELECT c.tableoid, c.ctid, c.trace_id, c.span_id,
+     SELECT c.trace_id, c.span_id,
             COALESCE(c.own_run, tree.run_id),
             CASE WHEN c.own_parent_run IS NOT NULL THEN c.own_parent_run
                  WHEN c.own_run IS NOT NULL AND c.own_run <> tree.run_id THEN tree.run_id
@@ -47,12 +46,12 @@ export const RESOLVE_RUNS = `WITH RECURSIVE t AS (
      FROM t c JOIN tree ON c.trace_id = tree.trace_id AND c.parent_span_id = tree.span_id
    ), derived AS (
      -- parent_run is a property of the run: every span of a child run carries it.
-     SELECT tableoid, ctid, run_id,
+     SELECT trace_id, span_id, run_id,
             max(parent_run) OVER (PARTITION BY run_id) AS parent_run
      FROM tree
    )
    UPDATE tapedeck_store.spans s
       SET run_id = d.run_id, parent_run = d.parent_run
      FROM derived d
-    WHERE s.tableoid = d.tableoid AND s.ctid = d.ctid
+    WHERE s.tenant = $1 AND s.trace_id = d.trace_id AND s.span_id = d.span_id
       AND (s.run_id IS DISTINCT FROM d.run_id OR s.parent_run IS DISTINCT FROM d.parent_run)`;

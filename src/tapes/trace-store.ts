@@ -249,17 +249,19 @@ export async function readRunNodes(
 }
 
 /**
- * Sets run_id and parent_run of stored spans ($2, $3: trace and span ids; $4, $5: run and
- * parent run). Each span is found by a probe of its key, and its row then by where that
- * found it (partition and ctid): joined to the spans by key, the list could be planned as a
- * scan of the tenant's spans, as `= ANY` could.
+ * The stored spans of these (trace, span) pairs ($2, $3), locked: where each row is (partition
+ * and ctid) and which pair it answers ($2's index, from 1). One probe of the key per pair.
  */
+export const LOCK_SPANS = `SELECT f.tableoid::text AS t, f.ctid::text AS c, k.n::int AS n
+    FROM unnest($2::bytea[], $3::bytea[]) WITH ORDINALITY AS k(trace_id, span_id, n)
+   CROSS JOIN LATERAL (SELECT tableoid, ctid FROM tapedeck_store.spans
+                        WHERE tenant = $1 AND trace_id = k.trace_id AND span_id = k.span_id
+                          FOR UPDATE) f`;
+
+/** Sets run_id and parent_run ($3, $4) of the rows LOCK_SPANS found ($1 partitions, $2 ctids). */
 export const UPDATE_RUNS = `UPDATE tapedeck_store.spans s SET run_id = u.run_id, parent_run = u.parent_run
-    FROM (SELECT k.run_id, k.parent_run, f.tableoid, f.ctid
-            FROM unnest($2::bytea[], $3::bytea[], $4::text[], $5::text[]) AS k(trace_id, span_id, run_id, parent_run)
-           CROSS JOIN LATERAL (SELECT tableoid, ctid FROM tapedeck_store.spans
-                                WHERE tenant = $1 AND trace_id = k.trace_id AND span_id = k.span_id OFFSET 0) f) u
-   WHERE s.tableoid = u.tableoid AND s.ctid = u.ctid`;
+    FROM unnest($1::oid[], $2::tid[], $3::text[], $4::text[]) AS u(t, c, run_id, parent_run)
+   WHERE s.tableoid = u.t AND s.ctid = u.c`;
 
 /** Sets run_id and parent_run of stored spans (those whose run changed). */
 export async function updateRuns(
@@ -268,11 +270,21 @@ export async function updateRuns(
   changes: readonly (RunOf & { traceId: string; spanId: string })[],
 ): Promise<void> {
   if (changes.length === 0) return;
-  await tx.query(UPDATE_RUNS, [
+  // Joined to the spans by key, the list could be planned as a scan of the tenant's spans, as
+  // `= ANY` could. So each span is found by a probe of its key and locked, then updated where
+  // it was found; locked in a statement before, so no concurrent update can move a row in
+  // between (a ctid read in the same statement would then miss it).
+  const found = await tx.query<{ t: string; c: string; n: number }>(LOCK_SPANS, [
     tenant,
     changes.map((c) => hexToBytes(c.traceId)),
     changes.map((c) => hexToBytes(c.spanId)),
-    changes.map((c) => c.runId),
-    changes.map((c) => c.parentRun),
+  ]);
+  if (found.length === 0) return;
+  const changeOf = (f: { n: number }) => changes[Number(f.n) - 1];
+  await tx.query(UPDATE_RUNS, [
+    found.map((f) => f.t),
+    found.map((f) => f.c),
+    found.map((f) => changeOf(f).runId),
+    found.map((f) => changeOf(f).parentRun),
   ]);
 }

@@ -5,12 +5,12 @@
  * even when the statistics say the tenant holds only a few rows.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RESOLVE_RUNS } from '../../src/tapes/resolve-runs.js';
 import { CHILD_RUNS } from '../../src/tapes/run-parents.js';
 import {
   readLogsFor,
   readRunNodes,
   readSpans,
+  LOCK_SPANS,
   STORED_RUN_NODES,
   STORED_SPANS,
   UPDATE_RUNS,
@@ -78,14 +78,20 @@ describe.each(databaseKinds)('look-ups by key on %s', (kind) => {
           );
           expect(plain.some((by) => !by.includes('trace_id'))).toBe(true);
         }
-        const runs = ids(pairs.map(() => 'x')).map(String);
-        const byPairWithRuns = [...byPair, runs, runs.map(() => null)];
+        // where the asked spans' rows are, as LOCK_SPANS answers, for the plan of UPDATE_RUNS
+        const rows = await t.db.query<{ t: string; c: string }>(
+          `SELECT tableoid::text AS t, ctid::text AS c FROM tapedeck_store.spans
+            WHERE tenant = 'stale' AND (trace_id, span_id) IN (SELECT * FROM unnest($1::bytea[], $2::bytea[]))`,
+          byPair.slice(1),
+        );
+        expect(rows).toHaveLength(pairs.length);
+        const byRow = [rows.map((r) => r.t), rows.map((r) => r.c), rows.map(() => 'x'), rows.map(() => null)];
         for (const [sql, params, table] of [
           [STORED_RUN_NODES, byTrace, /^spans/],
           [STORED_SPANS, byPair, /^spans/],
           [CHILD_RUNS, byTrace, /^spans/],
-          [RESOLVE_RUNS, byTrace, /^spans/],
-          [UPDATE_RUNS, byPairWithRuns, /^spans/],
+          [LOCK_SPANS, byPair, /^spans/],
+          [UPDATE_RUNS, byRow, /^spans/],
         ] as const) {
           const scans = await scanConditions(t.db, sql, [...params], table);
           expect(scans.length).toBeGreaterThan(0);
@@ -123,4 +129,43 @@ describe.each(databaseKinds)('look-ups by key on %s', (kind) => {
       }),
     );
   });
+
+  // PGlite runs one transaction at a time: there is nothing to wait for
+  it.skipIf(kind === 'pglite')(
+    'sets the run of a span another transaction is updating, once that commits',
+    async () => {
+      const traceId = await hex(trace(7));
+      const spanId = await hex(span(7, 2));
+      const key = `tenant = 'stale' AND trace_id = '\\x${traceId}' AND span_id = '\\x${spanId}'`;
+      let release = () => {};
+      const holding = new Promise<void>((r) => {
+        release = r;
+      });
+      let updated = () => {};
+      const hasUpdated = new Promise<void>((r) => {
+        updated = r;
+      });
+      // another transaction (a parent run settled for a run across traces, say) updates the row
+      const other = t.db.transaction(async (tx) => {
+        await tx.query(`UPDATE tapedeck_store.spans SET parent_run = 'other' WHERE ${key}`);
+        updated();
+        await holding;
+      });
+      await hasUpdated;
+      let done = false;
+      const mine = t.db
+        .transaction((tx) => updateRuns(tx, 'stale', [{ traceId, spanId, runId: 'mine', parentRun: 'my parent' }]))
+        .then(() => {
+          done = true;
+        });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(done).toBe(false); // waiting for the other's row lock
+      release();
+      await Promise.all([other, mine]);
+      const [row] = await t.db.query<{ run_id: string; parent_run: string }>(
+        `SELECT run_id, parent_run FROM tapedeck_store.spans WHERE ${key}`,
+      );
+      expect(row).toEqual({ run_id: 'mine', parent_run: 'my parent' });
+    },
+  );
 });
