@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertMessages } from '../../src/tapes/message-rows.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
+import { signal } from '../helpers/signal.js';
 
 const onServer = databaseKinds.includes('postgres');
 
@@ -24,14 +25,8 @@ describe.skipIf(!onServer)('the same new message stored by two transactions at o
     const text = '{"content":"Which platform for Lyon?","role":"user"}';
     const message = { digest: createHash('sha256').update(text).digest(), body: Buffer.from(text) };
     const digest = message.digest.toString('hex');
-    let release = () => {};
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let stored = () => {};
-    const firstStored = new Promise<void>((resolve) => {
-      stored = resolve;
-    });
+    const { fired: gate, fire: release } = signal();
+    const { fired: firstStored, fire: stored } = signal();
     const first = t.db.transaction(async (tx) => {
       const ids = await insertMessages(tx, '', [message]);
       stored();

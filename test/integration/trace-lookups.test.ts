@@ -18,6 +18,7 @@ import {
 } from '../../src/tapes/trace-store.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
 import { scanConditions, withLaggingStatistics } from '../helpers/query-plans.js';
+import { signal } from '../helpers/signal.js';
 
 const TRACES = 400;
 const SPANS_PER_TRACE = 8;
@@ -137,14 +138,8 @@ describe.each(databaseKinds)('look-ups by key on %s', (kind) => {
       const traceId = await hex(trace(7));
       const spanId = await hex(span(7, 2));
       const key = `tenant = 'stale' AND trace_id = '\\x${traceId}' AND span_id = '\\x${spanId}'`;
-      let release = () => {};
-      const holding = new Promise<void>((r) => {
-        release = r;
-      });
-      let updated = () => {};
-      const hasUpdated = new Promise<void>((r) => {
-        updated = r;
-      });
+      const { fired: holding, fire: release } = signal();
+      const { fired: hasUpdated, fire: updated } = signal();
       // another transaction (a parent run settled for a run across traces, say) updates the row
       const other = t.db.transaction(async (tx) => {
         await tx.query(`UPDATE tapedeck_store.spans SET parent_run = 'other' WHERE ${key}`);
