@@ -10,6 +10,7 @@
  * is a run's parent is settled once the steps are stored (run-parents.ts).
  */
 import type { Queryable } from '../store/database.js';
+import { byTrace } from './key-probes.js';
 
 export async function resolveRuns(tx: Queryable, tenant: string, traceIds: readonly Buffer[]): Promise<void> {
   if (traceIds.length === 0) return;
@@ -25,11 +26,7 @@ export async function resolveRuns(tx: Queryable, tenant: string, traceIds: reado
 
 /** Sets the run of every stored span of these traces ($2) that is not what the rule says. */
 const RESOLVE_RUNS = `WITH RECURSIVE t AS (
-     -- one probe of the key per trace, whatever the statistics say (docs/architecture.md)
-     SELECT s.trace_id, s.span_id, s.parent_span_id, s.own_run, s.own_parent_run
-       FROM unnest($2::bytea[]) AS k(id)
-      CROSS JOIN LATERAL (SELECT trace_id, span_id, parent_span_id, own_run, own_parent_run
-                            FROM tapedeck_store.spans WHERE tenant = $1 AND trace_id = k.id OFFSET 0) s
+     SELECT r.* FROM ${byTrace('trace_id, span_id, parent_span_id, own_run, own_parent_run')}
    ), tree AS (
      SELECT s.trace_id, s.span_id,
             COALESCE(s.own_run, 'trace:' || encode(s.trace_id, 'hex')) AS run_id,

@@ -13,6 +13,7 @@
  * - every span of the run carries it (parent_run is a property of the run).
  */
 import type { Queryable } from '../store/database.js';
+import { byTrace } from './key-probes.js';
 
 /**
  * `childRuns`: the runs of these traces that have a parent run, when the caller resolved them
@@ -61,12 +62,8 @@ export async function settleRunParents(
 }
 
 /**
- * The runs with a parent run among the stored spans of these traces ($2): one probe of the
- * key per trace, whatever the statistics say (docs/architecture.md, "Message store"); the
- * filter stays outside it, so no partial index on parent_run can stand in for the key.
+ * The runs with a parent run among the stored spans of these traces ($2). The filter stays
+ * outside the probe, so no partial index on parent_run can stand in for the key.
  */
-export const CHILD_RUNS = `SELECT DISTINCT s.run_id
-    FROM unnest($2::bytea[]) AS t(id)
-   CROSS JOIN LATERAL (SELECT run_id, parent_run FROM tapedeck_store.spans
-                        WHERE tenant = $1 AND trace_id = t.id OFFSET 0) s
-   WHERE s.run_id IS NOT NULL AND s.parent_run IS NOT NULL`;
+export const CHILD_RUNS = `SELECT DISTINCT r.run_id FROM ${byTrace('run_id, parent_run')}
+   WHERE r.run_id IS NOT NULL AND r.parent_run IS NOT NULL`;

@@ -20,6 +20,8 @@
  * two equal over random traces on PGlite and PostgreSQL.
  */
 
+import { spanKey } from './key-probes.js';
+
 /** A span's run facts; runId and parentRun are what is stored now (null for a new span). */
 export interface RunNode {
   traceId: string;
@@ -36,16 +38,14 @@ export interface RunOf {
   parentRun: string | null;
 }
 
-const keyOf = (traceId: string, spanId: string) => `${traceId}/${spanId}`;
-
-/** The run of every node, keyed `${traceId}/${spanId}`; 'ambiguous' as explained above. */
+/** The run of every node, keyed by spanKey; 'ambiguous' as explained above. */
 export function resolveRunsInMemory(nodes: readonly RunNode[]): Map<string, RunOf> | 'ambiguous' {
   const byKey = new Map<string, RunNode>();
-  for (const n of nodes) byKey.set(keyOf(n.traceId, n.spanId), n);
+  for (const n of nodes) byKey.set(spanKey(n.traceId, n.spanId), n);
   const children = new Map<string, RunNode[]>();
   const tree: { node: RunNode; runId: string; parentRun: string | null }[] = [];
   for (const n of nodes) {
-    const parentKey = n.parentSpanId === null ? null : keyOf(n.traceId, n.parentSpanId);
+    const parentKey = n.parentSpanId === null ? null : spanKey(n.traceId, n.parentSpanId);
     if (parentKey === null || !byKey.has(parentKey)) {
       tree.push({ node: n, runId: n.ownRun ?? `trace:${n.traceId}`, parentRun: n.ownParentRun });
     } else {
@@ -58,7 +58,7 @@ export function resolveRunsInMemory(nodes: readonly RunNode[]): Map<string, RunO
   // each is reached at most once.
   for (let i = 0; i < tree.length; i++) {
     const parent = tree[i];
-    for (const c of children.get(keyOf(parent.node.traceId, parent.node.spanId)) ?? []) {
+    for (const c of children.get(spanKey(parent.node.traceId, parent.node.spanId)) ?? []) {
       const runId = c.ownRun ?? parent.runId;
       const parentRun =
         c.ownParentRun !== null ? c.ownParentRun : c.ownRun !== null && c.ownRun !== parent.runId ? parent.runId : null;
@@ -78,9 +78,9 @@ export function resolveRunsInMemory(nodes: readonly RunNode[]): Map<string, RunO
   }
   const out = new Map<string, RunOf>();
   for (const t of tree)
-    out.set(keyOf(t.node.traceId, t.node.spanId), { runId: t.runId, parentRun: parentOfRun.get(t.runId) ?? null });
+    out.set(spanKey(t.node.traceId, t.node.spanId), { runId: t.runId, parentRun: parentOfRun.get(t.runId) ?? null });
   for (const n of nodes) {
-    const key = keyOf(n.traceId, n.spanId);
+    const key = spanKey(n.traceId, n.spanId);
     if (!out.has(key)) out.set(key, { runId: n.runId ?? n.ownRun ?? `trace:${n.traceId}`, parentRun: n.parentRun });
   }
   return out;

@@ -10,8 +10,9 @@ import { hexToBytes, logSelectList, rowToLogRecord, rowToSpanRecord, spanSelectL
 import { type MessageIds, stepColumns, stepToRow, stepUpsertTail } from './step-rows.js';
 import { insertMessages, messagesOf } from './message-rows.js';
 import type { RunNode, RunOf } from './run-resolution.js';
+import { byPair, byTrace, pairParams, spanKey } from './key-probes.js';
 
-export const spanKey = (traceId: string, spanId: string) => `${traceId}/${spanId}`;
+export { spanKey } from './key-probes.js';
 export const distinct = <T>(values: readonly T[]): T[] => [...new Set(values)];
 
 /**
@@ -165,13 +166,7 @@ export async function readLogsFor(
   tenant: string,
   spans: readonly SpanRecord[],
 ): Promise<Map<string, LogRecord[]>> {
-  const wanted = new Set(spans.map((s) => spanKey(s.traceId, s.spanId)));
-  const keys = [...wanted].map((k) => k.split('/'));
-  const rows = await tx.query(STORED_LOGS, [
-    tenant,
-    keys.map(([t]) => hexToBytes(t)),
-    keys.map(([, sp]) => hexToBytes(sp)),
-  ]);
+  const rows = await tx.query(STORED_LOGS, [tenant, ...pairParams(spans.map((s) => [s.traceId, s.spanId] as const))]);
   const bySpan = new Map<string, LogRecord[]>();
   for (const row of rows) {
     const log = rowToLogRecord(row);
@@ -183,38 +178,25 @@ export async function readLogsFor(
   return bySpan;
 }
 
-// The span look-ups below probe the key once per trace (or span), not `= ANY`, whatever the
-// statistics say, as the message look-up does (docs/architecture.md, "Message store").
-
 /** The run facts of the stored spans of these traces ($2). */
-export const STORED_RUN_NODES = `SELECT encode(s.trace_id, 'hex') AS trace_id, encode(s.span_id, 'hex') AS span_id,
-       encode(s.parent_span_id, 'hex') AS parent_span_id, s.own_run, s.own_parent_run, s.run_id, s.parent_run
-  FROM unnest($2::bytea[]) AS t(id)
- CROSS JOIN LATERAL (SELECT trace_id, span_id, parent_span_id, own_run, own_parent_run, run_id, parent_run
-                       FROM tapedeck_store.spans WHERE tenant = $1 AND trace_id = t.id OFFSET 0) s`;
+export const STORED_RUN_NODES = `SELECT encode(r.trace_id, 'hex') AS trace_id, encode(r.span_id, 'hex') AS span_id,
+       encode(r.parent_span_id, 'hex') AS parent_span_id, r.own_run, r.own_parent_run, r.run_id, r.parent_run
+  FROM ${byTrace('trace_id, span_id, parent_span_id, own_run, own_parent_run, run_id, parent_run')}`;
 
-/** The log records of these (trace, span) pairs ($2, $3: one pair per index), in time order. */
-export const STORED_LOGS = `SELECT l.* FROM unnest($2::bytea[], $3::bytea[]) AS k(trace, span)
-      CROSS JOIN LATERAL (SELECT ${logSelectList}, received_at, position, record_key FROM tapedeck_store.logs
-                           WHERE tenant = $1 AND trace_id = k.trace AND span_id = k.span OFFSET 0) l
-      ORDER BY l.time_ns, l.received_at, l.position, l.record_key`;
+/** The log records of these (trace, span) pairs ($2, $3), in time order. */
+export const STORED_LOGS = `SELECT r.*
+  FROM ${byPair(`${logSelectList}, received_at, position, record_key`, 'tapedeck_store.logs')}
+ ORDER BY r.time_ns, r.received_at, r.position, r.record_key`;
 
-/** The stored spans of these (trace, span) pairs ($2, $3: one pair per index). */
-export const STORED_SPANS = `SELECT s.* FROM unnest($2::bytea[], $3::bytea[]) AS k(trace, span)
-      CROSS JOIN LATERAL (SELECT ${spanSelectList} FROM tapedeck_store.spans
-                           WHERE tenant = $1 AND trace_id = k.trace AND span_id = k.span OFFSET 0) s`;
+/** The stored spans of these (trace, span) pairs ($2, $3). */
+export const STORED_SPANS = `SELECT r.* FROM ${byPair(spanSelectList, 'tapedeck_store.spans')}`;
 
 export async function readSpans(
   tx: Queryable,
   tenant: string,
   ids: readonly [string, string][],
 ): Promise<SpanRecord[]> {
-  const keys = [...new Map(ids.map(([t, s]) => [spanKey(t, s), [t, s] as const])).values()];
-  const rows = await tx.query(STORED_SPANS, [
-    tenant,
-    keys.map(([t]) => hexToBytes(t)),
-    keys.map(([, s]) => hexToBytes(s)),
-  ]);
+  const rows = await tx.query(STORED_SPANS, [tenant, ...pairParams(ids)]);
   return rows.map(rowToSpanRecord);
 }
 
@@ -250,20 +232,17 @@ export async function readRunNodes(
 
 /**
  * The stored spans of these (trace, span) pairs ($2, $3), locked: where each row is (partition
- * and ctid) and which pair it answers ($2's index, from 1). One probe of the key per pair.
+ * and ctid) and which pair it answers ($2's index, from 1).
  */
-export const LOCK_SPANS = `SELECT f.tableoid::text AS t, f.ctid::text AS c, k.n::int AS n
-    FROM unnest($2::bytea[], $3::bytea[]) WITH ORDINALITY AS k(trace_id, span_id, n)
-   CROSS JOIN LATERAL (SELECT tableoid, ctid FROM tapedeck_store.spans
-                        WHERE tenant = $1 AND trace_id = k.trace_id AND span_id = k.span_id
-                          FOR UPDATE) f`;
+export const LOCK_SPANS = `SELECT r.tableoid::text AS t, r.ctid::text AS c, k.n::int AS n
+  FROM ${byPair('tableoid, ctid', 'tapedeck_store.spans', true)}`;
 
 /** Sets run_id and parent_run ($3, $4) of the rows LOCK_SPANS found ($1 partitions, $2 ctids). */
 export const UPDATE_RUNS = `UPDATE tapedeck_store.spans s SET run_id = u.run_id, parent_run = u.parent_run
     FROM unnest($1::oid[], $2::tid[], $3::text[], $4::text[]) AS u(t, c, run_id, parent_run)
    WHERE s.tableoid = u.t AND s.ctid = u.c`;
 
-/** Sets run_id and parent_run of stored spans (those whose run changed). */
+/** Sets run_id and parent_run of stored spans (those whose run changed, each once). */
 export async function updateRuns(
   tx: Queryable,
   tenant: string,
@@ -276,8 +255,7 @@ export async function updateRuns(
   // between (a ctid read in the same statement would then miss it).
   const found = await tx.query<{ t: string; c: string; n: number }>(LOCK_SPANS, [
     tenant,
-    changes.map((c) => hexToBytes(c.traceId)),
-    changes.map((c) => hexToBytes(c.spanId)),
+    ...pairParams(changes.map((c) => [c.traceId, c.spanId] as const)),
   ]);
   if (found.length === 0) return;
   const changeOf = (f: { n: number }) => changes[Number(f.n) - 1];
