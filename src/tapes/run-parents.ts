@@ -14,6 +14,7 @@
  */
 import type { Queryable } from '../store/database.js';
 import { byTrace } from './key-probes.js';
+import { UPDATE_RUNS } from './trace-store.js';
 
 /**
  * `childRuns`: the runs of these traces that have a parent run, when the caller resolved them
@@ -31,34 +32,18 @@ export async function settleRunParents(
   const children =
     childRuns ?? (await tx.query<{ run_id: string }>(CHILD_RUNS, [tenant, traceIds])).map((c) => c.run_id);
   if (children.length === 0) return;
-  await tx.query(
-    `WITH child_runs AS (
-       SELECT unnest($2::text[]) AS run_id
-     ), links AS (
-       -- the run each span links to: the one it names, else the run of its parent span when that differs
-       SELECT s.run_id, COALESCE(s.own_parent_run, p.run_id) AS candidate
-         FROM tapedeck_store.spans s
-         JOIN child_runs r ON r.run_id = s.run_id
-         LEFT JOIN tapedeck_store.spans p
-           ON p.tenant = s.tenant AND p.trace_id = s.trace_id AND p.span_id = s.parent_span_id
-        WHERE s.tenant = $1 AND (s.own_parent_run IS NOT NULL OR p.run_id <> s.run_id)
-     ), chosen AS (
-       SELECT r.run_id,
-              (SELECT max(l.candidate COLLATE "C")
-                 FROM links l
-                WHERE l.run_id = r.run_id AND l.candidate <> r.run_id
-                  AND (l.candidate NOT LIKE 'trace:%'
-                       OR EXISTS (SELECT 1 FROM tapedeck_store.spans ps
-                                    JOIN tapedeck_store.steps st
-                                      ON st.tenant = ps.tenant AND st.trace_id = ps.trace_id AND st.span_id = ps.span_id
-                                   WHERE ps.tenant = $1 AND ps.run_id = l.candidate))) AS parent_run
-         FROM child_runs r
-     )
-     UPDATE tapedeck_store.spans s SET parent_run = c.parent_run
-       FROM chosen c
-      WHERE s.tenant = $1 AND s.run_id = c.run_id AND s.parent_run IS DISTINCT FROM c.parent_run`,
-    [tenant, children],
-  );
+  // Locked in a statement of its own, then updated where found, as updateRuns does.
+  const found = await tx.query<{ t: string; c: string; run_id: string; parent_run: string | null }>(SETTLE_PARENTS, [
+    tenant,
+    children,
+  ]);
+  if (found.length === 0) return;
+  await tx.query(UPDATE_RUNS, [
+    found.map((f) => f.t),
+    found.map((f) => f.c),
+    found.map((f) => f.run_id),
+    found.map((f) => f.parent_run),
+  ]);
 }
 
 /**
@@ -67,3 +52,41 @@ export async function settleRunParents(
  */
 export const CHILD_RUNS = `SELECT DISTINCT r.run_id FROM ${byTrace('run_id, parent_run')}
    WHERE r.run_id IS NOT NULL AND r.parent_run IS NOT NULL`;
+
+/**
+ * The spans of each child run of $2 whose parent run is not the one the rules above choose,
+ * locked, with their run and that parent run: UPDATE_RUNS then writes it. Every read of the
+ * spans and steps is a probe of its key (key-probes.ts), whatever the statistics say; the
+ * EXISTS stays a probe too (OFFSET 0): under lagging statistics PostgreSQL answered it from a
+ * hash of every step of the tenant.
+ */
+export const SETTLE_PARENTS = `WITH child_runs AS (
+    SELECT DISTINCT unnest($2::text[]) AS run_id
+  ), links AS (
+    -- the run each span links to: the one it names, else the run of its parent span when that differs
+    SELECT r.run_id, COALESCE(s.own_parent_run, p.run_id) AS candidate
+      FROM child_runs r
+      CROSS JOIN LATERAL (SELECT trace_id, parent_span_id, own_parent_run FROM tapedeck_store.spans
+                           WHERE tenant = $1 AND run_id = r.run_id OFFSET 0) s
+      LEFT JOIN LATERAL (SELECT run_id FROM tapedeck_store.spans
+                          WHERE tenant = $1 AND trace_id = s.trace_id AND span_id = s.parent_span_id OFFSET 0) p
+        ON true
+     WHERE s.own_parent_run IS NOT NULL OR p.run_id <> r.run_id
+  ), chosen AS MATERIALIZED (
+    SELECT r.run_id,
+           (SELECT max(l.candidate COLLATE "C")
+              FROM links l
+             WHERE l.run_id = r.run_id AND l.candidate <> r.run_id
+               AND (l.candidate NOT LIKE 'trace:%'
+                    OR EXISTS (SELECT 1 FROM tapedeck_store.spans ps
+                                CROSS JOIN LATERAL (SELECT 1 FROM tapedeck_store.steps
+                                                     WHERE tenant = $1 AND trace_id = ps.trace_id
+                                                       AND span_id = ps.span_id OFFSET 0) st
+                               WHERE ps.tenant = $1 AND ps.run_id = l.candidate OFFSET 0))) AS parent_run
+      FROM child_runs r
+  )
+  SELECT s.tableoid::text AS t, s.ctid::text AS c, c.run_id, c.parent_run
+    FROM chosen c
+    CROSS JOIN LATERAL (SELECT tableoid, ctid FROM tapedeck_store.spans
+                         WHERE tenant = $1 AND run_id = c.run_id AND parent_run IS DISTINCT FROM c.parent_run
+                         FOR UPDATE) s`;

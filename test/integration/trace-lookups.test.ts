@@ -5,7 +5,7 @@
  * even when the statistics say the tenant holds only a few rows.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHILD_RUNS } from '../../src/tapes/run-parents.js';
+import { CHILD_RUNS, SETTLE_PARENTS } from '../../src/tapes/run-parents.js';
 import {
   readLogsFor,
   readRunNodes,
@@ -36,9 +36,9 @@ describe.each(databaseKinds)('look-ups by key on %s', (kind) => {
     // spans of ~1.5 KB, a few to a page: tables of hundreds of pages, too large to scan per id
     await t.db.query(
       `INSERT INTO tapedeck_store.spans (tenant, trace_id, span_id, name, kind, start_ns, end_ns, status_code,
-                                         attributes, events, links, resource)
+                                         attributes, events, links, resource, run_id)
        SELECT 'stale', ${trace('a.t')}, ${span('a.t', 'b.k')}, 'chat', 1, 1, 1000 + a.t * 10 + b.k, 0,
-              jsonb_build_object('text', repeat('x', 1500)), '[]', '[]', '{}'
+              jsonb_build_object('text', repeat('x', 1500)), '[]', '[]', '{}', 'run ' || a.t
          FROM generate_series(1, ${TRACES}) AS a(t) CROSS JOIN generate_series(1, ${SPANS_PER_TRACE}) AS b(k)`,
     );
     // two log records for the first span of every trace, the later one sent first
@@ -49,8 +49,13 @@ describe.each(databaseKinds)('look-ups by key on %s', (kind) => {
               2000 - n.n, 0, jsonb_build_object('text', repeat('y', 1500)), '{}', n.n
          FROM generate_series(1, ${TRACES}) AS a(t) CROSS JOIN generate_series(1, 2) AS n(n)`,
     );
-    await t.db.query('ANALYZE tapedeck_store.spans');
-    await t.db.query('ANALYZE tapedeck_store.logs');
+    // a step for every span
+    await t.db.query(
+      `INSERT INTO tapedeck_store.steps (tenant, trace_id, span_id, kind, name, status, fingerprint, layout,
+                                         normalizer_version)
+       SELECT tenant, trace_id, span_id, 'model', name, 'ok', 'f', 'test', 1 FROM tapedeck_store.spans`,
+    );
+    for (const table of ['spans', 'logs', 'steps']) await t.db.query(`ANALYZE tapedeck_store.${table}`);
   });
   afterAll(async () => {
     await t?.drop();
@@ -99,6 +104,21 @@ describe.each(databaseKinds)('look-ups by key on %s', (kind) => {
           // a span's row is read by its key, or by where a probe of its key found it
           for (const by of scans) expect(by).toMatch(/trace_id|ctid/);
         }
+        // parent runs settled: spans by run (its own index) or by trace, steps by trace and span
+        await withLaggingStatistics(t.db, 'tapedeck_store.steps', async () => {
+          const params = ['stale', ['run 3', 'run 8']];
+          const spanScans = await scanConditions(t.db, SETTLE_PARENTS, params, /^spans/);
+          expect(spanScans.length).toBeGreaterThan(2);
+          for (const by of spanScans) expect(by).toMatch(/trace_id|run_id/);
+          // and by run through the index that leads with the run, not one it filters inside
+          const byIndex = await scanConditions(t.db, SETTLE_PARENTS, params, /^spans.*(_idx|_pkey)$/);
+          const byRunIndex = await scanConditions(t.db, SETTLE_PARENTS, params, /_run_id_start_ns_idx$/);
+          expect(byRunIndex.length).toBeGreaterThan(1);
+          expect(byIndex.filter((by) => by.includes('run_id'))).toHaveLength(byRunIndex.length);
+          const stepScans = await scanConditions(t.db, SETTLE_PARENTS, params, /^steps/);
+          expect(stepScans.length).toBeGreaterThan(0);
+          for (const by of stepScans) expect(by).toMatch(/trace_id/);
+        });
 
         const nodes = await t.db.transaction((tx) => readRunNodes(tx, 'stale', traceIds));
         expect(nodes.size).toBe(asked.length * SPANS_PER_TRACE);
