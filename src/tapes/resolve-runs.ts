@@ -11,22 +11,32 @@
  */
 import type { Queryable } from '../store/database.js';
 import { byTrace } from './key-probes.js';
+import { UPDATE_RUNS } from './trace-store.js';
 
 export async function resolveRuns(tx: Queryable, tenant: string, traceIds: readonly Buffer[]): Promise<void> {
   if (traceIds.length === 0) return;
-  await tx.query(RESOLVE_RUNS, [tenant, traceIds]);
-  // Spans no root reaches (a parent chain that loops back on itself) still belong to a run.
-  await tx.query(
-    `UPDATE tapedeck_store.spans
-        SET run_id = COALESCE(own_run, 'trace:' || encode(trace_id, 'hex'))
-      WHERE tenant = $1 AND trace_id = ANY($2::bytea[]) AND run_id IS NULL`,
-    [tenant, traceIds],
-  );
+  // Found and locked in one statement, then written where found, as updateRuns does: joined
+  // to the spans by key, the update could be planned as a scan of the tenant's spans.
+  const found = await tx.query<{ t: string; c: string; run_id: string; parent_run: string | null }>(RESOLVE_RUNS, [
+    tenant,
+    traceIds,
+  ]);
+  if (found.length === 0) return;
+  await tx.query(UPDATE_RUNS, [
+    found.map((f) => f.t),
+    found.map((f) => f.c),
+    found.map((f) => f.run_id),
+    found.map((f) => f.parent_run),
+  ]);
 }
 
-/** Sets the run of every stored span of these traces ($2) that is not what the rule says. */
-const RESOLVE_RUNS = `WITH RECURSIVE t AS (
-     SELECT r.* FROM ${byTrace('trace_id, span_id, parent_span_id, own_run, own_parent_run')}
+/**
+ * The stored spans of these traces ($2) whose run is not what the rule says, locked, with
+ * the run and parent run they take.
+ */
+export const RESOLVE_RUNS = `WITH RECURSIVE t AS (
+     SELECT r.*
+       FROM ${byTrace('trace_id, span_id, parent_span_id, own_run, own_parent_run, run_id AS stored_run, parent_run AS stored_parent')}
    ), tree AS (
      SELECT s.trace_id, s.span_id,
             COALESCE(s.own_run, 'trace:' || encode(s.trace_id, 'hex')) AS run_id,
@@ -46,9 +56,16 @@ const RESOLVE_RUNS = `WITH RECURSIVE t AS (
      SELECT trace_id, span_id, run_id,
             max(parent_run) OVER (PARTITION BY run_id) AS parent_run
      FROM tree
+     UNION ALL
+     -- a span no root reaches (a parent chain that loops back on itself) still belongs to a run
+     SELECT s.trace_id, s.span_id, COALESCE(s.own_run, 'trace:' || encode(s.trace_id, 'hex')), s.stored_parent
+     FROM t s
+     WHERE s.stored_run IS NULL
+       AND NOT EXISTS (SELECT 1 FROM tree x WHERE x.trace_id = s.trace_id AND x.span_id = s.span_id)
    )
-   UPDATE tapedeck_store.spans s
-      SET run_id = d.run_id, parent_run = d.parent_run
+   SELECT s.tableoid::text AS t, s.ctid::text AS c, d.run_id, d.parent_run
      FROM derived d
-    WHERE s.tenant = $1 AND s.trace_id = d.trace_id AND s.span_id = d.span_id
-      AND (s.run_id IS DISTINCT FROM d.run_id OR s.parent_run IS DISTINCT FROM d.parent_run)`;
+     CROSS JOIN LATERAL (SELECT tableoid, ctid FROM tapedeck_store.spans
+                          WHERE tenant = $1 AND trace_id = d.trace_id AND span_id = d.span_id
+                            AND (run_id IS DISTINCT FROM d.run_id OR parent_run IS DISTINCT FROM d.parent_run)
+                          FOR UPDATE) s`;

@@ -5,6 +5,7 @@
  * even when the statistics say the tenant holds only a few rows.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RESOLVE_RUNS } from '../../src/tapes/resolve-runs.js';
 import { CHILD_RUNS, SETTLE_PARENTS } from '../../src/tapes/run-parents.js';
 import {
   readLogsFor,
@@ -98,6 +99,7 @@ describe.each(databaseKinds)('look-ups by key on %s', (kind) => {
           [CHILD_RUNS, byTrace, /^spans/],
           [LOCK_SPANS, byPair, /^spans/],
           [UPDATE_RUNS, byRow, /^spans/],
+          [RESOLVE_RUNS, byTrace, /^spans/],
         ] as const) {
           const scans = await scanConditions(t.db, sql, [...params], table);
           expect(scans.length).toBeGreaterThan(0);
