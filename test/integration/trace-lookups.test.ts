@@ -5,8 +5,9 @@
  * even when the statistics say the tenant holds only a few rows.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RESOLVE_RUNS } from '../../src/tapes/resolve-runs.js';
-import { CHILD_RUNS, SETTLE_PARENTS } from '../../src/tapes/run-parents.js';
+import type { Queryable } from '../../src/store/database.js';
+import { RESOLVE_RUNS, resolveRuns } from '../../src/tapes/resolve-runs.js';
+import { CHILD_RUNS, SETTLE_PARENTS, settleRunParents } from '../../src/tapes/run-parents.js';
 import {
   readLogsFor,
   readRunNodes,
@@ -153,12 +154,43 @@ describe.each(databaseKinds)('look-ups by key on %s', (kind) => {
     );
   });
 
-  // PGlite runs one transaction at a time: there is nothing to wait for
-  it.skipIf(kind === 'pglite')(
-    'sets the run of a span another transaction is updating, once that commits',
-    async () => {
-      const traceId = await hex(trace(7));
-      const spanId = await hex(span(7, 2));
+  // Each writer finds and locks its rows, then writes them where found: a row another
+  // transaction is updating is waited for and written once that commits, never skipped.
+  // PGlite runs one transaction at a time: there is nothing to wait for.
+  const writers: {
+    name: string;
+    trace: number;
+    before?: (traceId: string) => string;
+    write: (tx: Queryable, traceId: string, spanId: string) => Promise<void>;
+    expected: (traceId: string) => { run_id: string; parent_run: string | null };
+  }[] = [
+    {
+      name: 'sets the run of a span',
+      trace: 7,
+      write: (tx, traceId, spanId) => updateRuns(tx, 'stale', [{ traceId, spanId, runId: 'mine', parentRun: 'mine' }]),
+      expected: () => ({ run_id: 'mine', parent_run: 'mine' }),
+    },
+    {
+      name: "settles a child run's parent run on a span",
+      trace: 9,
+      before: (traceId) => `UPDATE tapedeck_store.spans SET own_parent_run = 'named parent'
+                             WHERE tenant = 'stale' AND trace_id = '\\x${traceId}' AND span_id = ${span(9, 1)}`,
+      write: (tx, traceId) => settleRunParents(tx, 'stale', [Buffer.from(traceId, 'hex')], ['run 9']),
+      expected: () => ({ run_id: 'run 9', parent_run: 'named parent' }),
+    },
+    {
+      name: 'resolves the run of a span in SQL',
+      trace: 11,
+      write: (tx, traceId) => resolveRuns(tx, 'stale', [Buffer.from(traceId, 'hex')]),
+      expected: (traceId) => ({ run_id: `trace:${traceId}`, parent_run: null }),
+    },
+  ];
+  it.skipIf(kind === 'pglite').each(writers.map((w) => [w.name, w] as const))(
+    '%s another transaction is updating, once that commits',
+    async (_, { trace: n, before, write, expected }) => {
+      const traceId = await hex(trace(n));
+      const spanId = await hex(span(n, 2));
+      if (before) await t.db.query(before(traceId));
       const key = `tenant = 'stale' AND trace_id = '\\x${traceId}' AND span_id = '\\x${spanId}'`;
       const { fired: holding, fire: release } = signal();
       const { fired: hasUpdated, fire: updated } = signal();
@@ -171,7 +203,7 @@ describe.each(databaseKinds)('look-ups by key on %s', (kind) => {
       await hasUpdated;
       let done = false;
       const mine = t.db
-        .transaction((tx) => updateRuns(tx, 'stale', [{ traceId, spanId, runId: 'mine', parentRun: 'my parent' }]))
+        .transaction((tx) => write(tx, traceId, spanId))
         .then(() => {
           done = true;
         });
@@ -179,10 +211,10 @@ describe.each(databaseKinds)('look-ups by key on %s', (kind) => {
       expect(done).toBe(false); // waiting for the other's row lock
       release();
       await Promise.all([other, mine]);
-      const [row] = await t.db.query<{ run_id: string; parent_run: string }>(
+      const [row] = await t.db.query<{ run_id: string; parent_run: string | null }>(
         `SELECT run_id, parent_run FROM tapedeck_store.spans WHERE ${key}`,
       );
-      expect(row).toEqual({ run_id: 'mine', parent_run: 'my parent' });
+      expect(row).toEqual(expected(traceId));
     },
   );
 });
