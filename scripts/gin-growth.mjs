@@ -8,9 +8,8 @@
 //
 // Run:  node scripts/gin-growth.mjs     (no build needed; about 10 min with the defaults)
 // Needs a PostgreSQL server: TAPEDECK_BENCH_DATABASE_URL, else TAPEDECK_TEST_DATABASE_URL,
-// else postgres://postgres@127.0.0.1:5432/test. The database is dropped afterwards.
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+// else postgres://postgres@127.0.0.1:5432/test, beside which a scratch database is made and dropped.
+import { openScratchDatabase } from '../bench/lib/scratch-database.mjs';
 
 const server =
   process.env.TAPEDECK_BENCH_DATABASE_URL ??
@@ -53,21 +52,16 @@ function message() {
   return { literal: `{${sorted.join(',')}}`, count: sorted.length };
 }
 
-const name = `tapedeck_gin_growth_${randomBytes(4).toString('hex')}`;
-const admin = new pg.Client({ connectionString: server });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${name}`);
-const url = new URL(server);
-url.pathname = `/${name}`;
-const db = new pg.Client({ connectionString: url.toString() });
-await db.connect();
+const scratch = await openScratchDatabase('gin_growth', server);
+const { db } = scratch;
 try {
+  await db.connect();
   const [settings] = (
     await db.query(
-      "SELECT current_setting('shared_buffers') AS sb, current_setting('gin_pending_list_limit') AS pending, version() AS v",
+      "SELECT current_setting('shared_buffers') AS sb, current_setting('gin_pending_list_limit') AS pending",
     )
   ).rows;
-  console.log(`${settings.v}; shared_buffers ${settings.sb}, gin_pending_list_limit ${settings.pending}`);
+  console.log(`shared_buffers ${settings.sb}, gin_pending_list_limit ${settings.pending}`);
   console.log(`vocabulary ${VOCABULARY}, ${TOKENS} words drawn a message, batches of ${BATCH}`);
   await db.query('CREATE TABLE messages (id bigserial, words bigint[])');
   await db.query('ALTER TABLE messages ALTER COLUMN words SET STORAGE EXTERNAL');
@@ -100,7 +94,5 @@ try {
     }
   }
 } finally {
-  await db.end();
-  await admin.query(`DROP DATABASE ${name}`);
-  await admin.end();
+  await scratch.cleanup();
 }

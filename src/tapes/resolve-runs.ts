@@ -11,23 +11,12 @@
  */
 import type { Queryable } from '../store/database.js';
 import { byTrace } from './key-probes.js';
-import { UPDATE_RUNS } from './trace-store.js';
+import { type RunAt, writeRunsAt } from './trace-store.js';
 
 export async function resolveRuns(tx: Queryable, tenant: string, traceIds: readonly Buffer[]): Promise<void> {
   if (traceIds.length === 0) return;
-  // Found and locked in one statement, then written where found, as updateRuns does: joined
-  // to the spans by key, the update could be planned as a scan of the tenant's spans.
-  const found = await tx.query<{ t: string; c: string; run_id: string; parent_run: string | null }>(RESOLVE_RUNS, [
-    tenant,
-    traceIds,
-  ]);
-  if (found.length === 0) return;
-  await tx.query(UPDATE_RUNS, [
-    found.map((f) => f.t),
-    found.map((f) => f.c),
-    found.map((f) => f.run_id),
-    found.map((f) => f.parent_run),
-  ]);
+  // found and locked by one statement, written where found by the next
+  await writeRunsAt(tx, await tx.query<RunAt>(RESOLVE_RUNS, [tenant, traceIds]));
 }
 
 /**

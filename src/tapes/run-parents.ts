@@ -14,7 +14,7 @@
  */
 import type { Queryable } from '../store/database.js';
 import { byTrace } from './key-probes.js';
-import { UPDATE_RUNS } from './trace-store.js';
+import { type RunAt, writeRunsAt } from './trace-store.js';
 
 /**
  * `childRuns`: the runs of these traces that have a parent run, when the caller resolved them
@@ -28,22 +28,12 @@ export async function settleRunParents(
 ): Promise<void> {
   if (traceIds.length === 0) return;
   // Most writes start no child run, and then there is nothing more to do. Asked inside the
-  // one statement below, the planner could scan every stored span on each write.
+  // statement below, the planner could scan every stored span on each write.
   const children =
     childRuns ?? (await tx.query<{ run_id: string }>(CHILD_RUNS, [tenant, traceIds])).map((c) => c.run_id);
   if (children.length === 0) return;
-  // Locked in a statement of its own, then updated where found, as updateRuns does.
-  const found = await tx.query<{ t: string; c: string; run_id: string; parent_run: string | null }>(SETTLE_PARENTS, [
-    tenant,
-    children,
-  ]);
-  if (found.length === 0) return;
-  await tx.query(UPDATE_RUNS, [
-    found.map((f) => f.t),
-    found.map((f) => f.c),
-    found.map((f) => f.run_id),
-    found.map((f) => f.parent_run),
-  ]);
+  // found and locked by one statement, written where found by the next
+  await writeRunsAt(tx, await tx.query<RunAt>(SETTLE_PARENTS, [tenant, children]));
 }
 
 /**

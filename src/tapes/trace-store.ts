@@ -237,10 +237,34 @@ export async function readRunNodes(
 export const LOCK_SPANS = `SELECT r.tableoid::text AS t, r.ctid::text AS c, k.n::int AS n
   FROM ${byPair('tableoid, ctid', 'tapedeck_store.spans', true)}`;
 
-/** Sets run_id and parent_run ($3, $4) of the rows LOCK_SPANS found ($1 partitions, $2 ctids). */
+/** Sets run_id and parent_run ($3, $4) of rows a locking read found ($1 partitions, $2 ctids). */
 export const UPDATE_RUNS = `UPDATE tapedeck_store.spans s SET run_id = u.run_id, parent_run = u.parent_run
     FROM unnest($1::oid[], $2::tid[], $3::text[], $4::text[]) AS u(t, c, run_id, parent_run)
    WHERE s.tableoid = u.t AND s.ctid = u.c`;
+
+/** A stored span's row as a read that locked it found it (partition, ctid), and its new run. */
+export interface RunAt {
+  t: string;
+  c: string;
+  run_id: string | null;
+  parent_run: string | null;
+}
+
+/**
+ * Writes each row's run where a locking read of this transaction found it. Joined to the
+ * spans by key, such an update could be planned as a scan of the tenant's spans, as `= ANY`
+ * could; and locked by an earlier statement, no concurrent update can move a row in between
+ * (a ctid read in the updating statement itself would then miss it).
+ */
+export async function writeRunsAt(tx: Queryable, rows: readonly RunAt[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.query(UPDATE_RUNS, [
+    rows.map((r) => r.t),
+    rows.map((r) => r.c),
+    rows.map((r) => r.run_id),
+    rows.map((r) => r.parent_run),
+  ]);
+}
 
 /** Sets run_id and parent_run of stored spans (those whose run changed, each once). */
 export async function updateRuns(
@@ -249,20 +273,15 @@ export async function updateRuns(
   changes: readonly (RunOf & { traceId: string; spanId: string })[],
 ): Promise<void> {
   if (changes.length === 0) return;
-  // Joined to the spans by key, the list could be planned as a scan of the tenant's spans, as
-  // `= ANY` could. So each span is found by a probe of its key and locked, then updated where
-  // it was found; locked in a statement before, so no concurrent update can move a row in
-  // between (a ctid read in the same statement would then miss it).
   const found = await tx.query<{ t: string; c: string; n: number }>(LOCK_SPANS, [
     tenant,
     ...pairParams(changes.map((c) => [c.traceId, c.spanId] as const)),
   ]);
-  if (found.length === 0) return;
-  const changeOf = (f: { n: number }) => changes[Number(f.n) - 1];
-  await tx.query(UPDATE_RUNS, [
-    found.map((f) => f.t),
-    found.map((f) => f.c),
-    found.map((f) => changeOf(f).runId),
-    found.map((f) => changeOf(f).parentRun),
-  ]);
+  await writeRunsAt(
+    tx,
+    found.map(({ t, c, n }) => {
+      const change = changes[Number(n) - 1];
+      return { t, c, run_id: change.runId, parent_run: change.parentRun };
+    }),
+  );
 }
