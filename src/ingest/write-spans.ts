@@ -33,12 +33,12 @@ import { resolveRunsInMemory, type RunNode } from '../tapes/run-resolution.js';
 import { settleRunParents } from '../tapes/run-parents.js';
 import { resolveRuns } from '../tapes/resolve-runs.js';
 import { hexToBytes, spanToRow, spanWriteColumns } from '../tapes/span-rows.js';
+import { spanKey } from '../tapes/span-tree.js';
 import {
   distinct,
   lockTraces,
   readLogsFor,
   readRunNodes,
-  spanKey,
   tryLockTraces,
   updateRuns,
   upsertSteps,

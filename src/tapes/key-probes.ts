@@ -6,9 +6,7 @@
  * fast-growing table (docs/architecture.md, "Message store").
  */
 import { hexToBytes } from './span-rows.js';
-
-/** A span's key in maps and sets: its trace id and span id (hex). */
-export const spanKey = (traceId: string, spanId: string) => `${traceId}/${spanId}`;
+import { spanKey } from './span-tree.js';
 
 /** FROM items: each trace id of $2 (`k.id`) and `columns` of `table`'s rows of it (`r`). */
 export const byTrace = (columns: string, table = 'tapedeck_store.spans') =>

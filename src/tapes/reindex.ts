@@ -14,7 +14,8 @@ import { resolveRuns } from './resolve-runs.js';
 import { settleRunParents } from './run-parents.js';
 import { IMPORTED_FROM_CASSETTE, rowToSpanRecord, spanSelectList } from './span-rows.js';
 import { deleteUnreferencedMessages } from './message-rows.js';
-import { lockTraces, readLogsFor, spanKey, upsertSteps } from './trace-store.js';
+import { spanKey } from './span-tree.js';
+import { lockTraces, readLogsFor, upsertSteps } from './trace-store.js';
 
 /** Whether any stored step was derived by a normalizer older than `version` (reindex would redo it). */
 export async function hasStepsOlderThan(db: Queryable, version: number): Promise<boolean> {

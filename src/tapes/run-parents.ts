@@ -45,7 +45,7 @@ export const CHILD_RUNS = `SELECT DISTINCT r.run_id FROM ${byTrace('run_id, pare
 
 /**
  * The spans of each child run of $2 whose parent run is not the one the rules above choose,
- * locked, with their run and that parent run: UPDATE_RUNS then writes it. Every read of the
+ * locked, with their run and that parent run, for writeRunsAt. Every read of the
  * spans and steps is a probe of its key (key-probes.ts), whatever the statistics say; the
  * EXISTS stays a probe too (OFFSET 0): under lagging statistics PostgreSQL answered it from a
  * hash of every step of the tenant.

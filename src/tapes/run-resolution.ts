@@ -20,7 +20,7 @@
  * two equal over random traces on PGlite and PostgreSQL.
  */
 
-import { spanKey } from './key-probes.js';
+import { spanKey } from './span-tree.js';
 
 /** A span's run facts; runId and parentRun are what is stored now (null for a new span). */
 export interface RunNode {

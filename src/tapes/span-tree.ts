@@ -15,6 +15,7 @@ export interface SpanLinkRow {
   parent_span_id: string | null;
 }
 
+/** A span's key in maps and sets: its trace id and span id (hex). */
 export function spanKey(traceId: string, spanId: string): string {
   return `${traceId}/${spanId}`;
 }

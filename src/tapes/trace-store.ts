@@ -10,9 +10,9 @@ import { hexToBytes, logSelectList, rowToLogRecord, rowToSpanRecord, spanSelectL
 import { type MessageIds, stepColumns, stepToRow, stepUpsertTail } from './step-rows.js';
 import { insertMessages, messagesOf } from './message-rows.js';
 import type { RunNode, RunOf } from './run-resolution.js';
-import { byPair, byTrace, pairParams, spanKey } from './key-probes.js';
+import { byPair, byTrace, pairParams } from './key-probes.js';
+import { spanKey } from './span-tree.js';
 
-export { spanKey } from './key-probes.js';
 export const distinct = <T>(values: readonly T[]): T[] => [...new Set(values)];
 
 /**
@@ -273,14 +273,16 @@ export async function updateRuns(
   changes: readonly (RunOf & { traceId: string; spanId: string })[],
 ): Promise<void> {
   if (changes.length === 0) return;
+  // LOCK_SPANS answers with the index of the pair: each pair once, so it names its change
+  const once = [...new Map(changes.map((c) => [spanKey(c.traceId, c.spanId), c])).values()];
   const found = await tx.query<{ t: string; c: string; n: number }>(LOCK_SPANS, [
     tenant,
-    ...pairParams(changes.map((c) => [c.traceId, c.spanId] as const)),
+    ...pairParams(once.map((c) => [c.traceId, c.spanId] as const)),
   ]);
   await writeRunsAt(
     tx,
     found.map(({ t, c, n }) => {
-      const change = changes[Number(n) - 1];
+      const change = once[Number(n) - 1];
       return { t, c, run_id: change.runId, parent_run: change.parentRun };
     }),
   );

@@ -26,18 +26,24 @@ export async function scanConditions(db: Queryable, sql: string, params: unknown
 }
 
 /**
- * Gives `table` (and each of its partitions) the statistics a fast-growing table has between
- * two ANALYZEs, few rows on many pages, until `run` ends; then ANALYZE puts real ones back.
+ * Gives each table (and each of its partitions) the statistics a fast-growing table has
+ * between two ANALYZEs, few rows on many pages, until `run` ends; then ANALYZE puts real ones
+ * back.
  */
-export async function withLaggingStatistics<T>(db: Queryable, table: string, run: () => Promise<T>): Promise<T> {
+export async function withLaggingStatistics<T>(
+  db: Queryable,
+  tables: string | readonly string[],
+  run: () => Promise<T>,
+): Promise<T> {
+  const names = typeof tables === 'string' ? [tables] : tables;
   await db.query(
     `UPDATE pg_class SET reltuples = 500, relpages = 200000
-      WHERE oid = $1::regclass OR oid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = $1::regclass)`,
-    [table],
+      WHERE oid = ANY($1::regclass[]) OR oid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = ANY($1::regclass[]))`,
+    [names],
   );
   try {
     return await run();
   } finally {
-    await db.query(`ANALYZE ${table}`);
+    for (const table of names) await db.query(`ANALYZE ${table}`);
   }
 }

@@ -121,8 +121,7 @@ describe.each(databaseKinds)('the plans of ingest on %s', (kind) => {
       );
     };
     const tables = ['spans', 'steps', 'messages', 'logs'].map((name) => `tapedeck_store.${name}`);
-    const lagging = (run: () => Promise<void>) =>
-      tables.reduce<() => Promise<void>>((inner, table) => () => withLaggingStatistics(t.db, table, inner), run)();
+    const lagging = (run: () => Promise<void>) => withLaggingStatistics(t.db, tables, run);
 
     await lagging(ingestAll).finally(() => chunked.close());
     // the paths that read what is stored were all taken

@@ -71,87 +71,83 @@ describe.each(databaseKinds)('look-ups by key on %s', (kind) => {
     );
     const ids = (list: string[]) => list.map((h) => Buffer.from(h, 'hex'));
 
-    await withLaggingStatistics(t.db, 'tapedeck_store.spans', () =>
-      withLaggingStatistics(t.db, 'tapedeck_store.logs', async () => {
-        const byTrace = ['stale', ids(traceIds)];
-        const byPair = ['stale', ids(pairs.map(([tr]) => tr)), ids(pairs.map(([, s]) => s))];
-        // the hazard: under these statistics PostgreSQL 15 reads the tenant for a plain
-        // `= ANY` and filters (PGlite's planner probes the key here)
-        if (kind === 'postgres') {
-          const plain = await scanConditions(
-            t.db,
-            'SELECT span_id FROM tapedeck_store.spans WHERE tenant = $1 AND trace_id = ANY($2::bytea[])',
-            byTrace,
-            /^spans/,
-          );
-          expect(plain.some((by) => !by.includes('trace_id'))).toBe(true);
-        }
-        // where the asked spans' rows are, as LOCK_SPANS answers, for the plan of UPDATE_RUNS
-        const rows = await t.db.query<{ t: string; c: string }>(
-          `SELECT tableoid::text AS t, ctid::text AS c FROM tapedeck_store.spans
+    await withLaggingStatistics(t.db, ['tapedeck_store.spans', 'tapedeck_store.logs'], async () => {
+      const byTrace = ['stale', ids(traceIds)];
+      const byPair = ['stale', ids(pairs.map(([tr]) => tr)), ids(pairs.map(([, s]) => s))];
+      // the hazard: under these statistics PostgreSQL 15 reads the tenant for a plain
+      // `= ANY` and filters (PGlite's planner probes the key here)
+      if (kind === 'postgres') {
+        const plain = await scanConditions(
+          t.db,
+          'SELECT span_id FROM tapedeck_store.spans WHERE tenant = $1 AND trace_id = ANY($2::bytea[])',
+          byTrace,
+          /^spans/,
+        );
+        expect(plain.some((by) => !by.includes('trace_id'))).toBe(true);
+      }
+      // where the asked spans' rows are, as LOCK_SPANS answers, for the plan of UPDATE_RUNS
+      const rows = await t.db.query<{ t: string; c: string }>(
+        `SELECT tableoid::text AS t, ctid::text AS c FROM tapedeck_store.spans
             WHERE tenant = 'stale' AND (trace_id, span_id) IN (SELECT * FROM unnest($1::bytea[], $2::bytea[]))`,
-          byPair.slice(1),
+        byPair.slice(1),
+      );
+      expect(rows).toHaveLength(pairs.length);
+      const byRow = [rows.map((r) => r.t), rows.map((r) => r.c), rows.map(() => 'x'), rows.map(() => null)];
+      for (const [sql, params, table] of [
+        [STORED_RUN_NODES, byTrace, /^spans/],
+        [STORED_SPANS, byPair, /^spans/],
+        [CHILD_RUNS, byTrace, /^spans/],
+        [LOCK_SPANS, byPair, /^spans/],
+        [UPDATE_RUNS, byRow, /^spans/],
+        [RESOLVE_RUNS, byTrace, /^spans/],
+      ] as const) {
+        const scans = await scanConditions(t.db, sql, [...params], table);
+        expect(scans.length).toBeGreaterThan(0);
+        // a span's row is read by its key, or by where a probe of its key found it
+        for (const by of scans) expect(by).toMatch(/trace_id|ctid/);
+      }
+      // parent runs settled: spans by run (its own index) or by trace, steps by trace and span
+      await withLaggingStatistics(t.db, 'tapedeck_store.steps', async () => {
+        const params = ['stale', ['run 3', 'run 8']];
+        const spanScans = await scanConditions(t.db, SETTLE_PARENTS, params, /^spans/);
+        expect(spanScans.length).toBeGreaterThan(2);
+        for (const by of spanScans) expect(by).toMatch(/trace_id|run_id/);
+        // and by run through the index that leads with the run, not one it filters inside
+        const byIndex = await scanConditions(t.db, SETTLE_PARENTS, params, /^spans.*(_idx|_pkey)$/);
+        const byRunIndex = await scanConditions(t.db, SETTLE_PARENTS, params, /_run_id_start_ns_idx$/);
+        expect(byRunIndex.length).toBeGreaterThan(1);
+        expect(byIndex.filter((by) => by.includes('run_id'))).toHaveLength(byRunIndex.length);
+        const stepScans = await scanConditions(t.db, SETTLE_PARENTS, params, /^steps/);
+        expect(stepScans.length).toBeGreaterThan(0);
+        for (const by of stepScans) expect(by).toMatch(/trace_id/);
+      });
+
+      const nodes = await t.db.transaction((tx) => readRunNodes(tx, 'stale', traceIds));
+      expect(nodes.size).toBe(asked.length * SPANS_PER_TRACE);
+      expect(new Set([...nodes.values()].map((n) => n.traceId))).toEqual(new Set(traceIds));
+
+      // a pair asked twice is read once
+      const spans = await t.db.transaction((tx) => readSpans(tx, 'stale', [...pairs, pairs[0]]));
+      expect(spans.map((s) => `${s.traceId}/${s.spanId}`).sort()).toEqual(pairs.map(([tr, s]) => `${tr}/${s}`).sort());
+
+      // the spans asked for take a new run, and only they
+      const moved = await t.db.transaction(async (tx) => {
+        await updateRuns(
+          tx,
+          'stale',
+          pairs.map(([traceId, spanId]) => ({ traceId, spanId, runId: 'moved', parentRun: 'parent' })),
         );
-        expect(rows).toHaveLength(pairs.length);
-        const byRow = [rows.map((r) => r.t), rows.map((r) => r.c), rows.map(() => 'x'), rows.map(() => null)];
-        for (const [sql, params, table] of [
-          [STORED_RUN_NODES, byTrace, /^spans/],
-          [STORED_SPANS, byPair, /^spans/],
-          [CHILD_RUNS, byTrace, /^spans/],
-          [LOCK_SPANS, byPair, /^spans/],
-          [UPDATE_RUNS, byRow, /^spans/],
-          [RESOLVE_RUNS, byTrace, /^spans/],
-        ] as const) {
-          const scans = await scanConditions(t.db, sql, [...params], table);
-          expect(scans.length).toBeGreaterThan(0);
-          // a span's row is read by its key, or by where a probe of its key found it
-          for (const by of scans) expect(by).toMatch(/trace_id|ctid/);
-        }
-        // parent runs settled: spans by run (its own index) or by trace, steps by trace and span
-        await withLaggingStatistics(t.db, 'tapedeck_store.steps', async () => {
-          const params = ['stale', ['run 3', 'run 8']];
-          const spanScans = await scanConditions(t.db, SETTLE_PARENTS, params, /^spans/);
-          expect(spanScans.length).toBeGreaterThan(2);
-          for (const by of spanScans) expect(by).toMatch(/trace_id|run_id/);
-          // and by run through the index that leads with the run, not one it filters inside
-          const byIndex = await scanConditions(t.db, SETTLE_PARENTS, params, /^spans.*(_idx|_pkey)$/);
-          const byRunIndex = await scanConditions(t.db, SETTLE_PARENTS, params, /_run_id_start_ns_idx$/);
-          expect(byRunIndex.length).toBeGreaterThan(1);
-          expect(byIndex.filter((by) => by.includes('run_id'))).toHaveLength(byRunIndex.length);
-          const stepScans = await scanConditions(t.db, SETTLE_PARENTS, params, /^steps/);
-          expect(stepScans.length).toBeGreaterThan(0);
-          for (const by of stepScans) expect(by).toMatch(/trace_id/);
-        });
+        return readRunNodes(tx, 'stale', traceIds);
+      });
+      const movedKeys = [...moved.values()].filter((n) => n.runId === 'moved' && n.parentRun === 'parent');
+      expect(movedKeys.map((n) => `${n.traceId}/${n.spanId}`).sort()).toEqual(
+        pairs.map(([tr, s]) => `${tr}/${s}`).sort(),
+      );
 
-        const nodes = await t.db.transaction((tx) => readRunNodes(tx, 'stale', traceIds));
-        expect(nodes.size).toBe(asked.length * SPANS_PER_TRACE);
-        expect(new Set([...nodes.values()].map((n) => n.traceId))).toEqual(new Set(traceIds));
-
-        // a pair asked twice is read once
-        const spans = await t.db.transaction((tx) => readSpans(tx, 'stale', [...pairs, pairs[0]]));
-        expect(spans.map((s) => `${s.traceId}/${s.spanId}`).sort()).toEqual(
-          pairs.map(([tr, s]) => `${tr}/${s}`).sort(),
-        );
-
-        // the spans asked for take a new run, and only they
-        const moved = await t.db.transaction(async (tx) => {
-          await updateRuns(
-            tx,
-            'stale',
-            pairs.map(([traceId, spanId]) => ({ traceId, spanId, runId: 'moved', parentRun: 'parent' })),
-          );
-          return readRunNodes(tx, 'stale', traceIds);
-        });
-        const movedKeys = [...moved.values()].filter((n) => n.runId === 'moved' && n.parentRun === 'parent');
-        expect(movedKeys.map((n) => `${n.traceId}/${n.spanId}`).sort()).toEqual(
-          pairs.map(([tr, s]) => `${tr}/${s}`).sort(),
-        );
-
-        const logs = await t.db.transaction((tx) => readLogsFor(tx, 'stale', spans));
-        expect(logs.size).toBe(asked.length);
-        for (const list of logs.values()) expect(list.map((l) => l.timeUnixNano)).toEqual([1998n, 1999n]);
-      }),
-    );
+      const logs = await t.db.transaction((tx) => readLogsFor(tx, 'stale', spans));
+      expect(logs.size).toBe(asked.length);
+      for (const list of logs.values()) expect(list.map((l) => l.timeUnixNano)).toEqual([1998n, 1999n]);
+    });
   });
 
   // Each writer finds and locks its rows, then writes them where found: a row another
