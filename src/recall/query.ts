@@ -34,6 +34,8 @@ export interface RankedWords {
   words: string[];
   /** the first `rare` words are in fewer than RARITY_CAP steps and messages each */
   rare: number;
+  /** steps and messages holding each word, counted up to RARITY_CAP (a word alone: not counted) */
+  counts: number[];
 }
 
 /**
@@ -46,7 +48,7 @@ export async function rarestFirst(
   words: readonly string[],
   options: QueryOptions = {},
 ): Promise<RankedWords> {
-  if (words.length < 2) return { words: [...words], rare: words.length };
+  if (words.length < 2) return { words: [...words], rare: words.length, counts: [] };
   const rows = await db.query<{ w: string; n: bigint | number }>(
     `SELECT q.w::text AS w,
             (SELECT count(*) FROM (SELECT 1 FROM tapedeck_store.steps
@@ -59,7 +61,8 @@ export async function rarestFirst(
   );
   const count = new Map(rows.map((r) => [r.w, Number(r.n)]));
   const ranked = [...words].sort((a, b) => (count.get(a) ?? 0) - (count.get(b) ?? 0));
-  return { words: ranked, rare: ranked.filter((w) => (count.get(w) ?? 0) < RARITY_CAP).length };
+  const counts = ranked.map((w) => count.get(w) ?? 0);
+  return { words: ranked, rare: counts.filter((n) => n < RARITY_CAP).length, counts };
 }
 
 /**
@@ -71,60 +74,113 @@ export async function rarestFirst(
  * as it needs, where grouping would read every message of a common word before its steps.
  */
 const IDS_PER_SCAN = 16;
+
 const NEXT_IDS = Array.from({ length: IDS_PER_SCAN - 1 }, (_, i) => `lead(m.id, ${i + 1}) OVER ()`).join(', ');
 
 /**
- * The steps holding every word ($1 tenant, $2 words, distinct, the one to start from first,
- * $4 how many of them are rare): trace_id and span_id. The steps holding the first word in
- * their own words or in one of their messages (the messages through their words' GIN index,
- * their steps through the message lists', IDS_PER_SCAN ids at a time), each checked
- * for the other words in its own words or in a message it holds: a rare word's messages
- * are read once into a hash table of ids, and the step's ids looked up in it; a
- * common word's (it would fill the table with most messages) are looked up in the step's
- * messages, where it is likely in one of the first. A step holding several such messages is
- * found once per list and chunk: UNION in a recursive query drops the repeats as the rows come
- * (its recursive part adds nothing), where DISTINCT reads every match first, so a LIMIT over
- * this stops reading a common word's steps once it has enough.
+ * The steps holding the first word of $2 in their own words or in one of their messages
+ * (the messages through their words' GIN index, their steps through the message lists',
+ * IDS_PER_SCAN ids at a time): trace_id, span_id, their own words, and the ids of their
+ * lists' messages. A step holding several such messages is found once per list and chunk.
  */
-const MATCHING_STEPS = `WITH RECURSIVE first_messages AS (
+const FIRST_WORD_STEPS = `WITH RECURSIVE first_messages AS (
       SELECT array_remove(f.ids, NULL) AS ids
         FROM (SELECT row_number() OVER () AS n, ARRAY[m.id, ${NEXT_IDS}] AS ids
                 FROM tapedeck_store.messages m
                WHERE m.tenant = $1 AND m.words @> ($2::bigint[])[1:1]) f
        WHERE f.n % ${IDS_PER_SCAN} = 1),
+    first_word_steps AS (
+      SELECT st.trace_id, st.span_id, st.words,
+             coalesce(st.request_messages, '{}') || coalesce(st.response_messages, '{}') AS messages
+        FROM tapedeck_store.steps st
+       WHERE st.tenant = $1 AND st.words @> ($2::bigint[])[1:1]
+      UNION ALL
+      SELECT st.trace_id, st.span_id, st.words,
+             coalesce(st.request_messages, '{}') || coalesce(st.response_messages, '{}')
+        FROM first_messages f
+        JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.request_messages && f.ids
+      UNION ALL
+      SELECT st.trace_id, st.span_id, st.words,
+             coalesce(st.request_messages, '{}') || coalesce(st.response_messages, '{}')
+        FROM first_messages f
+        JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.response_messages && f.ids)`;
+
+/**
+ * How many times as many steps and messages the other words must have as the first for its
+ * steps to be collected (COLLECTED_MATCHES): each of the first word's brings the calls that
+ * resend it and their messages, where the hash tables read each of the others' once. The
+ * crossover measured on conversations: docs/benchmarks.md, "Recall at 1M conversation spans".
+ */
+const COLLECT_RATIO = 200;
+
+/** Whether step c holds word q.w, rare, in its own words or in one of its messages. */
+const HOLDS_RARE = `coalesce(c.words @> ARRAY[q.w], false)
+        OR coalesce((SELECT bool_or((q.w, d.id) IN (SELECT w, id FROM rare_messages))
+                       FROM unnest(c.messages) AS d(id)), false)`;
+
+/**
+ * The steps holding every word ($1 tenant, $2 words, distinct, the rarest first, the first
+ * `rare` of them rare), as they come: trace_id and span_id. Each step of the first word is
+ * checked for the others: a rare word in its hash table, a common word (it would fill the table
+ * with most messages) in the step's messages, where it is likely in one of the first. UNION in
+ * a recursive query drops the repeats as the rows come (its recursive part adds nothing), where
+ * DISTINCT reads every match first, so a LIMIT over this stops reading a common word's steps
+ * once it has enough.
+ */
+const streamedMatches = (rare: number) => `${FIRST_WORD_STEPS},
+    -- the rare words' messages, read once into a hash table of ids: a step holds the word when
+    -- one of its ids is there
     rare_messages AS MATERIALIZED (
       SELECT q.w, m.id
-        FROM unnest(($2::bigint[])[2:$4::int]) AS q(w)
+        FROM unnest(($2::bigint[])[2:${rare}]) AS q(w)
         JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.words @> ARRAY[q.w]),
     found (trace_id, span_id) AS (
   SELECT c.trace_id, c.span_id
-    FROM (SELECT st.trace_id, st.span_id, st.words, st.request_messages, st.response_messages
-            FROM tapedeck_store.steps st
-           WHERE st.tenant = $1 AND st.words @> ($2::bigint[])[1:1]
-          UNION ALL
-          SELECT st.trace_id, st.span_id, st.words, st.request_messages, st.response_messages
-            FROM first_messages f
-            JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.request_messages && f.ids
-          UNION ALL
-          SELECT st.trace_id, st.span_id, st.words, st.request_messages, st.response_messages
-            FROM first_messages f
-            JOIN tapedeck_store.steps st ON st.tenant = $1 AND st.response_messages && f.ids) c
+    FROM first_word_steps c
    WHERE NOT EXISTS (
      SELECT 1 FROM unnest(($2::bigint[])[2:]) WITH ORDINALITY AS q(w, i)
-      WHERE NOT coalesce(c.words @> ARRAY[q.w], false)
-        AND NOT CASE
-          WHEN q.i < $4::int THEN (
-            SELECT coalesce(bool_or((q.w, d.id) IN (SELECT w, id FROM rare_messages)), false)
-              FROM unnest(coalesce(c.request_messages, '{}') || coalesce(c.response_messages, '{}')) AS d(id))
-          ELSE EXISTS (
+      WHERE NOT CASE
+          WHEN q.i < ${rare} THEN ${HOLDS_RARE}
+          ELSE coalesce(c.words @> ARRAY[q.w], false) OR EXISTS (
             SELECT 1
-              FROM unnest(coalesce(c.request_messages, '{}') || coalesce(c.response_messages, '{}')) AS d(id)
+              FROM unnest(c.messages) AS d(id)
               JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.id = d.id
              WHERE m.words @> ARRAY[q.w])
         END)
   UNION
   SELECT trace_id, span_id FROM found WHERE false)
   SELECT trace_id, span_id FROM found`;
+
+/**
+ * The same when the first word is much rarer than the others (COLLECT_RATIO), so its steps
+ * are few: they are collected, then each distinct message they hold is read once for the other
+ * words. A conversation's calls resend the same messages: checked step by step, each was read
+ * once per call, and a rare word's hash table reads every message holding it.
+ */
+const COLLECTED_MATCHES = `${FIRST_WORD_STEPS},
+    candidates AS MATERIALIZED (SELECT * FROM first_word_steps),
+    held AS MATERIALIZED (
+      SELECT q.w, d.id
+        FROM (SELECT DISTINCT d.id FROM candidates c CROSS JOIN unnest(c.messages) AS d(id)) d
+        -- each message by its key (PostgreSQL cannot tell how many there are)
+        CROSS JOIN LATERAL (SELECT m.words FROM tapedeck_store.messages m
+                             WHERE m.tenant = $1 AND m.id = d.id OFFSET 0) m
+        JOIN unnest(($2::bigint[])[2:]) AS q(w) ON m.words @> ARRAY[q.w])
+  SELECT DISTINCT c.trace_id, c.span_id
+    FROM candidates c
+   WHERE NOT EXISTS (
+     SELECT 1 FROM unnest(($2::bigint[])[2:]) AS q(w)
+      WHERE NOT coalesce(c.words @> ARRAY[q.w], false)
+        AND NOT coalesce((SELECT bool_or((q.w, d.id) IN (SELECT w, id FROM held))
+                            FROM unnest(c.messages) AS d(id)), false))`;
+
+/** The steps holding every word: trace_id and span_id, each once. */
+function matchingSteps({ rare, counts }: RankedWords): string {
+  const [first = 0, ...others] = counts;
+  if (others.reduce((a, b) => a + b, 0) > first * COLLECT_RATIO) return COLLECTED_MATCHES;
+  // an integer recall counted, not input: written into the statement
+  return streamedMatches(Math.trunc(rare));
+}
 
 export interface MatchRow {
   run: string;
@@ -142,15 +198,15 @@ export async function newestMatches(
   after: MatchRow | null = null,
   options: QueryOptions = {},
 ): Promise<MatchRow[]> {
-  const params: unknown[] = [tenant, words.words, limit, words.rare];
+  const params: unknown[] = [tenant, words.words, limit];
   let page = '';
   if (after) {
     params.push(after.end_ns.toString(), after.trace_id, after.span_id);
-    page = `WHERE (s.end_ns, m.trace_id, m.span_id) < ($5::bigint, decode($6, 'hex'), decode($7, 'hex'))`;
+    page = `WHERE (s.end_ns, m.trace_id, m.span_id) < ($4::bigint, decode($5, 'hex'), decode($6, 'hex'))`;
   }
   const rows = await db.query<MatchRow>(
     `SELECT s.run_id AS run, s.end_ns, encode(m.trace_id, 'hex') AS trace_id, encode(m.span_id, 'hex') AS span_id
-       FROM (${MATCHING_STEPS}) m
+       FROM (${matchingSteps(words)}) m
        -- each match's span by its key, as firstMatches does
        CROSS JOIN LATERAL (SELECT s.run_id, s.end_ns FROM tapedeck_store.spans s
                             WHERE s.tenant = $1 AND s.trace_id = m.trace_id AND s.span_id = m.span_id
@@ -178,7 +234,7 @@ export async function firstMatches(
   options: QueryOptions = {},
 ): Promise<{ total: number; matches: MatchRow[] }> {
   const rows = await db.query<{ total: bigint | number } & { [K in keyof MatchRow]: MatchRow[K] | null }>(
-    `WITH matching AS MATERIALIZED (SELECT * FROM (${MATCHING_STEPS}) f LIMIT $5::int + 1),
+    `WITH matching AS MATERIALIZED (SELECT * FROM (${matchingSteps(words)}) f LIMIT $4::int + 1),
           total AS (SELECT count(*) AS n FROM matching)
      SELECT t.n AS total, x.run, x.end_ns, x.trace_id, x.span_id
        FROM total t
@@ -190,10 +246,10 @@ export async function firstMatches(
            CROSS JOIN LATERAL (SELECT s.run_id, s.end_ns FROM tapedeck_store.spans s
                                 WHERE s.tenant = $1 AND s.trace_id = m.trace_id AND s.span_id = m.span_id
                                   AND s.run_id IS NOT NULL OFFSET 0) s
-          WHERE t.n <= $5
+          WHERE t.n <= $4
           ORDER BY s.end_ns DESC, m.trace_id DESC, m.span_id DESC
           LIMIT $3) x ON true`,
-    [tenant, words.words, limit, words.rare, maxTotal],
+    [tenant, words.words, limit, maxTotal],
     options,
   );
   // no match: one row of the count alone (the page's columns null)

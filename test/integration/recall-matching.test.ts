@@ -1,0 +1,97 @@
+/**
+ * Recall's two ways of finding the steps that hold every word (src/recall/query.ts) agree with
+ * each other and with a plain statement of the rule, for every word taken first: streamed
+ * (each step of the first word checked for the others, through hash tables of the rare words'
+ * messages or message by message for a common word) and collected (the first word's steps
+ * gathered, their distinct messages read once). Small stores count every word as rare, so the
+ * choice is forced here; recall.test.ts checks the answers the ranking picks.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ingestSpans } from '../../src/ingest/ingest.js';
+import { firstMatches, queryWords, rarestFirst, type RankedWords } from '../../src/recall/query.js';
+import { queryTerms } from '../../src/recall/tokenize.js';
+import { conversationSpans } from '../helpers/conversation-spans.js';
+import { databaseKinds } from '../helpers/databases.js';
+import { openRecallFixture, recallRuns, type RecallFixture } from '../unit/recall/recall-fixtures.js';
+
+/** Queries that find steps, in steps' own words and in messages several calls resend. */
+const FOUND = [
+  'weather Paris',
+  'umbrella drizzle',
+  '天气预报',
+  '北京天气',
+  '北京 天气 forecast',
+  'harbour tide',
+  'harbour tide 上海',
+  'storm lighthouse',
+];
+/** Queries whose words are each found, but never all in one step, or not at all. */
+const NONE = ['umbrella zeppelin', 'shops reviews', 'get_weather reviews', 'weather zyzzyvaquux'];
+
+/** Every step holding each word in its own words or in a message of its lists, as `trace/span`. */
+const RULE = `SELECT encode(st.trace_id, 'hex') || '/' || encode(st.span_id, 'hex') AS key
+  FROM tapedeck_store.steps st
+ WHERE st.tenant = '' AND NOT EXISTS (
+   SELECT 1 FROM unnest($1::bigint[]) AS q(w)
+    WHERE NOT coalesce(st.words @> ARRAY[q.w], false)
+      AND NOT EXISTS (
+        SELECT 1 FROM tapedeck_store.messages m
+         WHERE m.tenant = '' AND m.words @> ARRAY[q.w]
+           AND m.id = ANY (coalesce(st.request_messages, '{}') || coalesce(st.response_messages, '{}'))))`;
+
+/** The words in each order that starts from a different one. */
+const rotations = (words: string[]) => words.map((_, i) => [...words.slice(i), ...words.slice(0, i)]);
+
+describe.each(databaseKinds)('recall matching on %s', (kind) => {
+  let fx: RecallFixture;
+  beforeAll(async () => {
+    fx = await openRecallFixture(kind, recallRuns);
+    // conversations resending their history, sharing a system prompt and some questions
+    const questions = [
+      ['Is the harbour tide high in 上海 today?', 'And the storm warning?', '北京天气 forecast too'],
+      ['Is the harbour tide high in 上海 today?', 'Which lighthouse is open?', 'Any storm near the lighthouse?'],
+      ['What is the tide at noon?', 'Is the harbour closed for the storm?', '北京 天气 forecast please'],
+    ];
+    for (const [i, qs] of questions.entries()) {
+      const spans = conversationSpans({
+        run: `h${i}`, // span ids keep a run's first 8 characters
+        system: 'You answer questions about the harbour and the weather.',
+        questions: qs,
+        answer: (k) => (k === 1 ? 'The lighthouse keeper says the tide turns at six.' : `Noted, ${k}.`),
+      });
+      await ingestSpans(spans, { tenant: '' }, fx.store.ingest);
+    }
+  });
+  afterAll(async () => {
+    await fx?.drop();
+  });
+
+  it('finds the same steps either way, from whichever word it starts', async () => {
+    for (const q of [...FOUND, ...NONE]) {
+      const ranked = await rarestFirst(fx.store.db, '', queryWords(queryTerms(q)));
+      const rule = await fx.store.db.query<{ key: string }>(RULE, [ranked.words]);
+      const expected = rule.map((r) => r.key).sort();
+      expect({ q, found: expected.length > 0 }).toEqual({ q, found: FOUND.includes(q) });
+      for (const words of rotations(ranked.words)) {
+        const n = words.length;
+        const ways: [string, RankedWords][] = [
+          ['streamed, the others rare', { words, rare: n, counts: [] }],
+          ['streamed, the others common', { words, rare: 1, counts: [] }],
+          ['streamed, none rare', { words, rare: 0, counts: [] }],
+          ['collected', { words, rare: n, counts: [0, ...words.slice(1).map(() => 1)] }],
+        ];
+        for (const [way, ranking] of ways) {
+          const found = await firstMatches(fx.store.db, '', ranking, 10_000, 10_000);
+          const keys = found.matches.map((m) => `${m.trace_id}/${m.span_id}`).sort();
+          expect({ q, words, way, total: found.total, keys }).toEqual({
+            q,
+            words,
+            way,
+            total: expected.length,
+            keys: expected,
+          });
+        }
+      }
+    }
+  });
+});
