@@ -22,15 +22,18 @@ export async function readChildRuns(
 ): Promise<ChildRun[]> {
   if (parents.length === 0) return [];
   const rows = await db.query<{ parent_run: string; run: string; first_start_ns: bigint }>(
-    `SELECT parent_run, run, first_start_ns FROM (
-       SELECT parent_run, run_id AS run, min(start_ns) AS first_start_ns,
-              row_number() OVER (PARTITION BY parent_run ORDER BY min(start_ns), run_id) AS position
-         FROM tapedeck_store.spans
-        WHERE tenant = $1 AND parent_run = ANY($2::text[]) AND run_id IS NOT NULL AND run_id <> parent_run
-        GROUP BY parent_run, run_id
-     ) c
-     WHERE position <= $3
-     ORDER BY parent_run, first_start_ns, run`,
+    // a probe of each parent's child runs: with `parent_run = ANY`, PostgreSQL read the
+    // tenant's child-run spans whole when its statistics lagged
+    `SELECT p.parent_run, c.run, c.first_start_ns
+       FROM (SELECT DISTINCT unnest($2::text[]) AS parent_run) p
+       CROSS JOIN LATERAL (
+         SELECT run_id AS run, min(start_ns) AS first_start_ns
+           FROM tapedeck_store.spans
+          WHERE tenant = $1 AND parent_run = p.parent_run AND run_id IS NOT NULL AND run_id <> p.parent_run
+          GROUP BY run_id
+          ORDER BY min(start_ns), run_id
+          LIMIT $3) c
+      ORDER BY p.parent_run, c.first_start_ns, c.run`,
     [tenant, parents, limit],
     options,
   );

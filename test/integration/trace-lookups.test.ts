@@ -19,15 +19,13 @@ import {
   updateRuns,
 } from '../../src/tapes/trace-store.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
-import { scanConditions, withLaggingStatistics } from '../helpers/query-plans.js';
+import { insertSpans, scanConditions, spanIdSql, traceIdSql, withLaggingStatistics } from '../helpers/query-plans.js';
 import { signal } from '../helpers/signal.js';
 
 const TRACES = 400;
 const SPANS_PER_TRACE = 8;
-/** SQL of a trace id, and of a span id, made of numbers (SQL expressions) */
-const trace = (t: string | number) => `substring(sha256(('trace ' || ${t})::bytea) FOR 16)`;
-const span = (t: string | number, k: string | number) =>
-  `substring(sha256(('span ' || ${t} || ' ' || ${k})::bytea) FOR 8)`;
+const trace = traceIdSql;
+const span = spanIdSql;
 
 describe.each(databaseKinds)('look-ups by key on %s', (kind) => {
   let t: TestDatabase;
@@ -35,14 +33,7 @@ describe.each(databaseKinds)('look-ups by key on %s', (kind) => {
 
   beforeAll(async () => {
     t = await createTestDatabase(kind);
-    // spans of ~1.5 KB, a few to a page: tables of hundreds of pages, too large to scan per id
-    await t.db.query(
-      `INSERT INTO tapedeck_store.spans (tenant, trace_id, span_id, name, kind, start_ns, end_ns, status_code,
-                                         attributes, events, links, resource, run_id)
-       SELECT 'stale', ${trace('a.t')}, ${span('a.t', 'b.k')}, 'chat', 1, 1, 1000 + a.t * 10 + b.k, 0,
-              jsonb_build_object('text', repeat('x', 1500)), '[]', '[]', '{}', 'run ' || a.t
-         FROM generate_series(1, ${TRACES}) AS a(t) CROSS JOIN generate_series(1, ${SPANS_PER_TRACE}) AS b(k)`,
-    );
+    await insertSpans(t.db, 'stale', TRACES, SPANS_PER_TRACE);
     // two log records for the first span of every trace, the later one sent first
     await t.db.query(
       `INSERT INTO tapedeck_store.logs (tenant, record_key, trace_id, span_id, time_ns, observed_time_ns,
