@@ -2,6 +2,7 @@
  * Test helper: SpanRecord / LogRecord / StepRow builders with quiet defaults, so a test
  * states only the fields it is about.
  */
+import { createHash } from 'node:crypto';
 import type { Attributes, LogRecord, SpanRecord } from '../../src/spans/span-record.js';
 import type { StepRow } from '../../src/normalize/finish.js';
 
@@ -13,11 +14,16 @@ export function ms(n: number): bigint {
   return T0 + BigInt(n) * MS;
 }
 
-/** A 16-hex span id from a short name, so tests read "agent", "llm1" instead of hex. */
+/**
+ * A 16-hex span id from a name, so tests read "agent", "llm1" instead of hex: a name of up to
+ * 8 characters spelled out, a longer one hashed (cut to 8, `run-a-10` and `run-a-11` would
+ * be one span).
+ */
 export function sid(name: string): string {
   let hex = '';
   for (const ch of name) hex += ch.charCodeAt(0).toString(16).padStart(2, '0');
-  return hex.slice(0, 16).padEnd(16, '0');
+  if (hex.length > 16) return createHash('sha256').update(name).digest('hex').slice(0, 16);
+  return hex.padEnd(16, '0');
 }
 
 export interface SpanInit {

@@ -54,7 +54,7 @@ describe.each(databaseKinds)('recall matching on %s', (kind) => {
     ];
     for (const [i, qs] of questions.entries()) {
       const spans = conversationSpans({
-        run: `h${i}`, // span ids keep a run's first 8 characters
+        run: `harbour-${i}`,
         system: 'You answer questions about the harbour and the weather.',
         questions: qs,
         answer: (k) => (k === 1 ? 'The lighthouse keeper says the tide turns at six.' : `Noted, ${k}.`),
