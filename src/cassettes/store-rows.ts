@@ -6,6 +6,7 @@
  */
 import type { SpanRecord } from '../spans/span-record.js';
 import type { Queryable } from '../store/database.js';
+import { readChildRuns } from '../tapes/child-runs.js';
 import { rowToSpanRecord, spanSelectList } from '../tapes/span-rows.js';
 import type { SpanLine } from './run-files.js';
 
@@ -23,14 +24,8 @@ export async function readTreeRuns(
   const seen = new Set([root]);
   let level = [root];
   while (level.length > 0) {
-    const rows = await db.query<{ run: string; parent_run: string }>(
-      `SELECT run_id AS run, parent_run, min(start_ns) AS first_start_ns
-         FROM tapedeck_store.spans
-        WHERE tenant = $1 AND parent_run = ANY($2::text[]) AND run_id IS NOT NULL AND run_id <> parent_run
-        GROUP BY run_id, parent_run
-        ORDER BY parent_run, first_start_ns, run_id`,
-      [tenant, level],
-    );
+    // every child of the level: past maxRuns in all, the answer is null anyway
+    const rows = await readChildRuns(db, tenant, level, maxRuns + 1);
     level = [];
     for (const r of rows) {
       if (seen.has(r.run)) continue;

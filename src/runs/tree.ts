@@ -19,7 +19,7 @@
 import type { Deadline } from '../deadline/deadline.js';
 import type { TapeDeps } from '../tapes/tape-service.js';
 import { renderJson } from '../json/canonical.js';
-import { readChildRuns } from './child-runs.js';
+import { readChildRuns } from '../tapes/child-runs.js';
 import { readRunFacts, type RunFacts } from './run-pages.js';
 import type { ReconstructedRun } from './reconstruct.js';
 import { reconstructStoredRun } from './run-service.js';

@@ -57,7 +57,7 @@ describe.each(databaseKinds)('the plans of reads on %s', (kind) => {
       `/v1/runs/${encodeURIComponent(a)}/tree`,
       `/v1/runs/${encodeURIComponent(a)}/reconstruct`,
       `/v1/runs/${encodeURIComponent(a)}/forks`,
-      `/v1/runs/${encodeURIComponent(a)}/cassette`,
+      `/v1/runs/${encodeURIComponent(a)}/cassette?tree=true`,
       `/v1/diff?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`,
     ];
     for (const path of paths) {

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpanRecord } from '../../src/spans/span-record.js';
 import { getRun } from '../../src/tapes/run-reader.js';
-import { readChildRuns } from '../../src/runs/child-runs.js';
+import { readChildRuns } from '../../src/tapes/child-runs.js';
 import { pageRuns } from '../../src/runs/run-pages.js';
 import { reindex } from '../../src/tapes/reindex.js';
 import { databaseKinds } from '../helpers/databases.js';

@@ -1,5 +1,5 @@
 /**
- * @module runs/child-runs
+ * @module tapes/child-runs
  * The child runs of a set of runs: runs whose parent run (tapes/resolve-runs.ts: named
  * explicitly, or a run started under a span of another run) is one of them. At most `limit`
  * per parent, earliest first (first span start, then run id), so one parent with a huge
