@@ -78,10 +78,11 @@ const IDS_PER_SCAN = 16;
 const NEXT_IDS = Array.from({ length: IDS_PER_SCAN - 1 }, (_, i) => `lead(m.id, ${i + 1}) OVER ()`).join(', ');
 
 /**
- * The steps holding the first word of $2 in their own words or in one of their messages
- * (the messages through their words' GIN index, their steps through the message lists',
- * IDS_PER_SCAN ids at a time): trace_id, span_id, their own words, and the ids of their
- * lists' messages. A step holding several such messages is found once per list and chunk.
+ * The opening of both matching statements' WITH lists: first_word_steps, the steps holding the
+ * first word of $2 in their own words or in one of their messages (the messages through their
+ * words' GIN index, their steps through the message lists', IDS_PER_SCAN ids at a time), with
+ * their own words and the ids of their lists' messages. A step holding several such messages
+ * is found once per list and chunk.
  */
 const FIRST_WORD_STEPS = `WITH RECURSIVE first_messages AS (
       SELECT array_remove(f.ids, NULL) AS ids

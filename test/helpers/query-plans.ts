@@ -103,8 +103,9 @@ export function recordingStatements(db: Database, seen: Map<string, readonly unk
 
 /**
  * The statements of `seen` whose plans, under lagging statistics of `tables`, scan one of the
- * store's tables other than by a key (a condition matching `byKey`), each as `condition: sql`.
- * An empty partition (today's, made ahead) costs nothing to scan.
+ * store's tables other than by a key (a condition matching `byKey`), each as
+ * `relation by condition: sql`. An empty partition (the coming days', made ahead) is no
+ * offence: it holds nothing to read; an empty table is, as it will grow.
  */
 export async function scansNotByKey(
   db: Queryable,
@@ -116,7 +117,7 @@ export async function scansNotByKey(
     (
       await db.query<{ name: string }>(
         `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-          WHERE n.nspname = 'tapedeck_store' AND c.relkind = 'r' AND pg_relation_size(c.oid) = 0`,
+          WHERE n.nspname = 'tapedeck_store' AND c.relispartition AND pg_relation_size(c.oid) = 0`,
       )
     ).map((r) => r.name),
   );
