@@ -114,10 +114,9 @@ const FIRST_WORD_STEPS = `WITH RECURSIVE first_messages AS (
  */
 const COLLECT_RATIO = 200;
 
-/** Whether step c holds word q.w, rare, in its own words or in one of its messages. */
-const HOLDS_RARE = `coalesce(c.words @> ARRAY[q.w], false)
-        OR coalesce((SELECT bool_or((q.w, d.id) IN (SELECT w, id FROM rare_messages))
-                       FROM unnest(c.messages) AS d(id)), false)`;
+/** Whether one of step c's messages is listed with word q.w in `held` (its w and id columns). */
+const inMessagesOf = (held: string) =>
+  `coalesce((SELECT bool_or((q.w, d.id) IN (SELECT w, id FROM ${held})) FROM unnest(c.messages) AS d(id)), false)`;
 
 /**
  * The steps holding every word ($1 tenant, $2 words, distinct, the rarest first, the first
@@ -141,7 +140,7 @@ const streamedMatches = (rare: number) => `${FIRST_WORD_STEPS},
    WHERE NOT EXISTS (
      SELECT 1 FROM unnest(($2::bigint[])[2:]) WITH ORDINALITY AS q(w, i)
       WHERE NOT CASE
-          WHEN q.i < ${rare} THEN ${HOLDS_RARE}
+          WHEN q.i < ${rare} THEN coalesce(c.words @> ARRAY[q.w], false) OR ${inMessagesOf('rare_messages')}
           ELSE coalesce(c.words @> ARRAY[q.w], false) OR EXISTS (
             SELECT 1
               FROM unnest(c.messages) AS d(id)
@@ -172,8 +171,7 @@ const COLLECTED_MATCHES = `${FIRST_WORD_STEPS},
    WHERE NOT EXISTS (
      SELECT 1 FROM unnest(($2::bigint[])[2:]) AS q(w)
       WHERE NOT coalesce(c.words @> ARRAY[q.w], false)
-        AND NOT coalesce((SELECT bool_or((q.w, d.id) IN (SELECT w, id FROM held))
-                            FROM unnest(c.messages) AS d(id)), false))`;
+        AND NOT ${inMessagesOf('held')})`;
 
 /** The steps holding every word: trace_id and span_id, each once. */
 function matchingSteps({ rare, counts }: RankedWords): string {

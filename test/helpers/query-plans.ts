@@ -101,15 +101,17 @@ export function recordingStatements(db: Database, seen: Map<string, readonly unk
   }) as Database;
 }
 
+/** The store's tables that grow with what is sent, whose statistics lag. */
+export const STORE_TABLES = ['spans', 'steps', 'messages', 'logs'].map((name) => `tapedeck_store.${name}`);
+
 /**
- * The statements of `seen` whose plans, under lagging statistics of `tables`, scan one of the
- * store's tables other than by a key (a condition matching `byKey`), each as
+ * The statements of `seen` whose plans, under lagging statistics of STORE_TABLES, scan one of
+ * the store's tables other than by a key (a condition matching `byKey`), each as
  * `relation by condition: sql`. An empty partition (the coming days', made ahead) is no
  * offence: it holds nothing to read; an empty table is, as it will grow.
  */
 export async function scansNotByKey(
   db: Queryable,
-  tables: readonly string[],
   seen: ReadonlyMap<string, readonly unknown[]>,
   byKey: RegExp,
 ): Promise<string[]> {
@@ -122,7 +124,7 @@ export async function scansNotByKey(
     ).map((r) => r.name),
   );
   const offending: string[] = [];
-  await withLaggingStatistics(db, tables, async () => {
+  await withLaggingStatistics(db, STORE_TABLES, async () => {
     for (const [sql, params] of seen) {
       if (!/^\s*(SELECT|WITH|UPDATE|DELETE|INSERT)/i.test(sql)) continue;
       const scans = await plannedScans(db, sql, [...params], /^(spans|steps|messages|logs|payloads)/);

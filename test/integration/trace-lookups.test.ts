@@ -24,8 +24,6 @@ import { signal } from '../helpers/signal.js';
 
 const TRACES = 400;
 const SPANS_PER_TRACE = 8;
-const trace = traceIdSql;
-const span = spanIdSql;
 
 describe.each(databaseKinds)('look-ups by key on %s', (kind) => {
   let t: TestDatabase;
@@ -38,7 +36,7 @@ describe.each(databaseKinds)('look-ups by key on %s', (kind) => {
     await t.db.query(
       `INSERT INTO tapedeck_store.logs (tenant, record_key, trace_id, span_id, time_ns, observed_time_ns,
                                         attributes, resource, position)
-       SELECT 'stale', sha256(('log ' || a.t || ' ' || n.n)::bytea), ${trace('a.t')}, ${span('a.t', 1)},
+       SELECT 'stale', sha256(('log ' || a.t || ' ' || n.n)::bytea), ${traceIdSql('a.t')}, ${spanIdSql('a.t', 1)},
               2000 - n.n, 0, jsonb_build_object('text', repeat('y', 1500)), '{}', n.n
          FROM generate_series(1, ${TRACES}) AS a(t) CROSS JOIN generate_series(1, 2) AS n(n)`,
     );
@@ -56,49 +54,51 @@ describe.each(databaseKinds)('look-ups by key on %s', (kind) => {
 
   it('reads what is asked for by its key, even when the statistics say the tenant holds only a few', async () => {
     const asked = Array.from({ length: 64 }, (_, i) => 3 + i * 5);
-    const traceIds = await Promise.all(asked.map((n) => hex(trace(n))));
+    const traceIds = await Promise.all(asked.map((n) => hex(traceIdSql(n))));
     const pairs = await Promise.all(
-      asked.map(async (n, i) => [traceIds[i], await hex(span(n, 1))] as [string, string]),
+      asked.map(async (n, i) => [traceIds[i], await hex(spanIdSql(n, 1))] as [string, string]),
     );
     const ids = (list: string[]) => list.map((h) => Buffer.from(h, 'hex'));
 
-    await withLaggingStatistics(t.db, ['tapedeck_store.spans', 'tapedeck_store.logs'], async () => {
-      const byTrace = ['stale', ids(traceIds)];
-      const byPair = ['stale', ids(pairs.map(([tr]) => tr)), ids(pairs.map(([, s]) => s))];
-      // the hazard: under these statistics PostgreSQL 15 reads the tenant for a plain
-      // `= ANY` and filters (PGlite's planner probes the key here)
-      if (kind === 'postgres') {
-        const plain = await scanConditions(
-          t.db,
-          'SELECT span_id FROM tapedeck_store.spans WHERE tenant = $1 AND trace_id = ANY($2::bytea[])',
-          byTrace,
-          /^spans/,
-        );
-        expect(plain.some((by) => !by.includes('trace_id'))).toBe(true);
-      }
-      // where the asked spans' rows are, as LOCK_SPANS answers, for the plan of UPDATE_RUNS
-      const rows = await t.db.query<{ t: string; c: string }>(
-        `SELECT tableoid::text AS t, ctid::text AS c FROM tapedeck_store.spans
+    await withLaggingStatistics(
+      t.db,
+      ['tapedeck_store.spans', 'tapedeck_store.logs', 'tapedeck_store.steps'],
+      async () => {
+        const byTrace = ['stale', ids(traceIds)];
+        const byPair = ['stale', ids(pairs.map(([tr]) => tr)), ids(pairs.map(([, s]) => s))];
+        // the hazard: under these statistics PostgreSQL 15 reads the tenant for a plain
+        // `= ANY` and filters (PGlite's planner probes the key here)
+        if (kind === 'postgres') {
+          const plain = await scanConditions(
+            t.db,
+            'SELECT span_id FROM tapedeck_store.spans WHERE tenant = $1 AND trace_id = ANY($2::bytea[])',
+            byTrace,
+            /^spans/,
+          );
+          expect(plain.some((by) => !by.includes('trace_id'))).toBe(true);
+        }
+        // where the asked spans' rows are, as LOCK_SPANS answers, for the plan of UPDATE_RUNS
+        const rows = await t.db.query<{ t: string; c: string }>(
+          `SELECT tableoid::text AS t, ctid::text AS c FROM tapedeck_store.spans
             WHERE tenant = 'stale' AND (trace_id, span_id) IN (SELECT * FROM unnest($1::bytea[], $2::bytea[]))`,
-        byPair.slice(1),
-      );
-      expect(rows).toHaveLength(pairs.length);
-      const byRow = [rows.map((r) => r.t), rows.map((r) => r.c), rows.map(() => 'x'), rows.map(() => null)];
-      for (const [sql, params, table] of [
-        [STORED_RUN_NODES, byTrace, /^spans/],
-        [STORED_SPANS, byPair, /^spans/],
-        [CHILD_RUNS, byTrace, /^spans/],
-        [LOCK_SPANS, byPair, /^spans/],
-        [UPDATE_RUNS, byRow, /^spans/],
-        [RESOLVE_RUNS, byTrace, /^spans/],
-      ] as const) {
-        const scans = await scanConditions(t.db, sql, [...params], table);
-        expect(scans.length).toBeGreaterThan(0);
-        // a span's row is read by its key, or by where a probe of its key found it
-        for (const by of scans) expect(by).toMatch(/trace_id|ctid/);
-      }
-      // parent runs settled: spans by run (its own index) or by trace, steps by trace and span
-      await withLaggingStatistics(t.db, 'tapedeck_store.steps', async () => {
+          byPair.slice(1),
+        );
+        expect(rows).toHaveLength(pairs.length);
+        const byRow = [rows.map((r) => r.t), rows.map((r) => r.c), rows.map(() => 'x'), rows.map(() => null)];
+        for (const [sql, params, table] of [
+          [STORED_RUN_NODES, byTrace, /^spans/],
+          [STORED_SPANS, byPair, /^spans/],
+          [CHILD_RUNS, byTrace, /^spans/],
+          [LOCK_SPANS, byPair, /^spans/],
+          [UPDATE_RUNS, byRow, /^spans/],
+          [RESOLVE_RUNS, byTrace, /^spans/],
+        ] as const) {
+          const scans = await scanConditions(t.db, sql, [...params], table);
+          expect(scans.length).toBeGreaterThan(0);
+          // a span's row is read by its key, or by where a probe of its key found it
+          for (const by of scans) expect(by).toMatch(/trace_id|ctid/);
+        }
+        // parent runs settled: spans by run (its own index) or by trace, steps by trace and span
         const params = ['stale', ['run 3', 'run 8']];
         const spanScans = await scanConditions(t.db, SETTLE_PARENTS, params, /^spans/);
         expect(spanScans.length).toBeGreaterThan(2);
@@ -111,34 +111,36 @@ describe.each(databaseKinds)('look-ups by key on %s', (kind) => {
         const stepScans = await scanConditions(t.db, SETTLE_PARENTS, params, /^steps/);
         expect(stepScans.length).toBeGreaterThan(0);
         for (const by of stepScans) expect(by).toMatch(/trace_id/);
-      });
 
-      const nodes = await t.db.transaction((tx) => readRunNodes(tx, 'stale', traceIds));
-      expect(nodes.size).toBe(asked.length * SPANS_PER_TRACE);
-      expect(new Set([...nodes.values()].map((n) => n.traceId))).toEqual(new Set(traceIds));
+        const nodes = await t.db.transaction((tx) => readRunNodes(tx, 'stale', traceIds));
+        expect(nodes.size).toBe(asked.length * SPANS_PER_TRACE);
+        expect(new Set([...nodes.values()].map((n) => n.traceId))).toEqual(new Set(traceIds));
 
-      // a pair asked twice is read once
-      const spans = await t.db.transaction((tx) => readSpans(tx, 'stale', [...pairs, pairs[0]]));
-      expect(spans.map((s) => `${s.traceId}/${s.spanId}`).sort()).toEqual(pairs.map(([tr, s]) => `${tr}/${s}`).sort());
-
-      // the spans asked for take a new run, and only they
-      const moved = await t.db.transaction(async (tx) => {
-        await updateRuns(
-          tx,
-          'stale',
-          pairs.map(([traceId, spanId]) => ({ traceId, spanId, runId: 'moved', parentRun: 'parent' })),
+        // a pair asked twice is read once
+        const spans = await t.db.transaction((tx) => readSpans(tx, 'stale', [...pairs, pairs[0]]));
+        expect(spans.map((s) => `${s.traceId}/${s.spanId}`).sort()).toEqual(
+          pairs.map(([tr, s]) => `${tr}/${s}`).sort(),
         );
-        return readRunNodes(tx, 'stale', traceIds);
-      });
-      const movedKeys = [...moved.values()].filter((n) => n.runId === 'moved' && n.parentRun === 'parent');
-      expect(movedKeys.map((n) => `${n.traceId}/${n.spanId}`).sort()).toEqual(
-        pairs.map(([tr, s]) => `${tr}/${s}`).sort(),
-      );
 
-      const logs = await t.db.transaction((tx) => readLogsFor(tx, 'stale', spans));
-      expect(logs.size).toBe(asked.length);
-      for (const list of logs.values()) expect(list.map((l) => l.timeUnixNano)).toEqual([1998n, 1999n]);
-    });
+        // the spans asked for take a new run, and only they
+        const moved = await t.db.transaction(async (tx) => {
+          await updateRuns(
+            tx,
+            'stale',
+            pairs.map(([traceId, spanId]) => ({ traceId, spanId, runId: 'moved', parentRun: 'parent' })),
+          );
+          return readRunNodes(tx, 'stale', traceIds);
+        });
+        const movedKeys = [...moved.values()].filter((n) => n.runId === 'moved' && n.parentRun === 'parent');
+        expect(movedKeys.map((n) => `${n.traceId}/${n.spanId}`).sort()).toEqual(
+          pairs.map(([tr, s]) => `${tr}/${s}`).sort(),
+        );
+
+        const logs = await t.db.transaction((tx) => readLogsFor(tx, 'stale', spans));
+        expect(logs.size).toBe(asked.length);
+        for (const list of logs.values()) expect(list.map((l) => l.timeUnixNano)).toEqual([1998n, 1999n]);
+      },
+    );
   });
 
   // Each writer finds and locks its rows, then writes them where found: a row another
@@ -161,7 +163,7 @@ describe.each(databaseKinds)('look-ups by key on %s', (kind) => {
       name: "settles a child run's parent run on a span",
       trace: 9,
       before: (traceId) => `UPDATE tapedeck_store.spans SET own_parent_run = 'named parent'
-                             WHERE tenant = 'stale' AND trace_id = '\\x${traceId}' AND span_id = ${span(9, 1)}`,
+                             WHERE tenant = 'stale' AND trace_id = '\\x${traceId}' AND span_id = ${spanIdSql(9, 1)}`,
       write: (tx, traceId) => settleRunParents(tx, 'stale', [Buffer.from(traceId, 'hex')], ['run 9']),
       expected: () => ({ run_id: 'run 9', parent_run: 'named parent' }),
     },
@@ -175,8 +177,8 @@ describe.each(databaseKinds)('look-ups by key on %s', (kind) => {
   it.skipIf(kind === 'pglite').each(writers.map((w) => [w.name, w] as const))(
     '%s another transaction is updating, once that commits',
     async (_, { trace: n, before, write, expected }) => {
-      const traceId = await hex(trace(n));
-      const spanId = await hex(span(n, 2));
+      const traceId = await hex(traceIdSql(n));
+      const spanId = await hex(spanIdSql(n, 2));
       if (before) await t.db.query(before(traceId));
       const key = `tenant = 'stale' AND trace_id = '\\x${traceId}' AND span_id = '\\x${spanId}'`;
       const { fired: holding, fire: release } = signal();
