@@ -34,7 +34,7 @@ import { PartitionWorker } from './erasure/partitions.js';
 import { ErasureFeed } from './erasure/erasure-feed.js';
 import { ErasurePoll } from './erasure/erasure-poll.js';
 import { DatabaseReplayOwners, replicaUrlOf } from './replay/owners.js';
-import { DEFAULT_BATCH_SPANS, DEFAULT_INTERVAL_MS, RetentionWorker } from './erasure/retention.js';
+import { DEFAULT_BATCH_SPANS, DEFAULT_INTERVAL_MS, keepsDayPartitions, RetentionWorker } from './erasure/retention.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { createMetricsRoutes } from './metrics/routes.js';
 import { allow } from './auth/route-auth.js';
@@ -107,9 +107,11 @@ export async function startTapedeck(
   // Payloads erasures and retention leave to purge; retention when a bound is set.
   const purge = new PayloadPurge(store.db, store.payloads, logger);
   const retention = retentionOf(config, store, logger, () => purge.wake(), options.retentionIntervalMs);
-  const partitions = new PartitionWorker(store.db, (error) =>
-    logger.warn({ err: error }, "could not make the coming days' partitions; trying again within the hour"),
-  );
+  const partitions = keepsDayPartitions({ defaultMs: config.retentionMs, tenantsMs: config.retentionTenants })
+    ? new PartitionWorker(store.db, (error) =>
+        logger.warn({ err: error }, "could not make the coming days' partitions; trying again within the hour"),
+      )
+    : null;
   // Replicas on one PostgreSQL database share replays and hear of each other's erasures.
   const shared = store.db.kind === 'postgres';
   const owners = shared ? new DatabaseReplayOwners(store.db) : undefined;
@@ -120,7 +122,7 @@ export async function startTapedeck(
   let grpcServer: grpc.Server | undefined;
   // Today's partitions exist before the first span can arrive: a day whose rows went to the
   // default partition keeps them there, where retention cannot drop the day whole.
-  await partitions.start();
+  await partitions?.start();
   try {
     const receiverDeps = { ingest: store.ingest, admission, logger, credentials };
     const app = createApp({
@@ -264,7 +266,7 @@ async function shutdown(
   background: {
     purge: PayloadPurge;
     retention: RetentionWorker | null;
-    partitions: PartitionWorker;
+    partitions: PartitionWorker | null;
     owners: DatabaseReplayOwners | undefined;
     erasurePoll: ErasurePoll | undefined;
   },
@@ -276,7 +278,7 @@ async function shutdown(
   const workersStopped = Promise.all([
     background.purge.stop(),
     background.retention?.stop(),
-    background.partitions.stop(),
+    background.partitions?.stop(),
   ]);
   background.erasurePoll?.stop();
   const httpClosed = http ? new Promise<void>((resolve) => http!.close(() => resolve())) : Promise.resolve();

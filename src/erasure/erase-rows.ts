@@ -39,14 +39,8 @@ export interface ErasedRows {
 /** Spans listed one by one for replays to check (a larger erasure is a run, trace or tenant). */
 const LISTED_SPANS = 10_000;
 
-/**
- * Creates the temporary tables this transaction chooses spans (and steps to derive again) into,
- * and turns PostgreSQL's JIT off for it: the planner prices per-row probes (recall's index rows,
- * when it had its own) high enough to compile them, which took a second or more per statement for a
- * few milliseconds of work (scripts/retention-cost.mjs).
- */
+/** Creates the temporary tables this transaction chooses spans (and steps to derive again) into. */
 export async function prepareErasure(tx: Queryable): Promise<void> {
-  await withoutJit(tx);
   await tx.exec(`
     CREATE TEMP TABLE erased_spans (
       tenant text NOT NULL, trace_id bytea NOT NULL, span_id bytea NOT NULL, run_id text,
@@ -56,11 +50,6 @@ export async function prepareErasure(tx: Queryable): Promise<void> {
       PRIMARY KEY (tenant, trace_id, span_id)) ON COMMIT DROP;
     CREATE TEMP TABLE erased_refs (digest text NOT NULL) ON COMMIT DROP;
     CREATE TEMP TABLE erased_messages (tenant text NOT NULL, id bigint NOT NULL) ON COMMIT DROP;`);
-}
-
-/** Turns JIT off until the end of the transaction. */
-export async function withoutJit(tx: Queryable): Promise<void> {
-  await tx.query("SELECT set_config('jit', 'off', true)");
 }
 
 /** Chooses the spans `where` (over tapedeck_store.spans s) selects; returns how many. */

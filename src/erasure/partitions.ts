@@ -7,6 +7,10 @@
  * which retention deletes them row by row; a day whose rows already sit there gets no
  * partition.
  *
+ * They are made only where retention drops them (retention.ts, keepsDayPartitions):
+ * otherwise, one a day, they would pile up, and each one costs every read and write of a span
+ * by its key, which probes every partition since it cannot name the day.
+ *
  * Making and detaching partitions take a short exclusive lock on the table (PostgreSQL's rule
  * for both), so each waits at most LOCK_TIMEOUT for ingest and reads to let go and is tried
  * again on the next pass when it cannot have it.
@@ -195,7 +199,7 @@ export async function claimDetached(tx: Queryable, name: string): Promise<boolea
   return true;
 }
 
-/** Makes missing partitions every hour, whether or not retention is on (serve). */
+/** Makes missing partitions every hour (serve, where retention keeps day partitions: keepsDayPartitions). */
 export class PartitionWorker {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;

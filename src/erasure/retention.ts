@@ -70,6 +70,18 @@ export function retentionCutoff(nowNs: bigint, boundMs: number): bigint {
   return boundMs >= DAY_MS ? dayStart(cutoff) : cutoff;
 }
 
+/**
+ * Whether retention keeps day partitions: every tenant has a bound of a day or more, so each
+ * day's partitions go whole once past it. Otherwise a day holding a tenant kept whole, or
+ * deleted by the exact bound, would stay, and the partitions would pile up, one a day: every
+ * read and write of a span by its key probes each of them (docs/architecture.md, "Database
+ * adapters").
+ */
+export function keepsDayPartitions(settings: Pick<RetentionSettings, 'defaultMs' | 'tenantsMs'>): boolean {
+  const dayOrMore = (ms: number | null) => ms !== null && ms >= DAY_MS;
+  return dayOrMore(settings.defaultMs) && [...settings.tenantsMs.values()].every(dayOrMore);
+}
+
 /** One pass over every tenant with a bound; returns what each tenant's pass deleted. */
 export async function applyRetention(
   db: Database,
@@ -92,10 +104,12 @@ export async function applyRetention(
     }
     return pass;
   };
-  try {
-    await ensurePartitions(db, nowNs);
-  } catch (error) {
-    logger?.warn({ err: error }, "could not make the coming days' partitions; trying again next pass");
+  if (keepsDayPartitions(settings)) {
+    try {
+      await ensurePartitions(db, nowNs);
+    } catch (error) {
+      logger?.warn({ err: error }, "could not make the coming days' partitions; trying again next pass");
+    }
   }
   await dropExpiredPartitions(db, settings, nowNs, cutoffOf, passOf, signal, logger);
   for (const tenant of await storedTenants(db)) {

@@ -76,11 +76,11 @@ export const QUERY_TOO_BROAD = 'query_too_broad';
 /**
  * For the statements that find matches: PostgreSQL cannot estimate how many steps a message
  * id finds (every id is distinct, so the column has no common elements), guesses
- * thousands, and then compiles the plan (JIT, seconds) or scans in parallel, for statements
- * that read a few index pages (docs/benchmarks.md, "Recall's plans").
+ * thousands, and then scans in parallel (or compiles the plan, but sessions run without JIT:
+ * store/pg-database.ts) for statements that read a few index pages (docs/benchmarks.md,
+ * "Recall's plans").
  */
-const PLANNER_SETTINGS =
-  "SELECT set_config('jit', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)";
+const PLANNER_SETTINGS = "SELECT set_config('max_parallel_workers_per_gather', '0', true)";
 
 /** batches of runs summarized at once (runBatches) */
 const OUTLINE_READERS = 4;

@@ -30,6 +30,14 @@ export interface PgDatabaseSettings {
   queryTimeoutMillis?: number;
 }
 
+/**
+ * Every session runs with PostgreSQL's JIT off. tapedeck's statements each read a few index
+ * pages, but the planner prices some of them past jit_above_cost (a key probed in each of many
+ * day partitions, a message id whose rows it cannot estimate), and compiling them then took
+ * seconds for milliseconds of work (docs/architecture.md, "Database adapters").
+ */
+const SESSION_SETTINGS = 'SET jit = off';
+
 export function createPgDatabase(url: string, settings: PgDatabaseSettings = {}): Database {
   // A private type set: the global pg.types would change parsing for the embedding app too.
   const types = {
@@ -52,7 +60,11 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
   // The pool listens only while a client is idle. A client checked out for a transaction
   // whose connection drops emits 'error' too (besides failing its query); unheard, that
   // would kill the process. The failed query already reports it, so listen and move on.
-  pool.on('connect', (client) => client.on('error', () => {}));
+  // The session's settings go first, queued ahead of whatever the client was taken for.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    client.query(SESSION_SETTINGS).catch(() => {});
+  });
 
   const canceller = createStatementCanceller(url, settings.applicationName ?? 'tapedeck');
   const where = redact(url);
@@ -126,10 +138,13 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
             types: types as pg.CustomTypesConfig,
           });
           own.on('error', () => {});
-          await own.connect().catch(async (error: unknown) => {
-            await own.end().catch(() => {});
-            throw error;
-          });
+          await own
+            .connect()
+            .then(() => own.query(SESSION_SETTINGS))
+            .catch(async (error: unknown) => {
+              await own.end().catch(() => {});
+              throw error;
+            });
           // released by ending it
           client = Object.assign(own, { release: () => void own.end().catch(() => {}) }) as pg.PoolClient;
         } else {

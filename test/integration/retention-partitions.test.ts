@@ -12,6 +12,9 @@
  *
  * And a partition another server detached: left to it while its claim is fresh, finished by
  * this one once the claim is stale.
+ *
+ * And which servers make day partitions at all: only those whose retention drops them, so
+ * that a store kept whole does not gather one a day.
  */
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -19,6 +22,7 @@ import { dayStart, DAY_NS, ensurePartitions, partitionName, PARTITIONED_TABLES }
 import { PayloadPurge } from '../../src/erasure/purge.js';
 import { applyRetention, RetentionWorker } from '../../src/erasure/retention.js';
 import { ingestSpans } from '../../src/ingest/ingest.js';
+import type { Config } from '../../src/config.js';
 import type { Database } from '../../src/store/database.js';
 import { loadMigrations, migrate } from '../../src/store/migrate.js';
 import { createTestDatabase, databaseKinds } from '../helpers/databases.js';
@@ -32,7 +36,7 @@ import {
   usePayloadDirTapedeck,
 } from '../helpers/genai-run.js';
 import { span } from '../helpers/span-builder.js';
-import { capturingLogger, randomTraceId } from '../helpers/tapedeck-server.js';
+import { capturingLogger, randomTraceId, startTestTapedeck } from '../helpers/tapedeck-server.js';
 
 const DAY_MS = 86_400_000;
 const HOUR_NS = 3_600_000_000_000n;
@@ -251,6 +255,38 @@ describe.each(databaseKinds)('a partition another server detached, on %s', (kind
       expect(passes.map((p) => [p.receipt.spans, p.partitions])).toEqual([[1, [detached]]]);
     } finally {
       await t.drop();
+    }
+  }, 120_000);
+});
+
+describe.each(databaseKinds)('the day partitions a server makes, on %s', (kind) => {
+  it('are today and the coming days only where every tenant has a bound of a day or more', async () => {
+    const today = dayStart(BigInt(Date.now()) * 1_000_000n);
+    const coming = (i: 0 | 1) => [0n, 1n, 2n, 3n].map((d) => partitionName(PARTITIONED_TABLES[i], today + d * DAY_NS));
+    const cases: [string, Partial<Config>, boolean][] = [
+      ['retention off', {}, false],
+      ['a week', { retentionMs: 7 * DAY_MS }, true],
+      [
+        'a week, one tenant kept whole',
+        { retentionMs: 7 * DAY_MS, retentionTenants: new Map([['archive', null]]) },
+        false,
+      ],
+      ['tenants bounded, the rest kept', { retentionTenants: new Map([['t1', 7 * DAY_MS]]) }, false],
+      ['twelve hours', { retentionMs: DAY_MS / 2 }, false],
+    ];
+    for (const [name, config, made] of cases) {
+      const t = await startTestTapedeck(kind, config);
+      try {
+        const spans = await partitionsOf(t.db, 'spans');
+        const logs = await partitionsOf(t.db, 'logs');
+        expect({ name, spans, logs }).toEqual({
+          name,
+          spans: [...(made ? coming(0) : []), 'spans_default'].sort(),
+          logs: [...(made ? coming(1) : []), 'logs_default'].sort(),
+        });
+      } finally {
+        await t.close();
+      }
     }
   }, 120_000);
 });

@@ -1,0 +1,40 @@
+/**
+ * Every session the PostgreSQL adapter opens runs with JIT off, pooled or its own (untimed
+ * transactions): statements the planner prices high but that read a few index pages (a key
+ * probed in each of many day partitions) would otherwise be compiled, for seconds each.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/store/database.js';
+import { createPgDatabase } from '../../src/store/pg-database.js';
+import { createServerDatabase, databaseKinds } from '../helpers/databases.js';
+
+describe.skipIf(!databaseKinds.includes('postgres'))('PostgreSQL sessions', () => {
+  let db: Database;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    const created = await createServerDatabase();
+    drop = created.drop;
+    db = createPgDatabase(created.url, { maxConnections: 2 });
+  });
+  afterAll(async () => {
+    await db?.close();
+    await drop?.();
+  });
+
+  it('run without JIT, on every connection of the pool and in untimed transactions', async () => {
+    const jit = async (q: Pick<Database, 'query'>) => (await q.query<{ jit: string }>('SHOW jit'))[0].jit;
+    // two connections at once: both of the pool's
+    const [a, b] = await Promise.all([
+      db.transaction(async (tx) => {
+        await tx.query('SELECT pg_sleep(0.05)');
+        return jit(tx);
+      }),
+      db.transaction(async (tx) => {
+        await tx.query('SELECT pg_sleep(0.05)');
+        return jit(tx);
+      }),
+    ]);
+    const untimed = await db.transaction((tx) => jit(tx), { untimed: true });
+    expect({ a, b, pooled: await jit(db), untimed }).toEqual({ a: 'off', b: 'off', pooled: 'off', untimed: 'off' });
+  });
+});
