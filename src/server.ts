@@ -30,7 +30,7 @@ import { createMcpRoutesIfWanted, createReadRoutes } from './api/read-routes.js'
 import { createConsoleRoutes } from './console/routes.js';
 import { isSchemaCurrent } from './store/migrate.js';
 import { PayloadPurge } from './erasure/purge.js';
-import { PartitionWorker } from './erasure/partitions.js';
+import { keptPartitionsWarning, PartitionWorker } from './erasure/partitions.js';
 import { ErasureFeed } from './erasure/erasure-feed.js';
 import { ErasurePoll } from './erasure/erasure-poll.js';
 import { DatabaseReplayOwners, replicaUrlOf } from './replay/owners.js';
@@ -122,7 +122,8 @@ export async function startTapedeck(
   let grpcServer: grpc.Server | undefined;
   // Today's partitions exist before the first span can arrive: a day whose rows went to the
   // default partition keeps them there, where retention cannot drop the day whole.
-  await partitions?.start();
+  if (partitions) await partitions.start();
+  else await warnOfKeptPartitions(store, logger);
   try {
     const receiverDeps = { ingest: store.ingest, admission, logger, credentials };
     const app = createApp({
@@ -256,6 +257,16 @@ async function warnIfStepsAreOlder(store: Store, logger: Logger): Promise<void> 
     }
   } catch (error) {
     logger.warn({ err: error }, 'could not check whether the stored steps need `tapedeck reindex`');
+  }
+}
+
+/** Time partitions no retention drops cost every read and write of a span: say so at start. */
+async function warnOfKeptPartitions(store: Store, logger: Logger): Promise<void> {
+  try {
+    const warning = await keptPartitionsWarning(store.db);
+    if (warning) logger.warn(warning);
+  } catch (error) {
+    logger.warn({ err: error }, 'could not count the time partitions');
   }
 }
 

@@ -73,6 +73,26 @@ export async function rangePartitions(q: Queryable, of: PartitionedTable): Promi
   return partitions.sort((a, b) => (a.to === null ? 1 : b.to === null ? -1 : a.to < b.to ? -1 : a.to > b.to ? 1 : 0));
 }
 
+/**
+ * Time partitions past which a server whose retention keeps none says what they cost: a few
+ * (a store partitioned on upgrade, the days an earlier version made ahead) cost little each.
+ */
+const KEPT_PARTITIONS_WARNED = 8;
+
+/**
+ * Where retention does not keep day partitions (earlier versions made them whatever the
+ * retention): what the ones there cost and how to fold them, or null when they are few.
+ */
+export async function keptPartitionsWarning(q: Queryable): Promise<string | null> {
+  const kept = (await rangePartitions(q, PARTITIONED_TABLES[0])).length;
+  if (kept < KEPT_PARTITIONS_WARNED) return null;
+  return (
+    `tapedeck_store.spans has ${kept} time partitions that retention does not drop: ` +
+    'every read and write of a span by its key probes each of them; docs/deploy.md ("Upgrading") folds them ' +
+    'into the default partition'
+  );
+}
+
 /** The name of the partition of the UTC day starting at `from`: spans_p20261203. */
 export function partitionName(of: PartitionedTable, from: bigint): string {
   const date = new Date(Number(from / 1_000_000n)).toISOString().slice(0, 10).replaceAll('-', '');

@@ -18,7 +18,14 @@
  */
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { dayStart, DAY_NS, ensurePartitions, partitionName, PARTITIONED_TABLES } from '../../src/erasure/partitions.js';
+import {
+  dayStart,
+  DAY_NS,
+  ensurePartitions,
+  keptPartitionsWarning,
+  partitionName,
+  PARTITIONED_TABLES,
+} from '../../src/erasure/partitions.js';
 import { PayloadPurge } from '../../src/erasure/purge.js';
 import { applyRetention, RetentionWorker } from '../../src/erasure/retention.js';
 import { ingestSpans } from '../../src/ingest/ingest.js';
@@ -289,4 +296,26 @@ describe.each(databaseKinds)('the day partitions a server makes, on %s', (kind) 
       }
     }
   }, 120_000);
+});
+
+describe.each(databaseKinds)('time partitions no retention drops, on %s', (kind) => {
+  it('are named at start once there are more than a week of them', async () => {
+    const t = await createTestDatabase(kind);
+    try {
+      const now = BigInt(Date.now()) * 1_000_000n;
+      // four days each, as an earlier version made them a day at a time
+      await ensurePartitions(t.db, now - 7n * DAY_NS);
+      const four = await keptPartitionsWarning(t.db);
+      await ensurePartitions(t.db, now - 3n * DAY_NS);
+      const eight = await keptPartitionsWarning(t.db);
+      expect({ four, eight }).toEqual({
+        four: null,
+        eight: expect.stringMatching(
+          /^tapedeck_store\.spans has 8 time partitions that retention does not drop: .*"Upgrading"/,
+        ),
+      });
+    } finally {
+      await t.drop();
+    }
+  });
 });
