@@ -120,8 +120,9 @@ export async function startTapedeck(
   const background = { purge, retention, partitions, owners, erasurePoll };
   let http: ServerType | undefined;
   let grpcServer: grpc.Server | undefined;
-  // Today's partitions exist before the first span can arrive: a day whose rows went to the
-  // default partition keeps them there, where retention cannot drop the day whole.
+  // Where retention keeps day partitions, today's exist before the first span can arrive: a
+  // day whose rows went to the default partition keeps them there, where retention cannot
+  // drop the day whole.
   if (partitions) await partitions.start();
   else await warnOfKeptPartitions(store, logger);
   try {

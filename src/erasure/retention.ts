@@ -72,10 +72,10 @@ export function retentionCutoff(nowNs: bigint, boundMs: number): bigint {
 
 /**
  * Whether retention keeps day partitions: every tenant has a bound of a day or more, so each
- * day's partitions go whole once past it. Otherwise a day holding a tenant kept whole, or
- * deleted by the exact bound, would stay, and the partitions would pile up, one a day: every
- * read and write of a span by its key probes each of them (docs/architecture.md, "Database
- * adapters").
+ * day's partitions go whole once past it. Otherwise a day holding a tenant kept whole would
+ * stay, and the partitions would pile up, one a day, while every read and write of a span by
+ * its key probes each of them (docs/architecture.md, "Database adapters"); a bound under a
+ * day deletes row by row at the exact bound, which partitions do not speed up.
  */
 export function keepsDayPartitions(settings: Pick<RetentionSettings, 'defaultMs' | 'tenantsMs'>): boolean {
   const dayOrMore = (ms: number | null) => ms !== null && ms >= DAY_MS;
