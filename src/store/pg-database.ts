@@ -54,17 +54,17 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
     application_name: settings.applicationName ?? 'tapedeck',
     query_timeout: settings.queryTimeoutMillis ?? 60_000,
     types: types as pg.CustomTypesConfig,
+    // awaited before the new connection is handed out; a failure fails the connect
+    onConnect: async (client) => {
+      await client.query(SESSION_SETTINGS);
+    },
   });
   // An idle client's error is re-emitted on the pool; unheard, it would kill the process.
   pool.on('error', () => {});
   // The pool listens only while a client is idle. A client checked out for a transaction
   // whose connection drops emits 'error' too (besides failing its query); unheard, that
   // would kill the process. The failed query already reports it, so listen and move on.
-  // The session's settings go first, queued ahead of whatever the client was taken for.
-  pool.on('connect', (client) => {
-    client.on('error', () => {});
-    client.query(SESSION_SETTINGS).catch(() => {});
-  });
+  pool.on('connect', (client) => client.on('error', () => {}));
 
   const canceller = createStatementCanceller(url, settings.applicationName ?? 'tapedeck');
   const where = redact(url);
