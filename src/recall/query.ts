@@ -78,7 +78,7 @@ const IDS_PER_SCAN = 16;
 const NEXT_IDS = Array.from({ length: IDS_PER_SCAN - 1 }, (_, i) => `lead(m.id, ${i + 1}) OVER ()`).join(', ');
 
 /**
- * The opening of both matching statements' WITH lists: first_word_steps, the steps holding the
+ * The opening of every matching statement's WITH list: first_word_steps, the steps holding the
  * first word of $2 in their own words or in one of their messages (the messages through their
  * words' GIN index, their steps through the message lists', IDS_PER_SCAN ids at a time), with
  * their own words and the ids of their lists' messages. A step holding several such messages
@@ -174,9 +174,10 @@ const COLLECTED_MATCHES = `${FIRST_WORD_STEPS},
         AND NOT ${inMessagesOf('held')})`;
 
 /**
- * The steps of a query of one word, each once: nothing else to check, where the streamed
- * statement checks each step against an empty list of other words (a common word's 200,000
- * steps paid for it) and is longer to plan.
+ * The steps of a query of one word, each once (repeats dropped as they come, as in
+ * streamedMatches): nothing else to check, where the streamed statement checks each step
+ * against an empty list of other words (a common word's 200,000 steps paid for it) and is
+ * longer to plan.
  */
 const ONE_WORD_MATCHES = `${FIRST_WORD_STEPS},
     found (trace_id, span_id) AS (
