@@ -63,8 +63,6 @@ const SYSTEM_ID = 1;
 /** Message ids as an int8[] value for binary COPY: their 32-bit halves. */
 const idArray = (ids) => Int32Array.from(ids.flatMap((id) => [Math.floor(id / 2 ** 32), (id % 2 ** 32) | 0]));
 const BATCH_RUNS = 1_000;
-const PLANNER_SETTINGS =
-  "SELECT set_config('jit', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)";
 
 /** The bench's own classes (counts at 1M spans, seed 1), then every query of the recall tests. */
 const CASES = [
@@ -180,13 +178,10 @@ try {
     }
     times.sort((a, b) => a - b);
     const f0 = performance.now();
-    // as recall.ts does: in one transaction without JIT or parallel plans, the rarest word
-    // first, the matches counted and the newest 5,001 of them
-    const { total } = await db.transaction(async (tx) => {
-      await tx.query(PLANNER_SETTINGS);
-      const words = await rarestFirst(tx, '', queryWords(queryTerms(q)));
-      return firstMatches(tx, '', words, 5_001, DEFAULT_RECALL_BOUNDS.maxTotalMatches);
-    });
+    // as recall.ts does (its sessions without JIT or parallel plans): the rarest word first,
+    // the matches counted and the newest 5,001 of them
+    const words = await rarestFirst(db, '', queryWords(queryTerms(q)));
+    const { total } = await firstMatches(db, '', words, 5_001, DEFAULT_RECALL_BOUNDS.maxTotalMatches);
     const find = performance.now() - f0;
     const expected = oracle.answer(q, DEFAULT_RECALL_BOUNDS);
     const same = answers.size === 1 && sameAnswer(status, body, total, expected);

@@ -73,15 +73,6 @@ export interface RecallContext {
 
 export const QUERY_TOO_BROAD = 'query_too_broad';
 
-/**
- * For the statements that find matches: PostgreSQL cannot estimate how many steps a message
- * id finds (every id is distinct, so the column has no common elements), guesses
- * thousands, and then scans in parallel (or compiles the plan, but sessions run without JIT:
- * store/pg-database.ts) for statements that read a few index pages (docs/benchmarks.md,
- * "Recall's plans").
- */
-const PLANNER_SETTINGS = "SELECT set_config('max_parallel_workers_per_gather', '0', true)";
-
 /** batches of runs summarized at once (runBatches) */
 const OUTLINE_READERS = 4;
 /** matching steps checked per read: the steps of a batch share the messages their runs resend */
@@ -90,28 +81,17 @@ const TEXT_BATCH = 500;
 export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallContext): Promise<RecallResult> {
   const { deadline, bounds } = ctx;
   const signal = { signal: deadline.signal };
-  const newest = await deadline.race(
-    deps.db.transaction(async (tx) => {
-      // Each statement starts only within the deadline (the race outside answers on time).
-      await tx.query(PLANNER_SETTINGS, [], signal);
-      deadline.check('counting the words');
-      const words = await rarestFirst(tx, query.tenant, queryWords(query.terms), signal);
-      deadline.check('finding the newest matches');
-      // Counted and the newest page in one pass: a query matching too many is refused.
-      const first = await firstMatches(
-        tx,
-        query.tenant,
-        words,
-        bounds.maxMatchingSpans + 1,
-        bounds.maxTotalMatches,
-        signal,
-      );
-      if (first.total > bounds.maxTotalMatches) throw tooBroad(query.terms, bounds.maxTotalMatches);
-      deadline.check('finding the newest matches');
-      return newestMatching(tx, deps.payloads, query, words, first.matches, ctx);
-    }),
+  const words = await deadline.race(
+    rarestFirst(deps.db, query.tenant, queryWords(query.terms), signal),
+    'counting the words',
+  );
+  // Counted and the newest page in one pass: a query matching too many is refused.
+  const first = await deadline.race(
+    firstMatches(deps.db, query.tenant, words, bounds.maxMatchingSpans + 1, bounds.maxTotalMatches, signal),
     'finding the newest matches',
   );
+  if (first.total > bounds.maxTotalMatches) throw tooBroad(query.terms, bounds.maxTotalMatches);
+  const newest = await newestMatching(deps.db, deps.payloads, query, words, first.matches, ctx);
   const grouped = groupMatches(newest.matches, bounds.maxRunsRead);
   const facts = await deadline.race(
     readRunEnds(

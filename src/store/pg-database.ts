@@ -31,12 +31,14 @@ export interface PgDatabaseSettings {
 }
 
 /**
- * Every session runs with PostgreSQL's JIT off. tapedeck's statements each read a few index
- * pages, but the planner prices some of them past jit_above_cost (a key probed in each of many
- * day partitions, a message id whose rows it cannot estimate), and compiling them then took
- * seconds for milliseconds of work (docs/architecture.md, "Database adapters").
+ * Every session runs without JIT or parallel plans. tapedeck's statements each read a few
+ * index pages, but the planner prices some of them high (a key probed in each of many day
+ * partitions, a message id whose rows it cannot estimate) and then compiled them, for seconds
+ * of work that took milliseconds, or started workers for them (docs/architecture.md, "Database
+ * adapters"). Set once per connection, so no statement pays a round trip for it.
  */
-const SESSION_SETTINGS = 'SET jit = off';
+const SESSION_SETTINGS =
+  "SELECT set_config('jit', 'off', false), set_config('max_parallel_workers_per_gather', '0', false)";
 
 export function createPgDatabase(url: string, settings: PgDatabaseSettings = {}): Database {
   // A private type set: the global pg.types would change parsing for the embedding app too.

@@ -1,7 +1,8 @@
 /**
- * Every session the PostgreSQL adapter opens runs with JIT off, pooled or its own (untimed
- * transactions): statements the planner prices high but that read a few index pages (a key
- * probed in each of many day partitions) would otherwise be compiled, for seconds each.
+ * Every session the PostgreSQL adapter opens runs without JIT or parallel plans, pooled or its
+ * own (untimed transactions): statements the planner prices high but that read a few index
+ * pages (a key probed in each of many day partitions) would otherwise be compiled, for seconds
+ * each, or given workers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/database.js';
@@ -21,20 +22,30 @@ describe.skipIf(!databaseKinds.includes('postgres'))('PostgreSQL sessions', () =
     await drop?.();
   });
 
-  it('run without JIT, on every connection of the pool and in untimed transactions', async () => {
-    const jit = async (q: Pick<Database, 'query'>) => (await q.query<{ jit: string }>('SHOW jit'))[0].jit;
+  it('run without JIT or parallel plans, on every connection of the pool and in untimed transactions', async () => {
+    const settings = async (q: Pick<Database, 'query'>) =>
+      (
+        await q.query<{ s: string }>(
+          "SELECT current_setting('jit') || ' ' || current_setting('max_parallel_workers_per_gather') AS s",
+        )
+      )[0].s;
     // two connections at once: both of the pool's
     const [a, b] = await Promise.all([
       db.transaction(async (tx) => {
         await tx.query('SELECT pg_sleep(0.05)');
-        return jit(tx);
+        return settings(tx);
       }),
       db.transaction(async (tx) => {
         await tx.query('SELECT pg_sleep(0.05)');
-        return jit(tx);
+        return settings(tx);
       }),
     ]);
-    const untimed = await db.transaction((tx) => jit(tx), { untimed: true });
-    expect({ a, b, pooled: await jit(db), untimed }).toEqual({ a: 'off', b: 'off', pooled: 'off', untimed: 'off' });
+    const untimed = await db.transaction((tx) => settings(tx), { untimed: true });
+    expect({ a, b, pooled: await settings(db), untimed }).toEqual({
+      a: 'off 0',
+      b: 'off 0',
+      pooled: 'off 0',
+      untimed: 'off 0',
+    });
   });
 });
