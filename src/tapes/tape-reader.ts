@@ -340,27 +340,33 @@ async function readOutlineRows(
 /**
  * The outlines of the steps' lists in the message store (CTEs over `st`, the steps read): each
  * message the lists hold read once and cut down (a conversation's calls share most of their
- * messages), then each list's kept messages in order. Read list by list, a run of n calls
- * looked up and parsed each message about n / 2 times.
+ * messages), then the kept messages of the lists that name one, in order. Read list by list, a
+ * run of n calls looked up and parsed each message about n / 2 times; every list taken apart
+ * whether it named a kept message or not cost a quarter of the statement (100 runs of 19 calls).
  */
-const LISTED_OUTLINES = `listed AS MATERIALIZED (
-       SELECT st.trace_id, st.span_id, false AS response, u.n, u.id
-         FROM st CROSS JOIN LATERAL unnest(st.request_messages) WITH ORDINALITY AS u(id, n)
-       UNION ALL
-       SELECT st.trace_id, st.span_id, true, u.n, u.id
-         FROM st CROSS JOIN LATERAL unnest(st.response_messages) WITH ORDINALITY AS u(id, n)),
-     outlined AS MATERIALIZED (
+const LISTED_OUTLINES = `outlined AS MATERIALIZED (
        SELECT msg.id,
               CASE WHEN json_typeof(j.m) = 'object' AND j.m ->> 'role' = 'tool' AND json_typeof(j.m -> 'tool_call_id') = 'string'
                    THEN json_build_object('role', 'tool', 'tool_call_id', j.m -> 'tool_call_id') END AS tool_result,
               CASE WHEN json_typeof(j.m) = 'object' AND json_typeof(j.m -> 'tool_calls') = 'array'
                    THEN json_build_object('tool_calls', j.m -> 'tool_calls') END AS tool_calls
-         FROM (SELECT DISTINCT id FROM listed) l
+         FROM (SELECT DISTINCT u.id
+                 FROM st CROSS JOIN LATERAL unnest(coalesce(st.request_messages, '{}') || coalesce(st.response_messages, '{}')) AS u(id)) l
          JOIN tapedeck_store.messages msg ON msg.tenant = $1 AND msg.id = l.id
          CROSS JOIN LATERAL (SELECT msg.body::json AS m) j
         -- "tool" is in the text of every message kept (role tool, or tool_calls): most are not parsed
         WHERE strpos(msg.body, '"tool') > 0
           AND json_typeof(j.m) = 'object' AND (j.m ->> 'role' = 'tool' OR j.m -> 'tool_calls' IS NOT NULL)),
+     kept AS (SELECT coalesce(array_agg(id), '{}') AS ids FROM outlined),
+     -- only the lists naming a kept message are read message by message
+     listed AS MATERIALIZED (
+       SELECT st.trace_id, st.span_id, false AS response, u.n, u.id
+         FROM st CROSS JOIN kept CROSS JOIN LATERAL unnest(st.request_messages) WITH ORDINALITY AS u(id, n)
+        WHERE st.request_messages && kept.ids
+       UNION ALL
+       SELECT st.trace_id, st.span_id, true, u.n, u.id
+         FROM st CROSS JOIN kept CROSS JOIN LATERAL unnest(st.response_messages) WITH ORDINALITY AS u(id, n)
+        WHERE st.response_messages && kept.ids),
      outlines AS MATERIALIZED (
        SELECT l.trace_id, l.span_id,
               json_agg(o.tool_result ORDER BY l.n) FILTER (WHERE NOT l.response AND o.tool_result IS NOT NULL) AS request,
