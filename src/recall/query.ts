@@ -191,23 +191,26 @@ const streamedMatches = (rare: number) => `${FIRST_WORD_STEPS},
  * The same when the first word is much rarer than the others (COLLECT_RATIO), so its steps
  * are few: they are collected, then each distinct message they hold is read once for the other
  * words. A conversation's calls resend the same messages: checked step by step, each was read
- * once per call, and a rare word's hash table reads every message holding it.
+ * once per call, and a rare word's hash table reads every message holding it. Each word's
+ * messages are one array, which a step's list overlaps or not: looked up id by id, the check
+ * took 10-17 % longer (docs/benchmarks.md, "Recall at 1M conversation spans").
  */
 const COLLECTED_MATCHES = `${FIRST_WORD_STEPS},
     candidates AS MATERIALIZED (SELECT * FROM first_word_steps),
     held AS MATERIALIZED (
-      SELECT q.w, d.id
+      SELECT q.w, array_agg(d.id) AS ids
         FROM (SELECT DISTINCT d.id FROM candidates c CROSS JOIN unnest(c.messages) AS d(id)) d
         -- each message by its key (PostgreSQL cannot tell how many there are)
         CROSS JOIN LATERAL (SELECT m.words FROM tapedeck_store.messages m
                              WHERE m.tenant = $1 AND m.id = d.id OFFSET 0) m
-        JOIN unnest(($2::bigint[])[2:]) AS q(w) ON m.words @> ARRAY[q.w])
+        JOIN unnest(($2::bigint[])[2:]) AS q(w) ON m.words @> ARRAY[q.w]
+       GROUP BY q.w)
   SELECT DISTINCT c.trace_id, c.span_id
     FROM candidates c
    WHERE NOT EXISTS (
      SELECT 1 FROM unnest(($2::bigint[])[2:]) AS q(w)
       WHERE NOT coalesce(c.words @> ARRAY[q.w], false)
-        AND NOT ${inMessagesOf('held')})`;
+        AND NOT coalesce(c.messages && (SELECT h.ids FROM held h WHERE h.w = q.w), false))`;
 
 /**
  * The steps of a query of one word, each once (repeats dropped as they come, as in
