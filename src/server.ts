@@ -34,7 +34,13 @@ import { keptPartitionsWarning, PartitionWorker } from './erasure/partitions.js'
 import { ErasureFeed } from './erasure/erasure-feed.js';
 import { ErasurePoll } from './erasure/erasure-poll.js';
 import { DatabaseReplayOwners, replicaUrlOf } from './replay/owners.js';
-import { DEFAULT_BATCH_SPANS, DEFAULT_INTERVAL_MS, keepsDayPartitions, RetentionWorker } from './erasure/retention.js';
+import {
+  DEFAULT_BATCH_SPANS,
+  DEFAULT_INTERVAL_MS,
+  keepsDayPartitions,
+  RetentionWorker,
+  type RetentionSettings,
+} from './erasure/retention.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { createMetricsRoutes } from './metrics/routes.js';
 import { allow } from './auth/route-auth.js';
@@ -107,7 +113,7 @@ export async function startTapedeck(
   // Payloads erasures and retention leave to purge; retention when a bound is set.
   const purge = new PayloadPurge(store.db, store.payloads, logger);
   const retention = retentionOf(config, store, logger, () => purge.wake(), options.retentionIntervalMs);
-  const partitions = keepsDayPartitions({ defaultMs: config.retentionMs, tenantsMs: config.retentionTenants })
+  const partitions = keepsDayPartitions(retentionBounds(config))
     ? new PartitionWorker(store.db, (error) =>
         logger.warn({ err: error }, "could not make the coming days' partitions; trying again within the hour"),
       )
@@ -216,15 +222,15 @@ function retentionOf(
   if (!bounded) return null;
   return new RetentionWorker(
     store.db,
-    {
-      defaultMs: config.retentionMs,
-      tenantsMs: config.retentionTenants,
-      batchSpans: DEFAULT_BATCH_SPANS,
-      intervalMs,
-    },
+    { ...retentionBounds(config), batchSpans: DEFAULT_BATCH_SPANS, intervalMs },
     logger,
     onPayloads,
   );
+}
+
+/** The configured bounds, as retention reads them: the default and each tenant's. */
+function retentionBounds(config: Config): Pick<RetentionSettings, 'defaultMs' | 'tenantsMs'> {
+  return { defaultMs: config.retentionMs, tenantsMs: config.retentionTenants };
 }
 
 /**
