@@ -320,66 +320,60 @@ export interface StepParts {
   messages: string[];
 }
 
-/** Some steps' parts (stored form: payload references unresolved), by `trace_id/span_id`. */
-export async function readStepParts(
+/**
+ * Some steps' parts (stored form: payload references unresolved), by `trace_id/span_id`, and
+ * the bodies of those of their messages that may hold one of the runs (every adjacent pair of
+ * a run's characters among their words, or no words: stored before recall indexed messages),
+ * by id. One statement: each is a round trip, which costs about what reading a batch does.
+ */
+export async function readTextToCheck(
   db: Queryable,
   tenant: string,
   keys: readonly { trace_id: string; span_id: string }[],
+  runs: readonly Term[],
   options: QueryOptions = {},
-): Promise<Map<string, StepParts>> {
+): Promise<{ steps: Map<string, StepParts>; bodies: Map<string, string> }> {
+  const runWords = runs.map((r) => queryWords([r]).join(','));
   const rows = await db.query<{
-    key: string;
+    key: string | null;
     name: string;
     tool: string | null;
     request: string | null;
     response: string | null;
-    messages: string[];
+    messages: string[] | null;
+    id: string | null;
+    body: string;
   }>(
-    `SELECT encode(st.trace_id, 'hex') || '/' || encode(st.span_id, 'hex') AS key, st.name, st.tool,
-            CASE WHEN st.request_messages IS NULL THEN st.request END AS request,
-            CASE WHEN st.response_messages IS NULL THEN st.response END AS response,
-            coalesce(st.request_messages, '{}') || coalesce(st.response_messages, '{}') AS messages
-       FROM tapedeck_store.steps st
-       JOIN unnest($2::text[], $3::text[]) AS k(trace_id, span_id)
-         ON st.trace_id = decode(k.trace_id, 'hex') AND st.span_id = decode(k.span_id, 'hex')
-      WHERE st.tenant = $1`,
-    [tenant, keys.map((k) => k.trace_id), keys.map((k) => k.span_id)],
+    `WITH st AS MATERIALIZED (
+       SELECT encode(st.trace_id, 'hex') || '/' || encode(st.span_id, 'hex') AS key, st.name, st.tool,
+              CASE WHEN st.request_messages IS NULL THEN st.request END AS request,
+              CASE WHEN st.response_messages IS NULL THEN st.response END AS response,
+              coalesce(st.request_messages, '{}') || coalesce(st.response_messages, '{}') AS messages
+         FROM tapedeck_store.steps st
+         JOIN unnest($2::text[], $3::text[]) AS k(trace_id, span_id)
+           ON st.trace_id = decode(k.trace_id, 'hex') AND st.span_id = decode(k.span_id, 'hex')
+        WHERE st.tenant = $1)
+     SELECT st.key, st.name, st.tool, st.request, st.response, st.messages, NULL AS id, NULL AS body FROM st
+     UNION ALL
+     SELECT NULL, NULL, NULL, NULL, NULL, NULL, m.id::text, m.body
+       FROM (SELECT DISTINCT unnest(st.messages) AS id FROM st) l
+       JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.id = l.id
+      WHERE m.words IS NULL
+         OR EXISTS (SELECT 1 FROM unnest($4::text[]) AS r(w) WHERE m.words @> string_to_array(r.w, ',')::bigint[])`,
+    [tenant, keys.map((k) => k.trace_id), keys.map((k) => k.span_id), runWords],
     options,
   );
-  return new Map(
-    rows.map((r) => [
-      r.key,
-      {
+  const steps = new Map<string, StepParts>();
+  const bodies = new Map<string, string>();
+  for (const r of rows) {
+    if (r.key === null) bodies.set(r.id as string, r.body);
+    else
+      steps.set(r.key, {
         own: { name: r.name, tool: r.tool, request: storedJson(r.request), response: storedJson(r.response) },
-        messages: r.messages.map(String),
-      },
-    ]),
-  );
-}
-
-/**
- * The bodies of those of the messages that may hold one of the runs: every adjacent pair of
- * its characters among their words (or no words, stored before recall indexed messages).
- */
-export async function readMessagesForRuns(
-  db: Queryable,
-  tenant: string,
-  ids: readonly string[],
-  runs: readonly Term[],
-  options: QueryOptions = {},
-): Promise<Map<string, string>> {
-  if (ids.length === 0) return new Map();
-  const runWords = runs.map((r) => queryWords([r]).join(','));
-  const rows = await db.query<{ id: string; body: string }>(
-    `SELECT m.id::text AS id, m.body
-       FROM tapedeck_store.messages m
-      WHERE m.tenant = $1 AND m.id = ANY($2::bigint[])
-        AND (m.words IS NULL
-             OR EXISTS (SELECT 1 FROM unnest($3::text[]) AS r(w) WHERE m.words @> string_to_array(r.w, ',')::bigint[]))`,
-    [tenant, ids, runWords],
-    options,
-  );
-  return new Map(rows.map((r) => [r.id, r.body]));
+        messages: (r.messages ?? []).map(String),
+      });
+  }
+  return { steps, bodies };
 }
 
 /** How a run ended (RunEnd), and how many spans it has. */

@@ -35,9 +35,8 @@ import { markRuns, termsToCheck } from './match.js';
 import {
   newestMatches,
   firstMatches,
-  readMessagesForRuns,
   readRunEnds,
-  readStepParts,
+  readTextToCheck,
   queryWords,
   rarestFirst,
   type MatchRow,
@@ -178,9 +177,7 @@ async function stepsWithRuns(
   runs: ReturnType<typeof termsToCheck>,
   signal: AbortSignal,
 ): Promise<Set<string>> {
-  const steps = await readStepParts(db, tenant, batch, { signal });
-  const ids = [...new Set([...steps.values()].flatMap((s) => s.messages))];
-  const bodies = await readMessagesForRuns(db, tenant, ids, runs, { signal });
+  const { steps, bodies } = await readTextToCheck(db, tenant, batch, runs, { signal });
   const inMessage = new Map<string, boolean[]>();
   for (const [id, body] of bodies) {
     const found = new Array<boolean>(runs.length).fill(false);
@@ -202,7 +199,7 @@ async function stepsWithRuns(
 
 /**
  * Runs in order, in batches of at most maxSpansPerRun spans in all (a run with more is a
- * batch of its own, read up to the bound): each batch is one read of two statements, and
+ * batch of its own, read up to the bound): each batch is one outline read (one statement), and
  * recall holds a few batches' rows at a time.
  */
 export function runBatches(runs: readonly RunMatches[], spans: (run: string) => number, max: number): RunMatches[][] {

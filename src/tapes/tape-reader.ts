@@ -2,7 +2,8 @@
  * @module tapes/tape-reader
  * Reads runs' stored steps (and the span tree around them) in start order: for each run the
  * first maxSpans spans, saying truncated past them, and the steps among those spans. Several
- * runs are read in two queries (export pages, tree levels, recall); one run is the same read.
+ * runs are read together (export pages, tree levels, recall); one run is the same read: two
+ * statements with bodies as stored, one in outline.
  * The tables are queried with the tenant as stored, so the (tenant, run_id, start_ns) index
  * serves every read. Ordering ties and duplicate model spans are settled by assemble (pure).
  *
@@ -36,10 +37,6 @@ export interface RunRows {
 }
 
 export const DEFAULT_MAX_TAPE_SPANS = 20_000;
-
-interface SpanRow extends SpanLink {
-  run: string;
-}
 
 /**
  * A span row's link, on its own (the row is let go: readStoredRows); its times come from the
@@ -296,7 +293,11 @@ async function readMessages(
   return out;
 }
 
-/** The outline read (module comment): step_body in SQL, cut down there. */
+/**
+ * The outline read (module comment): step_body in SQL, cut down there. One statement: each
+ * run's first maxSpans spans (one more says truncated), in start order, each with its step's
+ * columns when it is one (null when not).
+ */
 async function readOutlineRows(
   db: Queryable,
   tenant: string,
@@ -305,60 +306,49 @@ async function readOutlineRows(
 ): Promise<Map<string, RunRows>> {
   const byRun = new Map<string, RunRows>();
   if (runs.length === 0) return byRun;
-  const spanRows = await db.query<SpanRow>(
-    `SELECT run, encode(trace_id, 'hex') AS trace_id, encode(span_id, 'hex') AS span_id,
-            encode(parent_span_id, 'hex') AS parent_span_id, start_ns, end_ns
-       FROM (SELECT run_id AS run, trace_id, span_id, parent_span_id, start_ns, end_ns,
-                    row_number() OVER (PARTITION BY run_id ORDER BY start_ns, span_id) AS position
-               FROM tapedeck_store.spans
-              WHERE tenant = $1 AND run_id = ANY($2::text[])) s
-      WHERE position <= $3
-      ORDER BY run, start_ns, span_id`,
+  const rows = await db.query<
+    Omit<StepColumns, 'kind'> & { run: string; kind: StepKind | null; request: string | null; response: string | null }
+  >(
+    `WITH sp AS MATERIALIZED (
+       SELECT * FROM (SELECT run_id, tenant, trace_id, span_id, parent_span_id, start_ns, end_ns, service_name,
+                             row_number() OVER (PARTITION BY run_id ORDER BY start_ns, span_id) AS position
+                        FROM tapedeck_store.spans
+                       WHERE tenant = $1 AND run_id = ANY($2::text[])) s
+        WHERE position <= $3),
+     st AS MATERIALIZED (
+       SELECT st.*
+         FROM sp JOIN tapedeck_store.steps st
+           ON st.tenant = sp.tenant AND st.trace_id = sp.trace_id AND st.span_id = sp.span_id),
+     ${LISTED_OUTLINES}
+     SELECT sp.run_id AS run, encode(sp.trace_id, 'hex') AS trace_id, encode(sp.span_id, 'hex') AS span_id,
+            encode(sp.parent_span_id, 'hex') AS parent_span_id, sp.start_ns, sp.end_ns,
+            ${STEP_COLUMNS}, sp.service_name AS service, ${OUTLINE_BODIES}
+       FROM sp
+       LEFT JOIN st ON st.trace_id = sp.trace_id AND st.span_id = sp.span_id
+       LEFT JOIN outlines ol ON ol.trace_id = sp.trace_id AND ol.span_id = sp.span_id
+      ORDER BY sp.run_id, sp.start_ns, sp.span_id`,
     [tenant, runs, options.maxSpans + 1],
     { signal: options.signal },
   );
   options.signal?.throwIfAborted();
-  for (const r of spanRows) {
-    let rows = byRun.get(r.run);
-    if (!rows) {
-      rows = { tenant: tenant || null, spansExamined: 0, truncated: false, spans: [], steps: [] };
-      byRun.set(r.run, rows);
+  const stepOf = stepRowsOf();
+  for (const r of rows) {
+    let read = byRun.get(r.run);
+    if (!read) {
+      read = { tenant: tenant || null, spansExamined: 0, truncated: false, spans: [], steps: [] };
+      byRun.set(r.run, read);
     }
-    if (rows.spans.length === options.maxSpans) {
-      rows.truncated = true;
+    if (read.spans.length === options.maxSpans) {
+      read.truncated = true;
       continue;
     }
-    rows.spans.push(spanLinkOf(r));
-    rows.spansExamined = rows.spans.length;
-  }
-  if (byRun.size === 0) return byRun;
-  const stepRows = await db.query<StepColumns & { run: string; request: string | null; response: string | null }>(
-    `WITH st AS MATERIALIZED (
-       SELECT s.run_id, s.parent_span_id, s.service_name, s.start_ns, s.end_ns, st.*
-         FROM tapedeck_store.steps st
-         JOIN tapedeck_store.spans s USING (tenant, trace_id, span_id)
-        WHERE st.tenant = $1 AND s.run_id = ANY($2::text[])),
-     ${LISTED_OUTLINES}
-     SELECT st.run_id AS run, encode(st.trace_id, 'hex') AS trace_id, encode(st.span_id, 'hex') AS span_id,
-            encode(st.parent_span_id, 'hex') AS parent_span_id,
-            ${STEP_COLUMNS}, st.service_name AS service, st.start_ns, st.end_ns, ${OUTLINE_BODIES}
-       FROM st
-       LEFT JOIN outlines ol ON ol.trace_id = st.trace_id AND ol.span_id = st.span_id
-      ORDER BY st.run_id, st.start_ns, st.span_id`,
-    [tenant, [...byRun.keys()]],
-    { signal: options.signal },
-  );
-  options.signal?.throwIfAborted();
-  const stepOf = stepRowsOf();
-  for (const r of stepRows) {
-    const rows = byRun.get(r.run);
-    const last = rows?.spans[rows.spans.length - 1];
-    // The steps among the spans read: the same start order and the same cut.
-    if (!rows || !last || !atOrBefore(BigInt(r.start_ns), r.span_id, last)) continue;
-    const step = stepOf(r);
+    read.spans.push(spanLinkOf(r));
+    read.spansExamined = read.spans.length;
+    if (r.kind === null) continue;
+    const step = stepOf(r as StepColumns);
     step.request = storedJson(r.request);
     step.response = storedJson(r.response);
-    rows.steps.push(step);
+    read.steps.push(step);
   }
   return byRun;
 }
@@ -419,10 +409,6 @@ const OUTLINE_BODIES = `CASE
                           FROM json_array_elements(st.response::json) AS m
                          WHERE json_typeof(m) = 'object' AND json_typeof(m -> 'tool_calls') = 'array')::text, '[]')
        END AS response`;
-
-function atOrBefore(startNs: bigint, spanId: string, last: SpanLink): boolean {
-  return startNs < last.start_ns || (startNs === last.start_ns && spanId <= last.span_id);
-}
 
 /**
  * A step's columns as both reads select them (STEP_COLUMNS, with its span's), before they are
