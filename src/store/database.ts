@@ -22,12 +22,6 @@ export type { CopyColumn, CopyType } from './copy-binary.js';
  */
 export interface QueryOptions {
   signal?: AbortSignal;
-  /**
-   * Each row as the driver reads it, none kept: the query then resolves with no rows. An
-   * adapter may not have it (PGlite answers a statement whole) and resolve with the rows as
-   * usual, so call eachRow(), which hands those over too.
-   */
-  onRow?: (row: never) => void;
 }
 
 export interface Queryable {
@@ -112,20 +106,4 @@ export function isConnectionError(error: unknown): boolean {
     typeof code === 'string' &&
     ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN'].includes(code)
   );
-}
-
-/**
- * Hands each row of a statement to onRow, in order: as the driver reads them where the adapter
- * can (QueryOptions.onRow), so that a long answer the caller turns into something smaller is
- * never held whole, rows and all, while it is read.
- */
-export async function eachRow<Row>(
-  db: Queryable,
-  sql: string,
-  params: readonly unknown[],
-  onRow: (row: Row) => void,
-  options: Omit<QueryOptions, 'onRow'> = {},
-): Promise<void> {
-  const kept = await db.query<Row>(sql, params, { ...options, onRow: onRow as (row: never) => void });
-  for (const row of kept) onRow(row);
 }

@@ -8,7 +8,6 @@
  * reused, so a cancel that arrives late can never stop the next statement run on it.
  */
 import pg from 'pg';
-import { streamRows } from './pg-row-stream.js';
 
 export interface StatementCanceller {
   /** Cancels the statement the backend `pid` runs; resolves when the server took the cancel, or could not be reached. */
@@ -41,8 +40,7 @@ export function createStatementCanceller(url: string, applicationName: string): 
 /**
  * Runs one statement on `client`, cancelling it when `signal` aborts, and resolves with its
  * rows or rejects with the signal's reason once it aborted. `done` is called exactly once:
- * with true when the statement was cancelled (destroy the connection), false otherwise. With
- * onRow, the rows are handed to it as they are read (pg-row-stream.ts).
+ * with true when the statement was cancelled (destroy the connection), false otherwise.
  */
 export async function queryCancellable<Row>(
   client: pg.PoolClient,
@@ -51,7 +49,6 @@ export async function queryCancellable<Row>(
   signal: AbortSignal,
   canceller: StatementCanceller,
   done: (cancelled: boolean) => void,
-  onRow?: (row: never) => void,
 ): Promise<Row[]> {
   let cancelled = false;
   const onAbort = (): void => {
@@ -63,11 +60,9 @@ export async function queryCancellable<Row>(
   try {
     signal.throwIfAborted();
     signal.addEventListener('abort', onAbort, { once: true });
-    const rows = onRow
-      ? await streamRows(client, sql, params, onRow)
-      : (await client.query(sql, params as unknown[] | undefined)).rows;
+    const result = await client.query(sql, params as unknown[] | undefined);
     signal.throwIfAborted();
-    return rows as Row[];
+    return result.rows as Row[];
   } catch (error) {
     if (signal.aborted) throw signal.reason;
     throw error;

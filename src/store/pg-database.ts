@@ -13,7 +13,6 @@ import {
 import { redact } from '../config.js';
 import { copyRowsWith, copyTuplesWith } from './pg-copy.js';
 import { createStatementCanceller, queryCancellable } from './pg-cancel.js';
-import { streamRows } from './pg-row-stream.js';
 
 const INT8_OID = 20;
 const BYTEA_OID = 17;
@@ -84,17 +83,10 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
     client: pg.Pool | pg.PoolClient,
     sql: string,
     params?: readonly unknown[],
-    onRow?: (row: never) => void,
   ): Promise<Row[]> => {
     try {
-      if (!onRow) return (await client.query(sql, params as unknown[] | undefined)).rows as Row[];
-      if (!(client instanceof pg.Pool)) return await streamRows(client, sql, params, onRow);
-      const own = await client.connect();
-      try {
-        return await streamRows(own, sql, params, onRow);
-      } finally {
-        own.release();
-      }
+      const result = await client.query(sql, params as unknown[] | undefined);
+      return result.rows as Row[];
     } catch (error) {
       throw translate(error);
     }
@@ -117,23 +109,12 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
         },
       );
     });
-  const runSignalled = async <Row>(
-    sql: string,
-    params: readonly unknown[] | undefined,
-    signal: AbortSignal,
-    onRow: ((row: never) => void) | undefined,
-  ) => {
+  const runSignalled = async <Row>(sql: string, params: readonly unknown[] | undefined, signal: AbortSignal) => {
     signal.throwIfAborted();
     const client = await checkout(signal);
     try {
-      return await queryCancellable<Row>(
-        client,
-        sql,
-        params,
-        signal,
-        canceller,
-        (cancelled) => client.release(cancelled ? new Error('statement cancelled') : undefined),
-        onRow,
+      return await queryCancellable<Row>(client, sql, params, signal, canceller, (cancelled) =>
+        client.release(cancelled ? new Error('statement cancelled') : undefined),
       );
     } catch (error) {
       throw signal.aborted ? error : translate(error);
@@ -143,9 +124,7 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
   return {
     kind: 'postgres',
     query: (sql, params, options) =>
-      options?.signal
-        ? runSignalled(sql, params, options.signal, options.onRow)
-        : run(pool, sql, params, options?.onRow),
+      options?.signal ? runSignalled(sql, params, options.signal) : run(pool, sql, params),
     exec: async (sql) => {
       await run(pool, sql);
     },
@@ -182,19 +161,11 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
       const tx: Queryable = {
         query: async (sql, params, options) => {
           const signal = options?.signal;
-          if (!signal) return run(client, sql, params, options?.onRow);
+          if (!signal) return run(client, sql, params);
           try {
-            return await queryCancellable(
-              client,
-              sql,
-              params,
-              signal,
-              canceller,
-              (c) => {
-                if (c) cancelled = true;
-              },
-              options.onRow,
-            );
+            return await queryCancellable(client, sql, params, signal, canceller, (c) => {
+              if (c) cancelled = true;
+            });
           } catch (error) {
             throw signal.aborted ? error : translate(error);
           }

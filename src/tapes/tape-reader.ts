@@ -14,7 +14,7 @@
  * empty list so that whether one was recorded still reads. The tape assembles in the same
  * order, without holding its prompts and answers: for callers that summarize a run.
  */
-import { eachRow, type Queryable } from '../store/database.js';
+import type { Queryable } from '../store/database.js';
 import type { LayoutName, StepKind, StepStatus, Tokens } from '../normalize/step.js';
 import type { StepRow } from '../normalize/finish.js';
 import { type JsonValue, storedJson } from '../json/json-value.js';
@@ -39,8 +39,8 @@ export interface RunRows {
 export const DEFAULT_MAX_TAPE_SPANS = 20_000;
 
 /**
- * A span row's link, on its own (the row is let go: readStoredRows); its times come from the
- * driver as bigints, or as text or numbers, read as bigints.
+ * A span row's link, on its own (a row of the outline read carries its step's columns too);
+ * its times come from the driver as bigints, or as text or numbers, read as bigints.
  */
 function spanLinkOf(r: SpanLink): SpanLink {
   return {
@@ -107,19 +107,6 @@ type JoinedRow = Omit<StepColumns, 'kind'> & {
   response_messages: string | null;
 };
 
-/** What a read keeps of a span of the joined read, made as its row is read. */
-interface ReadSpan {
-  run: string;
-  position: number;
-  link: SpanLink;
-  /** null for a context span, and for the one past maxSpans */
-  step: StepRow | null;
-  request: string | null;
-  response: string | null;
-  requestIds: number[] | null;
-  responseIds: number[] | null;
-}
-
 /**
  * A message list as text, its ids comma-separated ('' for an empty list): text reads quicker
  * than a bigint[], which the driver parses element by element.
@@ -153,12 +140,7 @@ export async function readStoredRows(
   if (runs.length === 0) return byRun;
   // Rows of one run need not say whose they are.
   const oneRun = runs.length === 1;
-  // Each span read as the driver reads it, into what the tape keeps of it (eachRow).
-  const read: ReadSpan[] = [];
-  const ids = new Set<number>();
-  const stepOf = stepRowsOf();
-  await eachRow<JoinedRow>(
-    db,
+  const joined = await db.query<JoinedRow>(
     `SELECT ${oneRun ? '' : 's.run, '}s.position, encode(s.trace_id, 'hex') AS trace_id, encode(s.span_id, 'hex') AS span_id,
             encode(s.parent_span_id, 'hex') AS parent_span_id, s.start_ns, s.end_ns,
             ${STEP_COLUMNS}, s.service_name AS service, st.request, st.response,
@@ -172,40 +154,32 @@ export async function readStoredRows(
          ON st.tenant = s.tenant AND st.trace_id = s.trace_id AND st.span_id = s.span_id
       WHERE s.position <= $3`,
     [tenant, runs, options.maxSpans + 1],
-    (r) => {
-      const span: ReadSpan = {
-        run: oneRun ? runs[0] : (r.run as string),
-        position: r.position,
-        link: spanLinkOf(r),
-        step: null,
-        request: r.request,
-        response: r.response,
-        requestIds: null,
-        responseIds: null,
-      };
-      // the one past maxSpans only says truncated
-      if (r.kind !== null && r.position <= options.maxSpans) {
-        span.step = stepOf(r as StepColumns);
-        span.requestIds = idsOf(r.request_messages);
-        span.responseIds = idsOf(r.response_messages);
-        for (const list of [span.requestIds, span.responseIds]) if (list) for (const id of list) ids.add(id);
-      }
-      read.push(span);
-    },
     { signal: options.signal },
   );
   options.signal?.throwIfAborted();
   // In start order within each run: the window's position, 1-based.
-  const placed = new Map<string, ReadSpan[]>();
-  for (const span of read) {
-    let list = placed.get(span.run);
+  const placed = new Map<string, number[]>();
+  for (let i = 0; i < joined.length; i++) {
+    const r = joined[i];
+    const run = oneRun ? runs[0] : (r.run as string);
+    let list = placed.get(run);
     if (!list) {
       list = [];
-      placed.set(span.run, list);
+      placed.set(run, list);
     }
-    list[span.position - 1] = span;
+    list[r.position - 1] = i;
   }
   // Message lists name their messages by id: each distinct one is read once.
+  const requestIds: (number[] | null)[] = new Array(joined.length).fill(null);
+  const responseIds: (number[] | null)[] = new Array(joined.length).fill(null);
+  const ids = new Set<number>();
+  for (let i = 0; i < joined.length; i++) {
+    const r = joined[i];
+    if (r.position > options.maxSpans) continue;
+    requestIds[i] = idsOf(r.request_messages);
+    responseIds[i] = idsOf(r.response_messages);
+    for (const list of [requestIds[i], responseIds[i]]) if (list) for (const id of list) ids.add(id);
+  }
   const bodies = await readMessages(db, tenant, ids, options.messageText, options.signal);
   const bodyOf = (text: string | null, list: number[] | null): StoredBody => {
     if (list === null) return text;
@@ -216,22 +190,24 @@ export async function readStoredRows(
     }
     return messages.length === 0 ? null : { messages };
   };
+  const stepOf = stepRowsOf();
   for (const run of runs) {
     const list = placed.get(run);
     if (!list || byRun.has(run)) continue;
     const rows: StoredRunRows = { tenant: tenant || null, spansExamined: 0, truncated: false, spans: [], steps: [] };
     byRun.set(run, rows);
-    for (const span of list) {
+    for (const i of list) {
       if (rows.spans.length === options.maxSpans) {
         rows.truncated = true;
         break;
       }
-      rows.spans.push(span.link);
-      if (span.step) {
+      const r = joined[i];
+      rows.spans.push(spanLinkOf(r));
+      if (r.kind !== null) {
         rows.steps.push({
-          row: span.step,
-          request: bodyOf(span.request, span.requestIds),
-          response: bodyOf(span.response, span.responseIds),
+          row: stepOf(r as StepColumns),
+          request: bodyOf(r.request, requestIds[i]),
+          response: bodyOf(r.response, responseIds[i]),
         });
       }
     }
@@ -280,16 +256,15 @@ async function readMessages(
 ): Promise<Map<number, string>> {
   const out = new Map<number, string>();
   if (ids.size === 0) return out;
-  await eachRow<{ id: string; body: string; canonical: boolean }>(
-    db,
+  const rows = await db.query<{ id: string; body: string; canonical: boolean }>(
     `SELECT m.id::text AS id, m.body, m.canonical
        FROM tapedeck_store.messages m
       WHERE m.tenant = $1 AND m.id = ANY($2::bigint[])`,
     [tenant, `{${[...ids].join(',')}}`],
-    (r) => out.set(Number(r.id), messageText && !r.canonical ? messageText(r.body) : r.body),
     { signal },
   );
   signal?.throwIfAborted();
+  for (const r of rows) out.set(Number(r.id), messageText && !r.canonical ? messageText(r.body) : r.body);
   return out;
 }
 
