@@ -192,8 +192,8 @@ const streamedMatches = (rare: number) => `${FIRST_WORD_STEPS},
  * are few: they are collected, then each distinct message they hold is read once for the other
  * words. A conversation's calls resend the same messages: checked step by step, each was read
  * once per call, and a rare word's hash table reads every message holding it. Each word's
- * messages are one array, which a step's list overlaps or not: looked up id by id, the check
- * took 10-17 % longer (docs/benchmarks.md, "Recall at 1M conversation spans").
+ * messages are one array, which a step's list overlaps or not, where looking them up id by
+ * id per step and word was slower (docs/benchmarks.md, "Recall at 1M conversation spans").
  */
 const COLLECTED_MATCHES = `${FIRST_WORD_STEPS},
     candidates AS MATERIALIZED (SELECT * FROM first_word_steps),
@@ -324,7 +324,8 @@ export interface StepParts {
  * Some steps' parts (stored form: payload references unresolved), by `trace_id/span_id`, and
  * the bodies of those of their messages that may hold one of the runs (every adjacent pair of
  * a run's characters among their words, or no words: stored before recall indexed messages),
- * by id. One statement: each is a round trip, which costs about what reading a batch does.
+ * by id. One statement, not one for each: a statement's round trip costs about what reading
+ * the batch does (docs/benchmarks.md, "Recall at 1M conversation spans").
  */
 export async function readTextToCheck(
   db: Queryable,

@@ -38,11 +38,10 @@ export interface RunRows {
 
 export const DEFAULT_MAX_TAPE_SPANS = 20_000;
 
-/**
- * A span row's link, on its own (a row of the outline read carries its step's columns too);
- * its times come from the driver as bigints, or as text or numbers, read as bigints.
- */
+/** A span row's link; its times come from the driver as text or numbers, read as bigints. */
 function spanLinkOf(r: SpanLink): SpanLink {
+  // PostgreSQL's driver reads them as bigints already (store/pg-database.ts): the row serves.
+  if (typeof r.start_ns === 'bigint' && typeof r.end_ns === 'bigint') return r;
   return {
     trace_id: r.trace_id,
     span_id: r.span_id,
@@ -281,9 +280,7 @@ async function readOutlineRows(
 ): Promise<Map<string, RunRows>> {
   const byRun = new Map<string, RunRows>();
   if (runs.length === 0) return byRun;
-  const rows = await db.query<
-    Omit<StepColumns, 'kind'> & { run: string; kind: StepKind | null; request: string | null; response: string | null }
-  >(
+  const rows = await db.query<Omit<JoinedRow, 'position' | 'request_messages' | 'response_messages'> & { run: string }>(
     `WITH sp AS MATERIALIZED (
        SELECT * FROM (SELECT run_id, tenant, trace_id, span_id, parent_span_id, start_ns, end_ns, service_name,
                              row_number() OVER (PARTITION BY run_id ORDER BY start_ns, span_id) AS position

@@ -28,7 +28,7 @@ export interface ReadTapeOptions {
 
 const DEFAULT_MAX_RESOLVE_BYTES = 8 * 1024 * 1024;
 
-/** Tapes of the runs that exist, by run id (two queries however many runs). */
+/** Tapes of the runs that exist, by run id (two statements however many runs, one in outline). */
 export async function readTapes(
   deps: TapeDeps,
   tenant: string,
