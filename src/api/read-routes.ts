@@ -11,7 +11,7 @@ import { ApiError } from '../errors.js';
 import type { Store } from '../open-store.js';
 import { readTape } from '../tapes/tape-service.js';
 import { readTapeJson } from '../tapes/tape-json.js';
-import { chunkedBody } from '../http/chunked-body.js';
+import { chunkedResponse } from '../http/chunked-body.js';
 import { InvalidCursorError, listRuns } from '../tapes/run-reader.js';
 import { withCosts } from '../tapes/run-costs.js';
 import type { RunOutcome } from '../tapes/run-outcome.js';
@@ -93,7 +93,7 @@ export function createReadRoutes(store: Store, config: Config, options: ReadRout
     // Unresolved, the stored text is spliced into the answer, sent as it is written (tapes/tape-json.ts).
     const chunks = await readTapeJson(store, tenant, run);
     if (!chunks) throw notFound();
-    return new Response(chunkedBody(chunks), { headers: { 'content-type': 'application/json' } });
+    return chunkedResponse(c, chunks, { 'content-type': 'application/json' });
   });
 
   app.get('/v1/runs', allow.read, async (c) => {

@@ -1,10 +1,80 @@
 /**
  * @module http/chunked-body
- * A response body made a chunk at a time: the first chunk at once, each next one after the
- * event loop has turned, so the socket sends what is made while the rest is. A body of one
- * chunk is that chunk, sent with its length. A client that goes away stops the making (the
- * iterator is returned).
+ * A response body made a chunk at a time: the first two chunks before answering (an error
+ * making them is answered as any error is), the rest while the ones before are sent. A body
+ * of one chunk is that chunk, sent with its length. A client that goes away stops the making
+ * (the iterator is returned).
+ *
+ * Under @hono/node-server the chunks are written to the Node response itself (c.env.outgoing),
+ * each next one made while the socket sends the last, and a chunk whose write has completed
+ * is handed back to its maker (recycle), whose buffer is then written again: a long answer
+ * reuses a few buffers rather than faulting in fresh pages for every chunk. Anywhere else
+ * (app.request, other runtimes) the body is a web stream, and no chunk is handed back.
  */
+import { ServerResponse } from 'node:http';
+import type { Context } from 'hono';
+
+/** Chunks to send; `recycle`, when given, takes back a chunk nothing reads any more. */
+export type ChunkSource = Iterable<Uint8Array> & { recycle?(chunk: Uint8Array): void };
+
+/** The answer (200) whose body is the chunks, with the given headers. */
+export function chunkedResponse(c: Context, chunks: ChunkSource, headers: Record<string, string>): Response {
+  const outgoing = (c.env as { outgoing?: unknown } | undefined)?.outgoing;
+  if (!(outgoing instanceof ServerResponse) || outgoing.headersSent) {
+    return new Response(chunkedBody(chunks), { headers });
+  }
+  const it = chunks[Symbol.iterator]();
+  const first = it.next();
+  const pending = first.done ? first : it.next();
+  // the headers the app has set so far (the request id), then the answer's own
+  const head: Record<string, string> = { ...Object.fromEntries(c.res.headers), ...headers };
+  if (pending.done) {
+    const only = first.done ? new Uint8Array(0) : first.value;
+    outgoing.writeHead(200, { ...head, 'content-length': String(only.length) });
+    outgoing.end(only);
+  } else {
+    outgoing.writeHead(200, head);
+    writeChunks(outgoing, it, first.value as Uint8Array, pending.value, chunks.recycle);
+  }
+  // the node adapter leaves an answer so marked alone
+  return new Response(null, { headers: { 'x-hono-already-sent': 'true' } });
+}
+
+/**
+ * Writes `first`, then each next chunk, one made ahead while the last is sent and the rest
+ * as the socket drains; a chunk goes back to `recycle` once its write has completed.
+ */
+function writeChunks(
+  out: ServerResponse,
+  it: Iterator<Uint8Array>,
+  first: Uint8Array,
+  second: Uint8Array,
+  recycle: ((chunk: Uint8Array) => void) | undefined,
+): void {
+  const write = (chunk: Uint8Array): boolean => out.write(chunk, recycle && ((error) => error || recycle(chunk)));
+  out.once('close', () => {
+    if (!out.writableFinished) it.return?.();
+  });
+  let next: Uint8Array | undefined = second;
+  const pump = (): void => {
+    try {
+      while (next !== undefined && !out.destroyed) {
+        const ready = write(next);
+        const made = it.next();
+        next = made.done ? undefined : made.value;
+        if (!ready && next !== undefined) {
+          out.once('drain', pump);
+          return;
+        }
+      }
+      if (!out.destroyed) out.end();
+    } catch (error) {
+      out.destroy(error as Error);
+    }
+  };
+  write(first);
+  pump();
+}
 
 export function chunkedBody(chunks: Iterable<Uint8Array>): Uint8Array | ReadableStream<Uint8Array> {
   const it = chunks[Symbol.iterator]();

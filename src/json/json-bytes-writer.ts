@@ -14,15 +14,19 @@ import { type RenderedJson, renderedInto, renderInto } from './canonical.js';
  */
 export class JsonBytesWriter {
   private readonly sink = new ByteScratch();
+  /** the memory of chunks taken and not handed back (recycle), held weakly: a chunk never handed back is let go */
+  private readonly out = new WeakSet<ArrayBufferLike>();
+  /** buffers handed back, written again before a new one is made */
+  private readonly spare: Buffer<ArrayBuffer>[] = [];
 
   /** chunkBytes: the size a chunk is taken at (the buffer grows past it for a large value) */
   constructor(private readonly chunkBytes: number) {
-    this.sink.buffer = Buffer.allocUnsafe(chunkBytes + CHUNK_SLACK);
+    this.sink.buffer = this.fresh();
   }
 
-  /** Bytes written since the last take(). */
-  get length(): number {
-    return this.sink.length;
+  /** Whether a chunk's worth has been written since the last take(). */
+  get full(): boolean {
+    return this.sink.length >= this.chunkBytes;
   }
 
   /** Text that is JSON already (punctuation, `"name":`, RenderedJson's pieces). */
@@ -63,13 +67,33 @@ export class JsonBytesWriter {
     else renderedInto(json, this.sink);
   }
 
-  /** The bytes written since the last take(), in the buffer they were written in; writing goes on in a new one. */
+  /**
+   * The bytes written since the last take(), in the buffer they were written in; writing goes
+   * on in another, one handed back (recycle) when there is one.
+   */
   take(): Buffer {
     const sink = this.sink;
-    const out = sink.buffer.subarray(0, sink.length);
-    sink.buffer = Buffer.allocUnsafe(this.chunkBytes + CHUNK_SLACK);
+    const chunk = sink.buffer.subarray(0, sink.length);
+    this.out.add(chunk.buffer);
+    sink.buffer = this.spare.pop() ?? this.fresh();
     sink.length = 0;
-    return out;
+    return chunk;
+  }
+
+  /**
+   * Hands back a chunk taken earlier whose bytes nobody reads any more (the socket has sent
+   * them): its buffer is written again rather than a new one made, whose fresh pages the
+   * kernel would fault in one by one (docs/benchmarks.md, "Tape read"). Anything else, or a
+   * chunk handed back twice, is left alone.
+   */
+  recycle(chunk: Uint8Array): void {
+    if (!this.out.delete(chunk.buffer)) return;
+    if (chunk.buffer.byteLength === this.chunkBytes + CHUNK_SLACK)
+      this.spare.push(Buffer.from(chunk.buffer as ArrayBuffer));
+  }
+
+  private fresh(): Buffer<ArrayBuffer> {
+    return Buffer.allocUnsafe(this.chunkBytes + CHUNK_SLACK);
   }
 }
 

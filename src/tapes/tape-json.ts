@@ -34,6 +34,14 @@ import type { TapeDeps } from './tape-service.js';
 const CHUNK_BYTES = 512 * 1024;
 
 /**
+ * A tape's answer a chunk at a time. A sender that knows when a chunk's bytes have gone (a
+ * socket write's callback) hands the chunk back, and its buffer is written again.
+ */
+export interface TapeChunks extends Iterable<Buffer> {
+  recycle(chunk: Uint8Array): void;
+}
+
+/**
  * The tape's JSON (UTF-8) in chunks, or undefined when the run does not exist. The rows are
  * read, and the steps ordered, before this resolves; the chunks are written as they are
  * asked for, so an answer of megabytes is sent while the rest of it is written.
@@ -43,7 +51,7 @@ export async function readTapeJson(
   tenant: string,
   run: string,
   options: { maxSpans?: number; signal?: AbortSignal; chunkBytes?: number } = {},
-): Promise<Iterable<Buffer> | undefined> {
+): Promise<TapeChunks | undefined> {
   const rows = (
     await readStoredRows(deps.db, tenant, [run], {
       maxSpans: options.maxSpans ?? DEFAULT_MAX_TAPE_SPANS,
@@ -75,20 +83,21 @@ export async function readTapeJson(
     byKey ??= new Map([...bodies].map(([row, b]) => [spanKey(row.trace_id, row.span_id), b]));
     return byKey.get(spanKey(step.trace_id, step.span_id));
   };
-  return tapeChunks(run, rows, steps, bodiesOf, options.chunkBytes ?? CHUNK_BYTES);
+  const writer = new JsonBytesWriter(options.chunkBytes ?? CHUNK_BYTES);
+  const chunks = tapeChunks(writer, run, rows, steps, bodiesOf);
+  return { [Symbol.iterator]: () => chunks, recycle: (chunk) => writer.recycle(chunk) };
 }
 
 type Bodies = { request: RenderedJson | null; response: RenderedJson | null };
 
 /** The tape's members in sorted order, as renderJson writes a Tape (tape-service.ts), a chunk at a time. */
 function* tapeChunks(
+  w: JsonBytesWriter,
   run: string,
   rows: Pick<StoredRunRows, 'spansExamined' | 'tenant' | 'truncated'>,
   steps: readonly StepRow[],
   bodiesOf: (step: StepRow) => Bodies | undefined,
-  chunkBytes: number,
 ): Generator<Buffer, void, undefined> {
-  const w = new JsonBytesWriter(chunkBytes);
   const paramsRendered = new Map<StepRow['params'], string>();
   const paramsJson = (params: StepRow['params']): string => {
     let text = paramsRendered.get(params);
@@ -108,7 +117,7 @@ function* tapeChunks(
     const stored = bodiesOf(step);
     if (index > 0) w.raw(',');
     writeStep(w, step, index, stored?.request ?? null, stored?.response ?? null, paramsJson);
-    if (w.length >= chunkBytes) yield w.take();
+    if (w.full) yield w.take();
   }
   w.raw('],"tenant":');
   w.value(rows.tenant);

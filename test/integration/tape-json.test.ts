@@ -10,6 +10,7 @@ import { ingestLogs, ingestSpans } from '../../src/ingest/ingest.js';
 import { renderJsonBytes } from '../../src/json/canonical.js';
 import { readTape } from '../../src/tapes/tape-service.js';
 import { readTapeJson } from '../../src/tapes/tape-json.js';
+import { conversationSpans } from '../helpers/conversation-spans.js';
 import { listCaptures, loadCapture } from '../helpers/corpus.js';
 import { databaseKinds } from '../helpers/databases.js';
 import { startTestTapedeck, type TestTapedeck } from '../helpers/tapedeck-server.js';
@@ -67,6 +68,25 @@ describe.each(databaseKinds)('tape JSON from the stored text on %s', (kind) => {
     const chunks = [...((await readTapeJson(t.running.store, '', tape.run, { chunkBytes: 1 })) ?? [])];
     expect(chunks.length).toBe(tape.steps.length + 1);
     expect(Buffer.concat(chunks).toString('utf8')).toBe(renderJsonBytes(tape).toString('utf8'));
+  });
+
+  it('sends a long answer in chunks that join to the same bytes', async () => {
+    // ~2 MB of answer, every answer different, sent in chunks of the standard size whose
+    // buffers are written again once sent (http/chunked-body.ts).
+    const run = 'long-answer';
+    const spans = conversationSpans({
+      run,
+      system: 'You answer at length.',
+      questions: Array.from({ length: 30 }, (_, i) => `Question ${i}?`),
+      answer: (i) => `${i}:`.padEnd(4096, String.fromCharCode(0x61 + (i % 26))),
+    });
+    await ingestSpans(spans, { tenant: '' }, t.running.store.ingest);
+    const res = await fetch(`${t.url}/v1/tapes/${run}`);
+    expect(res.headers.get('content-length')).toBeNull();
+    const served = Buffer.from(await res.arrayBuffer());
+    expect(served.length).toBeGreaterThan(3 * 512 * 1024);
+    const tape = await readTape(t.running.store, '', run);
+    expect(served.toString('utf8')).toBe(renderJsonBytes(tape).toString('utf8'));
   });
 
   it('renders text stored in another rendering again, to the same bytes', async () => {
