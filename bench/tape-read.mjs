@@ -5,8 +5,8 @@
 // the (tenant, run_id, start_ns) index, in start order, every column read into objects. The
 // difference is what the tape costs over the rows: the span tree, ordering, assembly, JSON
 // rendering and the HTTP answer. Reads alternate, after a warm-up; prints the median time of
-// each, the median of the per-pair ratios and the CPU per read (server and its backends;
-// bare: this process and its backend).
+// each (a tape's to the last byte of its answer), the median of the per-pair ratios and the
+// CPU per read (server and its backends; bare: this process and its backend).
 //
 // Build first (`npm run build`), then: node bench/tape-read.mjs [steps] [reads]
 // (10,000 and 7 by default). BENCH_DATABASE_URL: where to create the scratch database.
@@ -54,8 +54,8 @@ try {
   const apiRead = async () => {
     const meter = await serverCpuMeter(db, server.pid);
     const t0 = performance.now();
-    const { status, body } = await get(agent, `${base}/v1/tapes/${encodeURIComponent(run)}`);
-    const ms = performance.now() - t0;
+    const { status, body, receivedAt } = await get(agent, `${base}/v1/tapes/${encodeURIComponent(run)}`);
+    const ms = receivedAt - t0;
     if (status !== 200) throw new Error(`GET /v1/tapes answered ${status}: ${body.subarray(0, 300)}`);
     const spent = await meter();
     const serverCpu = spent.server;
@@ -153,14 +153,21 @@ try {
   await scratch.cleanup();
 }
 
-/** GET, resolving with the status and the whole body. */
+/**
+ * GET, resolving with the status, the whole body and when its last byte arrived: joining the
+ * chunks into one buffer afterwards is this client's own cost, not the answer's
+ * (docs/benchmarks.md, "Conversations, tape read, replay, replicas").
+ */
 function get(agent, url) {
   return new Promise((resolve, reject) => {
     http
       .get(url, { agent }, (res) => {
         const chunks = [];
         res.on('data', (c) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks) }));
+        res.on('end', () => {
+          const receivedAt = performance.now();
+          resolve({ status: res.statusCode, body: Buffer.concat(chunks), receivedAt });
+        });
         res.on('error', reject);
       })
       .on('error', reject);
