@@ -12,6 +12,7 @@
  * (app.request, other runtimes) the body is a web stream, and no chunk is handed back.
  */
 import { ServerResponse } from 'node:http';
+import { X_ALREADY_SENT } from '@hono/node-server/utils/response/constants';
 import type { Context } from 'hono';
 
 /** Chunks to send; `recycle`, when given, takes back a chunk nothing reads any more. */
@@ -37,7 +38,7 @@ export function chunkedResponse(c: Context, chunks: ChunkSource, headers: Record
     writeChunks(outgoing, it, first.value as Uint8Array, pending.value, chunks.recycle);
   }
   // the node adapter leaves an answer so marked alone
-  return new Response(null, { headers: { 'x-hono-already-sent': 'true' } });
+  return new Response(null, { headers: { [X_ALREADY_SENT]: 'true' } });
 }
 
 /**
