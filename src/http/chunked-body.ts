@@ -24,21 +24,30 @@ export function chunkedResponse(c: Context, chunks: ChunkSource, headers: Record
   if (!(outgoing instanceof ServerResponse) || outgoing.headersSent) {
     return new Response(chunkedBody(chunks), { headers });
   }
-  const it = chunks[Symbol.iterator]();
-  const first = it.next();
-  const pending = first.done ? first : it.next();
+  const start = firstChunks(chunks);
   // the headers the app has set so far (the request id), then the answer's own
   const head: Record<string, string> = { ...Object.fromEntries(c.res.headers), ...headers };
-  if (pending.done) {
-    const only = first.done ? new Uint8Array(0) : first.value;
-    outgoing.writeHead(200, { ...head, 'content-length': String(only.length) });
-    outgoing.end(only);
+  if ('only' in start) {
+    outgoing.writeHead(200, { ...head, 'content-length': String(start.only.length) });
+    outgoing.end(start.only);
   } else {
     outgoing.writeHead(200, head);
-    writeChunks(outgoing, it, first.value as Uint8Array, pending.value, chunks.recycle);
+    writeChunks(outgoing, start.it, start.first, start.second, chunks.recycle);
   }
   // the node adapter leaves an answer so marked alone
   return new Response(null, { headers: { [X_ALREADY_SENT]: 'true' } });
+}
+
+/** The first two chunks, made before answering; a body of at most one chunk is that chunk. */
+function firstChunks(
+  chunks: Iterable<Uint8Array>,
+): { only: Uint8Array } | { it: Iterator<Uint8Array>; first: Uint8Array; second: Uint8Array } {
+  const it = chunks[Symbol.iterator]();
+  const first = it.next();
+  if (first.done) return { only: new Uint8Array(0) };
+  const second = it.next();
+  if (second.done) return { only: first.value };
+  return { it, first: first.value, second: second.value };
 }
 
 /**
@@ -78,15 +87,14 @@ function writeChunks(
 }
 
 export function chunkedBody(chunks: Iterable<Uint8Array>): Uint8Array | ReadableStream<Uint8Array> {
-  const it = chunks[Symbol.iterator]();
-  const first = it.next();
-  if (first.done) return new Uint8Array(0);
-  let pending: IteratorResult<Uint8Array> | undefined = it.next();
-  if (pending.done) return first.value;
+  const start = firstChunks(chunks);
+  if ('only' in start) return start.only;
+  const { it, first } = start;
+  let pending: IteratorResult<Uint8Array> | undefined = { done: false, value: start.second };
   let cancelled = false;
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      controller.enqueue(first.value);
+      controller.enqueue(first);
       const next = (): void => {
         if (cancelled) return;
         try {

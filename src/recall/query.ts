@@ -324,8 +324,8 @@ export interface StepParts {
  * Some steps' parts (stored form: payload references unresolved), by `trace_id/span_id`, and
  * the bodies of those of their messages that may hold one of the runs (every adjacent pair of
  * a run's characters among their words, or no words: stored before recall indexed messages),
- * by id. One statement, not one for each: a statement's round trip costs about what reading
- * the batch does (docs/benchmarks.md, "Recall at 1M conversation spans").
+ * by id. One statement, not one for each: each is a round trip (docs/benchmarks.md, "Recall at
+ * 1M conversation spans"). The two kinds of row are told apart by `key`, null for a message.
  */
 export async function readTextToCheck(
   db: Queryable,
@@ -335,16 +335,17 @@ export async function readTextToCheck(
   options: QueryOptions = {},
 ): Promise<{ steps: Map<string, StepParts>; bodies: Map<string, string> }> {
   const runWords = runs.map((r) => queryWords([r]).join(','));
-  const rows = await db.query<{
-    key: string | null;
-    name: string;
-    tool: string | null;
-    request: string | null;
-    response: string | null;
-    messages: string[] | null;
-    id: string | null;
-    body: string;
-  }>(
+  const rows = await db.query<
+    | {
+        key: string;
+        name: string;
+        tool: string | null;
+        request: string | null;
+        response: string | null;
+        messages: string[];
+      }
+    | { key: null; id: string; body: string }
+  >(
     `WITH st AS MATERIALIZED (
        SELECT encode(st.trace_id, 'hex') || '/' || encode(st.span_id, 'hex') AS key, st.name, st.tool,
               CASE WHEN st.request_messages IS NULL THEN st.request END AS request,
@@ -367,11 +368,11 @@ export async function readTextToCheck(
   const steps = new Map<string, StepParts>();
   const bodies = new Map<string, string>();
   for (const r of rows) {
-    if (r.key === null) bodies.set(r.id as string, r.body);
+    if (r.key === null) bodies.set(r.id, r.body);
     else
       steps.set(r.key, {
         own: { name: r.name, tool: r.tool, request: storedJson(r.request), response: storedJson(r.response) },
-        messages: (r.messages ?? []).map(String),
+        messages: r.messages.map(String),
       });
   }
   return { steps, bodies };
