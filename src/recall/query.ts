@@ -342,7 +342,8 @@ export async function readTextToCheck(
         tool: string | null;
         request: string | null;
         response: string | null;
-        messages: string[];
+        /** ids, comma-separated */
+        messages: string;
       }
     | { key: null; id: string; body: string }
   >(
@@ -350,15 +351,18 @@ export async function readTextToCheck(
        SELECT encode(st.trace_id, 'hex') || '/' || encode(st.span_id, 'hex') AS key, st.name, st.tool,
               CASE WHEN st.request_messages IS NULL THEN st.request END AS request,
               CASE WHEN st.response_messages IS NULL THEN st.response END AS response,
-              coalesce(st.request_messages, '{}') || coalesce(st.response_messages, '{}') AS messages
+              coalesce(st.request_messages, '{}') || coalesce(st.response_messages, '{}') AS ids
          FROM tapedeck_store.steps st
          JOIN unnest($2::text[], $3::text[]) AS k(trace_id, span_id)
            ON st.trace_id = decode(k.trace_id, 'hex') AND st.span_id = decode(k.span_id, 'hex')
         WHERE st.tenant = $1)
-     SELECT st.key, st.name, st.tool, st.request, st.response, st.messages, NULL AS id, NULL AS body FROM st
+     -- the ids as text: the driver parses a bigint[] element by element
+     SELECT st.key, st.name, st.tool, st.request, st.response, array_to_string(st.ids, ',') AS messages,
+            NULL AS id, NULL AS body
+       FROM st
      UNION ALL
      SELECT NULL, NULL, NULL, NULL, NULL, NULL, m.id::text, m.body
-       FROM (SELECT DISTINCT unnest(st.messages) AS id FROM st) l
+       FROM (SELECT DISTINCT unnest(st.ids) AS id FROM st) l
        JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.id = l.id
       WHERE m.words IS NULL
          OR EXISTS (SELECT 1 FROM unnest($4::text[]) AS r(w) WHERE m.words @> string_to_array(r.w, ',')::bigint[])`,
@@ -372,7 +376,7 @@ export async function readTextToCheck(
     else
       steps.set(r.key, {
         own: { name: r.name, tool: r.tool, request: storedJson(r.request), response: storedJson(r.response) },
-        messages: r.messages.map(String),
+        messages: r.messages === '' ? [] : r.messages.split(','),
       });
   }
   return { steps, bodies };

@@ -15,7 +15,8 @@
  * 3. Group them by run; take the maxRunsRead runs (100) with the most matches among them.
  *    More runs than that also says `truncated`.
  * 4. Read how each run ended (its last span end over all its spans, and the failure rule)
- *    and how many spans it has.
+ *    and how many spans it has: while step 2 checks the text, when the first page holds
+ *    every match in at most maxRunsRead runs (readEndsAhead).
  * 5. Summarize each run from its outline, up to maxSpansPerRun spans (20,000): its steps in
  *    tape order without their prompts and answers (tape-reader.ts, 'outline'), which is all
  *    an entry needs (rank.ts). Runs are read in batches of at most maxSpansPerRun spans in
@@ -90,17 +91,13 @@ export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallCo
     'finding the newest matches',
   );
   if (first.total > bounds.maxTotalMatches) throw tooBroad(query.terms, bounds.maxTotalMatches);
+  const ahead = readEndsAhead(deps.db, query.tenant, first.matches, ctx);
   const newest = await newestMatching(deps.db, deps.payloads, query, words, first.matches, ctx);
   const grouped = groupMatches(newest.matches, bounds.maxRunsRead);
-  const facts = await deadline.race(
-    readRunEnds(
-      deps.db,
-      query.tenant,
-      grouped.runs.map((r) => r.run),
-      signal,
-    ),
-    'reading how the runs ended',
-  );
+  const runNames = grouped.runs.map((r) => r.run);
+  const facts =
+    (await ahead) ??
+    (await deadline.race(readRunEnds(deps.db, query.tenant, runNames, signal), 'reading how the runs ended'));
   const entries = await summarizeRuns(deps, query.tenant, grouped.runs, facts, ctx);
   deadline.check('ranking the runs');
   const runs = keepOutcome(rankRuns(entries), query.outcome).slice(0, query.limit);
@@ -195,6 +192,31 @@ async function stepsWithRuns(
     if (found.every(Boolean)) holding.add(key);
   }
   return holding;
+}
+
+/**
+ * How the runs of the first page ended, read while its text is checked, when the page holds
+ * every match and they fall in at most maxRunsRead runs: the runs answered are among them
+ * whatever the check passes. Null otherwise (the runs are known once enough matches have
+ * passed). Only the ends: a run whose matches all fail costs a row of that read, where reading
+ * its outline too slowed a query whose matches all failed more than it sped one whose passed
+ * (docs/benchmarks.md, "Recall at 1M conversation spans").
+ */
+function readEndsAhead(
+  db: Queryable,
+  tenant: string,
+  first: readonly MatchRow[],
+  { deadline, bounds }: RecallContext,
+): Promise<Map<string, RunFacts> | null> {
+  const runs = [...new Set(first.map((m) => m.run))];
+  if (first.length > bounds.maxMatchingSpans || runs.length > bounds.maxRunsRead) return Promise.resolve(null);
+  const reading = deadline.race(
+    readRunEnds(db, tenant, runs, { signal: deadline.signal }),
+    'reading how the runs ended',
+  );
+  // awaited after the check; a check that fails first leaves it unawaited
+  reading.catch(() => {});
+  return reading;
 }
 
 /**

@@ -88,6 +88,11 @@ describe.each(databaseKinds)('GET /v1/recall on %s', (kind) => {
   it('checks a long Chinese term in offloaded text, and refuses one whose pairs stand apart', async () => {
     const { body } = await fx.get(`?q=${encodeURIComponent('上海天气预报')}`);
     expect(runIds(body)).toEqual(['chinese-offloaded']); // chinese-apart holds 上海天 and 天气预报, not 上海天气预报
+    // the run passed is summarized as any query finding it summarizes it (its end and outcome
+    // read with the runs that failed the check)
+    const { score: _score, ...summary } = body.runs[0];
+    const alone = (await fx.get(`?q=${encodeURIComponent('天气预报')}`)).body.runs;
+    expect(alone.find((r: { run: string }) => r.run === 'chinese-offloaded')).toMatchObject(summary);
     const [{ n }] = await fx.store.db.query<{ n: bigint }>(
       `SELECT count(*) AS n FROM tapedeck_store.steps WHERE request::text LIKE '%$payload%'`,
     );
