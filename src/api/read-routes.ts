@@ -58,6 +58,7 @@ const READ_PATHS = /^\/v1\/(tapes|runs|diff|recall|datasets)(\/|$)|^\/mcp$/;
 export function createReadRoutes(store: Store, config: Config, options: ReadRouteOptions = {}): Hono[] {
   const feed = options.feed ?? new ErasureFeed();
   const metrics = options.metrics;
+  const logger = options.logger ?? silentLogger();
   const slotSettings = (kind: string, setting: string, concurrency: number) => ({
     kind,
     setting,
@@ -93,7 +94,9 @@ export function createReadRoutes(store: Store, config: Config, options: ReadRout
     // Unresolved, the stored text is spliced into the answer, sent as it is written (tapes/tape-json.ts).
     const chunks = await readTapeJson(store, tenant, run);
     if (!chunks) throw notFound();
-    return chunkedResponse(c, chunks, { 'content-type': 'application/json' });
+    return chunkedResponse(c, chunks, { 'content-type': 'application/json' }, (err) =>
+      logger.error({ err, requestId: c.get('requestId'), method: c.req.method, path: c.req.path }, 'answer cut short'),
+    );
   });
 
   app.get('/v1/runs', allow.read, async (c) => {
@@ -175,7 +178,7 @@ export function createReadRoutes(store: Store, config: Config, options: ReadRout
     db: store.db,
     payloads: store.payloads,
     feed,
-    logger: options.logger ?? silentLogger(),
+    logger,
     onRecorded: options.onErasure,
   });
 

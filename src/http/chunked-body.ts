@@ -18,11 +18,25 @@ import type { Context } from 'hono';
 /** Chunks to send; `recycle`, when given, takes back a chunk nothing reads any more. */
 export type ChunkSource = Iterable<Uint8Array> & { recycle?(chunk: Uint8Array): void };
 
-/** The answer (200) whose body is the chunks, with the given headers. */
-export function chunkedResponse(c: Context, chunks: ChunkSource, headers: Record<string, string>): Response {
+/**
+ * Told of an error making a chunk after the answer has started, when all the server can do
+ * is cut the connection (the client sees a body cut short).
+ */
+export type CutShort = (error: unknown) => void;
+
+/**
+ * The answer (200) whose body is the chunks, with the given headers. A HEAD request gets the
+ * headers a GET would, and no more chunks are made than those needed to choose them.
+ */
+export function chunkedResponse(
+  c: Context,
+  chunks: ChunkSource,
+  headers: Record<string, string>,
+  cutShort: CutShort = () => {},
+): Response {
   const outgoing = (c.env as { outgoing?: unknown } | undefined)?.outgoing;
   if (!(outgoing instanceof ServerResponse) || outgoing.headersSent) {
-    return new Response(chunkedBody(chunks), { headers });
+    return new Response(chunkedBody(chunks, cutShort), { headers });
   }
   const start = firstChunks(chunks);
   // the headers the app has set so far (the request id), then the answer's own
@@ -30,18 +44,27 @@ export function chunkedResponse(c: Context, chunks: ChunkSource, headers: Record
   if ('only' in start) {
     outgoing.writeHead(200, { ...head, 'content-length': String(start.only.length) });
     outgoing.end(start.only);
+  } else if (c.req.method === 'HEAD') {
+    // no framing header: its value is settled only by sending the body (RFC 9110, 9.3.2)
+    outgoing.writeHead(200, head);
+    outgoing.end();
+    start.it.return?.();
   } else {
     outgoing.writeHead(200, head);
-    writeChunks(outgoing, start.it, start.first, start.second, chunks.recycle);
+    writeChunks(outgoing, start, chunks.recycle, cutShort);
   }
   // the node adapter leaves an answer so marked alone
   return new Response(null, { headers: { [X_ALREADY_SENT]: 'true' } });
 }
 
+interface Started {
+  it: Iterator<Uint8Array>;
+  first: Uint8Array;
+  second: Uint8Array;
+}
+
 /** The first two chunks, made before answering; a body of at most one chunk is that chunk. */
-function firstChunks(
-  chunks: Iterable<Uint8Array>,
-): { only: Uint8Array } | { it: Iterator<Uint8Array>; first: Uint8Array; second: Uint8Array } {
+function firstChunks(chunks: Iterable<Uint8Array>): { only: Uint8Array } | Started {
   const it = chunks[Symbol.iterator]();
   const first = it.next();
   if (first.done) return { only: new Uint8Array(0) };
@@ -56,10 +79,9 @@ function firstChunks(
  */
 function writeChunks(
   out: ServerResponse,
-  it: Iterator<Uint8Array>,
-  first: Uint8Array,
-  second: Uint8Array,
+  { it, first, second }: Started,
   recycle: ((chunk: Uint8Array) => void) | undefined,
+  cutShort: CutShort,
 ): void {
   const write = (chunk: Uint8Array): boolean => out.write(chunk, recycle && ((error) => error || recycle(chunk)));
   out.once('close', () => {
@@ -79,6 +101,7 @@ function writeChunks(
       }
       if (!out.destroyed) out.end();
     } catch (error) {
+      cutShort(error);
       out.destroy(error as Error);
     }
   };
@@ -86,35 +109,34 @@ function writeChunks(
   pump();
 }
 
-export function chunkedBody(chunks: Iterable<Uint8Array>): Uint8Array | ReadableStream<Uint8Array> {
+/**
+ * The chunks as a web stream (or the one chunk), each next one made when the reader wants
+ * it; one the reader never asks for (a HEAD answer's) is never made.
+ */
+export function chunkedBody(
+  chunks: Iterable<Uint8Array>,
+  cutShort: CutShort = () => {},
+): Uint8Array | ReadableStream<Uint8Array> {
   const start = firstChunks(chunks);
   if ('only' in start) return start.only;
   const { it, first } = start;
   let pending: IteratorResult<Uint8Array> | undefined = { done: false, value: start.second };
-  let cancelled = false;
   return new ReadableStream<Uint8Array>({
     start(controller) {
       controller.enqueue(first);
-      const next = (): void => {
-        if (cancelled) return;
-        try {
-          const chunk = pending ?? it.next();
-          pending = undefined;
-          if (chunk.done) {
-            controller.close();
-            return;
-          }
-          controller.enqueue(chunk.value);
-        } catch (error) {
-          controller.error(error);
-          return;
-        }
-        setImmediate(next);
-      };
-      setImmediate(next);
+    },
+    pull(controller) {
+      try {
+        const chunk = pending ?? it.next();
+        pending = undefined;
+        if (chunk.done) controller.close();
+        else controller.enqueue(chunk.value);
+      } catch (error) {
+        cutShort(error);
+        controller.error(error);
+      }
     },
     cancel() {
-      cancelled = true;
       it.return?.();
     },
   });

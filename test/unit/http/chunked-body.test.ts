@@ -58,11 +58,30 @@ describe('chunkedBody', () => {
       for (let i = 0; i < n; i++) yield Buffer.from(`${i}`);
       throw new Error('cannot render');
     }
-    expect(() => chunkedBody(failsAt(1))).toThrow('cannot render');
-    const reader = streamOf(chunkedBody(failsAt(2))).getReader();
+    const cut: unknown[] = [];
+    expect(() => chunkedBody(failsAt(1), (e) => cut.push(e))).toThrow('cannot render');
+    expect(cut).toEqual([]);
+    const reader = streamOf(chunkedBody(failsAt(2), (e) => cut.push(e))).getReader();
     expect((await reader.read()).value?.toString()).toBe('0');
     expect((await reader.read()).value?.toString()).toBe('1');
     await expect(reader.read()).rejects.toThrow('cannot render');
+    expect(cut.map((e) => (e as Error).message)).toEqual(['cannot render']);
+  });
+
+  it('makes a chunk only when the reader wants one', async () => {
+    let made = 0;
+    function* chunks() {
+      for (let i = 0; i < 1_000; i++) {
+        made++;
+        yield Buffer.from(`${i};`);
+      }
+    }
+    const reader = streamOf(chunkedBody(chunks())).getReader();
+    expect((await reader.read()).value?.toString()).toBe('0;');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // the two made before answering, and at most one queued ahead of the reader
+    expect(made).toBeLessThanOrEqual(3);
+    await reader.cancel();
   });
 });
 
@@ -71,11 +90,14 @@ describe('chunkedResponse under a Node server', () => {
   let server: ServerType;
   let base: string;
   let source: () => ChunkSource;
+  const cut: unknown[] = [];
 
   beforeAll(async () => {
     const app = new Hono();
     app.use(requestIds());
-    app.get('/chunks', (c) => chunkedResponse(c, source(), { 'content-type': 'application/json' }));
+    app.get('/chunks', (c) =>
+      chunkedResponse(c, source(), { 'content-type': 'application/json' }, (error) => cut.push(error)),
+    );
     app.onError((error) => new Response(error.message, { status: 500 }));
     server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 });
     await new Promise((resolve) => server.once('listening', resolve));
@@ -167,10 +189,32 @@ describe('chunkedResponse under a Node server', () => {
     source = () => failsAt(1);
     const refused = await fetch(`${base}/chunks`);
     expect([refused.status, await refused.text()]).toEqual([500, 'cannot render']);
+    expect(cut).toEqual([]);
     source = () => failsAt(4);
-    const cut = await fetch(`${base}/chunks`);
-    expect(cut.status).toBe(200);
-    await expect(cut.arrayBuffer()).rejects.toThrow();
+    const cutShort = await fetch(`${base}/chunks`);
+    expect(cutShort.status).toBe(200);
+    await expect(cutShort.arrayBuffer()).rejects.toThrow();
+    // the only word of it the server can give
+    expect(cut.map((e) => (e as Error).message)).toEqual(['cannot render']);
+  });
+
+  it('answers HEAD with the headers a GET gets, making no chunk past the two that choose them', async () => {
+    const { src, stats } = recycling(1_000);
+    source = () => src;
+    const head = await fetch(`${base}/chunks`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe('application/json');
+    expect(head.headers.get('x-request-id')).toBeTruthy();
+    expect(head.headers.get('content-length')).toBeNull();
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
+    expect([stats.made, stats.returned]).toEqual([2, true]);
+    // a body of one chunk: its length, as a GET has it
+    source = () => recycling(1).src;
+    const one = await fetch(`${base}/chunks`, { method: 'HEAD' });
+    expect(one.headers.get('content-length')).toBe(String(CHUNK));
+    // the connection serves the next request
+    source = () => recycling(3).src;
+    expect((await (await fetch(`${base}/chunks`)).arrayBuffer()).byteLength).toBe(3 * CHUNK);
   });
 
   it('stops making chunks once the client goes away', async () => {
