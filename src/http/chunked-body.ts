@@ -44,14 +44,14 @@ export function chunkedResponse(
   if ('only' in start) {
     outgoing.writeHead(200, { ...head, 'content-length': String(start.only.length) });
     outgoing.end(start.only);
-  } else if (c.req.method === 'HEAD') {
-    // no framing header: its value is settled only by sending the body (RFC 9110, 9.3.2)
-    outgoing.writeHead(200, head);
-    outgoing.end();
-    start.it.return?.();
   } else {
     outgoing.writeHead(200, head);
-    writeChunks(outgoing, start, chunks.recycle, cutShort);
+    if (c.req.method !== 'HEAD') writeChunks(outgoing, start, chunks.recycle, cutShort);
+    else {
+      // no framing header: its value is settled only by sending the body (RFC 9110, 9.3.2)
+      outgoing.end();
+      start.it.return?.();
+    }
   }
   // the node adapter leaves an answer so marked alone
   return new Response(null, { headers: { [X_ALREADY_SENT]: 'true' } });

@@ -12,6 +12,7 @@
  */
 import type { Queryable, QueryOptions } from '../store/database.js';
 import type { RunEnd } from '../tapes/run-outcome.js';
+import { idsText } from '../tapes/tape-reader.js';
 import { storedJson } from '../json/json-value.js';
 import { type CommonWords, commonWords } from './common-words.js';
 import type { RecordedStep } from './recorded-text.js';
@@ -356,8 +357,7 @@ export async function readTextToCheck(
          JOIN unnest($2::text[], $3::text[]) AS k(trace_id, span_id)
            ON st.trace_id = decode(k.trace_id, 'hex') AND st.span_id = decode(k.span_id, 'hex')
         WHERE st.tenant = $1)
-     -- the ids as text: the driver parses a bigint[] element by element
-     SELECT st.key, st.name, st.tool, st.request, st.response, array_to_string(st.ids, ',') AS messages,
+     SELECT st.key, st.name, st.tool, st.request, st.response, ${idsText('st.ids')} AS messages,
             NULL AS id, NULL AS body
        FROM st
      UNION ALL

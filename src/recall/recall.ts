@@ -94,10 +94,17 @@ export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallCo
   const ahead = readEndsAhead(deps.db, query.tenant, first.matches, ctx);
   const newest = await newestMatching(deps.db, deps.payloads, query, words, first.matches, ctx);
   const grouped = groupMatches(newest.matches, bounds.maxRunsRead);
-  const runNames = grouped.runs.map((r) => r.run);
   const facts =
     (await ahead) ??
-    (await deadline.race(readRunEnds(deps.db, query.tenant, runNames, signal), 'reading how the runs ended'));
+    (await deadline.race(
+      readRunEnds(
+        deps.db,
+        query.tenant,
+        grouped.runs.map((r) => r.run),
+        signal,
+      ),
+      'reading how the runs ended',
+    ));
   const entries = await summarizeRuns(deps, query.tenant, grouped.runs, facts, ctx);
   deadline.check('ranking the runs');
   const runs = keepOutcome(rankRuns(entries), query.outcome).slice(0, query.limit);

@@ -110,7 +110,7 @@ type JoinedRow = Omit<StepColumns, 'kind'> & {
  * A message list as text, its ids comma-separated ('' for an empty list): text reads quicker
  * than a bigint[], which the driver parses element by element.
  */
-function idsText(column: string): string {
+export function idsText(column: string): string {
   return `array_to_string(${column}, ',')`;
 }
 
