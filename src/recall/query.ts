@@ -106,27 +106,33 @@ function estimated(
  * Ids of the first word's messages per GIN scan of the steps' message lists: one scan per
  * message read each list's index once per message (a common word's thousands of messages
  * took seconds); one scan of all of them costs GIN a pass over every id asked for each
- * step it finds, so a very common word's took tens of seconds. Chunks keep both small.
- * Each message's chunk is its id and the next ones (lead): a window reads only as far ahead
- * as it needs, where grouping would read every message of a common word before its steps.
+ * step it finds, so a very common word's took tens of seconds. Chunks of IDS_PER_GROUP
+ * squared (16) keep both small. Each message's chunk is its id and the next ones (lead): a
+ * window reads only as far ahead as it needs, where grouping would read every message of a
+ * common word before its steps. A chunk is made in two windows: a message's id and the next
+ * three, every fourth row kept, then four of those joined, every fourth kept; the same chunks
+ * as fifteen lead()s per message, a third quicker over a common word's messages
+ * (docs/benchmarks.md, "Recall at 1M conversation spans").
  */
-const IDS_PER_SCAN = 16;
-
-const NEXT_IDS = Array.from({ length: IDS_PER_SCAN - 1 }, (_, i) => `lead(m.id, ${i + 1}) OVER ()`).join(', ');
+const IDS_PER_GROUP = 4;
+const leads = (value: string) =>
+  Array.from({ length: IDS_PER_GROUP - 1 }, (_, i) => `lead(${value}, ${i + 1}) OVER ()`);
 
 /**
  * The opening of every matching statement's WITH list: first_word_steps, the steps holding the
  * first word of $2 in their own words or in one of their messages (the messages through their
- * words' GIN index, their steps through the message lists', IDS_PER_SCAN ids at a time), with
+ * words' GIN index, their steps through the message lists', 16 ids at a time), with
  * their own words and the ids of their lists' messages. A step holding several such messages
  * is found once per list and chunk.
  */
 const FIRST_WORD_STEPS = `WITH RECURSIVE first_messages AS (
-      SELECT array_remove(f.ids, NULL) AS ids
-        FROM (SELECT row_number() OVER () AS n, ARRAY[m.id, ${NEXT_IDS}] AS ids
-                FROM tapedeck_store.messages m
-               WHERE m.tenant = $1 AND m.words @> ($2::bigint[])[1:1]) f
-       WHERE f.n % ${IDS_PER_SCAN} = 1),
+      SELECT array_remove(g.ids, NULL) AS ids
+        FROM (SELECT row_number() OVER () AS n, ${['f.ids', ...leads('f.ids')].join(' || ')} AS ids
+                FROM (SELECT row_number() OVER () AS n, ARRAY[m.id, ${leads('m.id').join(', ')}] AS ids
+                        FROM tapedeck_store.messages m
+                       WHERE m.tenant = $1 AND m.words @> ($2::bigint[])[1:1]) f
+               WHERE f.n % ${IDS_PER_GROUP} = 1) g
+       WHERE g.n % ${IDS_PER_GROUP} = 1),
     first_word_steps AS (
       SELECT st.trace_id, st.span_id, st.words,
              coalesce(st.request_messages, '{}') || coalesce(st.response_messages, '{}') AS messages

@@ -31,6 +31,10 @@ const FOUND = [
 /** Queries whose words are each found, but never all in one step, or not at all. */
 const NONE = ['umbrella zeppelin', 'shops reviews', 'get_weather reviews', 'weather zyzzyvaquux', 'zyzzyvaquux'];
 
+/** Words and how many runs' one message holds each: either side of the chunk ends. */
+const STONE_COUNTS = { keystone: 5, millstone: 16, flagstone: 17, cobblestone: 37 };
+const STONES = 37;
+
 /** Every step holding each word in its own words or in a message of its lists, as `trace/span`. */
 const RULE = `SELECT encode(st.trace_id, 'hex') || '/' || encode(st.span_id, 'hex') AS key
   FROM tapedeck_store.steps st
@@ -64,6 +68,18 @@ describe.each(databaseKinds)('recall matching on %s', (kind) => {
       });
       await ingestSpans(spans, { tenant: '' }, fx.store.ingest);
     }
+    // one call a run, each asking its own question: a word's messages are each in one step, so
+    // a message left out of the first word's chunks (their ends: 16 ids a scan) loses a step
+    for (let i = 0; i < STONES; i++) {
+      const words = Object.entries(STONE_COUNTS).flatMap(([word, n]) => (i < n ? [word] : []));
+      const spans = conversationSpans({
+        run: `stones-${i}`,
+        system: 'You answer questions about masonry.',
+        questions: [`Question ${i}: ${words.join(' ')}?`],
+        answer: () => 'Noted.',
+      });
+      await ingestSpans(spans, { tenant: '' }, fx.store.ingest);
+    }
   });
   afterAll(async () => {
     await fx?.drop();
@@ -94,6 +110,24 @@ describe.each(databaseKinds)('recall matching on %s', (kind) => {
             keys: expected,
           });
         }
+      }
+    }
+  });
+
+  it('finds every message of the first word, however many chunks they fill', async () => {
+    for (const [word, n] of Object.entries(STONE_COUNTS)) {
+      // the word first, alone and before another every one of its steps holds, each way
+      const words = queryWords(queryTerms(`${word} masonry`));
+      const ways: [string, RankedWords][] = [
+        ['alone', { words: words.slice(0, 1), rare: 1, counts: [] }],
+        ['streamed, the other rare', { words, rare: 2, counts: [] }],
+        ['streamed, the other common', { words, rare: 1, counts: [] }],
+        ['collected', { words, rare: 2, counts: [0, 1] }],
+      ];
+      for (const [way, ranking] of ways) {
+        const found = await firstMatches(fx.store.db, '', ranking, 10_000, 10_000);
+        const runs = new Set(found.matches.map((m) => m.run));
+        expect({ word, way, total: found.total, runs: runs.size }).toEqual({ word, way, total: n, runs: n });
       }
     }
   });
