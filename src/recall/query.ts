@@ -110,8 +110,8 @@ function estimated(
  * squared (16) keep both small. Each message's chunk is its id and the next ones (lead): a
  * window reads only as far ahead as it needs, where grouping would read every message of a
  * common word before its steps. A chunk is made in two windows: a message's id and the next
- * three, every fourth row kept, then four of those joined, every fourth kept; the same chunks
- * as fifteen lead()s per message, a third quicker over a common word's messages
+ * three, every fourth row kept, then four of those joined, every fourth kept: the chunks
+ * fifteen lead()s per message made, for five window calls a message rather than sixteen
  * (docs/benchmarks.md, "Recall at 1M conversation spans").
  */
 const IDS_PER_GROUP = 4;
