@@ -96,7 +96,7 @@ class BoundedBytes {
   }
 }
 
-interface ChunkSource {
+interface BodyChunks {
   /** the next chunk, or null at the end of the body */
   next(): Promise<Uint8Array | null>;
   /** stops reading (the rest of the body is left to the HTTP server) */
@@ -104,7 +104,7 @@ interface ChunkSource {
 }
 
 /** Chunks of the Node request, one at a time (paused in between), without destroying it. */
-function nodeChunks(stream: Readable): ChunkSource {
+function nodeChunks(stream: Readable): BodyChunks {
   const queue: Uint8Array[] = [];
   let ended = stream.readableEnded;
   let failure: Error | undefined;
@@ -150,7 +150,7 @@ function nodeChunks(stream: Readable): ChunkSource {
   };
 }
 
-function webChunks(body: ReadableStream<Uint8Array>): ChunkSource {
+function webChunks(body: ReadableStream<Uint8Array>): BodyChunks {
   const reader = body.getReader();
   let done = false;
   return {

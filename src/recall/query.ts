@@ -107,11 +107,11 @@ function estimated(
  * message read each list's index once per message (a common word's thousands of messages
  * took seconds); one scan of all of them costs GIN a pass over every id asked for each
  * step it finds, so a very common word's took tens of seconds. Chunks of IDS_PER_GROUP
- * squared (16) keep both small. Each message's chunk is its id and the next ones (lead): a
- * window reads only as far ahead as it needs, where grouping would read every message of a
- * common word before its steps. A chunk is made in two windows: a message's id and the next
- * three, every fourth row kept, then four of those joined, every fourth kept: the chunks
- * fifteen lead()s per message made, for five window calls a message rather than sixteen
+ * squared keep both small. Each message's chunk is its id and the next ones (lead): a window
+ * reads only as far ahead as it needs, where grouping would read every message of a common
+ * word before its steps. A chunk is made in two windows: a message's id and the next three,
+ * every fourth row kept, then four of those joined, every fourth kept: the chunks fifteen
+ * lead()s per message would make, for five window calls a message rather than sixteen
  * (docs/benchmarks.md, "Recall at 1M conversation spans").
  */
 const IDS_PER_GROUP = 4;
@@ -121,7 +121,8 @@ const leads = (value: string) =>
 /**
  * The opening of every matching statement's WITH list: first_word_steps, the steps holding the
  * first word of $2 in their own words or in one of their messages (the messages through their
- * words' GIN index, their steps through the message lists', 16 ids at a time), with
+ * words' GIN index, their steps through the message lists', IDS_PER_GROUP squared ids at a
+ * time), with
  * their own words and the ids of their lists' messages. A step holding several such messages
  * is found once per list and chunk.
  */

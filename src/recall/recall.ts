@@ -96,14 +96,11 @@ export async function recall(deps: RecallDeps, query: RecallQuery, ctx: RecallCo
   const grouped = groupMatches(newest.matches, bounds.maxRunsRead);
   const facts =
     (await ahead) ??
-    (await deadline.race(
-      readRunEnds(
-        deps.db,
-        query.tenant,
-        grouped.runs.map((r) => r.run),
-        signal,
-      ),
-      'reading how the runs ended',
+    (await runEnds(
+      deps.db,
+      query.tenant,
+      grouped.runs.map((r) => r.run),
+      deadline,
     ));
   const entries = await summarizeRuns(deps, query.tenant, grouped.runs, facts, ctx);
   deadline.check('ranking the runs');
@@ -217,13 +214,15 @@ function readEndsAhead(
 ): Promise<Map<string, RunFacts> | null> {
   const runs = [...new Set(first.map((m) => m.run))];
   if (first.length > bounds.maxMatchingSpans || runs.length > bounds.maxRunsRead) return Promise.resolve(null);
-  const reading = deadline.race(
-    readRunEnds(db, tenant, runs, { signal: deadline.signal }),
-    'reading how the runs ended',
-  );
+  const reading = runEnds(db, tenant, runs, deadline);
   // awaited after the check; a check that fails first leaves it unawaited
   reading.catch(() => {});
   return reading;
+}
+
+/** How the runs ended (readRunEnds), within the request's deadline. */
+function runEnds(db: Queryable, tenant: string, runs: string[], deadline: Deadline): Promise<Map<string, RunFacts>> {
+  return deadline.race(readRunEnds(db, tenant, runs, { signal: deadline.signal }), 'reading how the runs ended');
 }
 
 /**
