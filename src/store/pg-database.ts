@@ -40,6 +40,9 @@ export interface PgDatabaseSettings {
 const SESSION_SETTINGS =
   "SELECT set_config('jit', 'off', false), set_config('max_parallel_workers_per_gather', '0', false)";
 
+/** Idle time before TCP keepalive probes a pooled connection: under common NAT idle timeouts. */
+const IDLE_PROBE_MILLIS = 60_000;
+
 export function createPgDatabase(url: string, settings: PgDatabaseSettings = {}): Database {
   // A private type set: the global pg.types would change parsing for the embedding app too.
   const types = {
@@ -56,6 +59,15 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
     application_name: settings.applicationName ?? 'tapedeck',
     query_timeout: settings.queryTimeoutMillis ?? 60_000,
     types: types as pg.CustomTypesConfig,
+    // Idle connections stay open: a new one costs a connect and a backend whose caches and
+    // heap start cold, which made the first read after a pause several times slower
+    // (docs/architecture.md, "Database adapters"). TCP keepalive probes an idle one, so a NAT
+    // or firewall does not drop it unseen, and one dropped all the same is found dead.
+    idleTimeoutMillis: 0,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: IDLE_PROBE_MILLIS,
+    // idle connections do not keep a command-line process running
+    allowExitOnIdle: true,
     // awaited before the new connection is handed out; a failure fails the connect
     onConnect: async (client) => {
       await client.query(SESSION_SETTINGS);

@@ -2,7 +2,8 @@
  * Every session the PostgreSQL adapter opens runs without JIT or parallel plans, pooled or its
  * own (untimed transactions): statements the planner prices high but that read a few index
  * pages (a key probed in each of many day partitions) would otherwise be compiled, for seconds
- * each, or given workers.
+ * each, or given workers. Pooled sessions stay open while idle, so a read after a pause meets
+ * a warm backend.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/database.js';
@@ -48,4 +49,23 @@ describe.skipIf(!databaseKinds.includes('postgres'))('PostgreSQL sessions', () =
       untimed: 'off 0',
     });
   });
+
+  it('keep their connections through a pause longer than the driver pool closes idle ones after', async () => {
+    // two connections at once, so that both of the pool's are open
+    const pids = async () =>
+      (
+        await Promise.all(
+          [0, 1].map(() =>
+            db.transaction(async (tx) => {
+              await tx.query('SELECT pg_sleep(0.05)');
+              return (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'))[0].pid;
+            }),
+          ),
+        )
+      ).sort();
+    const before = await pids();
+    // pg-pool closes a connection idle for 10 s unless told otherwise
+    await new Promise((resolve) => setTimeout(resolve, 11_000));
+    expect(await pids()).toEqual(before);
+  }, 30_000);
 });
