@@ -62,7 +62,7 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
     // Idle connections stay open: a new one costs a connect and a backend whose caches and
     // heap start cold, which made the first read after a pause several times slower
     // (docs/architecture.md, "Database adapters"). TCP keepalive probes an idle one, so a NAT
-    // or firewall does not drop it unseen, and one dropped all the same is found dead.
+    // or firewall keeps it, and one that died unseen is closed once its probes go unanswered.
     idleTimeoutMillis: 0,
     keepAlive: true,
     keepAliveInitialDelayMillis: IDLE_PROBE_MILLIS,

@@ -62,7 +62,7 @@ describe.skipIf(!databaseKinds.includes('postgres'))('PostgreSQL sessions', () =
             }),
           ),
         )
-      ).sort();
+      ).sort((x, y) => x - y);
     const before = await pids();
     // pg-pool closes a connection idle for 10 s unless told otherwise
     await new Promise((resolve) => setTimeout(resolve, 11_000));
