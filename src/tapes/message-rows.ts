@@ -26,9 +26,10 @@ export function messagesOf(steps: Iterable<StoredStep>): StoredMessage[] {
  * that name them. A message stored before costs a look-up, not its words again: the store is
  * asked first which it holds with their words, and their ids. One held without (stored before
  * migration 0021) gets them here. The rest are inserted; one another transaction stored in
- * the meantime is found by ON CONFLICT (which waits for that transaction), so every step
- * names the one row its message has. They are written in digest order, so two transactions
- * storing some of the same messages never wait on each other in a cycle.
+ * the meantime is met by ON CONFLICT (which waits for that transaction) and then looked up,
+ * its row left as that transaction wrote it, so every step names the one row its message
+ * has. They are written in digest order, so two transactions storing some of the same
+ * messages never wait on each other in a cycle.
  */
 export async function insertMessages(
   tx: Queryable,
@@ -40,13 +41,7 @@ export async function insertMessages(
     .filter((m, i, all) => i === 0 || Buffer.compare(all[i - 1].digest, m.digest) !== 0);
   const ids = new Map<string, string>();
   if (distinct.length === 0) return ids;
-  for (let at = 0; at < distinct.length; at += LOOKUP_BATCH) {
-    const rows = await tx.query<{ digest: string; id: string }>(STORED_MESSAGE_IDS, [
-      tenant,
-      distinct.slice(at, at + LOOKUP_BATCH).map((m) => Buffer.from(m.digest)),
-    ]);
-    for (const r of rows) ids.set(r.digest, r.id);
-  }
+  await lookUpIds(tx, tenant, distinct, ids);
   const sorted = distinct.filter((m) => !ids.has(digestKey(m.digest)));
   for (let at = 0; at < sorted.length; ) {
     const batch: StoredMessage[] = [];
@@ -58,8 +53,9 @@ export async function insertMessages(
     // The batch goes as binary parameters, cut apart in SQL: every digest one after the
     // other, every body, and every message's words (their 64-bit hashes) as one int8[] that
     // each row takes a slice of; no per-message string, text literal or escaping for
-    // PostgreSQL to parse. A conflict updates the row (its words, where it has none) so that
-    // RETURNING gives its id too.
+    // PostgreSQL to parse. A conflict writes the row again only where it has no words: one
+    // with words is left as it is (a new version would index every word of it again) and
+    // is not returned.
     const digests = Buffer.allocUnsafe(batch.length * 32);
     const bodies = Buffer.allocUnsafe(bytes);
     const lengths: number[] = [];
@@ -85,13 +81,32 @@ export async function insertMessages(
                  FROM unnest($4::int[], $6::int[]) WITH ORDINALITY AS l(length, words, n)
                WINDOW w AS (ORDER BY l.n)) u
         ORDER BY u.n
-       ON CONFLICT (tenant, digest) DO UPDATE SET words = coalesce(m.words, EXCLUDED.words)
+       ON CONFLICT (tenant, digest) DO UPDATE SET words = EXCLUDED.words WHERE m.words IS NULL
        RETURNING encode(digest, 'hex') AS digest, id::text AS id`,
       [tenant, digests, bodies, `{${lengths.join(',')}}`, int8ArrayBytes(words), `{${wordCounts.join(',')}}`],
     );
     for (const r of rows) ids.set(r.digest, r.id);
+    // stored by a transaction that has committed since (ON CONFLICT waited for it): now seen
+    const met = batch.filter((m) => !ids.has(digestKey(m.digest)));
+    if (met.length > 0) await lookUpIds(tx, tenant, met, ids);
   }
   return ids;
+}
+
+/** Adds the ids of those of `messages` the store holds with their words to `ids`. */
+async function lookUpIds(
+  tx: Queryable,
+  tenant: string,
+  messages: readonly StoredMessage[],
+  ids: Map<string, string>,
+): Promise<void> {
+  for (let at = 0; at < messages.length; at += LOOKUP_BATCH) {
+    const rows = await tx.query<{ digest: string; id: string }>(STORED_MESSAGE_IDS, [
+      tenant,
+      messages.slice(at, at + LOOKUP_BATCH).map((m) => Buffer.from(m.digest)),
+    ]);
+    for (const r of rows) ids.set(r.digest, r.id);
+  }
 }
 
 /**

@@ -1,8 +1,9 @@
 /**
  * Two transactions storing the same new message (tapes/message-rows.ts insertMessages) end up
  * naming one row by one id: the second's look-up cannot see the first's uncommitted row, so its
- * INSERT meets it, waits for the first to commit, and takes the id from ON CONFLICT. On a
- * PostgreSQL server (PGlite has one connection: nothing runs concurrently).
+ * INSERT meets it, waits for the first to commit, and then looks its id up, leaving the row as
+ * the first wrote it (a new version would index its words again). On a PostgreSQL server
+ * (PGlite has one connection: nothing runs concurrently).
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,9 +30,10 @@ describe.skipIf(!onServer)('the same new message stored by two transactions at o
     const { fired: firstStored, fire: stored } = signal();
     const first = t.db.transaction(async (tx) => {
       const ids = await insertMessages(tx, '', [message]);
+      const [{ xid }] = await tx.query<{ xid: string }>('SELECT xid(pg_current_xact_id())::text AS xid');
       stored();
       await gate;
-      return ids;
+      return { ids, xid };
     });
     await firstStored;
     const second = t.db.transaction((tx) => insertMessages(tx, '', [message]));
@@ -46,10 +48,13 @@ describe.skipIf(!onServer)('the same new message stored by two transactions at o
       await new Promise((r) => setTimeout(r, 20));
     }
     release();
-    const [a, b] = await Promise.all([first, second]);
+    const [{ ids: a, xid }, b] = await Promise.all([first, second]);
     expect(a.get(digest)).toMatch(/^\d+$/);
     expect(b.get(digest)).toBe(a.get(digest));
-    const rows = await t.db.query<{ id: string }>('SELECT id::text AS id FROM tapedeck_store.messages');
-    expect(rows).toEqual([{ id: a.get(digest) }]);
+    // one row, the version the first transaction wrote
+    const rows = await t.db.query<{ id: string; xmin: string }>(
+      'SELECT id::text AS id, xmin::text AS xmin FROM tapedeck_store.messages',
+    );
+    expect(rows).toEqual([{ id: a.get(digest), xmin: xid }]);
   });
 });
