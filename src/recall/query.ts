@@ -122,9 +122,8 @@ const leads = (value: string) =>
  * The opening of every matching statement's WITH list: first_word_steps, the steps holding the
  * first word of $2 in their own words or in one of their messages (the messages through their
  * words' GIN index, their steps through the message lists', IDS_PER_GROUP squared ids at a
- * time), with
- * their own words and the ids of their lists' messages. A step holding several such messages
- * is found once per list and chunk.
+ * time), with their own words and the ids of their lists' messages. A step holding several
+ * such messages is found once per list and chunk.
  */
 const FIRST_WORD_STEPS = `WITH RECURSIVE first_messages AS (
       SELECT array_remove(g.ids, NULL) AS ids
