@@ -18,6 +18,7 @@ import { ApiError } from '../errors.js';
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import { ownWordsOf, type StoredMessage, type StoredStep } from '../tapes/step-rows.js';
 import type { DeriveSpans, DerivedSpan } from '../tapes/derived-span.js';
+import { answerTurn } from '../tapes/answer-turns.js';
 import { storableFacts } from './storable-facts.js';
 
 export interface DeriveDeps {
@@ -91,7 +92,7 @@ export function normalizeFacts(span: SpanRecord, logs: readonly LogRecord[], onE
 export function inlineStep(span: SpanRecord, draft: StepDraft, thresholdBytes: number): StoredStep | undefined {
   if (draft.kind === 'llm') {
     const request = inlineMessages(draft.request, thresholdBytes);
-    const response = request && inlineMessages(draft.response, thresholdBytes);
+    const response = request && inlineAnswers(draft.response, thresholdBytes);
     if (request && response) {
       const step = storedStep(
         span,
@@ -103,6 +104,7 @@ export function inlineStep(span: SpanRecord, draft: StepDraft, thresholdBytes: n
       else step.requestJson = request.json;
       if (response.messages) step.responseMessages = response.messages;
       else step.responseJson = response.json;
+      if (response.finishReasons) step.responseFinishReasons = response.finishReasons;
       return step;
     }
     if (request === undefined || response === undefined) return undefined;
@@ -197,6 +199,32 @@ function inlineMessages(
   hash.update(bytes.subarray(prefix ? 1 : 0, bytes.length - 1));
   hashedPrefixes.set(value[value.length - 1], { list: value, messages, state: hash.copy() });
   return { digest: hash.update(']').digest('hex'), messages, json: null };
+}
+
+/**
+ * A model step's response as inlineMessages keeps a list, but each answer that carries a
+ * finish_reason stored as its turn (tapes/answer-turns.ts): the message the next call resends
+ * as history, so the store holds it once. The list's digest is still that of the answers as
+ * recorded, reasons and all. An answer list is not continued by a later call's list: it is
+ * written and hashed whole.
+ */
+function inlineAnswers(
+  value: JsonValue | null,
+  thresholdBytes: number,
+): (ReturnType<typeof inlineMessages> & { finishReasons?: (string | null)[] }) | undefined {
+  if (!isMessageList(value)) return inlineMessages(value, thresholdBytes);
+  const { bytes, bounds } = canonicalListBytes(value);
+  const messages: StoredMessage[] = [];
+  const reasons: (string | null)[] = [];
+  for (let i = 0; i < bounds.length; i += 2) {
+    if (bounds[i + 1] - bounds[i] > thresholdBytes) return undefined;
+    const answer = answerTurn(value[i >> 1]);
+    const body = answer ? canonicalJsonBytes(answer.turn) : new Uint8Array(bytes.subarray(bounds[i], bounds[i + 1]));
+    messages.push({ digest: sha256Bytes(body), body });
+    reasons.push(answer ? answer.reason : null);
+  }
+  const finishReasons = reasons.some((r) => r !== null) ? reasons : undefined;
+  return { digest: sha256Hex(bytes), messages, json: null, finishReasons };
 }
 
 /**

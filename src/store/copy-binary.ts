@@ -13,12 +13,15 @@
  *   given as an Int32Array of 32-bit halves (high, low, high, low, ...), recall's word hashes,
  *   or as Int8Slots: elements whose values are not known yet (a step's message ids), written
  *   as zeros at offsets the writer records (slotOffsets), to be filled in by fillInt8Slots
- *   before the data is sent.
+ *   before the data is sent;
+ * - text[]: a one-dimensional array (ndim 1, a flag saying whether it holds NULLs, element
+ *   type 25, length, lower bound 1), then each element as its UTF-8's length and bytes, a
+ *   NULL as length -1; given as an array of strings and nulls.
  */
 import type { ByteSink } from '../json/json-string.js';
 import { utf8Room, writeUtf8 } from '../json/write-utf8.js';
 
-export type CopyType = 'text' | 'bytea' | 'bool' | 'int4' | 'int8' | 'float8' | 'jsonb' | 'int8[]';
+export type CopyType = 'text' | 'bytea' | 'bool' | 'int4' | 'int8' | 'float8' | 'jsonb' | 'int8[]' | 'text[]';
 
 export interface CopyColumn {
   name: string;
@@ -238,7 +241,31 @@ export class BinaryCopyWriter {
         return (v) => this.fixed(8, (b, at) => b.writeDoubleBE(Number(v), at));
       case 'int8[]':
         return (v) => (v instanceof Int8Slots ? this.int8Slots(v.count) : this.int8Array(v as Int32Array));
+      case 'text[]':
+        return (v) => this.textArray(v as readonly (string | null)[]);
     }
+  }
+
+  private textArray(values: readonly (string | null)[]): void {
+    const elements = values.map((v) => (v === null ? null : Buffer.from(v, 'utf8')));
+    let size = 20;
+    for (const e of elements) size += 4 + (e?.length ?? 0);
+    this.ensure(4 + size);
+    const b = this.buf;
+    let at = this.pos;
+    b.writeInt32BE(size, at);
+    b.writeInt32BE(1, at + 4); // dimensions
+    b.writeInt32BE(elements.includes(null) ? 1 : 0, at + 8);
+    b.writeInt32BE(TEXT_OID, at + 12);
+    b.writeInt32BE(elements.length, at + 16);
+    b.writeInt32BE(1, at + 20); // lower bound
+    at += 24;
+    for (const e of elements) {
+      b.writeInt32BE(e === null ? -1 : e.length, at);
+      if (e !== null) b.set(e, at + 4);
+      at += 4 + (e?.length ?? 0);
+    }
+    this.pos = at;
   }
 
   /** An int8[] of `count` zeros, each element's offset recorded. */
@@ -332,3 +359,4 @@ function isUtf8Source(v: unknown): v is Utf8Source {
 }
 
 const INT8_OID = 20;
+const TEXT_OID = 25;

@@ -30,6 +30,11 @@ export interface StoredStep {
   requestMessages?: readonly StoredMessage[] | null;
   responseMessages?: readonly StoredMessage[] | null;
   /**
+   * Per message of responseMessages, the finish_reason taken out of it (answer-turns.ts), or
+   * null where the message is stored whole; absent when none was taken out.
+   */
+  responseFinishReasons?: readonly (string | null)[] | null;
+  /**
    * Recall's words of the step's own text (recall/recorded-text.ts stepOwnWords), when they
    * must come from values the draft no longer holds (offloaded); else found from the draft.
    */
@@ -55,6 +60,14 @@ function textOf(value: unknown): unknown {
 function idsLiteral(value: unknown): string {
   if (!Array.isArray(value)) throw new Error('a message list as a parameter needs its ids');
   return `{${value.join(',')}}`;
+}
+
+/** A text[] as a query parameter: its array literal, each element quoted (or NULL). */
+function textArrayLiteral(value: unknown): string {
+  const quoted = (value as (string | null)[]).map((v) =>
+    v === null ? 'NULL' : `"${v.replace(/[\\"]/g, (c) => `\\${c}`)}"`,
+  );
+  return `{${quoted.join(',')}}`;
 }
 
 export const stepColumns: readonly Column[] = [
@@ -88,6 +101,7 @@ export const stepColumns: readonly Column[] = [
   { name: 'response_messages', cast: 'bigint[]', copy: 'int8[]', param: idsLiteral },
   // recall's words of the step's own text (0021_recall_by_message.sql), hash lanes
   { name: 'words', cast: 'bigint[]', copy: 'int8[]', param: (v) => wordIds(v as Int32Array) },
+  { name: 'response_finish_reasons', cast: 'text[]', copy: 'text[]', param: textArrayLiteral },
 ];
 
 /** Re-deriving a step (late log records, a normalizer fix) replaces it. */
@@ -147,6 +161,7 @@ export function stepToRow(tenant: string, s: StoredStep, ids?: MessageIds): unkn
     list(s.requestMessages),
     list(s.responseMessages),
     s.words ?? ownWordsOf(s),
+    s.responseMessages ? (s.responseFinishReasons ?? null) : null,
   ];
 }
 
@@ -161,11 +176,3 @@ export function idOf(ids: MessageIds, m: StoredMessage): string {
 export function ownWordsOf(s: StoredStep): Int32Array {
   return stepOwnWords(s.draft, { request: !!s.requestMessages, response: !!s.responseMessages });
 }
-
-/**
- * A step's request and response as their JSON text, for a query over tapedeck_store.steps
- * aliased `st`: the text stored, or the messages of a list in the message store joined back
- * into it (0020_message_store.sql).
- */
-export const stepRequestSql = 'tapedeck_store.step_body(st.tenant, st.request, st.request_messages)';
-export const stepResponseSql = 'tapedeck_store.step_body(st.tenant, st.response, st.response_messages)';

@@ -18,6 +18,7 @@ import type { Queryable } from '../store/database.js';
 import type { LayoutName, StepKind, StepStatus, Tokens } from '../normalize/step.js';
 import type { StepRow } from '../normalize/finish.js';
 import { type JsonValue, storedJson } from '../json/json-value.js';
+import { withFinishReason } from './answer-turns.js';
 
 export interface SpanLink {
   trace_id: string;
@@ -104,6 +105,8 @@ type JoinedRow = Omit<StepColumns, 'kind'> & {
   response: string | null;
   request_messages: string | null;
   response_messages: string | null;
+  /** per response message, the finish_reason stored apart from it (answer-turns.ts) */
+  response_finish_reasons?: (string | null)[] | null;
 };
 
 /**
@@ -144,7 +147,8 @@ export async function readStoredRows(
             encode(s.parent_span_id, 'hex') AS parent_span_id, s.start_ns, s.end_ns,
             ${STEP_COLUMNS}, s.service_name AS service, st.request, st.response,
             ${idsText('st.request_messages')} AS request_messages,
-            ${idsText('st.response_messages')} AS response_messages
+            ${idsText('st.response_messages')} AS response_messages,
+            st.response_finish_reasons
        FROM (SELECT run_id AS run, tenant, trace_id, span_id, parent_span_id, start_ns, end_ns, service_name,
                     (row_number() OVER (PARTITION BY run_id ORDER BY start_ns, span_id))::int AS position
                FROM tapedeck_store.spans
@@ -180,12 +184,14 @@ export async function readStoredRows(
     for (const list of [requestIds[i], responseIds[i]]) if (list) for (const id of list) ids.add(id);
   }
   const bodies = await readMessages(db, tenant, ids, options.messageText, options.signal);
-  const bodyOf = (text: string | null, list: number[] | null): StoredBody => {
+  const bodyOf = (text: string | null, list: number[] | null, reasons?: (string | null)[] | null): StoredBody => {
     if (list === null) return text;
     const messages: string[] = [];
-    for (const id of list) {
-      const body = bodies.get(id);
-      if (body !== undefined) messages.push(body); // as step_body's join: a message gone is left out
+    for (let i = 0; i < list.length; i++) {
+      const body = bodies.get(list[i]);
+      if (body === undefined) continue; // as step_body's join: a message gone is left out
+      const reason = reasons?.[i];
+      messages.push(typeof reason === 'string' ? withFinishReason(body, reason) : body);
     }
     return messages.length === 0 ? null : { messages };
   };
@@ -206,7 +212,7 @@ export async function readStoredRows(
         rows.steps.push({
           row: stepOf(r as StepColumns),
           request: bodyOf(r.request, requestIds[i]),
-          response: bodyOf(r.response, responseIds[i]),
+          response: bodyOf(r.response, responseIds[i], r.response_finish_reasons),
         });
       }
     }

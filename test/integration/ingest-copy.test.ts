@@ -121,6 +121,23 @@ describe.skipIf(!onServer)('COPY and INSERT store the same rows', () => {
     expect(wordIds(halves)).toEqual(['0', '-1', '9223372036854775807', '-9223372036854775808', '532575944248']);
   });
 
+  it('reads a binary text[] as the server reads the same strings, NULLs included', async () => {
+    const lists = [['stop'], [null, 'tool_calls', ''], ['a "quoted" \\ reason, with 北京', null]];
+    const rows = await server.db.transaction(async (tx) => {
+      await tx.query('CREATE TEMP TABLE reasons (n integer, reasons text[]) ON COMMIT DROP');
+      await tx.copyRows!(
+        'reasons',
+        [
+          { name: 'n', type: 'int4' },
+          { name: 'reasons', type: 'text[]' },
+        ],
+        lists.map((l, i) => [i, l]),
+      );
+      return tx.query<{ reasons: (string | null)[] }>('SELECT reasons FROM reasons ORDER BY n');
+    });
+    expect(rows.map((r) => r.reasons)).toEqual(lists);
+  });
+
   it('falls back to INSERT when a row it meant to COPY was stored meanwhile, and stores the batch in full', async () => {
     const tenant = 'fallback';
     const llm = span({

@@ -14,7 +14,7 @@ import { openStore, type Store } from '../../src/open-store.js';
 import { createMemoryPayloadStore } from '../../src/payloads/memory-payload-store.js';
 import { readTape } from '../../src/tapes/tape-service.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
-import { stepsWithDigestListsSql } from '../helpers/digest-lists.js';
+import { messagesWithAnswersWholeSql, stepsWithDigestListsSql } from '../helpers/digest-lists.js';
 import { copyRows, databaseBefore } from '../helpers/store-before.js';
 import { conversationSpans } from '../helpers/conversation-spans.js';
 
@@ -60,16 +60,12 @@ describe.each(databaseKinds)('migration 0022 (messages by id) on %s', (kind) => 
     await ingestSpans(conversation('left', 'Lyon to Turin?'), { tenant: '' }, nowStore.ingest);
     await ingestSpans(conversation('right', 'Lyon to Turin?'), { tenant: '' }, nowStore.ingest);
     await ingestSpans(conversation('other', 'Lyon to Turin?'), { tenant: 'acme' }, nowStore.ingest);
-    // The same rows as the version before 0022 wrote them: lists of digests, messages without ids.
+    // The same rows as the version before 0022 wrote them: lists of digests, messages without
+    // ids, answers whole.
     before = await databaseBefore(kind, 'message_ids');
     await copyRows(now.db, before.db, 'spans', 'SELECT row_to_json(s)::text AS j FROM tapedeck_store.spans s');
     // in another order than they were stored: ids need not follow the order of the digests
-    await copyRows(
-      now.db,
-      before.db,
-      'messages',
-      "SELECT (to_jsonb(m) - 'id')::text AS j FROM tapedeck_store.messages m ORDER BY body DESC",
-    );
+    await copyRows(now.db, before.db, 'messages', messagesWithAnswersWholeSql(" - 'id'", 'ORDER BY body DESC'));
     await copyRows(now.db, before.db, 'steps', stepsWithDigestListsSql());
     const [{ type }] = await before.db.query<{ type: string }>(
       `SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute
@@ -127,9 +123,8 @@ describe.each(databaseKinds)('migration 0022 (messages by id) on %s', (kind) => 
     const held = await messages();
     // a new run opening as left and right did: its system prompt and first question are held
     await ingestSpans(conversation('again', 'Lyon to Turin?'), { tenant: '' }, store.ingest);
-    // its questions after the first, its answers as answered (with their finish reason) and
-    // all but the last again as history (without)
-    const own = CALLS - 1 + CALLS + (CALLS - 1);
+    // its questions after the first and its answers, each once though resent as history
+    const own = CALLS - 1 + CALLS;
     expect(await messages()).toBe(held + own);
     const again = await readTape(store, '', 'again');
     expect(again?.steps.at(-1)?.request).toHaveLength(1 + 2 * CALLS - 1);

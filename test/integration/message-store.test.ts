@@ -12,6 +12,7 @@ import { ingestSpans } from '../../src/ingest/ingest.js';
 import { createMemoryPayloadStore } from '../../src/payloads/memory-payload-store.js';
 import { migrate } from '../../src/store/migrate.js';
 import { readTape } from '../../src/tapes/tape-service.js';
+import { withFinishReason } from '../../src/tapes/answer-turns.js';
 import { databaseKinds, type TestDatabase } from '../helpers/databases.js';
 import { copyRows, databaseBefore } from '../helpers/store-before.js';
 import { conversationSpans } from '../helpers/conversation-spans.js';
@@ -19,14 +20,22 @@ import { startTestTapedeck, type TestTapedeck } from '../helpers/tapedeck-server
 
 const SYSTEM = 'You answer questions about trains, in one sentence.';
 const CALLS = 5;
+const RESPONSE_SQL =
+  'tapedeck_store.step_body(st.tenant, st.response, st.response_messages, st.response_finish_reasons)';
+/** right's answers: text JSON escapes, and more than ASCII */
+const rightAnswer = (i: number) => `right: "platform" ${i + 1} \\ at 10:0${i}.\n\u0001 北京 🚆`;
 
 /** A run of CALLS model calls, each sending the whole history so far plus a new question. */
-function conversation(run: string, firstQuestion: string) {
+function conversation(
+  run: string,
+  firstQuestion: string,
+  answer = (i: number) => `${run}: platform ${i + 1}, at 10:0${i}.`,
+) {
   return conversationSpans({
     run,
     system: SYSTEM,
     questions: [firstQuestion, ...Array.from({ length: CALLS - 1 }, (_, i) => `${run}: and stop ${i + 2}?`)],
-    answer: (i) => `${run}: platform ${i + 1}, at 10:0${i}.`,
+    answer,
   });
 }
 
@@ -38,16 +47,20 @@ describe.each(databaseKinds)('the message store on %s', (kind) => {
   beforeAll(async () => {
     t = await startTestTapedeck(kind, {}, {});
     await ingestSpans(conversation('left', 'Which platform for Lyon?'), { tenant: '' }, t.running.store.ingest);
-    await ingestSpans(conversation('right', 'Which platform for Lyon?'), { tenant: '' }, t.running.store.ingest);
+    await ingestSpans(
+      conversation('right', 'Which platform for Lyon?', rightAnswer),
+      { tenant: '' },
+      t.running.store.ingest,
+    );
   });
   afterAll(async () => {
     await t?.close();
   });
 
   it('stores each distinct message once, and each step its digests in order', async () => {
-    // per run: the system prompt, CALLS questions, CALLS answers as answered (with their finish
-    // reason) and all but the last again as history (without); both runs share the first two
-    const perRun = 1 + CALLS + CALLS + (CALLS - 1);
+    // per run: the system prompt, CALLS questions and CALLS answers, each stored once though
+    // all but the last are resent as history (answer-turns.ts); both runs share the first two
+    const perRun = 1 + CALLS + CALLS;
     expect(await count('SELECT count(*) AS n FROM tapedeck_store.messages')).toBe(2 * perRun - 2);
     const steps = await t.db.query<{ n: number; request: string | null; response: string | null }>(
       `SELECT cardinality(st.request_messages) AS n, st.request, st.response
@@ -87,8 +100,8 @@ describe.each(databaseKinds)('the message store on %s', (kind) => {
 
   it('keeps the step text byte for byte: the list joined back is the canonical JSON the digest names', async () => {
     const rows = await t.db.query<{ body: string; digest: string }>(
-      `SELECT tapedeck_store.step_body(st.tenant, st.request, st.request_messages) AS body,
-              encode(sha256(convert_to(tapedeck_store.step_body(st.tenant, st.request, st.request_messages), 'UTF8')), 'hex') AS digest
+      `SELECT tapedeck_store.step_body(st.tenant, st.request, st.request_messages, NULL) AS body,
+              encode(sha256(convert_to(tapedeck_store.step_body(st.tenant, st.request, st.request_messages, NULL), 'UTF8')), 'hex') AS digest
          FROM tapedeck_store.steps st JOIN tapedeck_store.spans s USING (tenant, trace_id, span_id)
         WHERE s.run_id = 'left'`,
     );
@@ -96,6 +109,39 @@ describe.each(databaseKinds)('the message store on %s', (kind) => {
     // no JSON-shaped text in these prompts: the request digest is the SHA-256 of that text
     expect(new Set(rows.map((r) => r.digest))).toEqual(new Set(tape.steps.map((s) => s.request_digest)));
     expect(rows.every((r) => !r.body.includes(' '.repeat(2)) && r.body.startsWith('[{"content":'))).toBe(true);
+  });
+
+  it('gives an answer back its finish_reason, byte for byte, in SQL as in the tape', async () => {
+    // right's answers hold quotes, backslashes, control characters and more than ASCII
+    const rows = await t.db.query<{ body: string; digest: string }>(
+      `SELECT ${RESPONSE_SQL} AS body, encode(sha256(convert_to(${RESPONSE_SQL}, 'UTF8')), 'hex') AS digest
+         FROM tapedeck_store.steps st JOIN tapedeck_store.spans s USING (tenant, trace_id, span_id)
+        WHERE s.run_id = 'right' ORDER BY s.start_ns`,
+    );
+    const tape = (await (await fetch(`${t.url}/v1/tapes/right`)).json()) as {
+      steps: { response: unknown; response_digest: string }[];
+    };
+    expect(rows.map((r) => r.digest)).toEqual(tape.steps.map((s) => s.response_digest));
+    expect(rows.map((r) => JSON.parse(r.body))).toEqual(tape.steps.map((s) => s.response));
+    expect(tape.steps.map((s) => s.response)).toEqual(
+      Array.from({ length: CALLS }, (_, i) => [{ role: 'assistant', content: rightAnswer(i), finish_reason: 'stop' }]),
+    );
+  });
+
+  it('splices a reason into a stored turn in SQL as the tape reader does', async () => {
+    const turns = [
+      '{"content":"a \\"quoted\\" \\\\ word\\n","role":"assistant"}',
+      '{"content":"","role":"assistant"}',
+      '{"role":"assistant","tool_calls":[{"arguments":{"content":"x"},"id":"c1","name":"f"}]}',
+    ];
+    for (const turn of turns)
+      for (const reason of ['stop', 'a "reason" \\ with\n a line']) {
+        const [row] = await t.db.query<{ text: string }>('SELECT tapedeck_store.with_finish_reason($1, $2) AS text', [
+          turn,
+          reason,
+        ]);
+        expect(row.text).toBe(withFinishReason(turn, reason));
+      }
   });
 
   it('erasing a run deletes the messages only it referenced; shared ones stay until the last run goes', async () => {
@@ -109,7 +155,7 @@ describe.each(databaseKinds)('the message store on %s', (kind) => {
     };
     await erase('left');
     // right's own messages, with the two it shared with left
-    expect(await count('SELECT count(*) AS n FROM tapedeck_store.messages')).toBe(1 + CALLS + CALLS + (CALLS - 1));
+    expect(await count('SELECT count(*) AS n FROM tapedeck_store.messages')).toBe(1 + CALLS + CALLS);
     const tape = (await (await fetch(`${t.url}/v1/tapes/right`)).json()) as { steps: { request: unknown[] }[] };
     expect(tape.steps[CALLS - 1].request).toHaveLength(2 * CALLS);
     await erase('right');
@@ -132,9 +178,9 @@ describe.each(databaseKinds)('moving a store written before the message store, o
       now.db,
       before.db,
       'steps',
-      `SELECT (to_jsonb(st) - 'request_messages' - 'response_messages'
-               || jsonb_build_object('request', tapedeck_store.step_body(st.tenant, st.request, st.request_messages),
-                                     'response', tapedeck_store.step_body(st.tenant, st.response, st.response_messages)))::text AS j
+      `SELECT (to_jsonb(st) - 'request_messages' - 'response_messages' - 'response_finish_reasons'
+               || jsonb_build_object('request', tapedeck_store.step_body(st.tenant, st.request, st.request_messages, NULL),
+                                     'response', ${RESPONSE_SQL}))::text AS j
          FROM tapedeck_store.steps st`,
     );
     await migrate(before.db);
@@ -153,7 +199,7 @@ describe.each(databaseKinds)('moving a store written before the message store, o
     const stored = (db: TestDatabase['db']) =>
       db.query(
         `SELECT st.tenant, encode(st.span_id, 'hex') AS span_id, st.request, st.response,
-                ${digests('request')}, ${digests('response')}
+                ${digests('request')}, ${digests('response')}, st.response_finish_reasons
            FROM tapedeck_store.steps st ORDER BY tenant, span_id`,
       );
     const messages = (db: TestDatabase['db']) =>

@@ -136,7 +136,7 @@ describe.each(databaseKinds)('migrations on %s', (kind) => {
     await migrate(t.db);
     // 0020 moves the list into the message store, escapes and all
     const [moved] = await t.db.query<{ request: string | null; text: string }>(
-      `SELECT request, tapedeck_store.step_body(tenant, request, request_messages) AS text FROM tapedeck_store.steps`,
+      `SELECT request, tapedeck_store.step_body(tenant, request, request_messages, NULL) AS text FROM tapedeck_store.steps`,
     );
     expect(moved).toEqual({ request: null, text: '[{"content":"a\\u0000b","role":"user"}]' });
     await t.db.query(`INSERT INTO tapedeck_store.spans (trace_id, span_id, name, kind, start_ns, end_ns, status_code, attributes, events, links, resource, run_id)

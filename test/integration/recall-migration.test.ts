@@ -14,7 +14,7 @@ import { reindex, reindexReasons } from '../../src/tapes/reindex.js';
 import { appWith } from '../helpers/app.js';
 import { databaseKinds, type TestDatabase } from '../helpers/databases.js';
 import { copyRows, databaseBefore } from '../helpers/store-before.js';
-import { stepsWithDigestListsSql } from '../helpers/digest-lists.js';
+import { messagesWithAnswersWholeSql, stepsWithDigestListsSql } from '../helpers/digest-lists.js';
 import {
   NOW_NS,
   openRecallFixture,
@@ -40,7 +40,7 @@ describe.each(databaseKinds)('recall across migration 0021 on %s', (kind) => {
   beforeAll(async () => {
     now = await openRecallFixture(kind, recallRuns);
     // The same spans, steps and messages as the version before 0021 wrote them (no words of
-    // their own, lists of digests), with a row of recall's old index and one of its backlog.
+    // their own, lists of digests, answers whole), with a row of recall's old index and one of its backlog.
     before = await databaseBefore(kind, 'recall_by_message');
     for (const [table, drop] of [
       ['spans', ''],
@@ -53,7 +53,9 @@ describe.each(databaseKinds)('recall across migration 0021 on %s', (kind) => {
         table,
         table === 'steps'
           ? stepsWithDigestListsSql(drop)
-          : `SELECT (to_jsonb(t)${drop})::text AS j FROM tapedeck_store.${table} t`,
+          : table === 'messages'
+            ? messagesWithAnswersWholeSql(drop)
+            : `SELECT (to_jsonb(t)${drop})::text AS j FROM tapedeck_store.${table} t`,
       );
     await before.db.query(
       `INSERT INTO tapedeck_store.trace_words (tenant, words, masks, trace_ids, span_ids, steps)

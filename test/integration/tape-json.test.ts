@@ -94,7 +94,7 @@ describe.each(databaseKinds)('tape JSON from the stored text on %s', (kind) => {
     // numbers written out), in steps and in moved messages alike.
     await t.db.exec(`
       UPDATE tapedeck_store.steps st
-         SET request = tapedeck_store.step_body(st.tenant, st.request, st.request_messages)::jsonb::text,
+         SET request = tapedeck_store.step_body(st.tenant, st.request, st.request_messages, NULL)::jsonb::text,
              request_messages = NULL
        WHERE st.request_messages IS NOT NULL AND st.span_id = (SELECT span_id FROM tapedeck_store.steps WHERE request_messages IS NOT NULL ORDER BY span_id LIMIT 1);
       UPDATE tapedeck_store.steps SET response = response::jsonb::text

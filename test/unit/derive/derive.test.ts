@@ -15,6 +15,7 @@ import { fingerprintName, fingerprintOf, requestDigestOf } from '../../../src/no
 import { normalizeSpan } from '../../../src/normalize/normalize.js';
 import { createMemoryPayloadStore } from '../../../src/payloads/memory-payload-store.js';
 import { offloadLargeValues } from '../../../src/payloads/offload.js';
+import { withFinishReason } from '../../../src/tapes/answer-turns.js';
 import { listCaptures, loadCapture } from '../../helpers/corpus.js';
 import { logsBySpan } from '../../helpers/tapes.js';
 import type { JsonValue } from '../../../src/json/json-value.js';
@@ -91,11 +92,14 @@ describe.each([256 * 1024, 2048, 300, 0])('derive at threshold %i bytes', (thres
           expect(text(got!.requestJson)).toBe(d.request === null ? null : canonicalJson(d.request));
         if (got!.responseJson !== undefined)
           expect(text(got!.responseJson)).toBe(d.response === null ? null : canonicalJson(d.response));
-        // a list in the message store: its messages joined back are the list's canonical JSON
-        const joined = (messages: readonly { body: Uint8Array }[]) =>
-          `[${messages.map((m) => text(m.body)).join(',')}]`;
+        // a list in the message store: its messages joined back (an answer stored as its turn
+        // given its finish_reason again) are the list's canonical JSON
+        const joined = (messages: readonly { body: Uint8Array }[], reasons?: readonly (string | null)[] | null) =>
+          `[${messages.map((m, i) => (reasons?.[i] ? withFinishReason(text(m.body)!, reasons[i]) : text(m.body))).join(',')}]`;
         if (got!.requestMessages) expect(joined(got!.requestMessages)).toBe(canonicalJson(d.request!));
-        if (got!.responseMessages) expect(joined(got!.responseMessages)).toBe(canonicalJson(d.response!));
+        if (got!.responseMessages)
+          expect(joined(got!.responseMessages, got!.responseFinishReasons)).toBe(canonicalJson(d.response!));
+        else expect(got!.responseFinishReasons).toBeUndefined();
         expect(Boolean(got!.requestMessages)).toBe(kept(facts.step.request));
       }
       expect([...derivedEntries.keys()].sort()).toEqual([...referenceEntries.keys()].sort());

@@ -1,0 +1,56 @@
+/**
+ * tapes/answer-turns: an answer is stored as its turn (without finish_reason) only when the
+ * reason's place in its canonical JSON can be found again without parsing, and splicing the
+ * reason back gives the answer's canonical JSON byte for byte.
+ */
+import { describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../../src/json/canonical.js';
+import type { JsonValue } from '../../../src/json/json-value.js';
+import { answerTurn, withFinishReason } from '../../../src/tapes/answer-turns.js';
+
+type Answer = { [key: string]: JsonValue };
+
+const answers: Answer[] = [
+  { role: 'assistant', content: 'Platform 4.', finish_reason: 'stop' },
+  { role: 'assistant', content: 'a "quoted" word, a \\ and a \\" pair, a tab\t, a line\n', finish_reason: 'length' },
+  { role: 'assistant', content: 'ends in a backslash \\', finish_reason: 'stop' },
+  { role: 'assistant', content: '', finish_reason: 'stop' },
+  { role: 'assistant', content: '北京天气 🌦 \u0001 \u2028', finish_reason: 'content_filter' },
+  {
+    role: 'assistant',
+    tool_calls: [{ id: 'call_1', name: 'weather', arguments: { city: 'Paris', note: '"content":"x",' } }],
+    finish_reason: 'tool_calls',
+  },
+  { role: 'assistant', content: 'odd reason', finish_reason: 'a "reason" with \\ and \n' },
+  { role: 'model', content: 'Gemini says so.', finish_reason: 'stop' },
+];
+
+describe('answerTurn and withFinishReason', () => {
+  it.each(answers.map((a) => [canonicalJson(a), a] as const))('gives back %s byte for byte', (text, answer) => {
+    const split = answerTurn(answer);
+    expect(split).toBeDefined();
+    expect(split?.turn).not.toHaveProperty('finish_reason');
+    expect(split?.reason).toBe(answer.finish_reason);
+    expect(withFinishReason(canonicalJson(split?.turn as Answer), split?.reason as string)).toBe(text);
+  });
+
+  it('the turn is the message as history resends it: the answer without its reason', () => {
+    const { finish_reason: _, ...history } = answers[1];
+    expect(canonicalJson(answerTurn(answers[1])?.turn as Answer)).toBe(canonicalJson(history));
+  });
+
+  it('stores whole an answer whose reason could not be found again without parsing', () => {
+    // no reason to take out
+    expect(answerTurn({ role: 'assistant', content: 'hi' })).toBeUndefined();
+    expect(answerTurn({ role: 'assistant', content: 'hi', finish_reason: null })).toBeUndefined();
+    // content that is not a string: its end is not found by a scan for a quote
+    expect(
+      answerTurn({ role: 'assistant', content: [{ type: 'text', text: 'hi' }], finish_reason: 'stop' }),
+    ).toBeUndefined();
+    expect(answerTurn({ role: 'assistant', content: null, finish_reason: 'stop' })).toBeUndefined();
+    // a member other than content sorting before finish_reason
+    expect(answerTurn({ role: 'assistant', content: 'hi', annotations: [], finish_reason: 'stop' })).toBeUndefined();
+    // nothing after it: no comma to put it before
+    expect(answerTurn({ content: 'hi', finish_reason: 'stop' })).toBeUndefined();
+  });
+});
