@@ -183,9 +183,21 @@ export class RecordedJson {
  */
 export class RenderedJson {
   constructor(
-    readonly pieces: readonly string[],
+    readonly pieces: readonly JsonPiece[],
     readonly list: boolean,
   ) {}
+}
+
+/**
+ * One value's JSON text, whole or as fragments to be written one after the other (a stored
+ * answer with its finish_reason spliced in: tapes/answer-turns.ts), which spares building
+ * the joined string.
+ */
+export type JsonPiece = string | readonly string[];
+
+/** A piece's text, joined. */
+export function pieceText(piece: JsonPiece): string {
+  return typeof piece === 'string' ? piece : piece.join('');
 }
 
 /** Serialize with sorted keys; bigint becomes a bare integer. Optional indent. */
@@ -244,15 +256,20 @@ const renderScratch = new ByteScratch();
 /** Stored JSON text (RenderedJson) into a sink: its one piece, or its pieces as a list. */
 export function renderedInto(json: RenderedJson, sink: ByteSink): void {
   if (!json.list) {
-    sink.utf8(json.pieces[0]);
+    pieceInto(json.pieces[0], sink);
     return;
   }
   sink.utf8('[');
   for (let i = 0; i < json.pieces.length; i++) {
     if (i > 0) sink.utf8(',');
-    sink.utf8(json.pieces[i]);
+    pieceInto(json.pieces[i], sink);
   }
   sink.utf8(']');
+}
+
+function pieceInto(piece: JsonPiece, sink: ByteSink): void {
+  if (typeof piece === 'string') sink.utf8(piece);
+  else for (const fragment of piece) sink.utf8(fragment);
 }
 
 /** renderJson's writing into a sink (renderJsonBytes's, a JsonBytesWriter's). */
@@ -365,7 +382,7 @@ function write(value: unknown, indent: number, pad: string, out: string[]): void
   }
   if (value instanceof RenderedJson) {
     // indented: the value it spells, written with the rest
-    const pieces = value.pieces.map((p) => JSON.parse(p) as unknown);
+    const pieces = value.pieces.map((p) => JSON.parse(pieceText(p)) as unknown);
     write(value.list ? pieces : pieces[0], indent, pad, out);
     return;
   }

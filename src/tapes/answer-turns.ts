@@ -39,17 +39,41 @@ export function answerTurn(message: {
 
 /** The answer's canonical JSON from its turn's (as answerTurn stored it) and its finish_reason. */
 export function withFinishReason(turn: string, reason: string): string {
-  const at = reasonAt(turn);
-  return `${turn.slice(0, at)}"${FINISH_REASON}":${JSON.stringify(reason)},${turn.slice(at)}`;
+  return withFinishReasonFragments(turn, reason).join('');
 }
 
-/** Where the reason's member goes: after the content string and its comma, or after the brace. */
+/**
+ * withFinishReason's text in three fragments, to be written one after the other: the turn's
+ * up to the reason, the reason's member, the rest of the turn (slices of the turn's string,
+ * not copies of it).
+ */
+export function withFinishReasonFragments(turn: string, reason: string): [string, string, string] {
+  const at = reasonAt(turn);
+  let member = members.get(reason);
+  if (member === undefined) {
+    member = `"${FINISH_REASON}":${JSON.stringify(reason)},`;
+    if (members.size < MEMBERS_KEPT) members.set(reason, member);
+  }
+  return [turn.slice(0, at), member, turn.slice(at)];
+}
+
+/** The reason's member by reason: a handful of reasons ("stop", "tool_calls", ...) are most. */
+const members = new Map<string, string>();
+const MEMBERS_KEPT = 64;
+
+/**
+ * Where the reason's member goes: after the content string and its comma, or after the brace.
+ * The string ends at the first quote after an even number of backslashes (indexOf finds the
+ * quotes quicker than a loop over every character).
+ */
 function reasonAt(turn: string): number {
   if (!turn.startsWith(CONTENT_STRING)) return 1;
-  for (let i = CONTENT_STRING.length; i < turn.length; i++) {
-    const c = turn.charCodeAt(i);
-    if (c === 0x5c /* \ */) i++;
-    else if (c === 0x22 /* " */) return i + 2;
+  for (let from = CONTENT_STRING.length; ; ) {
+    const quote = turn.indexOf('"', from);
+    if (quote < 0) throw new Error('a stored answer turn ends inside its content');
+    let escapes = 0;
+    while (turn.charCodeAt(quote - 1 - escapes) === 0x5c /* \ */) escapes++;
+    if (escapes % 2 === 0) return quote + 2;
+    from = quote + 1;
   }
-  throw new Error('a stored answer turn ends inside its content');
 }

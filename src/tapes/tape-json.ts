@@ -15,7 +15,7 @@
  * are parsed; the rest stand as an empty list, as an outline read has them (tape-reader.ts).
  */
 import { isCanonicalJsonText } from '../json/canonical-text.js';
-import { RenderedJson, renderJson } from '../json/canonical.js';
+import { pieceText, RenderedJson, renderJson } from '../json/canonical.js';
 import { JsonBytesWriter } from '../json/json-bytes-writer.js';
 import type { JsonValue } from '../json/json-value.js';
 import type { StepKind, Tokens } from '../normalize/step.js';
@@ -240,6 +240,8 @@ function outline(
   const needle = NEEDS[side];
   if (typeof body === 'string') return body.includes(needle) ? (JSON.parse(body) as JsonValue) : [];
   const messages: JsonValue[] = [];
-  for (const m of body.messages) if (m.includes(needle)) messages.push(JSON.parse(m) as JsonValue);
+  for (const m of body.messages)
+    if (typeof m === 'string' ? m.includes(needle) : m.some((f) => f.includes(needle)))
+      messages.push(JSON.parse(pieceText(m)) as JsonValue);
   return messages;
 }

@@ -18,7 +18,8 @@ import type { Queryable } from '../store/database.js';
 import type { LayoutName, StepKind, StepStatus, Tokens } from '../normalize/step.js';
 import type { StepRow } from '../normalize/finish.js';
 import { type JsonValue, storedJson } from '../json/json-value.js';
-import { withFinishReason } from './answer-turns.js';
+import { withFinishReasonFragments } from './answer-turns.js';
+import { type JsonPiece, pieceText } from '../json/canonical.js';
 
 export interface SpanLink {
   trace_id: string;
@@ -77,11 +78,11 @@ export async function readRunsRows(
  * A step's request or response as stored: its JSON text, the texts of the messages of a
  * list kept in the message store (0020_message_store.sql), or null (not recorded).
  */
-export type StoredBody = string | { messages: readonly string[] } | null;
+export type StoredBody = string | { messages: readonly JsonPiece[] } | null;
 
 /** The body's JSON text: a list's messages joined with commas in brackets, as step_body() joins them. */
 export function bodyText(body: StoredBody): string | null {
-  return body === null || typeof body === 'string' ? body : `[${body.messages.join(',')}]`;
+  return body === null || typeof body === 'string' ? body : `[${body.messages.map(pieceText).join(',')}]`;
 }
 
 export interface StoredStepRow {
@@ -105,8 +106,11 @@ type JoinedRow = Omit<StepColumns, 'kind'> & {
   response: string | null;
   request_messages: string | null;
   response_messages: string | null;
-  /** per response message, the finish_reason stored apart from it (answer-turns.ts) */
-  response_finish_reasons?: (string | null)[] | null;
+  /**
+   * per response message, the finish_reason stored apart from it (answer-turns.ts), as a JSON
+   * list: a run's steps mostly share one, parsed once (the driver parses a text[] per row)
+   */
+  response_finish_reasons?: string | null;
 };
 
 /**
@@ -148,7 +152,7 @@ export async function readStoredRows(
             ${STEP_COLUMNS}, s.service_name AS service, st.request, st.response,
             ${idsText('st.request_messages')} AS request_messages,
             ${idsText('st.response_messages')} AS response_messages,
-            st.response_finish_reasons
+            array_to_json(st.response_finish_reasons)::text AS response_finish_reasons
        FROM (SELECT run_id AS run, tenant, trace_id, span_id, parent_span_id, start_ns, end_ns, service_name,
                     (row_number() OVER (PARTITION BY run_id ORDER BY start_ns, span_id))::int AS position
                FROM tapedeck_store.spans
@@ -184,14 +188,24 @@ export async function readStoredRows(
     for (const list of [requestIds[i], responseIds[i]]) if (list) for (const id of list) ids.add(id);
   }
   const bodies = await readMessages(db, tenant, ids, options.messageText, options.signal);
-  const bodyOf = (text: string | null, list: number[] | null, reasons?: (string | null)[] | null): StoredBody => {
+  const parsedReasons = new Map<string, (string | null)[]>();
+  const reasonsOf = (json: string | null | undefined): (string | null)[] | undefined => {
+    if (!json) return undefined;
+    let reasons = parsedReasons.get(json);
+    if (!reasons) {
+      reasons = JSON.parse(json) as (string | null)[];
+      parsedReasons.set(json, reasons);
+    }
+    return reasons;
+  };
+  const bodyOf = (text: string | null, list: number[] | null, reasons?: (string | null)[]): StoredBody => {
     if (list === null) return text;
-    const messages: string[] = [];
+    const messages: JsonPiece[] = [];
     for (let i = 0; i < list.length; i++) {
       const body = bodies.get(list[i]);
       if (body === undefined) continue; // as step_body's join: a message gone is left out
       const reason = reasons?.[i];
-      messages.push(typeof reason === 'string' ? withFinishReason(body, reason) : body);
+      messages.push(typeof reason === 'string' ? withFinishReasonFragments(body, reason) : body);
     }
     return messages.length === 0 ? null : { messages };
   };
@@ -212,7 +226,7 @@ export async function readStoredRows(
         rows.steps.push({
           row: stepOf(r as StepColumns),
           request: bodyOf(r.request, requestIds[i]),
-          response: bodyOf(r.response, responseIds[i], r.response_finish_reasons),
+          response: bodyOf(r.response, responseIds[i], reasonsOf(r.response_finish_reasons)),
         });
       }
     }
