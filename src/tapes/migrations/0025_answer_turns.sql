@@ -18,21 +18,29 @@ $$;
 -- follows its string content or opens it and is followed by another member, in canonical
 -- form (jsonb's rendering, of stores moved from jsonb columns, has a space after each colon
 -- and never matches). The turn is the text without that member, and usually the history's
--- row already.
+-- row already. Every statement reads the lists once, joined by (tenant, id) with the answers
+-- found: a containment test per pair of answer and step grew with their product.
 CREATE TEMP TABLE answer_turns ON COMMIT DROP AS
-SELECT a.tenant, a.id, a.words, a.canonical, t.turn, t.reason, sha256(convert_to(t.turn, 'UTF8')) AS digest
+SELECT a.tenant, a.id, a.words, a.canonical, a.r[1] || a.r[3] AS turn, a.r[2] AS reason
   FROM (SELECT m.tenant, m.id, m.words, m.canonical,
                regexp_match(m.body, '^(\{(?:"content":"[^"\\]*(?:\\.[^"\\]*)*",)?)"finish_reason":"([^"\\]*)",(".*)$') AS r
-          FROM tapedeck_store.messages m
-         WHERE strpos(m.body, '"finish_reason":"') > 0
-           AND EXISTS (SELECT 1 FROM tapedeck_store.steps st
-                        WHERE st.response_messages @> ARRAY[m.id] AND st.tenant = m.tenant)) a
-  CROSS JOIN LATERAL (SELECT a.r[1] || a.r[3] AS turn, a.r[2] AS reason) t
+          FROM (SELECT DISTINCT st.tenant, u.id
+                  FROM tapedeck_store.steps st CROSS JOIN LATERAL unnest(st.response_messages) AS u(id)
+                 WHERE st.response_messages IS NOT NULL) answered
+          JOIN tapedeck_store.messages m ON m.tenant = answered.tenant AND m.id = answered.id
+         WHERE strpos(m.body, '"finish_reason":"') > 0) a
  WHERE a.r IS NOT NULL;
 
 INSERT INTO tapedeck_store.messages (tenant, digest, body, words, canonical)
-SELECT DISTINCT ON (tenant, digest) tenant, digest, turn, words, canonical FROM answer_turns
+SELECT DISTINCT ON (tenant, digest) tenant, digest, turn, words, canonical
+  FROM (SELECT *, sha256(convert_to(turn, 'UTF8')) AS digest FROM answer_turns) a
     ON CONFLICT (tenant, digest) DO NOTHING;
+
+CREATE TEMP TABLE answer_ids ON COMMIT DROP AS
+SELECT a.tenant, a.id, a.reason, m.id AS turn_id
+  FROM answer_turns a
+  JOIN tapedeck_store.messages m ON m.tenant = a.tenant AND m.digest = sha256(convert_to(a.turn, 'UTF8'));
+ANALYZE answer_ids;
 
 UPDATE tapedeck_store.steps st
    SET response_messages = l.ids, response_finish_reasons = l.reasons
@@ -41,23 +49,22 @@ UPDATE tapedeck_store.steps st
                array_agg(t.reason ORDER BY u.n) AS reasons
           FROM tapedeck_store.steps s
          CROSS JOIN LATERAL unnest(s.response_messages) WITH ORDINALITY AS u(id, n)
-          LEFT JOIN (SELECT a.tenant, a.id, a.reason, m.id AS turn_id
-                       FROM answer_turns a
-                       JOIN tapedeck_store.messages m ON m.tenant = a.tenant AND m.digest = a.digest) t
-            ON t.tenant = s.tenant AND t.id = u.id
-         WHERE s.response_messages && (SELECT array_agg(id) FROM answer_turns)
+          LEFT JOIN answer_ids t ON t.tenant = s.tenant AND t.id = u.id
+         WHERE s.response_messages IS NOT NULL
          GROUP BY s.tenant, s.trace_id, s.span_id
         HAVING bool_or(t.id IS NOT NULL)) l
  WHERE st.tenant = l.tenant AND st.trace_id = l.trace_id AND st.span_id = l.span_id;
 
--- The answers as they were go unless a request still names one.
+-- The answers as they were go unless a list still names one (a request that resent it whole).
 DELETE FROM tapedeck_store.messages m
- USING answer_turns a
+ USING answer_ids a
  WHERE m.tenant = a.tenant AND m.id = a.id
-   AND NOT EXISTS (SELECT 1 FROM tapedeck_store.steps st
-                    WHERE st.request_messages @> ARRAY[m.id] AND st.tenant = m.tenant)
-   AND NOT EXISTS (SELECT 1 FROM tapedeck_store.steps st
-                    WHERE st.response_messages @> ARRAY[m.id] AND st.tenant = m.tenant);
+   AND NOT EXISTS (SELECT 1
+                     FROM (SELECT DISTINCT st.tenant, u.id
+                             FROM tapedeck_store.steps st
+                            CROSS JOIN LATERAL unnest(coalesce(st.request_messages, '{}') || coalesce(st.response_messages, '{}')) AS u(id)
+                             JOIN answer_ids n ON n.tenant = st.tenant AND n.id = u.id) named
+                    WHERE named.tenant = a.tenant AND named.id = a.id);
 
 -- step_body with the reasons of a response list (NULL for a request).
 CREATE FUNCTION tapedeck_store.step_body(p_tenant text, p_text text, p_messages bigint[], p_reasons text[])
