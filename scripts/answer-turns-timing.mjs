@@ -8,9 +8,8 @@
 // Run after `npm run build`:  node scripts/answer-turns-timing.mjs
 // Needs a PostgreSQL server: TAPEDECK_BENCH_DATABASE_URL, else TAPEDECK_TEST_DATABASE_URL,
 // else postgres://postgres@127.0.0.1:5432/test. The database is dropped afterwards.
-import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import pg from 'pg';
+import { openScratchDatabase } from '../bench/lib/scratch-database.mjs';
 import { createPgDatabase } from '../dist/src/store/pg-database.js';
 import { loadMigrations, migrate } from '../dist/src/store/migrate.js';
 
@@ -20,13 +19,9 @@ const server =
   'postgres://postgres@127.0.0.1:5432/test';
 const ANSWERS = Number(process.env.BENCH_ANSWERS ?? 300_000);
 
-const name = `tapedeck_answer_turns_${randomBytes(4).toString('hex')}`;
-const admin = new pg.Client({ connectionString: server });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${name}`);
-const url = new URL(server);
-url.pathname = `/${name}`;
-const db = createPgDatabase(url.toString(), { maxConnections: 2 });
+const scratch = await openScratchDatabase('answer_turns', server);
+const db = createPgDatabase(scratch.url, { maxConnections: 2 });
+console.log(`cpu: ${os.cpus()[0]?.model}`);
 
 async function timed(what, work) {
   const start = performance.now();
@@ -36,8 +31,6 @@ async function timed(what, work) {
 }
 
 try {
-  const [{ version }] = await db.query('SELECT version()');
-  console.log(`machine: ${os.cpus().length} x ${os.cpus()[0]?.model}; ${version}`);
   const all = loadMigrations();
   await migrate(
     db,
@@ -79,6 +72,5 @@ try {
   );
 } finally {
   await db.close();
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
+  await scratch.cleanup();
 }

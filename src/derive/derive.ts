@@ -18,7 +18,7 @@ import { ApiError } from '../errors.js';
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import { ownWordsOf, type StoredMessage, type StoredStep } from '../tapes/step-rows.js';
 import type { DeriveSpans, DerivedSpan } from '../tapes/derived-span.js';
-import { answerTurn } from '../tapes/answer-turns.js';
+import { answerReason, turnOf } from '../tapes/answer-turns.js';
 import { storableFacts } from './storable-facts.js';
 
 export interface DeriveDeps {
@@ -218,10 +218,13 @@ function inlineAnswers(
   const reasons: (string | null)[] = [];
   for (let i = 0; i < bounds.length; i += 2) {
     if (bounds[i + 1] - bounds[i] > thresholdBytes) return undefined;
-    const answer = answerTurn(value[i >> 1]);
-    const body = answer ? canonicalJsonBytes(answer.turn) : new Uint8Array(bytes.subarray(bounds[i], bounds[i + 1]));
+    const answer = bytes.subarray(bounds[i], bounds[i + 1]);
+    const reason = answerReason(value[i >> 1]);
+    const turn = reason === undefined ? undefined : turnOf(answer, reason);
+    // either way a copy: a view would keep the whole list's buffer
+    const body = turn ?? new Uint8Array(answer);
     messages.push({ digest: sha256Bytes(body), body });
-    reasons.push(answer ? answer.reason : null);
+    reasons.push(turn ? (reason as string) : null);
   }
   const finishReasons = reasons.some((r) => r !== null) ? reasons : undefined;
   return { digest: sha256Hex(bytes), messages, json: null, finishReasons };

@@ -248,18 +248,12 @@ export class BinaryCopyWriter {
 
   private textArray(values: readonly (string | null)[]): void {
     const elements = values.map((v) => (v === null ? null : Buffer.from(v, 'utf8')));
-    let size = 20;
+    let size = arrayHeaderSize(elements.length);
     for (const e of elements) size += 4 + (e?.length ?? 0);
     this.ensure(4 + size);
     const b = this.buf;
-    let at = this.pos;
-    b.writeInt32BE(size, at);
-    b.writeInt32BE(1, at + 4); // dimensions
-    b.writeInt32BE(elements.includes(null) ? 1 : 0, at + 8);
-    b.writeInt32BE(TEXT_OID, at + 12);
-    b.writeInt32BE(elements.length, at + 16);
-    b.writeInt32BE(1, at + 20); // lower bound
-    at += 24;
+    b.writeInt32BE(size, this.pos);
+    let at = writeArrayHeader(dataView(b), this.pos + 4, TEXT_OID, elements.length, elements.includes(null));
     for (const e of elements) {
       b.writeInt32BE(e === null ? -1 : e.length, at);
       if (e !== null) b.set(e, at + 4);
@@ -277,14 +271,8 @@ export class BinaryCopyWriter {
     const size = 20 + count * 12;
     this.ensure(4 + size);
     const b = this.buf;
-    let at = this.pos;
-    b.writeInt32BE(size, at);
-    b.writeInt32BE(1, at + 4); // dimensions
-    b.writeInt32BE(0, at + 8); // no NULLs
-    b.writeInt32BE(INT8_OID, at + 12);
-    b.writeInt32BE(count, at + 16);
-    b.writeInt32BE(1, at + 20); // lower bound
-    at += 24;
+    b.writeInt32BE(size, this.pos);
+    let at = writeArrayHeader(dataView(b), this.pos + 4, INT8_OID, count, false);
     // the data before this chunk: taken, and complete chunks not taken yet
     const base = this.takenBytes + this.readyBytes;
     for (let i = 0; i < count; i++) {
@@ -306,7 +294,32 @@ export class BinaryCopyWriter {
 
 /** The bytes of an int8[] of `halves` 32-bit halves in its binary form (see the module comment). */
 function int8ArraySize(halves: number): number {
-  return halves === 0 ? 12 : 20 + (halves >> 1) * 12;
+  return arrayHeaderSize(halves >> 1) + (halves >> 1) * 12;
+}
+
+/** The bytes of a one-dimensional array's header: an empty one has no dimensions. */
+function arrayHeaderSize(count: number): number {
+  return count === 0 ? 12 : 20;
+}
+
+/**
+ * A one-dimensional array's header at `at` (see the module comment: dimensions, whether it
+ * holds NULLs, element type, and for a non-empty one its length and lower bound 1); returns
+ * the offset after it.
+ */
+function writeArrayHeader(b: DataView, at: number, elementOid: number, count: number, hasNulls: boolean): number {
+  b.setInt32(at, count === 0 ? 0 : 1);
+  b.setInt32(at + 4, hasNulls ? 1 : 0);
+  b.setInt32(at + 8, elementOid);
+  if (count === 0) return at + 12;
+  b.setInt32(at + 12, count);
+  b.setInt32(at + 16, 1);
+  return at + 20;
+}
+
+/** A DataView over the bytes: it encodes numbers many times faster than Buffer's writeInt32BE. */
+function dataView(bytes: Uint8Array): DataView {
+  return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /**
@@ -327,23 +340,9 @@ export function int8ArrayBytes(parts: readonly Int32Array[]): Buffer {
  * made; returns the offset after it.
  */
 function writeInt8Array(into: Uint8Array, at: number, parts: readonly Int32Array[], halves: number): number {
-  // A DataView rather than Buffer's writeInt32BE: it encodes an array of a few thousand
-  // words many times faster, and a large step's row holds thousands.
-  const b = new DataView(into.buffer, into.byteOffset, into.byteLength);
-  const n = halves >> 1;
-  if (n === 0) {
-    // an empty array has no dimensions
-    b.setInt32(at, 0);
-    b.setInt32(at + 4, 0);
-    b.setInt32(at + 8, INT8_OID);
-    return at + 12;
-  }
-  b.setInt32(at, 1); // dimensions
-  b.setInt32(at + 4, 0); // no NULLs
-  b.setInt32(at + 8, INT8_OID);
-  b.setInt32(at + 12, n);
-  b.setInt32(at + 16, 1); // lower bound
-  at += 20;
+  // a DataView: a large step's row holds thousands of words
+  const b = dataView(into);
+  at = writeArrayHeader(b, at, INT8_OID, halves >> 1, false);
   for (const p of parts)
     for (let i = 0; i < p.length; i += 2) {
       b.setInt32(at, 8);

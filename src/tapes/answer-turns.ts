@@ -18,10 +18,11 @@ import type { JsonValue } from '../json/json-value.js';
 const FINISH_REASON = 'finish_reason';
 const CONTENT_STRING = '{"content":"';
 
-/** An answer (a message of a step's response) as its turn and its finish_reason; undefined: stored whole. */
-export function answerTurn(message: {
-  readonly [key: string]: JsonValue;
-}): { turn: { [key: string]: JsonValue }; reason: string } | undefined {
+/**
+ * The finish_reason of an answer (a message of a step's response) stored as its turn;
+ * undefined: stored whole.
+ */
+export function answerReason(message: { readonly [key: string]: JsonValue }): string | undefined {
   const reason = message[FINISH_REASON];
   if (typeof reason !== 'string') return undefined;
   const content = message.content;
@@ -32,9 +33,25 @@ export function answerTurn(message: {
     if (key < FINISH_REASON && key !== 'content') return undefined;
     if (key > FINISH_REASON) after = true;
   }
-  if (!after) return undefined;
-  const { [FINISH_REASON]: _, ...turn } = message;
-  return { turn, reason };
+  return after ? reason : undefined;
+}
+
+/**
+ * The turn's canonical JSON (UTF-8) from the answer's, whose reason answerReason gave: the
+ * reason's member cut out where withFinishReason puts it back, rather than the message
+ * written again without it. undefined when the member is not there as withFinishReason
+ * writes it (the answer is then stored whole).
+ */
+export function turnOf(answer: Uint8Array, reason: string): Uint8Array | undefined {
+  const text = Buffer.from(answer.buffer, answer.byteOffset, answer.byteLength);
+  const at = reasonAt(text);
+  const member = memberOf(reason);
+  const length = Buffer.byteLength(member);
+  if (text.toString('utf8', at, at + length) !== member) return undefined;
+  const turn = new Uint8Array(answer.length - length);
+  turn.set(answer.subarray(0, at));
+  turn.set(answer.subarray(at + length), at);
+  return turn;
 }
 
 /** The answer's canonical JSON from its turn's (as answerTurn stored it) and its finish_reason. */
@@ -49,12 +66,17 @@ export function withFinishReason(turn: string, reason: string): string {
  */
 export function withFinishReasonFragments(turn: string, reason: string): [string, string, string] {
   const at = reasonAt(turn);
+  return [turn.slice(0, at), memberOf(reason), turn.slice(at)];
+}
+
+/** The reason's member and its comma, as canonical JSON writes it. */
+function memberOf(reason: string): string {
   let member = members.get(reason);
   if (member === undefined) {
     member = `"${FINISH_REASON}":${JSON.stringify(reason)},`;
     if (members.size < MEMBERS_KEPT) members.set(reason, member);
   }
-  return [turn.slice(0, at), member, turn.slice(at)];
+  return member;
 }
 
 /** The reason's member by reason: a handful of reasons ("stop", "tool_calls", ...) are most. */
@@ -62,18 +84,28 @@ const members = new Map<string, string>();
 const MEMBERS_KEPT = 64;
 
 /**
- * Where the reason's member goes: after the content string and its comma, or after the brace.
- * The string ends at the first quote after an even number of backslashes (indexOf finds the
- * quotes quicker than a loop over every character).
+ * Where the reason's member goes in a turn's text (or is, in the answer's: what precedes it
+ * is the same), as UTF-16 units of a string or bytes of UTF-8: after the content string and
+ * its comma, or after the brace. The string ends at the first quote after an even number of
+ * backslashes (indexOf finds the quotes quicker than a loop over every character; in UTF-8
+ * no byte of another character is a quote or a backslash).
  */
-function reasonAt(turn: string): number {
-  if (!turn.startsWith(CONTENT_STRING)) return 1;
+function reasonAt(text: string | Buffer): number {
+  const opens =
+    typeof text === 'string'
+      ? text.startsWith(CONTENT_STRING)
+      : text.toString('latin1', 0, CONTENT_STRING.length) === CONTENT_STRING;
+  if (!opens) return 1;
   for (let from = CONTENT_STRING.length; ; ) {
-    const quote = turn.indexOf('"', from);
+    const quote = text.indexOf('"', from);
     if (quote < 0) throw new Error('a stored answer turn ends inside its content');
     let escapes = 0;
-    while (turn.charCodeAt(quote - 1 - escapes) === 0x5c /* \ */) escapes++;
+    while (codeAt(text, quote - 1 - escapes) === 0x5c /* \ */) escapes++;
     if (escapes % 2 === 0) return quote + 2;
     from = quote + 1;
   }
+}
+
+function codeAt(text: string | Buffer, i: number): number {
+  return typeof text === 'string' ? text.charCodeAt(i) : text[i];
 }

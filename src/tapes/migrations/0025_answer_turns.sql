@@ -21,7 +21,7 @@ $$;
 -- row already. Every statement reads the lists once, joined by (tenant, id) with the answers
 -- found: a containment test per pair of answer and step grew with their product.
 CREATE TEMP TABLE answer_turns ON COMMIT DROP AS
-SELECT a.tenant, a.id, a.words, a.canonical, a.r[1] || a.r[3] AS turn, a.r[2] AS reason
+SELECT a.tenant, a.id, a.words, a.canonical, t.turn, sha256(convert_to(t.turn, 'UTF8')) AS digest, a.r[2] AS reason
   FROM (SELECT m.tenant, m.id, m.words, m.canonical,
                regexp_match(m.body, '^(\{(?:"content":"[^"\\]*(?:\\.[^"\\]*)*",)?)"finish_reason":"([^"\\]*)",(".*)$') AS r
           FROM (SELECT DISTINCT st.tenant, u.id
@@ -29,17 +29,17 @@ SELECT a.tenant, a.id, a.words, a.canonical, a.r[1] || a.r[3] AS turn, a.r[2] AS
                  WHERE st.response_messages IS NOT NULL) answered
           JOIN tapedeck_store.messages m ON m.tenant = answered.tenant AND m.id = answered.id
          WHERE strpos(m.body, '"finish_reason":"') > 0) a
+ CROSS JOIN LATERAL (SELECT a.r[1] || a.r[3] AS turn) t
  WHERE a.r IS NOT NULL;
 
 INSERT INTO tapedeck_store.messages (tenant, digest, body, words, canonical)
-SELECT DISTINCT ON (tenant, digest) tenant, digest, turn, words, canonical
-  FROM (SELECT *, sha256(convert_to(turn, 'UTF8')) AS digest FROM answer_turns) a
+SELECT DISTINCT ON (tenant, digest) tenant, digest, turn, words, canonical FROM answer_turns
     ON CONFLICT (tenant, digest) DO NOTHING;
 
 CREATE TEMP TABLE answer_ids ON COMMIT DROP AS
 SELECT a.tenant, a.id, a.reason, m.id AS turn_id
   FROM answer_turns a
-  JOIN tapedeck_store.messages m ON m.tenant = a.tenant AND m.digest = sha256(convert_to(a.turn, 'UTF8'));
+  JOIN tapedeck_store.messages m ON m.tenant = a.tenant AND m.digest = a.digest;
 ANALYZE answer_ids;
 
 UPDATE tapedeck_store.steps st

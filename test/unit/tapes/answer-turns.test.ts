@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../../src/json/canonical.js';
 import type { JsonValue } from '../../../src/json/json-value.js';
-import { answerTurn, withFinishReason } from '../../../src/tapes/answer-turns.js';
+import { answerReason, turnOf, withFinishReason } from '../../../src/tapes/answer-turns.js';
 
 type Answer = { [key: string]: JsonValue };
 
@@ -25,32 +25,36 @@ const answers: Answer[] = [
   { role: 'model', content: 'Gemini says so.', finish_reason: 'stop' },
 ];
 
-describe('answerTurn and withFinishReason', () => {
+/** The turn's text cut from the answer's canonical JSON. */
+const turnText = (answer: Answer, reason: string) =>
+  Buffer.from(turnOf(Buffer.from(canonicalJson(answer)), reason) ?? []).toString('utf8');
+
+describe('answerReason, turnOf and withFinishReason', () => {
   it.each(answers.map((a) => [canonicalJson(a), a] as const))('gives back %s byte for byte', (text, answer) => {
-    const split = answerTurn(answer);
-    expect(split).toBeDefined();
-    expect(split?.turn).not.toHaveProperty('finish_reason');
-    expect(split?.reason).toBe(answer.finish_reason);
-    expect(withFinishReason(canonicalJson(split?.turn as Answer), split?.reason as string)).toBe(text);
+    const reason = answerReason(answer);
+    expect(reason).toBe(answer.finish_reason);
+    const turn = turnText(answer, reason as string);
+    expect(JSON.parse(turn)).not.toHaveProperty('finish_reason');
+    expect(withFinishReason(turn, reason as string)).toBe(text);
   });
 
   it('the turn is the message as history resends it: the answer without its reason', () => {
     const { finish_reason: _, ...history } = answers[1];
-    expect(canonicalJson(answerTurn(answers[1])?.turn as Answer)).toBe(canonicalJson(history));
+    expect(turnText(answers[1], answerReason(answers[1]) as string)).toBe(canonicalJson(history));
   });
 
   it('stores whole an answer whose reason could not be found again without parsing', () => {
     // no reason to take out
-    expect(answerTurn({ role: 'assistant', content: 'hi' })).toBeUndefined();
-    expect(answerTurn({ role: 'assistant', content: 'hi', finish_reason: null })).toBeUndefined();
+    expect(answerReason({ role: 'assistant', content: 'hi' })).toBeUndefined();
+    expect(answerReason({ role: 'assistant', content: 'hi', finish_reason: null })).toBeUndefined();
     // content that is not a string: its end is not found by a scan for a quote
     expect(
-      answerTurn({ role: 'assistant', content: [{ type: 'text', text: 'hi' }], finish_reason: 'stop' }),
+      answerReason({ role: 'assistant', content: [{ type: 'text', text: 'hi' }], finish_reason: 'stop' }),
     ).toBeUndefined();
-    expect(answerTurn({ role: 'assistant', content: null, finish_reason: 'stop' })).toBeUndefined();
+    expect(answerReason({ role: 'assistant', content: null, finish_reason: 'stop' })).toBeUndefined();
     // a member other than content sorting before finish_reason
-    expect(answerTurn({ role: 'assistant', content: 'hi', annotations: [], finish_reason: 'stop' })).toBeUndefined();
+    expect(answerReason({ role: 'assistant', content: 'hi', annotations: [], finish_reason: 'stop' })).toBeUndefined();
     // nothing after it: no comma to put it before
-    expect(answerTurn({ content: 'hi', finish_reason: 'stop' })).toBeUndefined();
+    expect(answerReason({ content: 'hi', finish_reason: 'stop' })).toBeUndefined();
   });
 });
