@@ -28,7 +28,8 @@ SELECT a.tenant, a.id, a.words, a.canonical, t.turn, sha256(convert_to(t.turn, '
                   FROM tapedeck_store.steps st CROSS JOIN LATERAL unnest(st.response_messages) AS u(id)
                  WHERE st.response_messages IS NOT NULL) answered
           JOIN tapedeck_store.messages m ON m.tenant = answered.tenant AND m.id = answered.id
-         WHERE strpos(m.body, '"finish_reason":"') > 0) a
+         WHERE strpos(m.body, '"finish_reason":"') > 0
+        OFFSET 0) a  -- kept apart: each use of r would run the match again
  CROSS JOIN LATERAL (SELECT a.r[1] || a.r[3] AS turn) t
  WHERE a.r IS NOT NULL;
 
