@@ -11,9 +11,8 @@
 // Run after `npm run build`:  node scripts/conversation-storage.mjs
 // Needs a PostgreSQL server: TAPEDECK_BENCH_DATABASE_URL, else TAPEDECK_TEST_DATABASE_URL,
 // else postgres://postgres@127.0.0.1:5432/test. The database is dropped afterwards.
-import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import pg from 'pg';
+import { openScratchDatabase } from '../bench/lib/scratch-database.mjs';
 import { createDeriveSpans } from '../dist/src/derive/derive.js';
 import { ingestSpans } from '../dist/src/ingest/ingest.js';
 import { createMemoryPayloadStore } from '../dist/src/payloads/memory-payload-store.js';
@@ -30,13 +29,8 @@ const LENGTHS = (process.env.BENCH_CALLS ?? '10,50,100,200').split(',').map(Numb
 const THRESHOLD = 256 * 1024;
 const T0 = 1_700_000_000_000_000_000n;
 
-const name = `tapedeck_conversation_${randomBytes(4).toString('hex')}`;
-const admin = new pg.Client({ connectionString: server });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${name}`);
-const url = new URL(server);
-url.pathname = `/${name}`;
-const db = createPgDatabase(url.toString(), { maxConnections: 2, queryTimeoutMillis: 600_000 });
+const scratch = await openScratchDatabase('conversation_storage', server);
+const db = createPgDatabase(scratch.url, { maxConnections: 2, queryTimeoutMillis: 600_000 });
 const payloads = createMemoryPayloadStore();
 let payloadBytes = 0;
 const counting = {
@@ -171,6 +165,5 @@ try {
   );
 } finally {
   await db.close();
-  await admin.query(`DROP DATABASE ${name}`);
-  await admin.end();
+  await scratch.cleanup();
 }

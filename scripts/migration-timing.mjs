@@ -10,9 +10,8 @@
 // Needs a PostgreSQL server: TAPEDECK_BENCH_DATABASE_URL, else TAPEDECK_TEST_DATABASE_URL,
 // else postgres://postgres@127.0.0.1:5432/test. The database is dropped afterwards
 // (BENCH_KEEP=1 keeps it).
-import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import pg from 'pg';
+import { openScratchDatabase } from '../bench/lib/scratch-database.mjs';
 import { createPgDatabase } from '../dist/src/store/pg-database.js';
 import { loadMigrations, migrate } from '../dist/src/store/migrate.js';
 
@@ -25,13 +24,8 @@ const PER_RUN = 20;
 const RUNS = Math.ceil(SPANS / PER_RUN);
 const BEFORE = Number(process.env.BENCH_FROM ?? 8);
 
-const name = `tapedeck_migration_${randomBytes(4).toString('hex')}`;
-const admin = new pg.Client({ connectionString: server });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${name}`);
-const url = new URL(server);
-url.pathname = `/${name}`;
-const db = createPgDatabase(url.toString(), { maxConnections: 2 });
+const scratch = await openScratchDatabase('migration', server);
+const db = createPgDatabase(scratch.url, { maxConnections: 2 });
 
 async function timed(what, work) {
   const start = performance.now();
@@ -89,6 +83,5 @@ try {
   console.log(`applied ${applied.join(', ')} in ${s.toFixed(1)} s`);
 } finally {
   await db.close();
-  if (process.env.BENCH_KEEP !== '1') await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
+  await scratch.cleanup();
 }

@@ -11,9 +11,8 @@
 // Run after `npm run build`:  node scripts/retention-cost.mjs
 // Needs a PostgreSQL server: TAPEDECK_BENCH_DATABASE_URL, else TAPEDECK_TEST_DATABASE_URL,
 // else postgres://postgres@127.0.0.1:5432/test. The database is dropped afterwards.
-import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import pg from 'pg';
+import { openScratchDatabase } from '../bench/lib/scratch-database.mjs';
 import { OPEN_ACCESS } from '../dist/src/auth/access.js';
 import { recordErasure } from '../dist/src/erasure/erasures.js';
 import { applyRetention } from '../dist/src/erasure/retention.js';
@@ -33,13 +32,8 @@ const RUNS = Math.ceil(SPANS / PER_RUN);
 const T0 = 1_700_000_000_000_000_000n;
 const RUN_NS = 60_000_000_000n;
 
-const name = `tapedeck_retention_${randomBytes(4).toString('hex')}`;
-const admin = new pg.Client({ connectionString: server });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${name}`);
-const url = new URL(server);
-url.pathname = `/${name}`;
-const db = createPgDatabase(url.toString(), { maxConnections: 2, queryTimeoutMillis: 3_600_000 });
+const scratch = await openScratchDatabase('retention', server);
+const db = createPgDatabase(scratch.url, { maxConnections: 2, queryTimeoutMillis: 3_600_000 });
 
 async function timed(what, work) {
   const start = performance.now();
@@ -150,6 +144,5 @@ try {
   }
 } finally {
   await db.close();
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
+  await scratch.cleanup();
 }

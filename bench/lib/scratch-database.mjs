@@ -1,6 +1,7 @@
 // A scratch PostgreSQL database and data directory for a bench that runs `tapedeck serve`:
 // created beside adminUrl's database, dropped (with the directory) by cleanup(), also on
-// SIGINT/SIGTERM. stopServers() is called first so no server still holds a connection.
+// SIGINT/SIGTERM; BENCH_KEEP=1 keeps the database. stopServers() is called first so no server
+// still holds a connection.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,9 +18,11 @@ export async function openScratchDatabase(label, adminUrl, stopServers = async (
   const cleanup = async () => {
     await stopServers().catch(() => {});
     await db.end().catch(() => {});
-    await admin
-      .query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      .catch((e) => console.error(`could not drop ${name}: ${e.message}`));
+    if (process.env.BENCH_KEEP === '1') console.log(`kept database ${name}`);
+    else
+      await admin
+        .query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+        .catch((e) => console.error(`could not drop ${name}: ${e.message}`));
     await admin.end().catch(() => {});
     rmSync(dataDir, { recursive: true, force: true });
   };
