@@ -21,8 +21,12 @@
 // (offloaded payloads), less what they held before the phase, per run. "Derived" is all but
 // the raw spans and log records (the tables spans and logs): steps, messages, recall's index,
 // payload files, whatever their tables are called; then the same bytes by relation (a table's
-// heap, its TOAST, each index). The 100-call/10-call line is measured
-// (100 is one of the default lengths), not extrapolated.
+// heap, its TOAST, each index). "In use" counts the data forks less their pages that hold
+// nothing, as VACUUM recorded them (pg_freespacemap): chiefly those recall's words index
+// flushed its pending list from, up to its 4 MB limit whatever the store holds, which the next
+// inserts reuse; a length of few runs (100 calls: 5) carries a share of them per run that one
+// of many does not.
+// The 100-call/10-call line is measured (100 is one of the default lengths), not extrapolated.
 //
 // Build first (`npm run build`), then: node bench/conversation.mjs
 // Settings: BENCH_QUICK=1 (a quarter of the bytes), BENCH_CONVERSATION_LENGTHS (e.g. "10,100"),
@@ -54,6 +58,7 @@ const MiB = 1024 * 1024;
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
 const kb = (n) => `${fmt(n / 1024)} KB`;
 const pct = (x) => `${(x * 100).toFixed(0)}%`;
+const inUseKb = (r) => (r.derivedInUsePerRun === null ? 'unknown: no pg_freespacemap' : kb(r.derivedInUsePerRun));
 
 console.log(
   `conversation: runs of ${LENGTHS.join(', ')} model calls resending the history, ${MESSAGE_BYTES} B messages, ~${MB} MB of requests per length, ${SENDERS} senders, ${SIDE_BY_SIDE} run(s) side by side`,
@@ -86,7 +91,8 @@ for (const r of results) {
 const of = (n) => results.find((r) => r.calls === n);
 if (of(10) && of(100)) {
   console.log(
-    `stored per run, 100 calls / 10 calls: derived ${(of(100).derivedPerRun / of(10).derivedPerRun).toFixed(1)}x, ` +
+    `stored per run, 100 calls / 10 calls: derived ${(of(100).derivedPerRun / of(10).derivedPerRun).toFixed(1)}x ` +
+      `(in use ${of(10).derivedInUsePerRun ? `${(of(100).derivedInUsePerRun / of(10).derivedInUsePerRun).toFixed(1)}x` : 'unknown'}), ` +
       `with raw spans ${(of(100).withRawPerRun / of(10).withRawPerRun).toFixed(1)}x (linear: 10x, quadratic: about 100x)`,
   );
 } else {
@@ -114,6 +120,11 @@ async function measure(calls, runs, warmup, requests, spansOnlyRequests) {
   const { db } = scratch;
   try {
     await db.connect();
+    // free space in relations (pg_freespacemap, shipped with PostgreSQL): the "in use" bytes
+    const freeSpaceKnown = await db
+      .query('CREATE EXTENSION IF NOT EXISTS pg_freespacemap')
+      .then(() => true)
+      .catch(() => false);
     server = await startTapedeck({
       databaseUrl: scratch.url,
       dataDir: scratch.dataDir,
@@ -139,7 +150,7 @@ async function measure(calls, runs, warmup, requests, spansOnlyRequests) {
         return w;
       };
       await db.query('VACUUM');
-      const before = await storedBytes(db, scratch.dataDir);
+      const before = await storedBytes(db, scratch.dataDir, freeSpaceKnown);
       const raw1 = await rawPhase();
       await db.query('CHECKPOINT');
       const ackMeter = await serverCpuMeter(db, server.pid);
@@ -152,7 +163,7 @@ async function measure(calls, runs, warmup, requests, spansOnlyRequests) {
       const mem = memory.stop();
       await db.query('TRUNCATE bench_raw.spans');
       await db.query('VACUUM');
-      const after = await storedBytes(db, scratch.dataDir);
+      const after = await storedBytes(db, scratch.dataDir, freeSpaceKnown);
       const spansOnly = await spansOnlyPhase(scratch, db, spansOnlyRequests);
 
       const spans = ack.spans;
@@ -162,6 +173,8 @@ async function measure(calls, runs, warmup, requests, spansOnlyRequests) {
       const grew = (name) => (after.byName.get(name) ?? 0) - (before.byName.get(name) ?? 0);
       const names = [...after.byName.keys()];
       const derived = names.filter((n) => !RAW_TABLES.has(n)).reduce((s, n) => s + grew(n), 0);
+      const usedGrew = (name) => (after.usedByName.get(name) ?? 0) - (before.usedByName.get(name) ?? 0);
+      const derivedInUse = names.filter((n) => !RAW_TABLES.has(n)).reduce((s, n) => s + usedGrew(n), 0);
       const rawBytes = names.filter((n) => RAW_TABLES.has(n)).reduce((s, n) => s + grew(n), 0);
       const parts = names
         .filter((n) => !RAW_TABLES.has(n) && grew(n) >= 8192 * runs)
@@ -194,6 +207,7 @@ async function measure(calls, runs, warmup, requests, spansOnlyRequests) {
         retries: ack.retries,
         peakRss: Math.max(mem.hwm, mem.sampledPeak),
         derivedPerRun: derived / runs,
+        derivedInUsePerRun: freeSpaceKnown ? derivedInUse / runs : null,
         rawSpansPerRun: rawBytes / runs,
         withRawPerRun: (derived + rawBytes) / runs,
         derivedParts: parts,
@@ -211,7 +225,7 @@ async function measure(calls, runs, warmup, requests, spansOnlyRequests) {
           `spans only (--derive off, runs of its own) ${fmt(spansOnly.rate)} spans/s (${pct(result.spansOnlyRatio)} of raw), cpu ${spansOnly.cpu.toFixed(1)} s (${pct(result.rawCpu / spansOnly.cpu)})`,
       );
       console.log(
-        `    stored per run: derived ${kb(result.derivedPerRun)} (${parts.join(', ') || 'nothing'}), raw spans ${kb(result.rawSpansPerRun)}, with raw spans ${kb(result.withRawPerRun)}`,
+        `    stored per run: derived ${kb(result.derivedPerRun)} (${parts.join(', ') || 'nothing'}; in use ${inUseKb(result)}), raw spans ${kb(result.rawSpansPerRun)}, with raw spans ${kb(result.withRawPerRun)}`,
       );
       console.log(`    derived by relation, per run: ${relations.join(', ') || 'nothing'}`);
       return result;
@@ -255,21 +269,33 @@ async function spansOnlyPhase(scratch, db, requests) {
  * Bytes of each tapedeck_store table (TOAST and indexes included) and, as "payload files", of
  * the data directory; and of each relation apart: a table's heap, its TOAST, each index.
  */
-async function storedBytes(db, dataDir) {
+async function storedBytes(db, dataDir, freeSpaceKnown) {
+  // a relation's main fork less its pages that hold nothing, as VACUUM recorded them (the
+  // pages a GIN's pending list was flushed from, emptied index pages): free space within a
+  // page that holds rows still counts
+  const inUse = (oid) =>
+    freeSpaceKnown
+      ? `pg_relation_size(${oid}, 'main') - current_setting('block_size')::int *
+           (SELECT count(*) FROM pg_freespace(${oid}) f WHERE f.avail >= current_setting('block_size')::int - 64)`
+      : 'NULL::bigint';
   const { rows } = await db.query(
     // a partition (spans and log records by day) counts under its partitioned table's name,
     // a partition's index under its partitioned index's
-    `SELECT coalesce(root.relname, c.relname) AS name, r.relation, sum(r.bytes)::bigint AS bytes
+    `SELECT coalesce(root.relname, c.relname) AS name, r.relation, sum(r.bytes)::bigint AS bytes,
+            sum(r.used)::bigint AS used
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
        LEFT JOIN pg_class root ON root.oid = pg_partition_root(c.oid)
        CROSS JOIN LATERAL (
          SELECT coalesce(root.relname, c.relname) || ' heap' AS relation,
-                pg_table_size(c.oid) - coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0) AS bytes
+                pg_table_size(c.oid) - coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0) AS bytes,
+                ${inUse('c.oid')} AS used
          UNION ALL
-         SELECT coalesce(root.relname, c.relname) || ' TOAST', pg_total_relation_size(c.reltoastrelid)
+         SELECT coalesce(root.relname, c.relname) || ' TOAST', pg_total_relation_size(c.reltoastrelid),
+                ${inUse('c.reltoastrelid')}
+                + (SELECT sum(${inUse('ti.indexrelid')}) FROM pg_index ti WHERE ti.indrelid = c.reltoastrelid)
           WHERE c.reltoastrelid <> 0
          UNION ALL
-         SELECT coalesce(ir.relname, ic.relname), pg_total_relation_size(i.indexrelid)
+         SELECT coalesce(ir.relname, ic.relname), pg_total_relation_size(i.indexrelid), ${inUse('i.indexrelid')}
            FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
            LEFT JOIN pg_class ir ON ir.oid = pg_partition_root(i.indexrelid)
           WHERE i.indrelid = c.oid
@@ -278,13 +304,17 @@ async function storedBytes(db, dataDir) {
       GROUP BY 1, 2`,
   );
   const byName = new Map();
+  const usedByName = new Map();
   const byRelation = new Map();
   for (const r of rows) {
     byName.set(r.name, (byName.get(r.name) ?? 0) + Number(r.bytes));
+    usedByName.set(r.name, (usedByName.get(r.name) ?? 0) + Number(r.used));
     byRelation.set(r.relation, { table: r.name, bytes: Number(r.bytes) });
   }
-  byName.set('payload files', filesBytes(dataDir));
-  return { byName, byRelation };
+  const files = filesBytes(dataDir);
+  byName.set('payload files', files);
+  usedByName.set('payload files', files);
+  return { byName, usedByName, byRelation };
 }
 
 function filesBytes(dir) {
