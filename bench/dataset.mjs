@@ -4,18 +4,17 @@
 //   npx tsc -p tsconfig.build.json && node bench/dataset.mjs [--runs 100000] [--page 200]
 //
 // Needs a PostgreSQL server (TAPEDECK_BENCH_DATABASE_URL, else TAPEDECK_TEST_DATABASE_URL,
-// else postgres://postgres@127.0.0.1:5432/test); creates a scratch database and drops it.
+// else postgres://postgres@127.0.0.1:5432/test); creates a scratch database and drops it
+// (BENCH_KEEP=1 keeps it).
 // Runs are written straight into the tables with SQL (one statement per 10k runs for spans,
 // one for steps), twelve shapes in turn, (bench/lib/synthetic-runs.mjs, which the tests share): five
 // complete, one per skip reason, one exported through id-less tool calls. The export writes
 // the JSONL to a temporary file through a write stream (with backpressure), and RSS and heap
 // are sampled every 5,000 runs. Prints one row per sample and the counts.
-import { createWriteStream, rmSync, statSync } from 'node:fs';
-import os from 'node:os';
+import { createWriteStream, statSync } from 'node:fs';
 import path from 'node:path';
 import { once } from 'node:events';
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { openScratchDatabase } from './lib/scratch-database.mjs';
 import { insertSyntheticRuns } from './lib/synthetic-runs.mjs';
 import { createPgDatabase } from '../dist/src/store/pg-database.js';
 import { migrate } from '../dist/src/store/migrate.js';
@@ -35,15 +34,9 @@ const server =
   'postgres://postgres@127.0.0.1:5432/test';
 const MB = (n) => (n / 1024 / 1024).toFixed(1);
 
-const name = `tapedeck_bench_${randomBytes(4).toString('hex')}`;
-const admin = new pg.Client({ connectionString: server });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${name}`);
-await admin.end();
-const url = new URL(server);
-url.pathname = `/${name}`;
-const db = createPgDatabase(url.toString(), { maxConnections: 2 });
-const out = path.join(os.tmpdir(), `${name}.jsonl`);
+const scratch = await openScratchDatabase('dataset', server);
+const db = createPgDatabase(scratch.url, { maxConnections: 2 });
+const out = path.join(scratch.dataDir, 'export.jsonl');
 try {
   await migrate(db);
   let t = performance.now();
@@ -99,9 +92,5 @@ try {
   if (summary.exported + skipped !== summary.considered || summary.considered !== RUNS) process.exitCode = 1;
 } finally {
   await db.close();
-  rmSync(out, { force: true });
-  const c = new pg.Client({ connectionString: server });
-  await c.connect();
-  await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await c.end();
+  await scratch.cleanup();
 }

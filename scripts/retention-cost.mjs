@@ -10,7 +10,8 @@
 //
 // Run after `npm run build`:  node scripts/retention-cost.mjs
 // Needs a PostgreSQL server: TAPEDECK_BENCH_DATABASE_URL, else TAPEDECK_TEST_DATABASE_URL,
-// else postgres://postgres@127.0.0.1:5432/test. The database is dropped afterwards.
+// else postgres://postgres@127.0.0.1:5432/test. The database is dropped afterwards
+// (BENCH_KEEP=1 keeps it).
 import os from 'node:os';
 import { openScratchDatabase } from '../bench/lib/scratch-database.mjs';
 import { OPEN_ACCESS } from '../dist/src/auth/access.js';
