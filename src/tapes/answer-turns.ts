@@ -54,7 +54,7 @@ export function turnOf(answer: Uint8Array, reason: string): Uint8Array | undefin
   return turn;
 }
 
-/** The answer's canonical JSON from its turn's (as answerTurn stored it) and its finish_reason. */
+/** The answer's canonical JSON from its turn's (as turnOf cut it) and its finish_reason. */
 export function withFinishReason(turn: string, reason: string): string {
   return withFinishReasonFragments(turn, reason).join('');
 }
