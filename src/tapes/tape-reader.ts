@@ -144,7 +144,8 @@ export async function readStoredRows(
 ): Promise<Map<string, StoredRunRows>> {
   const byRun = new Map<string, StoredRunRows>();
   if (runs.length === 0) return byRun;
-  // Rows of one run need not say whose they are.
+  // Rows of one run need not say whose they are, nor be partitioned by it: sorting by the
+  // run id first compared run ids (text, by collation) for nothing.
   const oneRun = runs.length === 1;
   const joined = await db.query<JoinedRow>(
     `SELECT ${oneRun ? '' : 's.run, '}s.position, encode(s.trace_id, 'hex') AS trace_id, encode(s.span_id, 'hex') AS span_id,
@@ -154,7 +155,7 @@ export async function readStoredRows(
             ${idsText('st.response_messages')} AS response_messages,
             array_to_json(st.response_finish_reasons)::text AS response_finish_reasons
        FROM (SELECT run_id AS run, tenant, trace_id, span_id, parent_span_id, start_ns, end_ns, service_name,
-                    (row_number() OVER (PARTITION BY run_id ORDER BY start_ns, span_id))::int AS position
+                    (row_number() OVER (${oneRun ? '' : 'PARTITION BY run_id '}ORDER BY start_ns, span_id))::int AS position
                FROM tapedeck_store.spans
               WHERE tenant = $1 AND run_id = ANY($2::text[])) s
        LEFT JOIN tapedeck_store.steps st
