@@ -63,9 +63,7 @@ export async function readTapeJson(
   if (!rows) return undefined;
   const rendered = (body: StoredBody): RenderedJson | null => {
     if (body === null) return null;
-    return typeof body === 'string'
-      ? new RenderedJson([canonicalText(body)], false)
-      : new RenderedJson(body.messages, true);
+    return typeof body === 'string' ? new RenderedJson([canonicalText(body)], false) : body;
   };
   const bodies = new Map<StepRow, Bodies>();
   const outlined = rows.steps.map(({ row, request, response }) => {
@@ -240,7 +238,7 @@ function outline(
   const needle = NEEDS[side];
   if (typeof body === 'string') return body.includes(needle) ? (JSON.parse(body) as JsonValue) : [];
   const messages: JsonValue[] = [];
-  for (const m of body.messages)
+  for (const m of body.pieces)
     if (typeof m === 'string' ? m.includes(needle) : m.some((f) => f.includes(needle)))
       messages.push(JSON.parse(pieceText(m)) as JsonValue);
   return messages;

@@ -19,7 +19,7 @@ import type { LayoutName, StepKind, StepStatus, Tokens } from '../normalize/step
 import type { StepRow } from '../normalize/finish.js';
 import { type JsonValue, storedJson } from '../json/json-value.js';
 import { withFinishReasonFragments } from './answer-turns.js';
-import { type JsonPiece, pieceText } from '../json/canonical.js';
+import { type JsonPiece, pieceText, RenderedJson } from '../json/canonical.js';
 
 export interface SpanLink {
   trace_id: string;
@@ -76,13 +76,14 @@ export async function readRunsRows(
 
 /**
  * A step's request or response as stored: its JSON text, the texts of the messages of a
- * list kept in the message store (0020_message_store.sql), or null (not recorded).
+ * list kept in the message store (0020_message_store.sql) as the list they make, or null
+ * (not recorded).
  */
-export type StoredBody = string | { messages: readonly JsonPiece[] } | null;
+export type StoredBody = string | RenderedJson | null;
 
 /** The body's JSON text: a list's messages joined with commas in brackets, as step_body() joins them. */
 export function bodyText(body: StoredBody): string | null {
-  return body === null || typeof body === 'string' ? body : `[${body.messages.map(pieceText).join(',')}]`;
+  return body === null || typeof body === 'string' ? body : `[${body.pieces.map(pieceText).join(',')}]`;
 }
 
 export interface StoredStepRow {
@@ -172,7 +173,8 @@ export async function readStoredRows(
     const run = oneRun ? runs[0] : (r.run as string);
     let list = placed.get(run);
     if (!list) {
-      list = [];
+      // one run's rows are all its own: sized for them, whatever order they come in
+      list = oneRun ? new Array(joined.length) : [];
       placed.set(run, list);
     }
     list[r.position - 1] = i;
@@ -201,14 +203,17 @@ export async function readStoredRows(
   };
   const bodyOf = (text: string | null, list: number[] | null, reasons?: (string | null)[]): StoredBody => {
     if (list === null) return text;
-    const messages: JsonPiece[] = [];
+    const messages: JsonPiece[] = new Array(list.length);
+    let found = 0;
     for (let i = 0; i < list.length; i++) {
       const body = bodies.get(list[i]);
       if (body === undefined) continue; // as step_body's join: a message gone is left out
       const reason = reasons?.[i];
-      messages.push(typeof reason === 'string' ? withFinishReasonFragments(body, reason) : body);
+      messages[found++] = typeof reason === 'string' ? withFinishReasonFragments(body, reason) : body;
     }
-    return messages.length === 0 ? null : { messages };
+    if (found === 0) return null;
+    if (found < messages.length) messages.length = found;
+    return new RenderedJson(messages, true);
   };
   const stepOf = stepRowsOf();
   for (const run of runs) {
@@ -251,13 +256,17 @@ function idsOf(text: string | null): number[] | null {
  * tokens), read by hand: quicker than split() and a Number() per piece.
  */
 function integersOf(text: string): (number | null)[] {
-  const out: (number | null)[] = [];
+  // sized first: most lists hold a few ids, and an array grown by push keeps room for more
+  let count = 1;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 0x2c) count++;
+  const out: (number | null)[] = new Array(count);
+  let at = 0;
   let n: number | null = null;
   let sign = 1;
   for (let i = 0; i <= text.length; i++) {
     const c = i === text.length ? 0x2c : text.charCodeAt(i);
     if (c === 0x2c) {
-      out.push(n === null ? null : sign * n);
+      out[at++] = n === null ? null : sign * n;
       n = null;
       sign = 1;
     } else if (c === 0x2d) sign = -1;
