@@ -234,12 +234,18 @@ function outline(
 ): JsonValue | null {
   if (body === null) return null;
   if (kind === 'tool' && side === 'request' && !toolCallId) return JSON.parse(bodyText(body) as string);
-  if (kind !== 'llm') return [];
+  if (kind !== 'llm') return NOTHING_READ;
   const needle = NEEDS[side];
-  if (typeof body === 'string') return body.includes(needle) ? (JSON.parse(body) as JsonValue) : [];
-  const messages: JsonValue[] = [];
+  if (typeof body === 'string') return body.includes(needle) ? (JSON.parse(body) as JsonValue) : NOTHING_READ;
+  let messages: JsonValue[] | undefined;
   for (const m of body.pieces)
     if (typeof m === 'string' ? m.includes(needle) : m.some((f) => f.includes(needle)))
-      messages.push(JSON.parse(pieceText(m)) as JsonValue);
-  return messages;
+      (messages ??= []).push(JSON.parse(pieceText(m)) as JsonValue);
+  return messages ?? NOTHING_READ;
 }
+
+/**
+ * A recorded body with nothing assembly reads: one list for every step (assembly only reads
+ * them), so a long tape does not hold two empty lists a step.
+ */
+const NOTHING_READ: JsonValue = Object.freeze([]) as unknown as JsonValue;
