@@ -12,8 +12,45 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const CLI = path.join(ROOT, 'dist', 'src', 'cli', 'main.js');
 
-/** A loopback port nothing listens on now (the kernel's pick, released at once). */
+/**
+ * A loopback port nothing listens on now, for a child to listen on later. Picked below the
+ * kernel's ephemeral range: a port from that range, released here before the child binds it,
+ * can meanwhile become the local port of any outgoing connection a parallel test opens, and
+ * the child then fails with EADDRINUSE. A random pick keeps parallel suites apart.
+ */
 export async function freePort(): Promise<number> {
+  const below = ephemeralLow();
+  const lowest = Math.max(1024, below - 20_000);
+  if (below - lowest >= 1000) {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const port = lowest + Math.floor(Math.random() * (below - lowest));
+      if (await canListen(port)) return port;
+    }
+  }
+  return kernelPort();
+}
+
+/** The first port of the kernel's ephemeral range (Linux's default where it cannot be read). */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (Number.isInteger(low) && low > 0) return low;
+  } catch {
+    // not Linux: the default below
+  }
+  return 32768;
+}
+
+function canListen(port: number): Promise<boolean> {
+  const server = net.createServer();
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/** A port the kernel picks from its ephemeral range, released at once. */
+async function kernelPort(): Promise<number> {
   const server = net.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
