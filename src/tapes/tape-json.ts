@@ -237,11 +237,11 @@ function outline(
   if (kind !== 'llm') return NOTHING_READ;
   const needle = NEEDS[side];
   if (typeof body === 'string') return body.includes(needle) ? (JSON.parse(body) as JsonValue) : NOTHING_READ;
-  let messages: JsonValue[] | undefined;
+  const messages: JsonValue[] = [];
   for (const m of body.pieces)
     if (typeof m === 'string' ? m.includes(needle) : m.some((f) => f.includes(needle)))
-      (messages ??= []).push(JSON.parse(pieceText(m)) as JsonValue);
-  return messages ?? NOTHING_READ;
+      messages.push(JSON.parse(pieceText(m)) as JsonValue);
+  return messages.length > 0 ? messages : NOTHING_READ;
 }
 
 /**
