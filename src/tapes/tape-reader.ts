@@ -310,10 +310,12 @@ async function readOutlineRows(
 ): Promise<Map<string, RunRows>> {
   const byRun = new Map<string, RunRows>();
   if (runs.length === 0) return byRun;
+  // one run's spans sorted without comparing its run id (readStoredRows)
+  const oneRun = runs.length === 1;
   const rows = await db.query<Omit<JoinedRow, 'position' | 'request_messages' | 'response_messages'> & { run: string }>(
     `WITH sp AS MATERIALIZED (
        SELECT * FROM (SELECT run_id, tenant, trace_id, span_id, parent_span_id, start_ns, end_ns, service_name,
-                             row_number() OVER (PARTITION BY run_id ORDER BY start_ns, span_id) AS position
+                             row_number() OVER (${oneRun ? '' : 'PARTITION BY run_id '}ORDER BY start_ns, span_id) AS position
                         FROM tapedeck_store.spans
                        WHERE tenant = $1 AND run_id = ANY($2::text[])) s
         WHERE position <= $3),
@@ -328,7 +330,7 @@ async function readOutlineRows(
        FROM sp
        LEFT JOIN st ON st.trace_id = sp.trace_id AND st.span_id = sp.span_id
        LEFT JOIN outlines ol ON ol.trace_id = sp.trace_id AND ol.span_id = sp.span_id
-      ORDER BY sp.run_id, sp.start_ns, sp.span_id`,
+      ORDER BY ${oneRun ? '' : 'sp.run_id, '}sp.start_ns, sp.span_id`,
     [tenant, runs, options.maxSpans + 1],
     { signal: options.signal },
   );
