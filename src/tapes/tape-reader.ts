@@ -145,8 +145,8 @@ export async function readStoredRows(
 ): Promise<Map<string, StoredRunRows>> {
   const byRun = new Map<string, StoredRunRows>();
   if (runs.length === 0) return byRun;
-  // Rows of one run need not say whose they are, nor be partitioned by it: sorting by the
-  // run id first compared run ids (text, by collation) for nothing.
+  // Rows of one run need not say whose they are, nor be partitioned by it: a partition sorts
+  // the spans by run id first, comparing run ids (text, by collation) for nothing.
   const oneRun = runs.length === 1;
   const joined = await db.query<JoinedRow>(
     `SELECT ${oneRun ? '' : 's.run, '}s.position, encode(s.trace_id, 'hex') AS trace_id, encode(s.span_id, 'hex') AS span_id,
