@@ -1,7 +1,8 @@
-// A scratch PostgreSQL database and data directory for a bench that runs `tapedeck serve`:
-// created beside adminUrl's database, dropped (with the directory) by cleanup(), also on
-// SIGINT/SIGTERM; BENCH_KEEP=1 keeps the database. stopServers() is called first so no server
-// still holds a connection.
+// A scratch PostgreSQL database and data directory for a bench or script: created beside
+// adminUrl's database, dropped (with the directory) by cleanup(), also on SIGINT/SIGTERM;
+// BENCH_KEEP=1 keeps the database. `db` is a pg client for it, not yet connected (a caller that
+// opens its own pool leaves it so). stopServers() is called first, so no `tapedeck serve` a
+// bench started still holds a connection.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
