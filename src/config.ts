@@ -12,6 +12,11 @@ export const PAYLOAD_STORE_KINDS: readonly PayloadStoreKind[] = ['fs', 'pg', 's3
 export interface Config {
   /** postgres://... selects a PostgreSQL server; null selects embedded PGlite under dataDir */
   databaseUrl: string | null;
+  /**
+   * Prepare tapedeck's frequent statements on each PostgreSQL connection (store/pg-prepared.ts);
+   * off behind a pooler that cannot hold prepared statements
+   */
+  databasePreparedStatements: boolean;
   /** embedded database, payloads and other local state live here */
   dataDir: string;
   /** interface both listeners bind to; loopback by default so nothing is exposed by accident */
@@ -99,6 +104,7 @@ export interface Config {
 
 export const defaultConfig: Readonly<Config> = Object.freeze({
   databaseUrl: null,
+  databasePreparedStatements: true,
   dataDir: './.tapedeck',
   host: '127.0.0.1',
   httpPort: 4318,
@@ -150,6 +156,11 @@ export class ConfigError extends Error {
 /** Setting name, its environment variable and its CLI flag; one table so docs and code agree. */
 export const settings = [
   { key: 'databaseUrl', env: 'TAPEDECK_DATABASE_URL', flag: '--database-url' },
+  {
+    key: 'databasePreparedStatements',
+    env: 'TAPEDECK_DATABASE_PREPARED_STATEMENTS',
+    flag: '--database-prepared-statements',
+  },
   { key: 'dataDir', env: 'TAPEDECK_DATA_DIR', flag: '--data-dir' },
   { key: 'host', env: 'TAPEDECK_HOST', flag: '--host' },
   { key: 'httpPort', env: 'TAPEDECK_HTTP_PORT', flag: '--http-port' },
@@ -237,7 +248,13 @@ function parseSetting(key: keyof Config, name: string, raw: string): unknown {
       throw new ConfigError(name, (error as Error).message);
     }
   }
-  if (key === 'derive' || key === 'mcp' || key === 's3ForcePathStyle' || key === 'allowOpen') {
+  if (
+    key === 'derive' ||
+    key === 'mcp' ||
+    key === 's3ForcePathStyle' ||
+    key === 'allowOpen' ||
+    key === 'databasePreparedStatements'
+  ) {
     const on = switchWords[raw.trim().toLowerCase()];
     if (on === undefined) throw new ConfigError(name, `expected on or off, got ${JSON.stringify(raw)}`);
     return on;

@@ -43,8 +43,11 @@ export function isStoreUnavailable(error: unknown): boolean {
   return error instanceof DatabaseUnavailableError || error instanceof PayloadStoreUnavailableError;
 }
 
-export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<Database> {
-  if (config.databaseUrl) return createPgDatabase(config.databaseUrl);
+export async function openDatabase(
+  config: Pick<Config, 'databaseUrl' | 'dataDir'> & Partial<Pick<Config, 'databasePreparedStatements'>>,
+): Promise<Database> {
+  if (config.databaseUrl)
+    return createPgDatabase(config.databaseUrl, { preparedStatements: config.databasePreparedStatements });
   // PGlite (PostgreSQL in WebAssembly) is loaded only for the embedded store.
   const { createPgliteDatabase } = await import('./store/pglite-database.js');
   return createPgliteDatabase(path.join(config.dataDir, 'pglite'));

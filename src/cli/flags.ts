@@ -22,6 +22,12 @@ export function addConfigOptions(command: Command): Command {
     .addOption(
       new Option('--database-url <url>', 'PostgreSQL URL (env TAPEDECK_DATABASE_URL); absent: embedded PGlite'),
     )
+    .addOption(
+      new Option(
+        '--database-prepared-statements <on|off>',
+        'prepare frequent statements on each PostgreSQL connection; off behind a pooler that cannot hold them (env TAPEDECK_DATABASE_PREPARED_STATEMENTS, default on)',
+      ),
+    )
     .addOption(new Option('--data-dir <dir>', 'local data directory (env TAPEDECK_DATA_DIR, default ./.tapedeck)'))
     .addOption(
       new Option(

@@ -89,7 +89,7 @@ function sqlStateOf(error: unknown): unknown {
 }
 
 function withoutCopy(tx: Queryable): Queryable {
-  return { query: (sql, params) => tx.query(sql, params), exec: (sql) => tx.exec(sql) };
+  return { query: (sql, params, options) => tx.query(sql, params, options), exec: (sql) => tx.exec(sql) };
 }
 
 export async function ingestLogs(

@@ -68,7 +68,7 @@ export async function rarestFirst(
                                           WHERE tenant = $1 AND words @> ARRAY[q.w] LIMIT $4) m) ELSE 0 END AS n
          FROM unnest($2::bigint[], $3::boolean[], $5::boolean[]) AS q(w, steps, messages)`,
       [tenant, unlisted, unlisted.map((w) => !steps.has(w)), RARITY_CAP, unlisted.map((w) => !messages.has(w))],
-      options,
+      { ...options, prepared: true },
     );
     for (const r of rows) count.set(r.w, (count.get(r.w) ?? 0) + Number(r.n));
   }
@@ -274,7 +274,7 @@ export async function newestMatches(
       ORDER BY s.end_ns DESC, m.trace_id DESC, m.span_id DESC
       LIMIT $3`,
     params,
-    options,
+    { ...options, prepared: true },
   );
   return rows.map((r) => ({ ...r, end_ns: BigInt(r.end_ns) }));
 }
@@ -309,7 +309,7 @@ export async function firstMatches(
           ORDER BY s.end_ns DESC, m.trace_id DESC, m.span_id DESC
           LIMIT $3) x ON true`,
     [tenant, words.words, limit, maxTotal],
-    options,
+    { ...options, prepared: true },
   );
   // no match: one row of the count alone (the page's columns null)
   const matches = rows.flatMap((r) =>
@@ -373,7 +373,7 @@ export async function readTextToCheck(
       WHERE m.words IS NULL
          OR EXISTS (SELECT 1 FROM unnest($4::text[]) AS r(w) WHERE m.words @> string_to_array(r.w, ',')::bigint[])`,
     [tenant, keys.map((k) => k.trace_id), keys.map((k) => k.span_id), runWords],
-    options,
+    { ...options, prepared: true },
   );
   const steps = new Map<string, StepParts>();
   const bodies = new Map<string, string>();
@@ -415,7 +415,7 @@ export async function readRunEnds(
      SELECT l.run_id AS run, l.last_end_ns, l.spans, tapedeck_store.run_failed($1, l.run_id, l.last_end_ns) AS failed
        FROM last l`,
     [tenant, runs],
-    options,
+    { ...options, prepared: true },
   );
   return new Map(
     rows.map((r) => [r.run, { lastEndNs: BigInt(r.last_end_ns), failed: r.failed === true, spans: Number(r.spans) }]),

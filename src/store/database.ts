@@ -22,7 +22,17 @@ export type { CopyColumn, CopyType } from './copy-binary.js';
  */
 export interface QueryOptions {
   signal?: AbortSignal;
+  /**
+   * The statement's text is one of a fixed few (values only in parameters): PostgreSQL
+   * prepares it once per connection and may then run it on a plan made without the values,
+   * sparing it the parse and the planning, and the copying of large parameters into a plan,
+   * on every call (docs/architecture.md, "Database adapters"). PGlite runs it as any other.
+   */
+  prepared?: boolean;
 }
+
+/** The options of a statement marked `prepared` and nothing else. */
+export const PREPARED: QueryOptions = Object.freeze({ prepared: true });
 
 export interface Queryable {
   query<Row = Record<string, unknown>>(

@@ -44,7 +44,7 @@ export function createStatementCanceller(url: string, applicationName: string): 
  */
 export async function queryCancellable<Row>(
   client: pg.PoolClient,
-  sql: string,
+  statement: string | pg.QueryConfig,
   params: readonly unknown[] | undefined,
   signal: AbortSignal,
   canceller: StatementCanceller,
@@ -60,7 +60,7 @@ export async function queryCancellable<Row>(
   try {
     signal.throwIfAborted();
     signal.addEventListener('abort', onAbort, { once: true });
-    const result = await client.query(sql, params as unknown[] | undefined);
+    const result = await client.query(statement, params as unknown[] | undefined);
     signal.throwIfAborted();
     return result.rows as Row[];
   } catch (error) {

@@ -6,6 +6,7 @@ import pg from 'pg';
 import {
   type Database,
   type Queryable,
+  type QueryOptions,
   DatabaseUnavailableError,
   isConnectionError,
   isTransientSqlState,
@@ -13,6 +14,7 @@ import {
 import { redact } from '../config.js';
 import { copyRowsWith, copyTuplesWith } from './pg-copy.js';
 import { createStatementCanceller, queryCancellable } from './pg-cancel.js';
+import { createStatementNames } from './pg-prepared.js';
 
 const INT8_OID = 20;
 const BYTEA_OID = 17;
@@ -28,6 +30,11 @@ export interface PgDatabaseSettings {
    * far above a large batch's insert, below the TCP retransmission give-up (~15 min).
    */
   queryTimeoutMillis?: number;
+  /**
+   * Prepare the statements marked `prepared` (QueryOptions). Default on; off behind a pooler
+   * that cannot hold them, such as PgBouncer in transaction mode before 1.21.
+   */
+  preparedStatements?: boolean;
 }
 
 /**
@@ -91,13 +98,20 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
     }
     return error;
   };
+  const names = settings.preparedStatements === false ? null : createStatementNames();
+  // the statement as pg takes it: named when it is prepared
+  const statement = (sql: string, params?: readonly unknown[], options?: QueryOptions): string | pg.QueryConfig => {
+    const name = options?.prepared ? names?.(sql) : null;
+    return name ? { name, text: sql, values: params as unknown[] | undefined } : sql;
+  };
   const run = async <Row>(
     client: pg.Pool | pg.PoolClient,
     sql: string,
     params?: readonly unknown[],
+    options?: QueryOptions,
   ): Promise<Row[]> => {
     try {
-      const result = await client.query(sql, params as unknown[] | undefined);
+      const result = await client.query(statement(sql, params, options), params as unknown[] | undefined);
       return result.rows as Row[];
     } catch (error) {
       throw translate(error);
@@ -121,12 +135,22 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
         },
       );
     });
-  const runSignalled = async <Row>(sql: string, params: readonly unknown[] | undefined, signal: AbortSignal) => {
+  const runSignalled = async <Row>(
+    sql: string,
+    params: readonly unknown[] | undefined,
+    options: QueryOptions & { signal: AbortSignal },
+  ) => {
+    const { signal } = options;
     signal.throwIfAborted();
     const client = await checkout(signal);
     try {
-      return await queryCancellable<Row>(client, sql, params, signal, canceller, (cancelled) =>
-        client.release(cancelled ? new Error('statement cancelled') : undefined),
+      return await queryCancellable<Row>(
+        client,
+        statement(sql, params, options),
+        params,
+        signal,
+        canceller,
+        (cancelled) => client.release(cancelled ? new Error('statement cancelled') : undefined),
       );
     } catch (error) {
       throw signal.aborted ? error : translate(error);
@@ -136,7 +160,9 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
   return {
     kind: 'postgres',
     query: (sql, params, options) =>
-      options?.signal ? runSignalled(sql, params, options.signal) : run(pool, sql, params),
+      options?.signal
+        ? runSignalled(sql, params, { ...options, signal: options.signal })
+        : run(pool, sql, params, options),
     exec: async (sql) => {
       await run(pool, sql);
     },
@@ -173,9 +199,9 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
       const tx: Queryable = {
         query: async (sql, params, options) => {
           const signal = options?.signal;
-          if (!signal) return run(client, sql, params);
+          if (!signal) return run(client, sql, params, options);
           try {
-            return await queryCancellable(client, sql, params, signal, canceller, (c) => {
+            return await queryCancellable(client, statement(sql, params, options), params, signal, canceller, (c) => {
               if (c) cancelled = true;
             });
           } catch (error) {

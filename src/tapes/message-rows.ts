@@ -6,7 +6,7 @@
  * the ids, 8 bytes a message, so what it stores grows with what it says, not with the square
  * of its length at the size of a message.
  */
-import type { Queryable } from '../store/database.js';
+import { PREPARED, type Queryable } from '../store/database.js';
 import { digestKey, type StoredMessage, type StoredStep } from './step-rows.js';
 import { messageWords } from '../recall/recorded-text.js';
 import { int8ArrayBytes } from '../store/copy-binary.js';
@@ -84,6 +84,7 @@ export async function insertMessages(
        ON CONFLICT (tenant, digest) DO UPDATE SET words = EXCLUDED.words WHERE m.words IS NULL
        RETURNING encode(digest, 'hex') AS digest, id::text AS id`,
       [tenant, digests, bodies, `{${lengths.join(',')}}`, int8ArrayBytes(words), `{${wordCounts.join(',')}}`],
+      PREPARED,
     );
     for (const r of rows) ids.set(r.digest, r.id);
     // stored by a transaction that has committed since (ON CONFLICT waited for it): now seen
@@ -101,10 +102,11 @@ async function lookUpIds(
   ids: Map<string, string>,
 ): Promise<void> {
   for (let at = 0; at < messages.length; at += LOOKUP_BATCH) {
-    const rows = await tx.query<{ digest: string; id: string }>(STORED_MESSAGE_IDS, [
-      tenant,
-      messages.slice(at, at + LOOKUP_BATCH).map((m) => Buffer.from(m.digest)),
-    ]);
+    const rows = await tx.query<{ digest: string; id: string }>(
+      STORED_MESSAGE_IDS,
+      [tenant, messages.slice(at, at + LOOKUP_BATCH).map((m) => Buffer.from(m.digest))],
+      PREPARED,
+    );
     for (const r of rows) ids.set(r.digest, r.id);
   }
 }

@@ -9,14 +9,14 @@
  * parent that arrives after its children fix the children's run. Which of several linked runs
  * is a run's parent is settled once the steps are stored (run-parents.ts).
  */
-import type { Queryable } from '../store/database.js';
+import { PREPARED, type Queryable } from '../store/database.js';
 import { byTrace } from './key-probes.js';
 import { type RunAt, writeRunsAt } from './trace-store.js';
 
 export async function resolveRuns(tx: Queryable, tenant: string, traceIds: readonly Buffer[]): Promise<void> {
   if (traceIds.length === 0) return;
   // found and locked by one statement, written where found by the next
-  await writeRunsAt(tx, await tx.query<RunAt>(RESOLVE_RUNS, [tenant, traceIds]));
+  await writeRunsAt(tx, await tx.query<RunAt>(RESOLVE_RUNS, [tenant, traceIds], PREPARED));
 }
 
 /**

@@ -12,7 +12,7 @@
  *   collation;
  * - every span of the run carries it (parent_run is a property of the run).
  */
-import type { Queryable } from '../store/database.js';
+import { PREPARED, type Queryable } from '../store/database.js';
 import { byTrace } from './key-probes.js';
 import { type RunAt, writeRunsAt } from './trace-store.js';
 
@@ -30,10 +30,10 @@ export async function settleRunParents(
   // Most writes start no child run, and then there is nothing more to do. Asked inside the
   // statement below, the planner could scan every stored span on each write.
   const children =
-    childRuns ?? (await tx.query<{ run_id: string }>(CHILD_RUNS, [tenant, traceIds])).map((c) => c.run_id);
+    childRuns ?? (await tx.query<{ run_id: string }>(CHILD_RUNS, [tenant, traceIds], PREPARED)).map((c) => c.run_id);
   if (children.length === 0) return;
   // found and locked by one statement, written where found by the next
-  await writeRunsAt(tx, await tx.query<RunAt>(SETTLE_PARENTS, [tenant, children]));
+  await writeRunsAt(tx, await tx.query<RunAt>(SETTLE_PARENTS, [tenant, children], PREPARED));
 }
 
 /**

@@ -163,7 +163,7 @@ export async function readStoredRows(
          ON st.tenant = s.tenant AND st.trace_id = s.trace_id AND st.span_id = s.span_id
       WHERE s.position <= $3`,
     [tenant, runs, options.maxSpans + 1],
-    { signal: options.signal },
+    { signal: options.signal, prepared: true },
   );
   options.signal?.throwIfAborted();
   // In start order within each run: the window's position, 1-based.
@@ -290,7 +290,7 @@ async function readMessages(
        FROM tapedeck_store.messages m
       WHERE m.tenant = $1 AND m.id = ANY($2::bigint[])`,
     [tenant, `{${[...ids].join(',')}}`],
-    { signal },
+    { signal, prepared: true },
   );
   signal?.throwIfAborted();
   for (const r of rows) out.set(Number(r.id), messageText && !r.canonical ? messageText(r.body) : r.body);
@@ -332,7 +332,7 @@ async function readOutlineRows(
        LEFT JOIN outlines ol ON ol.trace_id = sp.trace_id AND ol.span_id = sp.span_id
       ORDER BY ${oneRun ? '' : 'sp.run_id, '}sp.start_ns, sp.span_id`,
     [tenant, runs, options.maxSpans + 1],
-    { signal: options.signal },
+    { signal: options.signal, prepared: true },
   );
   options.signal?.throwIfAborted();
   const stepOf = stepRowsOf();

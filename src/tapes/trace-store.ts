@@ -2,7 +2,7 @@
  * @module tapes/trace-store
  * Reads and writes shared by ingest and reindex, all scoped to a set of traces.
  */
-import type { Queryable } from '../store/database.js';
+import { PREPARED, type Queryable } from '../store/database.js';
 import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import type { DerivedSpan } from './derived-span.js';
 import { insertRows } from '../store/bulk-insert.js';
@@ -56,7 +56,7 @@ export async function lockTraces(tx: Queryable, traceIds: readonly string[], coa
   const buckets = traceLockKeys(distinctIds);
   if (coarse || distinctIds.length > FINE_LOCK_TRACES) {
     // unnest yields the keys in array order, and each is locked as its row is read
-    await tx.query('SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::bigint[]) AS k', [buckets]);
+    await tx.query('SELECT count(pg_advisory_xact_lock(k)) FROM unnest($1::bigint[]) AS k', [buckets], PREPARED);
     return;
   }
   const traces = distinctIds.map(traceLockPair).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
@@ -67,6 +67,7 @@ export async function lockTraces(tx: Queryable, traceIds: readonly string[], coa
      UNION ALL
      SELECT count(pg_advisory_xact_lock(a, b)) FROM unnest($2::int[], $3::int[]) AS t(a, b)`,
     [buckets, `{${traces.map((t) => t[0]).join(',')}}`, `{${traces.map((t) => t[1]).join(',')}}`],
+    PREPARED,
   );
 }
 
@@ -92,6 +93,7 @@ export async function tryLockTraces(tx: Queryable, traceIds: readonly string[]):
     const rows = await tx.query<{ k: string }>(
       'SELECT k::text AS k FROM unnest($1::bigint[]) AS k WHERE pg_try_advisory_xact_lock(k)',
       [traceLockKeys(distinctIds)],
+      PREPARED,
     );
     // a bucket locked frees every trace in it
     const locked = new Set(rows.map((r) => r.k));
@@ -103,6 +105,7 @@ export async function tryLockTraces(tx: Queryable, traceIds: readonly string[]):
     `SELECT t.i::int AS i FROM unnest($1::bigint[], $2::int[], $3::int[]) WITH ORDINALITY AS t(k, a, b, i)
       WHERE CASE WHEN pg_try_advisory_xact_lock_shared(t.k) THEN pg_try_advisory_xact_lock(t.a, t.b) ELSE false END`,
     [distinctIds.map(bucketKey), `{${pairs.map((p) => p[0]).join(',')}}`, `{${pairs.map((p) => p[1]).join(',')}}`],
+    PREPARED,
   );
   const locked = new Set(rows.map((r) => r.i - 1));
   return { traceIds: distinctIds.filter((_, i) => !locked.has(i)), coarse };
@@ -166,7 +169,11 @@ export async function readLogsFor(
   tenant: string,
   spans: readonly SpanRecord[],
 ): Promise<Map<string, LogRecord[]>> {
-  const rows = await tx.query(STORED_LOGS, [tenant, ...pairParams(spans.map((s) => [s.traceId, s.spanId] as const))]);
+  const rows = await tx.query(
+    STORED_LOGS,
+    [tenant, ...pairParams(spans.map((s) => [s.traceId, s.spanId] as const))],
+    PREPARED,
+  );
   const bySpan = new Map<string, LogRecord[]>();
   for (const row of rows) {
     const log = rowToLogRecord(row);
@@ -196,7 +203,7 @@ export async function readSpans(
   tenant: string,
   ids: readonly [string, string][],
 ): Promise<SpanRecord[]> {
-  const rows = await tx.query(STORED_SPANS, [tenant, ...pairParams(ids)]);
+  const rows = await tx.query(STORED_SPANS, [tenant, ...pairParams(ids)], PREPARED);
   return rows.map(rowToSpanRecord);
 }
 
@@ -214,7 +221,7 @@ export async function readRunNodes(
     own_parent_run: string | null;
     run_id: string | null;
     parent_run: string | null;
-  }>(STORED_RUN_NODES, [tenant, traceIds.map(hexToBytes)]);
+  }>(STORED_RUN_NODES, [tenant, traceIds.map(hexToBytes)], PREPARED);
   const nodes = new Map<string, RunNode>();
   for (const r of rows) {
     nodes.set(spanKey(r.trace_id, r.span_id), {
@@ -258,12 +265,11 @@ export interface RunAt {
  */
 export async function writeRunsAt(tx: Queryable, rows: readonly RunAt[]): Promise<void> {
   if (rows.length === 0) return;
-  await tx.query(UPDATE_RUNS, [
-    rows.map((r) => r.t),
-    rows.map((r) => r.c),
-    rows.map((r) => r.run_id),
-    rows.map((r) => r.parent_run),
-  ]);
+  await tx.query(
+    UPDATE_RUNS,
+    [rows.map((r) => r.t), rows.map((r) => r.c), rows.map((r) => r.run_id), rows.map((r) => r.parent_run)],
+    PREPARED,
+  );
 }
 
 /** Sets run_id and parent_run of stored spans (those whose run changed, each once). */
@@ -275,10 +281,11 @@ export async function updateRuns(
   if (changes.length === 0) return;
   // LOCK_SPANS answers with the index of the pair: each pair once, so it names its change
   const once = [...new Map(changes.map((c) => [spanKey(c.traceId, c.spanId), c])).values()];
-  const found = await tx.query<{ t: string; c: string; n: number }>(LOCK_SPANS, [
-    tenant,
-    ...pairParams(once.map((c) => [c.traceId, c.spanId] as const)),
-  ]);
+  const found = await tx.query<{ t: string; c: string; n: number }>(
+    LOCK_SPANS,
+    [tenant, ...pairParams(once.map((c) => [c.traceId, c.spanId] as const))],
+    PREPARED,
+  );
   await writeRunsAt(
     tx,
     found.map(({ t, c, n }) => {

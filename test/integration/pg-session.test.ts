@@ -3,11 +3,15 @@
  * own (untimed transactions): statements the planner prices high but that read a few index
  * pages (a key probed in each of many day partitions) would otherwise be compiled, for seconds
  * each, or given workers. Pooled sessions stay open while idle, so a read after a pause meets
- * a warm backend.
+ * a warm backend. Statements marked `prepared` are prepared once per session, unless the
+ * configuration turns that off (behind a pooler that cannot hold them).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/database.js';
 import { createPgDatabase } from '../../src/store/pg-database.js';
+import { PREPARED, type Queryable } from '../../src/store/database.js';
+import { openDatabase } from '../../src/open-store.js';
+import { loadConfig } from '../../src/config.js';
 import { createServerDatabase, databaseKinds } from '../helpers/databases.js';
 
 describe.skipIf(!databaseKinds.includes('postgres'))('PostgreSQL sessions', () => {
@@ -68,4 +72,68 @@ describe.skipIf(!databaseKinds.includes('postgres'))('PostgreSQL sessions', () =
     await new Promise((resolve) => setTimeout(resolve, 11_000));
     expect(await pids()).toEqual(before);
   }, 30_000);
+});
+
+describe.skipIf(!databaseKinds.includes('postgres'))('Prepared statements', () => {
+  let url: string;
+  let drop: () => Promise<void>;
+  beforeAll(async () => {
+    const created = await createServerDatabase();
+    url = created.url;
+    drop = created.drop;
+  });
+  afterAll(async () => {
+    await drop?.();
+  });
+
+  const MARKED = 'SELECT $1::int + 1 AS n';
+  const UNMARKED = 'SELECT $1::int * 2 AS n';
+  const preparedHere = async (q: Queryable) =>
+    (
+      await q.query<{ statement: string }>(
+        "SELECT statement FROM pg_prepared_statements WHERE name LIKE 'tapedeck\\_%' ORDER BY statement",
+      )
+    ).map((r) => r.statement);
+  const open = (env: NodeJS.ProcessEnv) =>
+    openDatabase({ ...loadConfig({ ...env, TAPEDECK_DATABASE_URL: url }, {}), dataDir: '' });
+
+  it('are prepared once on a connection, in transactions and with a signal, and give the same rows', async () => {
+    const db = await open({});
+    try {
+      const inTransaction = await db.transaction(async (tx) => {
+        const rows = [
+          await tx.query(MARKED, [1], PREPARED),
+          await tx.query(MARKED, [2], PREPARED),
+          await tx.query(MARKED, [3], { prepared: true, signal: new AbortController().signal }),
+          await tx.query(UNMARKED, [4]),
+        ];
+        return { rows, prepared: await preparedHere(tx) };
+      });
+      expect(inTransaction).toEqual({
+        rows: [[{ n: 2 }], [{ n: 3 }], [{ n: 4 }], [{ n: 8 }]],
+        prepared: [MARKED],
+      });
+      // outside a transaction, with a signal: on whichever connection the pool gives, each time
+      const signal = new AbortController().signal;
+      for (let i = 0; i < 4; i++) expect(await db.query(MARKED, [i], { ...PREPARED, signal })).toEqual([{ n: i + 1 }]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('are not prepared with TAPEDECK_DATABASE_PREPARED_STATEMENTS=off, and give the same rows', async () => {
+    const db = await open({ TAPEDECK_DATABASE_PREPARED_STATEMENTS: 'off' });
+    try {
+      const seen = await db.transaction(async (tx) => ({
+        rows: [
+          await tx.query(MARKED, [1], PREPARED),
+          await tx.query(MARKED, [2], { ...PREPARED, signal: new AbortController().signal }),
+        ],
+        prepared: await preparedHere(tx),
+      }));
+      expect(seen).toEqual({ rows: [[{ n: 2 }], [{ n: 3 }]], prepared: [] });
+    } finally {
+      await db.close();
+    }
+  });
 });
