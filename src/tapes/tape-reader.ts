@@ -163,7 +163,7 @@ export async function readStoredRows(
          ON st.tenant = s.tenant AND st.trace_id = s.trace_id AND st.span_id = s.span_id
       WHERE s.position <= $3`,
     [tenant, runs, options.maxSpans + 1],
-    { signal: options.signal, prepared: true },
+    { signal: options.signal },
   );
   options.signal?.throwIfAborted();
   // In start order within each run: the window's position, 1-based.
@@ -290,7 +290,7 @@ async function readMessages(
        FROM tapedeck_store.messages m
       WHERE m.tenant = $1 AND m.id = ANY($2::bigint[])`,
     [tenant, `{${[...ids].join(',')}}`],
-    { signal, prepared: true },
+    { signal },
   );
   signal?.throwIfAborted();
   for (const r of rows) out.set(Number(r.id), messageText && !r.canonical ? messageText(r.body) : r.body);
