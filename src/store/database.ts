@@ -25,8 +25,8 @@ export interface QueryOptions {
   /**
    * The statement's text is one of a fixed few (values only in parameters): PostgreSQL
    * prepares it once per connection and may then run it on a plan made without the values,
-   * sparing it the parse and the planning, and the copying of large parameters into a plan,
-   * on every call (docs/architecture.md, "Database adapters"). PGlite runs it as any other.
+   * sparing it the parse and the planning on every call (docs/architecture.md, "Database
+   * adapters"). PGlite runs it as any other.
    */
   prepared?: boolean;
 }
