@@ -138,9 +138,9 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
   const runSignalled = async <Row>(
     sql: string,
     params: readonly unknown[] | undefined,
-    options: QueryOptions & { signal: AbortSignal },
+    signal: AbortSignal,
+    options: QueryOptions,
   ) => {
-    const { signal } = options;
     signal.throwIfAborted();
     const client = await checkout(signal);
     try {
@@ -160,9 +160,7 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
   return {
     kind: 'postgres',
     query: (sql, params, options) =>
-      options?.signal
-        ? runSignalled(sql, params, { ...options, signal: options.signal })
-        : run(pool, sql, params, options),
+      options?.signal ? runSignalled(sql, params, options.signal, options) : run(pool, sql, params, options),
     exec: async (sql) => {
       await run(pool, sql);
     },
