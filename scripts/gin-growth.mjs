@@ -3,12 +3,19 @@
 // with the default pending list) are inserted in batches into a table of their own; each
 // message draws BENCH_TOKENS words (10,000: a 64 KB prompt) at natural frequencies (Zipf over
 // BENCH_VOCABULARY, 20,000, as the ingest bench's text) plus one word never seen before. Prints,
-// per BENCH_WINDOW messages: ms a batch, µs a word, WAL a batch, the index's size.
+// per BENCH_WINDOW messages: ms a batch, µs a word (the batch's time, and its backend's CPU),
+// WAL a batch, the index's size.
+// BENCH_INDEX compares the GIN with what else could hold the words: `postings` (no GIN; per
+// batch, one row a distinct word with the ids of the batch's messages holding it, B-tree on the
+// word: an inverted index written a transaction at a time) or `none` (the messages alone, what
+// both add to).
 // Not part of `npm test` or `npm run bench`; docs/benchmarks.md has the figures.
 //
 // Run:  node scripts/gin-growth.mjs     (no build needed; about 10 min with the defaults)
+//       BENCH_TOKENS=300 BENCH_BATCH=512 BENCH_MESSAGES=100000 BENCH_WINDOW=20000: 2 KB prompts
 // Needs a PostgreSQL server: TAPEDECK_BENCH_DATABASE_URL, else TAPEDECK_TEST_DATABASE_URL,
 // else postgres://postgres@127.0.0.1:5432/test, beside which a scratch database is made and dropped.
+import { readFileSync } from 'node:fs';
 import { openScratchDatabase } from '../bench/lib/scratch-database.mjs';
 
 const server =
@@ -20,6 +27,14 @@ const TOKENS = Number(process.env.BENCH_TOKENS ?? 10_000);
 const BATCH = Number(process.env.BENCH_BATCH ?? 60);
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 40_000);
 const WINDOW = Number(process.env.BENCH_WINDOW ?? 2_000);
+const INDEX = process.env.BENCH_INDEX ?? 'gin';
+if (!['gin', 'postings', 'none'].includes(INDEX)) throw new Error(`BENCH_INDEX: gin, postings or none, not ${INDEX}`);
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+/** CPU seconds a process has used (user and system), from /proc. */
+const cpuSeconds = (pid) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+};
 
 // Zipf (s = 1) by its cumulative distribution, drawn with a seeded generator.
 const cumulative = new Float64Array(VOCABULARY);
@@ -43,54 +58,93 @@ function word() {
   return lo + 1;
 }
 let unseen = 1e12;
-/** One message's distinct words, ascending, as a bigint[] literal and its length. */
+let nextId = 1;
+/** One message: its id and its distinct words, ascending. */
 function message() {
   const words = new Set();
   for (let i = 0; i < TOKENS; i++) words.add(word());
   words.add(unseen++);
-  const sorted = [...words].sort((a, b) => a - b);
-  return { literal: `{${sorted.join(',')}}`, count: sorted.length };
+  return { id: nextId++, words: [...words].sort((a, b) => a - b) };
+}
+const literal = (values) => `{${values.join(',')}}`;
+
+/** The batch's postings: each distinct word once, with the ids of the messages holding it. */
+function postings(batch) {
+  const ids = new Map();
+  for (const m of batch)
+    for (const w of m.words) {
+      const list = ids.get(w);
+      if (list) list.push(m.id);
+      else ids.set(w, [m.id]);
+    }
+  return ids;
 }
 
 const scratch = await openScratchDatabase('gin_growth', server);
 const { db } = scratch;
 try {
   await db.connect();
+  const [{ pid }] = (await db.query('SELECT pg_backend_pid() AS pid')).rows;
   const [settings] = (
     await db.query(
       "SELECT current_setting('shared_buffers') AS sb, current_setting('gin_pending_list_limit') AS pending",
     )
   ).rows;
   console.log(`shared_buffers ${settings.sb}, gin_pending_list_limit ${settings.pending}`);
-  console.log(`vocabulary ${VOCABULARY}, ${TOKENS} words drawn a message, batches of ${BATCH}`);
-  await db.query('CREATE TABLE messages (id bigserial, words bigint[])');
+  console.log(`vocabulary ${VOCABULARY}, ${TOKENS} words drawn a message, batches of ${BATCH}, index: ${INDEX}`);
+  await db.query('CREATE TABLE messages (id bigint PRIMARY KEY, words bigint[])');
   await db.query('ALTER TABLE messages ALTER COLUMN words SET STORAGE EXTERNAL');
-  await db.query('CREATE INDEX messages_words ON messages USING gin (words)');
-  console.log('messages\tms a batch\tµs a word\tWAL MB a batch\tindex MB');
-  let window = { ms: 0, wal: 0, words: 0, batches: 0 };
+  if (INDEX === 'gin') await db.query('CREATE INDEX messages_words ON messages USING gin (words)');
+  if (INDEX === 'postings') {
+    await db.query('CREATE TABLE postings (word bigint, ids bigint[])');
+    await db.query('CREATE INDEX postings_word ON postings (word)');
+  }
+  const measured = { gin: 'messages_words', postings: 'postings', none: 'messages' }[INDEX];
+  console.log(`messages\tms a batch\tµs a word\tcpu µs a word\tWAL MB a batch\t${measured} MB`);
+  let window = { ms: 0, cpu: 0, wal: 0, words: 0, batches: 0 };
   for (let done = 0; done < MESSAGES; ) {
     const batch = Array.from({ length: BATCH }, message);
     const [{ lsn }] = (await db.query('SELECT pg_current_wal_lsn() AS lsn')).rows;
+    const cpu = cpuSeconds(pid);
     const start = process.hrtime.bigint();
-    await db.query('INSERT INTO messages (words) SELECT unnest($1::text[])::bigint[]', [batch.map((m) => m.literal)]);
+    await db.query('BEGIN');
+    await db.query('INSERT INTO messages (id, words) SELECT unnest($1::bigint[]), unnest($2::text[])::bigint[]', [
+      batch.map((m) => m.id),
+      batch.map((m) => literal(m.words)),
+    ]);
+    if (INDEX === 'postings') {
+      const ids = postings(batch);
+      await db.query('INSERT INTO postings (word, ids) SELECT unnest($1::bigint[]), unnest($2::text[])::bigint[]', [
+        [...ids.keys()],
+        [...ids.values()].map(literal),
+      ]);
+    }
+    await db.query('COMMIT');
     const ms = Number(process.hrtime.bigint() - start) / 1e6;
+    const spent = cpuSeconds(pid) - cpu;
     const [{ wal }] = (await db.query('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1) AS wal', [lsn])).rows;
     done += BATCH;
     window = {
       ms: window.ms + ms,
+      cpu: window.cpu + spent,
       wal: window.wal + Number(wal),
-      words: window.words + batch.reduce((n, m) => n + m.count, 0),
+      words: window.words + batch.reduce((n, m) => n + m.words.length, 0),
       batches: window.batches + 1,
     };
     if (done % WINDOW < BATCH) {
-      const [{ size }] = (await db.query("SELECT pg_relation_size('messages_words') AS size")).rows;
-      const { ms: sum, wal: bytes, words, batches } = window;
+      const [{ size }] = (await db.query('SELECT pg_total_relation_size($1) AS size', [measured])).rows;
+      const { ms: sum, cpu: seconds, wal: bytes, words, batches } = window;
       console.log(
-        [done, (sum / batches).toFixed(1), ((sum * 1000) / words).toFixed(3), (bytes / batches / 1e6).toFixed(2)]
-          .concat((Number(size) / 1e6).toFixed(0))
-          .join('\t'),
+        [
+          done,
+          (sum / batches).toFixed(1),
+          ((sum * 1000) / words).toFixed(3),
+          ((seconds * 1e6) / words).toFixed(3),
+          (bytes / batches / 1e6).toFixed(2),
+          (Number(size) / 1e6).toFixed(0),
+        ].join('\t'),
       );
-      window = { ms: 0, wal: 0, words: 0, batches: 0 };
+      window = { ms: 0, cpu: 0, wal: 0, words: 0, batches: 0 };
     }
   }
 } finally {
