@@ -110,7 +110,7 @@ export function createChunkedDerive(settings: ChunkedDeriveSettings): ChunkedDer
           tenant,
           spans: part,
           isNew: part.map(isNew),
-          logs: part.map((s) => nonEmpty(logsOf(s))),
+          logs: logsOfEach(part, logsOf),
         });
         answer.catch(() => {}); // awaited in turn below; a failure before then must not go unhandled
         pending.push(answer);
@@ -336,22 +336,33 @@ function unavailable(why: string, cause?: unknown): IngestError {
  */
 function holdsMoreThan(spans: readonly SpanRecord[], logsOf: (s: SpanRecord) => LogRecord[], limit: number): boolean {
   let total = 0;
-  const count = (value: AttributeValue | undefined): void => {
-    if (typeof value === 'string') total += value.length;
-    else if (value instanceof Uint8Array) total += value.length;
-    else if (Array.isArray(value)) for (const v of value) count(v);
-    else if (value !== null && typeof value === 'object') for (const key in value) count(value[key]);
-  };
   for (const span of spans) {
-    count(span.attributes);
-    for (const event of span.events) count(event.attributes);
-    for (const log of logsOf(span)) {
-      count(log.body);
-      count(log.attributes);
-    }
+    total += charsIn(span.attributes);
+    for (const event of span.events) total += charsIn(event.attributes);
+    for (const log of logsOf(span)) total += charsIn(log.body) + charsIn(log.attributes);
     if (total > limit) return true;
   }
   return false;
+}
+
+/**
+ * Characters of strings and bytes in a value. A module function, not a closure made per call:
+ * V8 holds a closure's optimized code weakly, so one made per request was optimized again after
+ * every full collection (docs/architecture.md, "Decisions and why").
+ */
+function charsIn(value: AttributeValue | undefined): number {
+  if (typeof value === 'string' || value instanceof Uint8Array) return value.length;
+  let n = 0;
+  if (Array.isArray(value)) for (const v of value) n += charsIn(v);
+  else if (value !== null && typeof value === 'object') for (const key in value) n += charsIn(value[key]);
+  return n;
+}
+
+/** Each span's log records, null for none. */
+function logsOfEach(spans: readonly SpanRecord[], logsOf: (s: SpanRecord) => LogRecord[]): (LogRecord[] | null)[] {
+  const out: (LogRecord[] | null)[] = [];
+  for (const s of spans) out.push(nonEmpty(logsOf(s)));
+  return out;
 }
 
 /** A worker's result with its packed messages as views (derive-chunk.ts packMessages). */

@@ -273,12 +273,13 @@ const storedForms = new WeakMap<object, StoredMessage>();
 
 /** A non-empty list of messages (objects), none of them a payload reference. */
 function isMessageList(value: JsonValue | null): value is { [key: string]: JsonValue }[] {
-  return (
-    Array.isArray(value) &&
-    value.length > 0 &&
-    value.every((m) => typeof m === 'object' && m !== null && !Array.isArray(m) && !Object.hasOwn(m, '$payload'))
-  );
+  return Array.isArray(value) && value.length > 0 && value.every(isInlineMessage);
 }
+
+// A module function: an arrow written in the call is a new closure each call, whose optimized
+// code V8 holds weakly and made again after every full collection.
+const isInlineMessage = (m: JsonValue): boolean =>
+  typeof m === 'object' && m !== null && !Array.isArray(m) && !Object.hasOwn(m, '$payload');
 
 /**
  * offloadLargeValues canonicalises request and response to measure them, and leaves a value

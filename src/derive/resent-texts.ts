@@ -66,7 +66,10 @@ export class ResentTextSender {
     const keep: [string, Kept][] = [];
     // a trace's later call in the same chunk continues its earlier one
     const latest = new Map<string, Kept>();
-    const out = spans.map((span, index) => {
+    // a loop, not a callback made per chunk (V8 would optimize it again after every full collection)
+    const out: SpanRecord[] = [];
+    for (let index = 0; index < spans.length; index++) {
+      const span = spans[index];
       let attributes: SpanRecord['attributes'] | undefined;
       for (const key in span.attributes) {
         const text = span.attributes[key];
@@ -87,8 +90,8 @@ export class ResentTextSender {
           texts.push({ span: index, key, id });
         }
       }
-      return attributes ? { ...span, attributes } : span;
-    });
+      out.push(attributes ? { ...span, attributes } : span);
+    }
     const forget = this.forgotten;
     const sent = () => {
       this.forgotten = [];

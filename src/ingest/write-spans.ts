@@ -72,11 +72,10 @@ export async function writeSpans(
   deriving: Deriving | null,
   inOrder = false,
 ): Promise<number> {
-  const traceIds = distinct(spans.map((s) => s.traceId));
+  const traceIds = traceIdsOf(spans);
   const chunked = deriving?.chunked && tx.copyTuples ? deriving.chunked : null;
   const contested = inOrder ? { traceIds, coarse: false } : await tryLockTraces(tx, traceIds);
-  const waiting = new Set(contested.traceIds);
-  const parts = [spans.filter((s) => !waiting.has(s.traceId)), spans.filter((s) => waiting.has(s.traceId))];
+  const parts = byContest(spans, new Set(contested.traceIds));
   // Most spans arrive once, before any log record of theirs: their steps are derived as new
   // and without log records while this transaction writes its free traces or waits for the
   // others (a run split between two requests, say, is held by the other until it commits).
@@ -109,7 +108,7 @@ async function writeLocked(
   derivations: (Derivation | null)[],
   at: number,
 ): Promise<number> {
-  const traceIds = distinct(spans.map((s) => s.traceId));
+  const traceIds = traceIdsOf(spans);
   const stored = await readRunNodes(tx, tenant, traceIds);
   const isNew = (s: SpanRecord) => !stored.has(spanKey(s.traceId, s.spanId));
   if (!deriving) return await writeUnderived(tx, spans.filter(isNew), tenant);
@@ -134,6 +133,35 @@ async function writeLocked(
 const everyNew = () => true;
 const noLogs = (): LogRecord[] => [];
 
+// The hot loops of a write are module functions rather than callbacks and generators made per
+// call: V8 holds a closure's optimized code weakly, so one made per request was optimized again
+// after every full collection (docs/architecture.md, "Decisions and why").
+
+/** The spans' trace ids, each once. */
+function traceIdsOf(spans: readonly SpanRecord[]): string[] {
+  const ids: string[] = [];
+  for (const s of spans) ids.push(s.traceId);
+  return distinct(ids);
+}
+
+/** The spans of traces this transaction holds, then those of `contested` traces. */
+function byContest(spans: readonly SpanRecord[], contested: ReadonlySet<string>): [SpanRecord[], SpanRecord[]] {
+  const free: SpanRecord[] = [];
+  const waiting: SpanRecord[] = [];
+  for (const s of spans) (contested.has(s.traceId) ? waiting : free).push(s);
+  return [free, waiting];
+}
+
+/** Each span's run facts, read from its attributes alone, by span key. */
+function runFactsByKey(spans: readonly SpanRecord[]): Map<string, RunFacts> {
+  const facts = new Map<string, RunFacts>();
+  for (const s of spans) {
+    const f = runFactsOf(s);
+    facts.set(spanKey(s.traceId, s.spanId), { ownRun: f.ownRun, ownParentRun: f.parentRun });
+  }
+  return facts;
+}
+
 /**
  * The spans and their steps, derived chunk by chunk (`derivation`) while the spans are written:
  * a span's run facts are read from its attributes alone, without the rest of its derivation.
@@ -149,12 +177,7 @@ async function writeDerived(
   logsOf: (s: SpanRecord) => LogRecord[],
   isNew: (s: SpanRecord) => boolean,
 ): Promise<number> {
-  const facts = new Map(
-    spans.map((s) => {
-      const f = runFactsOf(s);
-      return [spanKey(s.traceId, s.spanId), { ownRun: f.ownRun, ownParentRun: f.parentRun }];
-    }),
-  );
+  const facts = runFactsByKey(spans);
   const { inserted, childRuns } = await writeSpansWithRuns(tx, tenant, traceIds, spans.filter(isNew), stored, facts);
   await copySteps(tx, tenant, derivation, derive, logsOf, isNew);
   await settleRunParents(tx, tenant, traceIds.map(hexToBytes), childRuns);
@@ -188,16 +211,7 @@ async function writeSpansWithRuns(
     });
   }
   const runs = resolveRunsInMemory(nodes);
-  const noRun = { runId: null, parentRun: null };
-  function* spanRows(): Generator<unknown[]> {
-    for (const s of fresh) {
-      const key = spanKey(s.traceId, s.spanId);
-      const f = facts.get(key)!;
-      const run = runs === 'ambiguous' ? noRun : runs.get(key)!;
-      yield [...spanToRow(tenant, s, f.ownRun, f.ownParentRun), run.runId, run.parentRun];
-    }
-  }
-  const inserted = await insertSpanRows(tx, spanRows());
+  const inserted = await insertSpanRows(tx, spanRowsWithRuns(tenant, fresh, facts, runs));
 
   if (runs === 'ambiguous') {
     // Two parent runs for one run: let SQL's max() (and the server's collation) choose, as always.
@@ -214,6 +228,23 @@ async function writeSpansWithRuns(
   const childRuns = new Set<string>();
   for (const run of runs.values()) if (run.runId !== null && run.parentRun !== null) childRuns.add(run.runId);
   return { inserted, childRuns: [...childRuns] };
+}
+
+const noRun = { runId: null, parentRun: null };
+
+/** The new spans' rows (spanWriteColumns) with their runs (none while ambiguous). */
+function* spanRowsWithRuns(
+  tenant: string,
+  fresh: readonly SpanRecord[],
+  facts: Map<string, RunFacts>,
+  runs: ReturnType<typeof resolveRunsInMemory>,
+): Generator<unknown[]> {
+  for (const s of fresh) {
+    const key = spanKey(s.traceId, s.spanId);
+    const f = facts.get(key)!;
+    const run = runs === 'ambiguous' ? noRun : runs.get(key)!;
+    yield [...spanToRow(tenant, s, f.ownRun, f.ownParentRun), run.runId, run.parentRun];
+  }
 }
 
 /** What reindex_needed says while spans stored with derive off wait for `tapedeck reindex`. */
@@ -264,6 +295,17 @@ async function insertSteps(
       { ownRun: derived[i].ownRun, ownParentRun: derived[i].ownParentRun },
     ]),
   );
+}
+
+/** The encoded steps, each chunk's message ids filled in as it is sent. */
+function* stepTuples(
+  encoded: readonly Pick<DerivedChunk, 'steps' | 'messages' | 'slots' | 'slotMessages'>[],
+  ids: Awaited<ReturnType<typeof insertMessages>>,
+): Generator<Uint8Array> {
+  for (const e of encoded) {
+    fillMessageIds(e.steps, e.slots, e.slotMessages, e.messages, ids);
+    yield* e.steps;
+  }
 }
 
 /**
@@ -386,12 +428,6 @@ async function copySteps(
     ...messages,
     ...messagesOf(restated.flatMap((d) => (d.step ? [d.step] : []))),
   ]);
-  function* stepTuples(): Generator<Uint8Array> {
-    for (const e of encoded) {
-      fillMessageIds(e.steps, e.slots, e.slotMessages, e.messages, ids);
-      yield* e.steps;
-    }
-  }
-  await tx.copyTuples!('tapedeck_store.steps', stepCopyColumns, stepTuples());
+  await tx.copyTuples!('tapedeck_store.steps', stepCopyColumns, stepTuples(encoded, ids));
   if (restated.length > 0) await upsertSteps(tx, tenant, restated, ids);
 }

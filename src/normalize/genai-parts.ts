@@ -246,7 +246,7 @@ export function genAiOutput(
   const list = jsonAttr(value);
   if (!Array.isArray(list)) return undefined;
   const out: Message[] = [];
-  list.forEach((m, i) => out.push(...fromGenAiMessage(m, finishReasons[i], 'assistant')));
+  for (let i = 0; i < list.length; i++) out.push(...fromGenAiMessage(list[i], finishReasons[i], 'assistant'));
   return out;
 }
 

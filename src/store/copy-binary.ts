@@ -50,12 +50,14 @@ export class Int8Slots {
 
 /**
  * Writes values into the Int8Slots of data a writer produced: the i-th slot (its offset from
- * the writer's first byte, ascending) gets value(i). `pieces` is all the writer's data, in order.
+ * the writer's first byte, ascending) gets values[which[i]]. `pieces` is all the writer's
+ * data, in order.
  */
 export function fillInt8Slots(
   pieces: readonly Uint8Array[],
   offsets: ArrayLike<number>,
-  value: (i: number) => bigint,
+  values: readonly bigint[],
+  which: ArrayLike<number>,
 ): void {
   let piece = 0;
   let start = 0; // offset of pieces[piece]
@@ -63,7 +65,7 @@ export function fillInt8Slots(
     const at = offsets[i];
     while (at >= start + pieces[piece].length) start += pieces[piece++].length;
     const p = pieces[piece];
-    new DataView(p.buffer, p.byteOffset, p.byteLength).setBigInt64(at - start, value(i));
+    new DataView(p.buffer, p.byteOffset, p.byteLength).setBigInt64(at - start, values[which[i]]);
   }
 }
 
@@ -77,23 +79,8 @@ export class BinaryCopyWriter {
   private takenBytes = 0;
   /** where the elements of Int8Slots values were written, from the writer's first byte */
   private readonly slots: number[] = [];
-  private readonly encoders: ((value: unknown) => void)[];
-  /** where a Utf8Source writes: at pos, moving to a new chunk as needed, counting what it wrote */
-  private readonly sink = {
-    written: 0,
-    bytes: (chunk: Uint8Array): void => {
-      this.ensure(chunk.length);
-      this.buf.set(chunk, this.pos);
-      this.pos += chunk.length;
-      this.sink.written += chunk.length;
-    },
-    utf8: (text: string): void => {
-      this.ensure(utf8Room(text));
-      const n = writeUtf8(this.buf, text, this.pos);
-      this.pos += n;
-      this.sink.written += n;
-    },
-  };
+  /** where a Utf8Source writes (streamed) */
+  private readonly sink = new WriterSink(this);
 
   /**
    * framed (the default): the data starts with the format's header and take(true) ends it with
@@ -104,7 +91,6 @@ export class BinaryCopyWriter {
     private readonly columns: readonly CopyColumn[],
     private readonly options: { framed?: boolean } = {},
   ) {
-    this.encoders = columns.map((c) => this.encoderFor(c.type));
     if (options.framed === false) return;
     this.ensure(COPY_HEADER.length);
     COPY_HEADER.copy(this.buf, this.pos);
@@ -125,7 +111,7 @@ export class BinaryCopyWriter {
         this.buf.writeInt32BE(-1, this.pos);
         this.pos += 4;
       } else {
-        this.encoders[i](v);
+        this.value(this.columns[i].type, v);
       }
     }
   }
@@ -177,11 +163,28 @@ export class BinaryCopyWriter {
     this.pos += 4 + bytes.length;
   }
 
-  private fixed(size: number, write: (buf: Buffer, at: number) => void): void {
+  /** A fixed-size value's length; the caller writes its bytes at the returned offset. */
+  private fixed(size: number): number {
     this.ensure(4 + size);
-    this.buf.writeInt32BE(size, this.pos);
-    write(this.buf, this.pos + 4);
+    const at = this.pos;
+    this.buf.writeInt32BE(size, at);
     this.pos += 4 + size;
+    return at + 4;
+  }
+
+  /** Bytes at pos, as they are, in this chunk or a new one (a Utf8Source's, through the sink). */
+  appendBytes(chunk: Uint8Array): void {
+    this.ensure(chunk.length);
+    this.buf.set(chunk, this.pos);
+    this.pos += chunk.length;
+  }
+
+  /** Text's UTF-8 at pos, in this chunk or a new one; returns the bytes written. */
+  appendUtf8(text: string): number {
+    this.ensure(utf8Room(text));
+    const n = writeUtf8(this.buf, text, this.pos);
+    this.pos += n;
+    return n;
   }
 
   /**
@@ -217,32 +220,54 @@ export class BinaryCopyWriter {
     lengthIn.writeInt32BE(this.sink.written, lengthAt);
   }
 
-  private encoderFor(type: CopyType): (value: unknown) => void {
+  /**
+   * One non-NULL value in its column type's binary form. A method, not a closure per column
+   * made with each writer: V8 holds a closure's optimized code weakly, so closures made per
+   * COPY were optimized again after every full collection.
+   */
+  private value(type: CopyType, v: unknown): void {
     switch (type) {
       case 'text':
         // UTF-8 already (a step's canonical request): its bytes as they are
-        return (v) =>
-          v instanceof Uint8Array ? this.raw(v) : isUtf8Source(v) ? this.streamed(v) : this.utf8(String(v));
+        if (v instanceof Uint8Array) this.raw(v);
+        else if (isUtf8Source(v)) this.streamed(v);
+        else this.utf8(String(v));
+        return;
       case 'jsonb':
-        return (v) => (isUtf8Source(v) ? this.streamed(v, 1) : this.utf8(String(v), 1));
+        if (isUtf8Source(v)) this.streamed(v, 1);
+        else this.utf8(String(v), 1);
+        return;
       case 'bytea':
-        return (v) => this.raw(v as Uint8Array);
-      case 'bool':
-        return (v) =>
-          this.fixed(1, (b, at) => {
-            b[at] = v ? 1 : 0;
-          });
-      case 'int4':
-        return (v) => this.fixed(4, (b, at) => b.writeInt32BE(Number(v), at));
-      case 'int8':
-        return (v) =>
-          this.fixed(8, (b, at) => b.writeBigInt64BE(typeof v === 'bigint' ? v : BigInt(v as string | number), at));
-      case 'float8':
-        return (v) => this.fixed(8, (b, at) => b.writeDoubleBE(Number(v), at));
+        this.raw(v as Uint8Array);
+        return;
+      // fixed() first: it may move on to a new chunk, which this.buf then names
+      case 'bool': {
+        const at = this.fixed(1);
+        this.buf[at] = v ? 1 : 0;
+        return;
+      }
+      case 'int4': {
+        const at = this.fixed(4);
+        this.buf.writeInt32BE(Number(v), at);
+        return;
+      }
+      case 'int8': {
+        const at = this.fixed(8);
+        this.buf.writeBigInt64BE(typeof v === 'bigint' ? v : BigInt(v as string | number), at);
+        return;
+      }
+      case 'float8': {
+        const at = this.fixed(8);
+        this.buf.writeDoubleBE(Number(v), at);
+        return;
+      }
       case 'int8[]':
-        return (v) => (v instanceof Int8Slots ? this.int8Slots(v.count) : this.int8Array(v as Int32Array));
+        if (v instanceof Int8Slots) this.int8Slots(v.count);
+        else this.int8Array(v as Int32Array);
+        return;
       case 'text[]':
-        return (v) => this.textArray(v as readonly (string | null)[]);
+        this.textArray(v as readonly (string | null)[]);
+        return;
     }
   }
 
@@ -289,6 +314,21 @@ export class BinaryCopyWriter {
     this.ensure(4 + size);
     this.buf.writeInt32BE(size, this.pos);
     this.pos = writeInt8Array(this.buf, this.pos + 4, [halves], halves.length);
+  }
+}
+
+/** Where a Utf8Source writes: at the writer's position, counting what it wrote. */
+class WriterSink implements ByteSink {
+  written = 0;
+  constructor(private readonly writer: BinaryCopyWriter) {}
+
+  bytes(chunk: Uint8Array): void {
+    this.writer.appendBytes(chunk);
+    this.written += chunk.length;
+  }
+
+  utf8(text: string): void {
+    this.written += this.writer.appendUtf8(text);
   }
 }
 

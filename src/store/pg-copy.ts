@@ -16,21 +16,26 @@ import type { RowSource, TupleSource } from './database.js';
 /** Chunks are handed to the socket once this much is buffered. */
 const FLUSH_BYTES = 256 * 1024;
 
+// The generators and callbacks below are module functions, not closures made per COPY: V8
+// holds a closure's optimized code weakly, so one made per call was optimized again after
+// every full collection (docs/architecture.md, "Decisions and why").
+
 export async function copyRowsWith(
   client: pg.PoolClient,
   table: string,
   columns: readonly CopyColumn[],
   rows: RowSource,
 ): Promise<number> {
-  const writer = new BinaryCopyWriter(columns, { framed: false });
-  async function* tuples(): AsyncGenerator<Buffer> {
-    for await (const row of rows) {
-      writer.row(row);
-      if (writer.pendingBytes >= FLUSH_BYTES) yield* writer.take();
-    }
-    yield* writer.take(true);
+  return copyTuplesWith(client, table, columns, encoded(rows, new BinaryCopyWriter(columns, { framed: false })));
+}
+
+/** The rows' tuples, a chunk at a time. */
+async function* encoded(rows: RowSource, writer: BinaryCopyWriter): AsyncGenerator<Buffer> {
+  for await (const row of rows) {
+    writer.row(row);
+    if (writer.pendingBytes >= FLUSH_BYTES) yield* writer.take();
   }
-  return copyTuplesWith(client, table, columns, tuples());
+  yield* writer.take(true);
 }
 
 /** COPY of tuples already encoded (BinaryCopyWriter, unframed, for these columns). */
@@ -40,14 +45,16 @@ export async function copyTuplesWith(
   columns: readonly CopyColumn[],
   tuples: TupleSource,
 ): Promise<number> {
-  async function* chunks(): AsyncGenerator<Uint8Array> {
-    yield COPY_HEADER;
-    for await (const t of tuples) if (t.length > 0) yield t;
-    yield COPY_TRAILER;
-  }
-  const copy = client.query(
-    copyFrom(`COPY ${table} (${columns.map((c) => c.name).join(', ')}) FROM STDIN (FORMAT binary)`),
-  );
-  await pipeline(Readable.from(chunks(), { objectMode: false }), copy);
+  const copy = client.query(copyFrom(`COPY ${table} (${columns.map(nameOf).join(', ')}) FROM STDIN (FORMAT binary)`));
+  await pipeline(Readable.from(framed(tuples), { objectMode: false }), copy);
   return copy.rowCount;
+}
+
+const nameOf = (c: CopyColumn) => c.name;
+
+/** The tuples between the format's header and trailer. */
+async function* framed(tuples: TupleSource): AsyncGenerator<Uint8Array> {
+  yield COPY_HEADER;
+  for await (const t of tuples) if (t.length > 0) yield t;
+  yield COPY_TRAILER;
 }

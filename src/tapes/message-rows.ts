@@ -36,13 +36,11 @@ export async function insertMessages(
   tenant: string,
   messages: readonly StoredMessage[],
 ): Promise<Map<string, string>> {
-  const distinct = [...messages]
-    .sort((a, b) => Buffer.compare(a.digest, b.digest))
-    .filter((m, i, all) => i === 0 || Buffer.compare(all[i - 1].digest, m.digest) !== 0);
+  const distinct = distinctByDigest(messages);
   const ids = new Map<string, string>();
   if (distinct.length === 0) return ids;
   await lookUpIds(tx, tenant, distinct, ids);
-  const sorted = distinct.filter((m) => !ids.has(digestKey(m.digest)));
+  const sorted = notIn(distinct, ids);
   for (let at = 0; at < sorted.length; ) {
     const batch: StoredMessage[] = [];
     let bytes = 0;
@@ -62,7 +60,8 @@ export async function insertMessages(
     const wordCounts: number[] = [];
     const words: Int32Array[] = [];
     let end = 0;
-    batch.forEach((m, i) => {
+    for (let i = 0; i < batch.length; i++) {
+      const m = batch[i];
       digests.set(m.digest, i * 32);
       bodies.set(m.body, end);
       end += m.body.length;
@@ -70,7 +69,7 @@ export async function insertMessages(
       const own = wordsOf(m.body);
       words.push(own);
       wordCounts.push(own.length >> 1);
-    });
+    }
     const rows = await tx.query<{ digest: string; id: string }>(
       `INSERT INTO tapedeck_store.messages AS m (tenant, digest, body, words)
        SELECT $1, substring($2::bytea FROM (u.n - 1)::int * 32 + 1 FOR 32),
@@ -88,10 +87,38 @@ export async function insertMessages(
     );
     for (const r of rows) ids.set(r.digest, r.id);
     // stored by a transaction that has committed since (ON CONFLICT waited for it): now seen
-    const met = batch.filter((m) => !ids.has(digestKey(m.digest)));
+    const met = notIn(batch, ids);
     if (met.length > 0) await lookUpIds(tx, tenant, met, ids);
   }
   return ids;
+}
+
+// Loops rather than callbacks made per call on this path: V8 holds a closure's optimized code
+// weakly, so one made per transaction was optimized again after every full collection
+// (docs/architecture.md, "Decisions and why").
+
+const byDigest = (a: StoredMessage, b: StoredMessage) => Buffer.compare(a.digest, b.digest);
+
+/** The messages in digest order, each digest once. */
+function distinctByDigest(messages: readonly StoredMessage[]): StoredMessage[] {
+  const sorted = [...messages].sort(byDigest);
+  const out: StoredMessage[] = [];
+  for (const m of sorted) if (out.length === 0 || byDigest(out[out.length - 1], m) !== 0) out.push(m);
+  return out;
+}
+
+/** The messages whose ids are not in `ids`. */
+function notIn(messages: readonly StoredMessage[], ids: ReadonlyMap<string, string>): StoredMessage[] {
+  const out: StoredMessage[] = [];
+  for (const m of messages) if (!ids.has(digestKey(m.digest))) out.push(m);
+  return out;
+}
+
+/** The digests of messages[from, to), each as a Buffer (a bytea parameter). */
+function digestsOf(messages: readonly StoredMessage[], from: number, to: number): Buffer[] {
+  const out: Buffer[] = [];
+  for (let i = from; i < Math.min(to, messages.length); i++) out.push(Buffer.from(messages[i].digest));
+  return out;
 }
 
 /** Adds the ids of those of `messages` the store holds with their words to `ids`. */
@@ -104,7 +131,7 @@ async function lookUpIds(
   for (let at = 0; at < messages.length; at += LOOKUP_BATCH) {
     const rows = await tx.query<{ digest: string; id: string }>(
       STORED_MESSAGE_IDS,
-      [tenant, messages.slice(at, at + LOOKUP_BATCH).map((m) => Buffer.from(m.digest))],
+      [tenant, digestsOf(messages, at, at + LOOKUP_BATCH)],
       PREPARED,
     );
     for (const r of rows) ids.set(r.digest, r.id);

@@ -104,11 +104,14 @@ export async function tryLockTraces(tx: Queryable, traceIds: readonly string[]):
   const rows = await tx.query<{ i: number }>(
     `SELECT t.i::int AS i FROM unnest($1::bigint[], $2::int[], $3::int[]) WITH ORDINALITY AS t(k, a, b, i)
       WHERE CASE WHEN pg_try_advisory_xact_lock_shared(t.k) THEN pg_try_advisory_xact_lock(t.a, t.b) ELSE false END`,
-    [distinctIds.map(bucketKey), `{${pairs.map((p) => p[0]).join(',')}}`, `{${pairs.map((p) => p[1]).join(',')}}`],
+    [distinctIds.map(bucketKey), `{${pairs.map(firstOfPair).join(',')}}`, `{${pairs.map(secondOfPair).join(',')}}`],
     PREPARED,
   );
-  const locked = new Set(rows.map((r) => r.i - 1));
-  return { traceIds: distinctIds.filter((_, i) => !locked.has(i)), coarse };
+  const locked = new Set<number>();
+  for (const r of rows) locked.add(r.i - 1);
+  const contested: string[] = [];
+  for (let i = 0; i < distinctIds.length; i++) if (!locked.has(i)) contested.push(distinctIds[i]);
+  return { traceIds: contested, coarse };
 }
 
 /**
@@ -164,16 +167,25 @@ function traceHash(traceId: string, seed: number): number {
   return h >>> 0;
 }
 
+// Module functions, not callbacks made per transaction: V8 holds a closure's optimized code
+// weakly, so one made per call was optimized again after every full collection
+// (docs/architecture.md, "Decisions and why").
+const firstOfPair = (p: readonly [number, number]) => p[0];
+const secondOfPair = (p: readonly [number, number]) => p[1];
+
+/** Each span's trace and span id. */
+function spanKeyPairs(spans: readonly SpanRecord[]): (readonly [string, string])[] {
+  const pairs: (readonly [string, string])[] = [];
+  for (const s of spans) pairs.push([s.traceId, s.spanId]);
+  return pairs;
+}
+
 export async function readLogsFor(
   tx: Queryable,
   tenant: string,
   spans: readonly SpanRecord[],
 ): Promise<Map<string, LogRecord[]>> {
-  const rows = await tx.query(
-    STORED_LOGS,
-    [tenant, ...pairParams(spans.map((s) => [s.traceId, s.spanId] as const))],
-    PREPARED,
-  );
+  const rows = await tx.query(STORED_LOGS, [tenant, ...pairParams(spanKeyPairs(spans))], PREPARED);
   const bySpan = new Map<string, LogRecord[]>();
   for (const row of rows) {
     const log = rowToLogRecord(row);

@@ -132,7 +132,12 @@ describe('BinaryCopyWriter', () => {
     expect(pieces.length).toBeGreaterThan(2);
     const values = rows.flatMap((r) => r.ids);
     expect(slotted.slotOffsets()).toHaveLength(values.length);
-    fillInt8Slots(pieces, Uint32Array.from(slotted.slotOffsets()), (i) => values[i]);
+    fillInt8Slots(
+      pieces,
+      Uint32Array.from(slotted.slotOffsets()),
+      values,
+      values.map((_, i) => i),
+    );
     const direct = new BinaryCopyWriter(columns, { framed: false });
     const halves = (ids: bigint[]) =>
       Int32Array.from(ids.flatMap((id) => [Number(id >> 32n), Number(id & 0xffffffffn) | 0]));
@@ -172,6 +177,32 @@ describe('BinaryCopyWriter', () => {
       const tl = out.readInt32BE(at);
       expect(out.subarray(at + 4, at + 4 + tl).toString('utf8')).toBe(r[1]);
       at += 4 + tl;
+    }
+    expect(out.readInt16BE(at)).toBe(-1);
+  });
+
+  it('writes each fixed-size value whole where its length says, also where it starts a new chunk', () => {
+    const columns: CopyColumn[] = [
+      { name: 'i4', type: 'int4' },
+      { name: 'i8', type: 'int8' },
+      { name: 'b', type: 'bool' },
+      { name: 'f', type: 'float8' },
+    ];
+    // 39 bytes a row: the 256 KiB chunks end inside every kind of field over this many rows
+    const rows = Array.from({ length: 60_000 }, (_, i) => [i + 1, BigInt(i) * 1_000_003n + 1n, i % 2 === 0, i + 0.5]);
+    const w = new BinaryCopyWriter(columns);
+    for (const r of rows) w.row(r);
+    const chunks = w.take(true);
+    expect(chunks.length).toBeGreaterThan(5);
+    const out = Buffer.concat(chunks);
+    let at = SIGNATURE.length + 8;
+    for (const [i4, i8, b, f] of rows) {
+      expect(out.readInt16BE(at)).toBe(4);
+      expect([out.readInt32BE(at + 2), out.readInt32BE(at + 6)]).toEqual([4, i4]);
+      expect([out.readInt32BE(at + 10), out.readBigInt64BE(at + 14)]).toEqual([8, i8]);
+      expect([out.readInt32BE(at + 22), out[at + 26]]).toEqual([1, b ? 1 : 0]);
+      expect([out.readInt32BE(at + 27), out.readDoubleBE(at + 31)]).toEqual([8, f]);
+      at += 39;
     }
     expect(out.readInt16BE(at)).toBe(-1);
   });
