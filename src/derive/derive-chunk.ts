@@ -81,8 +81,7 @@ export class ChunkDeriver {
     };
     const local: number[] = [];
     const dialectErrors: DeriveChunkResult['dialectErrors'] = [];
-    // A loop, not forEach with a closure made per chunk: V8 holds a closure's optimized code
-    // weakly, so one made per call was optimized again after every full collection.
+    // a loop, not a callback made per chunk (docs/architecture.md, "Decisions and why")
     for (let index = 0; index < req.spans.length; index++) this.place(req, index, out, local, dialectErrors);
     return {
       job: req.job,

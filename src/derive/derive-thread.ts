@@ -346,9 +346,8 @@ function holdsMoreThan(spans: readonly SpanRecord[], logsOf: (s: SpanRecord) => 
 }
 
 /**
- * Characters of strings and bytes in a value. A module function, not a closure made per call:
- * V8 holds a closure's optimized code weakly, so one made per request was optimized again after
- * every full collection (docs/architecture.md, "Decisions and why").
+ * Characters of strings and bytes in a value. A module function, not a closure made per call
+ * (docs/architecture.md, "Decisions and why").
  */
 function charsIn(value: AttributeValue | undefined): number {
   if (typeof value === 'string' || value instanceof Uint8Array) return value.length;

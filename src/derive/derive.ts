@@ -276,8 +276,8 @@ function isMessageList(value: JsonValue | null): value is { [key: string]: JsonV
   return Array.isArray(value) && value.length > 0 && value.every(isInlineMessage);
 }
 
-// A module function: an arrow written in the call is a new closure each call, whose optimized
-// code V8 holds weakly and made again after every full collection.
+// A module function: an arrow written in the call is a new closure each call
+// (docs/architecture.md, "Decisions and why").
 const isInlineMessage = (m: JsonValue): boolean =>
   typeof m === 'object' && m !== null && !Array.isArray(m) && !Object.hasOwn(m, '$payload');
 

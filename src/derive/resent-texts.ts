@@ -66,7 +66,7 @@ export class ResentTextSender {
     const keep: [string, Kept][] = [];
     // a trace's later call in the same chunk continues its earlier one
     const latest = new Map<string, Kept>();
-    // a loop, not a callback made per chunk (V8 would optimize it again after every full collection)
+    // a loop, not a callback made per chunk (docs/architecture.md, "Decisions and why")
     const out: SpanRecord[] = [];
     for (let index = 0; index < spans.length; index++) {
       const span = spans[index];

@@ -133,9 +133,8 @@ async function writeLocked(
 const everyNew = () => true;
 const noLogs = (): LogRecord[] => [];
 
-// The hot loops of a write are module functions rather than callbacks and generators made per
-// call: V8 holds a closure's optimized code weakly, so one made per request was optimized again
-// after every full collection (docs/architecture.md, "Decisions and why").
+// A write's loops are module functions, not callbacks and generators made per call
+// (docs/architecture.md, "Decisions and why").
 
 /** The spans' trace ids, each once. */
 function traceIdsOf(spans: readonly SpanRecord[]): string[] {

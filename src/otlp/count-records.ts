@@ -15,9 +15,8 @@ export function countOtlpRecords(body: Uint8Array): number {
 const NESTING = [1, 2, 2];
 
 /**
- * The records between start and end at `depth` of NESTING. Recursion, not a callback per
- * level: closures made per request were optimized again after every full collection (V8
- * holds their optimized code weakly; docs/architecture.md, "Decisions and why").
+ * The records between start and end at `depth` of NESTING. Recursion, not callbacks made per
+ * request (docs/architecture.md, "Decisions and why").
  */
 function countWithin(body: Uint8Array, start: number, end: number, depth: number): number {
   let count = 0;

@@ -221,9 +221,8 @@ export class BinaryCopyWriter {
   }
 
   /**
-   * One non-NULL value in its column type's binary form. A method, not a closure per column
-   * made with each writer: V8 holds a closure's optimized code weakly, so closures made per
-   * COPY were optimized again after every full collection.
+   * One non-NULL value in its column type's binary form. A method, not closures made with each
+   * writer (docs/architecture.md, "Decisions and why").
    */
   private value(type: CopyType, v: unknown): void {
     switch (type) {

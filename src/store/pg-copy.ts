@@ -16,9 +16,8 @@ import type { RowSource, TupleSource } from './database.js';
 /** Chunks are handed to the socket once this much is buffered. */
 const FLUSH_BYTES = 256 * 1024;
 
-// The generators and callbacks below are module functions, not closures made per COPY: V8
-// holds a closure's optimized code weakly, so one made per call was optimized again after
-// every full collection (docs/architecture.md, "Decisions and why").
+// The generators and callbacks below are module functions, not closures made per COPY
+// (docs/architecture.md, "Decisions and why").
 
 export async function copyRowsWith(
   client: pg.PoolClient,

@@ -50,8 +50,8 @@ const SESSION_SETTINGS =
 /** Idle time before TCP keepalive probes a pooled connection: under common NAT idle timeouts. */
 const IDLE_PROBE_MILLIS = 60_000;
 
-// The same parser for every query: a closure made per result's fields would be optimized again
-// after every full collection (V8 holds its optimized code weakly).
+// The same parser for every query, not a closure made per result's fields (docs/architecture.md,
+// "Decisions and why").
 const parseInt8 = (v: string): bigint => BigInt(v);
 const parseBytea = (v: string): unknown => pg.types.getTypeParser(BYTEA_OID, 'text')(v);
 

@@ -93,9 +93,8 @@ export async function insertMessages(
   return ids;
 }
 
-// Loops rather than callbacks made per call on this path: V8 holds a closure's optimized code
-// weakly, so one made per transaction was optimized again after every full collection
-// (docs/architecture.md, "Decisions and why").
+// Loops and module functions, not callbacks made per call (docs/architecture.md, "Decisions
+// and why").
 
 const byDigest = (a: StoredMessage, b: StoredMessage) => Buffer.compare(a.digest, b.digest);
 

@@ -167,9 +167,7 @@ function traceHash(traceId: string, seed: number): number {
   return h >>> 0;
 }
 
-// Module functions, not callbacks made per transaction: V8 holds a closure's optimized code
-// weakly, so one made per call was optimized again after every full collection
-// (docs/architecture.md, "Decisions and why").
+// Module functions, not callbacks made per call (docs/architecture.md, "Decisions and why").
 const firstOfPair = (p: readonly [number, number]) => p[0];
 const secondOfPair = (p: readonly [number, number]) => p[1];
 
