@@ -15,7 +15,7 @@
 //       BENCH_TOKENS=300 BENCH_BATCH=512 BENCH_MESSAGES=100000 BENCH_WINDOW=20000: 2 KB prompts
 // Needs a PostgreSQL server: TAPEDECK_BENCH_DATABASE_URL, else TAPEDECK_TEST_DATABASE_URL,
 // else postgres://postgres@127.0.0.1:5432/test, beside which a scratch database is made and dropped.
-import { readFileSync } from 'node:fs';
+import { cpuSecondsOf } from '../bench/lib/process-cpu.mjs';
 import { openScratchDatabase } from '../bench/lib/scratch-database.mjs';
 
 const server =
@@ -29,12 +29,6 @@ const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 40_000);
 const WINDOW = Number(process.env.BENCH_WINDOW ?? 2_000);
 const INDEX = process.env.BENCH_INDEX ?? 'gin';
 if (!['gin', 'postings', 'none'].includes(INDEX)) throw new Error(`BENCH_INDEX: gin, postings or none, not ${INDEX}`);
-const CLOCK_TICKS = 100; // USER_HZ on Linux
-/** CPU seconds a process has used (user and system), from /proc. */
-const cpuSeconds = (pid) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-};
 
 // Zipf (s = 1) by its cumulative distribution, drawn with a seeded generator.
 const cumulative = new Float64Array(VOCABULARY);
@@ -105,7 +99,7 @@ try {
   for (let done = 0; done < MESSAGES; ) {
     const batch = Array.from({ length: BATCH }, message);
     const [{ lsn }] = (await db.query('SELECT pg_current_wal_lsn() AS lsn')).rows;
-    const cpu = cpuSeconds(pid);
+    const cpu = cpuSecondsOf(pid);
     const start = process.hrtime.bigint();
     await db.query('BEGIN');
     await db.query('INSERT INTO messages (id, words) SELECT unnest($1::bigint[]), unnest($2::text[])::bigint[]', [
@@ -121,7 +115,7 @@ try {
     }
     await db.query('COMMIT');
     const ms = Number(process.hrtime.bigint() - start) / 1e6;
-    const spent = cpuSeconds(pid) - cpu;
+    const spent = cpuSecondsOf(pid) - cpu;
     const [{ wal }] = (await db.query('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1) AS wal', [lsn])).rows;
     done += BATCH;
     window = {

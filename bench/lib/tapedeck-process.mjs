@@ -5,6 +5,9 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { cpuSecondsOf } from './process-cpu.mjs';
+
+export { cpuSecondsOf, cpuSecondsOfAll } from './process-cpu.mjs';
 
 const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
 /** The Node options after `node` on the CLI's first line (`#!/usr/bin/env -S node ...`). */
@@ -12,7 +15,6 @@ const CLI_NODE_OPTIONS = /^#!.*\bnode\b(.*)$/m
   .exec(readFileSync(CLI, 'utf8').split('\n', 1)[0])[1]
   .split(' ')
   .filter(Boolean);
-const CLOCK_TICKS = 100; // USER_HZ on Linux
 
 /** Starts `tapedeck serve` on ephemeral ports; resolves once /readyz answers 200. */
 export async function startTapedeck({ databaseUrl, dataDir, env = {}, args = [], nodeArgs = [] }) {
@@ -65,22 +67,6 @@ export function memoryOf(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
   return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
-}
-
-/** CPU seconds (user + system) a process has used so far; 0 when it is gone. */
-export function cpuSecondsOf(pid) {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-  } catch {
-    return 0;
-  }
-}
-
-/** The CPU seconds of these processes together (cpuSecondsOf each). */
-export function cpuSecondsOfAll(pids) {
-  return pids.reduce((sum, pid) => sum + cpuSecondsOf(pid), 0);
 }
 
 /**

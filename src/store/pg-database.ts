@@ -104,10 +104,10 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
     return error;
   };
   const names = settings.preparedStatements === false ? null : createStatementNames();
-  // the statement as pg takes it: named when it is prepared
-  const statement = (sql: string, params?: readonly unknown[], options?: QueryOptions): string | pg.QueryConfig => {
+  // the statement as pg takes it, beside its values: named when it is prepared
+  const statement = (sql: string, options?: QueryOptions): string | pg.QueryConfig => {
     const name = options?.prepared ? names?.(sql) : null;
-    return name ? { name, text: sql, values: params as unknown[] | undefined } : sql;
+    return name ? { name, text: sql } : sql;
   };
   const run = async <Row>(
     client: pg.Pool | pg.PoolClient,
@@ -116,7 +116,7 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
     options?: QueryOptions,
   ): Promise<Row[]> => {
     try {
-      const result = await client.query(statement(sql, params, options), params as unknown[] | undefined);
+      const result = await client.query(statement(sql, options), params as unknown[] | undefined);
       return result.rows as Row[];
     } catch (error) {
       throw translate(error);
@@ -149,13 +149,8 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
     signal.throwIfAborted();
     const client = await checkout(signal);
     try {
-      return await queryCancellable<Row>(
-        client,
-        statement(sql, params, options),
-        params,
-        signal,
-        canceller,
-        (cancelled) => client.release(cancelled ? new Error('statement cancelled') : undefined),
+      return await queryCancellable<Row>(client, statement(sql, options), params, signal, canceller, (cancelled) =>
+        client.release(cancelled ? new Error('statement cancelled') : undefined),
       );
     } catch (error) {
       throw signal.aborted ? error : translate(error);
@@ -204,7 +199,7 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
           const signal = options?.signal;
           if (!signal) return run(client, sql, params, options);
           try {
-            return await queryCancellable(client, statement(sql, params, options), params, signal, canceller, (c) => {
+            return await queryCancellable(client, statement(sql, options), params, signal, canceller, (c) => {
               if (c) cancelled = true;
             });
           } catch (error) {
