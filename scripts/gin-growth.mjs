@@ -7,8 +7,11 @@
 // WAL a batch, the index's size.
 // BENCH_INDEX compares the GIN with what else could hold the words: `postings` (no GIN; per
 // batch, one row a distinct word with the ids of the batch's messages holding it, B-tree on the
-// word: an inverted index written a transaction at a time) or `none` (the messages alone, what
-// both add to).
+// word: an inverted index written a transaction at a time), `bitmaps` (the same rows with the
+// ids as a bitmap over the batch's range of ids, bytea kept uncompressed) or `none` (the
+// messages alone, what all add to). BENCH_GIN_WITH sets the GIN's storage parameters (e.g.
+// "WITH (fastupdate = off)", "WITH (gin_pending_list_limit = 32768)") and BENCH_WORK_MEM the
+// session's work_mem, which bounds what a flush of the pending list merges at a time.
 // Not part of `npm test` or `npm run bench`; docs/benchmarks.md has the figures.
 //
 // Run:  node scripts/gin-growth.mjs     (no build needed; about 10 min with the defaults)
@@ -28,7 +31,8 @@ const BATCH = Number(process.env.BENCH_BATCH ?? 60);
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 40_000);
 const WINDOW = Number(process.env.BENCH_WINDOW ?? 2_000);
 const INDEX = process.env.BENCH_INDEX ?? 'gin';
-if (!['gin', 'postings', 'none'].includes(INDEX)) throw new Error(`BENCH_INDEX: gin, postings or none, not ${INDEX}`);
+if (!['gin', 'postings', 'bitmaps', 'none'].includes(INDEX))
+  throw new Error(`BENCH_INDEX: gin, postings, bitmaps or none, not ${INDEX}`);
 
 // Zipf (s = 1) by its cumulative distribution, drawn with a seeded generator.
 const cumulative = new Float64Array(VOCABULARY);
@@ -74,11 +78,19 @@ function postings(batch) {
   return ids;
 }
 
+/** A posting list as a bitmap over ids from `first`: bit i of byte i >> 3 is id first + i. */
+function bitmapHex(ids, first, last) {
+  const bits = Buffer.alloc(((last - first) >> 3) + 1);
+  for (const id of ids) bits[(id - first) >> 3] |= 1 << ((id - first) & 7);
+  return bits.toString('hex');
+}
+
 const scratch = await openScratchDatabase('gin_growth', server);
 const { db } = scratch;
 try {
   await db.connect();
   const [{ pid }] = (await db.query('SELECT pg_backend_pid() AS pid')).rows;
+  if (process.env.BENCH_WORK_MEM) await db.query(`SET work_mem = '${process.env.BENCH_WORK_MEM}'`);
   const [settings] = (
     await db.query(
       "SELECT current_setting('shared_buffers') AS sb, current_setting('gin_pending_list_limit') AS pending",
@@ -88,12 +100,18 @@ try {
   console.log(`vocabulary ${VOCABULARY}, ${TOKENS} words drawn a message, batches of ${BATCH}, index: ${INDEX}`);
   await db.query('CREATE TABLE messages (id bigint PRIMARY KEY, words bigint[])');
   await db.query('ALTER TABLE messages ALTER COLUMN words SET STORAGE EXTERNAL');
-  if (INDEX === 'gin') await db.query('CREATE INDEX messages_words ON messages USING gin (words)');
+  if (INDEX === 'gin')
+    await db.query(`CREATE INDEX messages_words ON messages USING gin (words)${process.env.BENCH_GIN_WITH ?? ''}`);
   if (INDEX === 'postings') {
     await db.query('CREATE TABLE postings (word bigint, ids bigint[])');
     await db.query('CREATE INDEX postings_word ON postings (word)');
   }
-  const measured = { gin: 'messages_words', postings: 'postings', none: 'messages' }[INDEX];
+  if (INDEX === 'bitmaps') {
+    await db.query('CREATE TABLE postings (word bigint, first bigint, bits bytea)');
+    await db.query('ALTER TABLE postings ALTER COLUMN bits SET STORAGE EXTERNAL');
+    await db.query('CREATE INDEX postings_word ON postings (word)');
+  }
+  const measured = { gin: 'messages_words', postings: 'postings', bitmaps: 'postings', none: 'messages' }[INDEX];
   console.log(`messages\tms a batch\tµs a word\tcpu µs a word\tWAL MB a batch\t${measured} MB`);
   let window = { ms: 0, cpu: 0, wal: 0, words: 0, batches: 0 };
   for (let done = 0; done < MESSAGES; ) {
@@ -112,6 +130,15 @@ try {
         [...ids.keys()],
         [...ids.values()].map(literal),
       ]);
+    }
+    if (INDEX === 'bitmaps') {
+      const ids = postings(batch);
+      const first = batch[0].id;
+      const last = batch.at(-1).id;
+      await db.query(
+        "INSERT INTO postings (word, first, bits) SELECT unnest($1::bigint[]), $2, decode(unnest($3::text[]), 'hex')",
+        [[...ids.keys()], first, [...ids.values()].map((list) => bitmapHex(list, first, last))],
+      );
     }
     await db.query('COMMIT');
     const ms = Number(process.hrtime.bigint() - start) / 1e6;
