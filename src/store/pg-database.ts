@@ -53,7 +53,11 @@ const IDLE_PROBE_MILLIS = 60_000;
 // The same parser for every query, not a closure made per result's fields (docs/architecture.md,
 // "Decisions and why").
 const parseInt8 = (v: string): bigint => BigInt(v);
-const parseBytea = (v: string): unknown => pg.types.getTypeParser(BYTEA_OID, 'text')(v);
+// pg's own parser as the module loaded, for the escape format (bytea_output = 'escape'), which
+// a server may be set to; the default hex format is decoded here.
+const parseByteaEscaped = pg.types.getTypeParser(BYTEA_OID, 'text');
+const parseBytea = (v: string): unknown =>
+  v.startsWith('\\x') ? Buffer.from(v.slice(2), 'hex') : parseByteaEscaped(v);
 
 export function createPgDatabase(url: string, settings: PgDatabaseSettings = {}): Database {
   // A private type set: the global pg.types would change parsing for the embedding app too.

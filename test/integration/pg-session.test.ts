@@ -4,8 +4,10 @@
  * pages (a key probed in each of many day partitions) would otherwise be compiled, for seconds
  * each, or given workers. Pooled sessions stay open while idle, so a read after a pause meets
  * a warm backend. Statements marked `prepared` are prepared once per session, unless the
- * configuration turns that off (behind a pooler that cannot hold them).
+ * configuration turns that off (behind a pooler that cannot hold them). Values are parsed by
+ * the adapter's own types, not by parsers an embedding app set on the driver.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/store/database.js';
 import { createPgDatabase } from '../../src/store/pg-database.js';
@@ -13,6 +15,8 @@ import { PREPARED, type Queryable } from '../../src/store/database.js';
 import { openDatabase } from '../../src/open-store.js';
 import { loadConfig } from '../../src/config.js';
 import { createServerDatabase, databaseKinds } from '../helpers/databases.js';
+
+const BYTEA_OID = 17;
 
 describe.skipIf(!databaseKinds.includes('postgres'))('PostgreSQL sessions', () => {
   let db: Database;
@@ -52,6 +56,26 @@ describe.skipIf(!databaseKinds.includes('postgres'))('PostgreSQL sessions', () =
       pooled: 'off 0',
       untimed: 'off 0',
     });
+  });
+
+  it('read bytea as bytes in either output format, whatever parser the embedding app set for it', async () => {
+    const global = pg.types.getTypeParser(BYTEA_OID, 'text');
+    pg.types.setTypeParser(BYTEA_OID, 'text', () => 'the app parsed it');
+    try {
+      const read = (q: Pick<Database, 'query'>) =>
+        q.query<{ b: Buffer }>("SELECT '\\x00ff5c78'::bytea AS b").then((rows) => rows[0].b);
+      const hex = await read(db);
+      const escaped = await db.transaction(async (tx) => {
+        await tx.query("SET LOCAL bytea_output = 'escape'");
+        return read(tx);
+      });
+      expect({ hex: Buffer.isBuffer(hex) && [...hex], escaped: Buffer.isBuffer(escaped) && [...escaped] }).toEqual({
+        hex: [0x00, 0xff, 0x5c, 0x78],
+        escaped: [0x00, 0xff, 0x5c, 0x78],
+      });
+    } finally {
+      pg.types.setTypeParser(BYTEA_OID, 'text', global);
+    }
   });
 
   it('keep their connections through a pause longer than the driver pool closes idle ones after', async () => {
