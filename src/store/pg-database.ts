@@ -98,8 +98,20 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
 
   const canceller = createStatementCanceller(url, settings.applicationName ?? 'tapedeck');
   const where = redact(url);
-  const translate = (error: unknown): unknown => {
+  let names = settings.preparedStatements === false ? null : createStatementNames();
+  /** The error as the ports report it; `named`: it came from a statement prepared under a name. */
+  const translate = (error: unknown, named = false): unknown => {
     const code = (error as { code?: unknown }).code;
+    if (named && LOST_PREPARED_STATEMENT.has(code as string)) {
+      // A pooler in transaction mode that does not keep prepared statements (PgBouncer before
+      // 1.21) hands a connection's statements to server sessions that never prepared them.
+      // Unprepared from now on; this transaction fails as retryable, so nothing is lost.
+      names = null;
+      return new DatabaseUnavailableError(
+        `PostgreSQL at ${where} lost a prepared statement between transactions, as behind a connection pooler in transaction mode that does not keep them; tapedeck runs its statements unprepared from now on (--database-prepared-statements off does so from the start)`,
+        { cause: error },
+      );
+    }
     if (isConnectionError(error) || isTransientSqlState(code) || isPoolTimeout(error)) {
       return new DatabaseUnavailableError(`PostgreSQL at ${where} is unavailable: ${(error as Error).message}`, {
         cause: error,
@@ -107,7 +119,6 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
     }
     return error;
   };
-  const names = settings.preparedStatements === false ? null : createStatementNames();
   // the statement as pg takes it, beside its values: named when it is prepared
   const statement = (sql: string, options?: QueryOptions): string | pg.QueryConfig => {
     const name = options?.prepared ? names?.(sql) : null;
@@ -119,11 +130,12 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
     params?: readonly unknown[],
     options?: QueryOptions,
   ): Promise<Row[]> => {
+    const query = statement(sql, options);
     try {
-      const result = await client.query(statement(sql, options), params as unknown[] | undefined);
+      const result = await client.query(query, params as unknown[] | undefined);
       return result.rows as Row[];
     } catch (error) {
-      throw translate(error);
+      throw translate(error, typeof query !== 'string');
     }
   };
 
@@ -152,12 +164,13 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
   ) => {
     signal.throwIfAborted();
     const client = await checkout(signal);
+    const query = statement(sql, options);
     try {
-      return await queryCancellable<Row>(client, statement(sql, options), params, signal, canceller, (cancelled) =>
+      return await queryCancellable<Row>(client, query, params, signal, canceller, (cancelled) =>
         client.release(cancelled ? new Error('statement cancelled') : undefined),
       );
     } catch (error) {
-      throw signal.aborted ? error : translate(error);
+      throw signal.aborted ? error : translate(error, typeof query !== 'string');
     }
   };
 
@@ -202,12 +215,13 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
         query: async (sql, params, options) => {
           const signal = options?.signal;
           if (!signal) return run(client, sql, params, options);
+          const query = statement(sql, options);
           try {
-            return await queryCancellable(client, statement(sql, options), params, signal, canceller, (c) => {
+            return await queryCancellable(client, query, params, signal, canceller, (c) => {
               if (c) cancelled = true;
             });
           } catch (error) {
-            throw signal.aborted ? error : translate(error);
+            throw signal.aborted ? error : translate(error, typeof query !== 'string');
           }
         },
         exec: async (sql) => {
@@ -262,6 +276,9 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
     },
   };
 }
+
+/** duplicate_prepared_statement, invalid_sql_statement_name */
+const LOST_PREPARED_STATEMENT = new Set(['42P05', '26000']);
 
 function isPoolTimeout(error: unknown): boolean {
   return (

@@ -13,7 +13,7 @@ import { migrate } from '../../src/store/migrate.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
-const defaultServerUrl = process.env.TAPEDECK_TEST_DATABASE_URL || undefined;
+export const defaultServerUrl = process.env.TAPEDECK_TEST_DATABASE_URL || undefined;
 
 if (process.env.CI === 'true' && !defaultServerUrl) {
   throw new Error(

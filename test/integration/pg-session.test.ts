@@ -9,9 +9,8 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/store/database.js';
+import { type Database, DatabaseUnavailableError, PREPARED, type Queryable } from '../../src/store/database.js';
 import { createPgDatabase } from '../../src/store/pg-database.js';
-import { PREPARED, type Queryable } from '../../src/store/database.js';
 import { openDatabase } from '../../src/open-store.js';
 import { loadConfig } from '../../src/config.js';
 import { createServerDatabase, databaseKinds } from '../helpers/databases.js';
@@ -156,6 +155,26 @@ describe.skipIf(!databaseKinds.includes('postgres'))('Prepared statements', () =
         prepared: await preparedHere(tx),
       }));
       expect(seen).toEqual({ rows: [[{ n: 2 }], [{ n: 3 }]], prepared: [] });
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('are given up, as retryable, when the session loses one (a pooler that does not keep them)', async () => {
+    const db = createPgDatabase(url, { maxConnections: 1 });
+    try {
+      expect(await db.query(MARKED, [1], PREPARED)).toEqual([{ n: 2 }]);
+      // what a pooler in transaction mode does to a connection: its next transaction meets a
+      // session that never prepared the statement
+      await db.query('DEALLOCATE ALL');
+      const lost = await db.transaction((tx) => tx.query(MARKED, [2], PREPARED)).catch((e: unknown) => e);
+      expect(lost).toBeInstanceOf(DatabaseUnavailableError);
+      expect((lost as Error).message).toMatch(/lost a prepared statement.*--database-prepared-statements off/);
+      const after = await db.transaction(async (tx) => ({
+        rows: [await tx.query(MARKED, [3], PREPARED), await tx.query(UNMARKED, [4], PREPARED)],
+        prepared: await preparedHere(tx),
+      }));
+      expect(after).toEqual({ rows: [[{ n: 4 }], [{ n: 8 }]], prepared: [] });
     } finally {
       await db.close();
     }
