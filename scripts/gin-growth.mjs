@@ -9,7 +9,9 @@
 // batch, one row a distinct word with the ids of the batch's messages holding it, B-tree on the
 // word: an inverted index written a transaction at a time), `bitmaps` (the same rows with the
 // ids as a bitmap over the batch's range of ids, bytea kept uncompressed) or `none` (the
-// messages alone, what all add to). BENCH_GIN_WITH sets the GIN's storage parameters (e.g.
+// messages alone, what all add to), or `hybrid` (bitmap rows for the words at least
+// BENCH_HYBRID_MIN of a batch's messages hold, 8 by default, and a GIN on each message's
+// other words, kept in a column of their own). BENCH_GIN_WITH sets the GIN's storage parameters (e.g.
 // "WITH (fastupdate = off)", "WITH (gin_pending_list_limit = 32768)") and BENCH_WORK_MEM the
 // session's work_mem, which bounds what a flush of the pending list merges at a time.
 // Not part of `npm test` or `npm run bench`; docs/benchmarks.md has the figures.
@@ -31,8 +33,9 @@ const BATCH = Number(process.env.BENCH_BATCH ?? 60);
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 40_000);
 const WINDOW = Number(process.env.BENCH_WINDOW ?? 2_000);
 const INDEX = process.env.BENCH_INDEX ?? 'gin';
-if (!['gin', 'postings', 'bitmaps', 'none'].includes(INDEX))
-  throw new Error(`BENCH_INDEX: gin, postings, bitmaps or none, not ${INDEX}`);
+if (!['gin', 'postings', 'bitmaps', 'hybrid', 'none'].includes(INDEX))
+  throw new Error(`BENCH_INDEX: gin, postings, bitmaps, hybrid or none, not ${INDEX}`);
+const HYBRID_MIN = Number(process.env.BENCH_HYBRID_MIN ?? 8);
 
 // Zipf (s = 1) by its cumulative distribution, drawn with a seeded generator.
 const cumulative = new Float64Array(VOCABULARY);
@@ -106,12 +109,23 @@ try {
     await db.query('CREATE TABLE postings (word bigint, ids bigint[])');
     await db.query('CREATE INDEX postings_word ON postings (word)');
   }
-  if (INDEX === 'bitmaps') {
+  if (INDEX === 'hybrid') {
+    await db.query('ALTER TABLE messages ADD COLUMN rare bigint[]');
+    await db.query('ALTER TABLE messages ALTER COLUMN rare SET STORAGE EXTERNAL');
+    await db.query('CREATE INDEX messages_rare ON messages USING gin (rare)');
+  }
+  if (INDEX === 'bitmaps' || INDEX === 'hybrid') {
     await db.query('CREATE TABLE postings (word bigint, first bigint, bits bytea)');
     await db.query('ALTER TABLE postings ALTER COLUMN bits SET STORAGE EXTERNAL');
     await db.query('CREATE INDEX postings_word ON postings (word)');
   }
-  const measured = { gin: 'messages_words', postings: 'postings', bitmaps: 'postings', none: 'messages' }[INDEX];
+  const measured = {
+    gin: 'messages_words',
+    postings: 'postings',
+    bitmaps: 'postings',
+    hybrid: 'postings',
+    none: 'messages',
+  }[INDEX];
   console.log(`messages\tms a batch\tµs a word\tcpu µs a word\tWAL MB a batch\t${measured} MB`);
   let window = { ms: 0, cpu: 0, wal: 0, words: 0, batches: 0 };
   for (let done = 0; done < MESSAGES; ) {
@@ -120,10 +134,25 @@ try {
     const cpu = cpuSecondsOf(pid);
     const start = process.hrtime.bigint();
     await db.query('BEGIN');
-    await db.query('INSERT INTO messages (id, words) SELECT unnest($1::bigint[]), unnest($2::text[])::bigint[]', [
-      batch.map((m) => m.id),
-      batch.map((m) => literal(m.words)),
-    ]);
+    if (INDEX === 'hybrid') {
+      const ids = postings(batch);
+      const rare = batch.map((m) => m.words.filter((w) => ids.get(w).length < HYBRID_MIN));
+      await db.query(
+        'INSERT INTO messages (id, words, rare) SELECT unnest($1::bigint[]), unnest($2::text[])::bigint[], unnest($3::text[])::bigint[]',
+        [batch.map((m) => m.id), batch.map((m) => literal(m.words)), rare.map(literal)],
+      );
+      const first = batch[0].id;
+      const last = batch.at(-1).id;
+      const frequent = [...ids].filter(([, list]) => list.length >= HYBRID_MIN);
+      await db.query(
+        "INSERT INTO postings (word, first, bits) SELECT unnest($1::bigint[]), $2, decode(unnest($3::text[]), 'hex')",
+        [frequent.map(([w]) => w), first, frequent.map(([, list]) => bitmapHex(list, first, last))],
+      );
+    } else
+      await db.query('INSERT INTO messages (id, words) SELECT unnest($1::bigint[]), unnest($2::text[])::bigint[]', [
+        batch.map((m) => m.id),
+        batch.map((m) => literal(m.words)),
+      ]);
     if (INDEX === 'postings') {
       const ids = postings(batch);
       await db.query('INSERT INTO postings (word, ids) SELECT unnest($1::bigint[]), unnest($2::text[])::bigint[]', [
