@@ -70,7 +70,7 @@ export function fillInt8Slots(
 }
 
 /** Appends binary COPY data to chunks; `take()` hands over what is complete so far. */
-export class BinaryCopyWriter {
+export class BinaryCopyWriter implements ByteSink {
   private buf = Buffer.allocUnsafe(CHUNK_BYTES);
   private pos = 0;
   private ready: Buffer[] = [];
@@ -79,8 +79,6 @@ export class BinaryCopyWriter {
   private takenBytes = 0;
   /** where the elements of Int8Slots values were written, from the writer's first byte */
   private readonly slots: number[] = [];
-  /** where a Utf8Source writes (streamed) */
-  private readonly sink = new WriterSink(this);
 
   /**
    * framed (the default): the data starts with the format's header and take(true) ends it with
@@ -172,26 +170,24 @@ export class BinaryCopyWriter {
     return at + 4;
   }
 
-  /** Bytes at pos, as they are, in this chunk or a new one (a Utf8Source's, through the sink). */
-  appendBytes(chunk: Uint8Array): void {
+  /** ByteSink, for a Utf8Source (streamed): bytes at pos, as they are, in this chunk or a new one. */
+  bytes(chunk: Uint8Array): void {
     this.ensure(chunk.length);
     this.buf.set(chunk, this.pos);
     this.pos += chunk.length;
   }
 
-  /** Text's UTF-8 at pos, in this chunk or a new one; returns the bytes written. */
-  appendUtf8(text: string): number {
+  /** ByteSink, for a Utf8Source (streamed): text's UTF-8 at pos, in this chunk or a new one. */
+  utf8(text: string): void {
     this.ensure(utf8Room(text));
-    const n = writeUtf8(this.buf, text, this.pos);
-    this.pos += n;
-    return n;
+    this.pos += writeUtf8(this.buf, text, this.pos);
   }
 
   /**
    * Length-prefixed UTF-8, optionally after a one-byte prefix (jsonb's version); the length
    * is written after the text, in the room utf8Room made.
    */
-  private utf8(text: string, prefix?: number): void {
+  private text(text: string, prefix?: number): void {
     const extra = prefix === undefined ? 0 : 1;
     this.ensure(4 + extra + utf8Room(text));
     const at = this.pos;
@@ -211,13 +207,11 @@ export class BinaryCopyWriter {
     const lengthIn = this.buf;
     const lengthAt = this.pos;
     this.pos += 4;
-    this.sink.written = 0;
-    if (prefix !== undefined) {
-      this.buf[this.pos++] = prefix;
-      this.sink.written = 1;
-    }
-    source.writeUtf8(this.sink);
-    lengthIn.writeInt32BE(this.sink.written, lengthAt);
+    // bytes buffered grow by what is written here, whichever chunks it lands in
+    const start = this.pendingBytes;
+    if (prefix !== undefined) this.buf[this.pos++] = prefix;
+    source.writeUtf8(this);
+    lengthIn.writeInt32BE(this.pendingBytes - start, lengthAt);
   }
 
   /**
@@ -230,11 +224,11 @@ export class BinaryCopyWriter {
         // UTF-8 already (a step's canonical request): its bytes as they are
         if (v instanceof Uint8Array) this.raw(v);
         else if (isUtf8Source(v)) this.streamed(v);
-        else this.utf8(String(v));
+        else this.text(String(v));
         return;
       case 'jsonb':
         if (isUtf8Source(v)) this.streamed(v, 1);
-        else this.utf8(String(v), 1);
+        else this.text(String(v), 1);
         return;
       case 'bytea':
         this.raw(v as Uint8Array);
@@ -313,21 +307,6 @@ export class BinaryCopyWriter {
     this.ensure(4 + size);
     this.buf.writeInt32BE(size, this.pos);
     this.pos = writeInt8Array(this.buf, this.pos + 4, [halves], halves.length);
-  }
-}
-
-/** Where a Utf8Source writes: at the writer's position, counting what it wrote. */
-class WriterSink implements ByteSink {
-  written = 0;
-  constructor(private readonly writer: BinaryCopyWriter) {}
-
-  bytes(chunk: Uint8Array): void {
-    this.writer.appendBytes(chunk);
-    this.written += chunk.length;
-  }
-
-  utf8(text: string): void {
-    this.written += this.writer.appendUtf8(text);
   }
 }
 

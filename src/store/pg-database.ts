@@ -99,10 +99,11 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
   const canceller = createStatementCanceller(url, settings.applicationName ?? 'tapedeck');
   const where = redact(url);
   let names = settings.preparedStatements === false ? null : createStatementNames();
-  /** The error as the ports report it; `named`: it came from a statement prepared under a name. */
-  const translate = (error: unknown, named = false): unknown => {
+  /** The error as the ports report it; `query`: the statement it came from, if any. */
+  const translate = (error: unknown, query?: string | pg.QueryConfig): unknown => {
     const code = (error as { code?: unknown }).code;
-    if (named && LOST_PREPARED_STATEMENT.has(code as string)) {
+    // a statement prepared under a name (see `statement`)
+    if (typeof query === 'object' && LOST_PREPARED_STATEMENT.has(code as string)) {
       // A pooler in transaction mode that does not keep prepared statements (PgBouncer before
       // 1.21) hands a connection's statements to server sessions that never prepared them.
       // Unprepared from now on; this transaction fails as retryable, so nothing is lost.
@@ -135,7 +136,7 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
       const result = await client.query(query, params as unknown[] | undefined);
       return result.rows as Row[];
     } catch (error) {
-      throw translate(error, typeof query !== 'string');
+      throw translate(error, query);
     }
   };
 
@@ -170,7 +171,7 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
         client.release(cancelled ? new Error('statement cancelled') : undefined),
       );
     } catch (error) {
-      throw signal.aborted ? error : translate(error, typeof query !== 'string');
+      throw signal.aborted ? error : translate(error, query);
     }
   };
 
@@ -221,7 +222,7 @@ export function createPgDatabase(url: string, settings: PgDatabaseSettings = {})
               if (c) cancelled = true;
             });
           } catch (error) {
-            throw signal.aborted ? error : translate(error, typeof query !== 'string');
+            throw signal.aborted ? error : translate(error, query);
           }
         },
         exec: async (sql) => {
