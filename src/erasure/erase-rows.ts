@@ -12,6 +12,7 @@
  */
 import type { Queryable } from '../store/database.js';
 import { lockTraces } from '../tapes/trace-store.js';
+import { deletingMessages } from '../tapes/message-rows.js';
 import { storedJson } from '../json/json-value.js';
 import { wordIds } from '../recall/word-hash.js';
 import { ownWords, type StoredStepText, stepKey, storedStepTextColumns } from './kept-words.js';
@@ -167,19 +168,10 @@ export async function eraseChosen(tx: Queryable, options: EraseOptions = {}): Pr
 
 /**
  * The messages the deleted steps referenced that no remaining step references (a message two
- * runs share stays until the last of them goes); the GIN indexes on the steps' message lists
- * answer "still referenced?" without reading every step.
+ * runs share stays until the last of them goes), with their recall postings.
  */
 async function deleteUnreferencedMessages(tx: Queryable): Promise<void> {
-  await tx.query(
-    `DELETE FROM tapedeck_store.messages m
-      USING (SELECT DISTINCT tenant, id FROM erased_messages) c
-      WHERE m.tenant = c.tenant AND m.id = c.id
-        AND NOT EXISTS (SELECT 1 FROM tapedeck_store.steps st
-                         WHERE st.request_messages @> ARRAY[c.id] AND st.tenant = c.tenant)
-        AND NOT EXISTS (SELECT 1 FROM tapedeck_store.steps st
-                         WHERE st.response_messages @> ARRAY[c.id] AND st.tenant = c.tenant)`,
-  );
+  await tx.query(deletingMessages('SELECT DISTINCT tenant, id FROM erased_messages'));
 }
 
 /**

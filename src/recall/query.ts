@@ -5,9 +5,10 @@
  * dictionary on either side, whatever the server's locale.
  *
  * A matching span is a step that holds every word of the query, in its own text
- * (tapedeck_store.steps.words) or in any message of its lists (tapedeck_store.messages.words,
- * reached through the steps' message lists): each word's steps are found through the GIN
- * indexes, and a step matches when it is found for every word. "Newest" is by the end of the
+ * (tapedeck_store.steps.words) or in any message of its lists, reached through the steps'
+ * message lists. A message holds a word in its `words` (the GIN) or in its statement's
+ * postings (a bit; tapes/message-rows.ts): messagesWith and holds read both. Each word's
+ * steps are found through the indexes, and a step matches when it is found for every word. "Newest" is by the end of the
  * span, ties by trace and span id (descending), so pages are stable.
  */
 import type { Queryable, QueryOptions } from '../store/database.js';
@@ -18,12 +19,35 @@ import { type CommonWords, commonWords } from './common-words.js';
 import type { RecordedStep } from './recorded-text.js';
 import { termLexemes, type Term } from './tokenize.js';
 import { wordHash, wordId } from './word-hash.js';
+import { BLOCK_SIZE, POSTED_FROM } from '../tapes/message-rows.js';
 
 /** The query's words: each distinct lexeme of its terms, as the bigint of its hash (decimal). */
 export function queryWords(terms: readonly Term[]): string[] {
   const lexemes = [...new Set(terms.flatMap(termLexemes))];
   return lexemes.map((l) => wordId(...wordHash(l)));
 }
+
+/**
+ * The ids of the messages holding word `w` (an SQL expression; $1 the tenant): those with it
+ * in their `words`, and the bits of its postings.
+ */
+const messagesWith = (w: string) => `SELECT m.id FROM tapedeck_store.messages m
+     WHERE m.tenant = $1 AND m.words @> ARRAY[${w}]
+    UNION ALL
+    SELECT p.block * ${BLOCK_SIZE} + b.at
+      FROM tapedeck_store.message_postings p
+     CROSS JOIN LATERAL generate_series(0, length(p.bits) * 8 - 1) AS b(at)
+     WHERE p.tenant = $1 AND p.word = ${w} AND get_bit(p.bits, b.at) = 1`;
+
+/**
+ * Whether message `id` (its `words` those) holds word `w` (SQL expressions; $1 the tenant):
+ * in its words, or as a bit of the word's posting over its block.
+ */
+const holds = (id: string, words: string, w: string) => `(coalesce(${words} @> ARRAY[${w}], false) OR EXISTS (
+      SELECT 1 FROM tapedeck_store.message_postings p
+       WHERE p.tenant = $1 AND p.word = ${w} AND p.block = ${id} / ${BLOCK_SIZE}
+         AND CASE WHEN ${id} % ${BLOCK_SIZE} < length(p.bits) * 8
+                  THEN get_bit(p.bits, (${id} % ${BLOCK_SIZE})::int) = 1 ELSE false END))`;
 
 /**
  * Words counted at most, per word, to choose the one to start from (rarestFirst): enough to
@@ -58,20 +82,22 @@ export async function rarestFirst(
   const common = await commonWords(db);
   const { steps, messages } = estimated(common, words);
   const count = new Map(words.map((w) => [w, (steps.get(w) ?? 0) + (messages.get(w) ?? 0)]));
-  const unlisted = words.filter((w) => !steps.has(w) || !messages.has(w));
-  if (unlisted.length > 0) {
-    const rows = await db.query<{ w: string; n: bigint | number }>(
-      `SELECT q.w::text AS w,
-              CASE WHEN q.steps THEN (SELECT count(*) FROM (SELECT 1 FROM tapedeck_store.steps
-                                       WHERE tenant = $1 AND words @> ARRAY[q.w] LIMIT $4) s) ELSE 0 END
-            + CASE WHEN q.messages THEN (SELECT count(*) FROM (SELECT 1 FROM tapedeck_store.messages
-                                          WHERE tenant = $1 AND words @> ARRAY[q.w] LIMIT $4) m) ELSE 0 END AS n
-         FROM unnest($2::bigint[], $3::boolean[], $5::boolean[]) AS q(w, steps, messages)`,
-      [tenant, unlisted, unlisted.map((w) => !steps.has(w)), RARITY_CAP, unlisted.map((w) => !messages.has(w))],
-      { ...options, prepared: true },
-    );
-    for (const r of rows) count.set(r.w, (count.get(r.w) ?? 0) + Number(r.n));
-  }
+  // Postings are always counted: a row holds a word's bits for a block's messages, so
+  // RARITY_CAP bits take at most RARITY_CAP / POSTED_FROM rows.
+  const rows = await db.query<{ w: string; n: bigint | number }>(
+    `SELECT q.w::text AS w,
+            CASE WHEN q.steps THEN (SELECT count(*) FROM (SELECT 1 FROM tapedeck_store.steps
+                                     WHERE tenant = $1 AND words @> ARRAY[q.w] LIMIT $4) s) ELSE 0 END
+          + CASE WHEN q.messages THEN (SELECT count(*) FROM (SELECT 1 FROM tapedeck_store.messages
+                                        WHERE tenant = $1 AND words @> ARRAY[q.w] LIMIT $4) m) ELSE 0 END
+          + (SELECT coalesce(sum(bit_count(p.bits)), 0)
+               FROM (SELECT p.bits FROM tapedeck_store.message_postings p
+                      WHERE p.tenant = $1 AND p.word = q.w LIMIT $4 / ${POSTED_FROM} + 1) p)::bigint AS n
+       FROM unnest($2::bigint[], $3::boolean[], $5::boolean[]) AS q(w, steps, messages)`,
+    [tenant, words, words.map((w) => !steps.has(w)), RARITY_CAP, words.map((w) => !messages.has(w))],
+    { ...options, prepared: true },
+  );
+  for (const r of rows) count.set(r.w, (count.get(r.w) ?? 0) + Number(r.n));
   const ranked = [...words].sort((a, b) => (count.get(a) ?? 0) - (count.get(b) ?? 0));
   const counts = ranked.map((w) => count.get(w) ?? 0);
   return { words: ranked, rare: counts.filter((n) => n < RARITY_CAP).length, counts };
@@ -129,8 +155,7 @@ const FIRST_WORD_STEPS = `WITH RECURSIVE first_messages AS (
       SELECT array_remove(g.ids, NULL) AS ids
         FROM (SELECT row_number() OVER () AS n, ${['f.ids', ...leads('f.ids')].join(' || ')} AS ids
                 FROM (SELECT row_number() OVER () AS n, ARRAY[m.id, ${leads('m.id').join(', ')}] AS ids
-                        FROM tapedeck_store.messages m
-                       WHERE m.tenant = $1 AND m.words @> ($2::bigint[])[1:1]) f
+                        FROM (${messagesWith('($2::bigint[])[1]')}) m) f
                WHERE f.n % ${IDS_PER_GROUP} = 1) g
        WHERE g.n % ${IDS_PER_GROUP} = 1),
     first_word_steps AS (
@@ -176,7 +201,7 @@ const streamedMatches = (rare: number) => `${FIRST_WORD_STEPS},
     rare_messages AS MATERIALIZED (
       SELECT q.w, m.id
         FROM unnest(($2::bigint[])[2:${rare}]) AS q(w)
-        JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.words @> ARRAY[q.w]),
+       CROSS JOIN LATERAL (${messagesWith('q.w')}) m),
     found (trace_id, span_id) AS (
   SELECT c.trace_id, c.span_id
     FROM first_word_steps c
@@ -188,7 +213,7 @@ const streamedMatches = (rare: number) => `${FIRST_WORD_STEPS},
             SELECT 1
               FROM unnest(c.messages) AS d(id)
               JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.id = d.id
-             WHERE m.words @> ARRAY[q.w])
+             WHERE ${holds('m.id', 'm.words', 'q.w')})
         END)
   UNION
   SELECT trace_id, span_id FROM found WHERE false)
@@ -210,7 +235,7 @@ const COLLECTED_MATCHES = `${FIRST_WORD_STEPS},
         -- each message by its key (PostgreSQL cannot tell how many there are)
         CROSS JOIN LATERAL (SELECT m.words FROM tapedeck_store.messages m
                              WHERE m.tenant = $1 AND m.id = d.id OFFSET 0) m
-        JOIN unnest(($2::bigint[])[2:]) AS q(w) ON m.words @> ARRAY[q.w]
+        JOIN unnest(($2::bigint[])[2:]) AS q(w) ON ${holds('d.id', 'm.words', 'q.w')}
        GROUP BY q.w)
   SELECT DISTINCT c.trace_id, c.span_id
     FROM candidates c
@@ -371,7 +396,9 @@ export async function readTextToCheck(
        FROM (SELECT DISTINCT unnest(st.ids) AS id FROM st) l
        JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.id = l.id
       WHERE m.words IS NULL
-         OR EXISTS (SELECT 1 FROM unnest($4::text[]) AS r(w) WHERE m.words @> string_to_array(r.w, ',')::bigint[])`,
+         OR EXISTS (SELECT 1 FROM unnest($4::text[]) AS r(w)
+                     WHERE NOT EXISTS (SELECT 1 FROM unnest(string_to_array(r.w, ',')::bigint[]) AS x(w)
+                                        WHERE NOT ${holds('m.id', 'm.words', 'x.w')}))`,
     [tenant, keys.map((k) => k.trace_id), keys.map((k) => k.span_id), runWords],
     { ...options, prepared: true },
   );

@@ -10,6 +10,7 @@ import { PREPARED, type Queryable } from '../store/database.js';
 import { digestKey, type StoredMessage, type StoredStep } from './step-rows.js';
 import { messageWords } from '../recall/recorded-text.js';
 import { int8ArrayBytes } from '../store/copy-binary.js';
+import { WordTable } from '../recall/word-hash.js';
 
 /** The messages of these steps, each once. */
 export function messagesOf(steps: Iterable<StoredStep>): StoredMessage[] {
@@ -30,6 +31,11 @@ export function messagesOf(steps: Iterable<StoredStep>): StoredMessage[] {
  * its row left as that transaction wrote it, so every step names the one row its message
  * has. They are written in digest order, so two transactions storing some of the same
  * messages never wait on each other in a cycle.
+ *
+ * Each statement's new messages take the ids of one block (BLOCK_SIZE), and their words are
+ * split (docs/architecture.md, "Recall's words"): a word POSTED_FROM or more of them hold is
+ * written once, as a bitmap over the block (tapedeck_store.message_postings); each message's
+ * other words go in its `words`, under the GIN.
  */
 export async function insertMessages(
   tx: Queryable,
@@ -44,53 +50,222 @@ export async function insertMessages(
   for (let at = 0; at < sorted.length; ) {
     const batch: StoredMessage[] = [];
     let bytes = 0;
-    while (at < sorted.length && (batch.length === 0 || bytes + sorted[at].body.length <= BATCH_BYTES)) {
+    while (
+      at < sorted.length &&
+      batch.length < BLOCK_SIZE &&
+      (batch.length === 0 || bytes + sorted[at].body.length <= BATCH_BYTES)
+    ) {
       bytes += sorted[at].body.length;
       batch.push(sorted[at++]);
     }
-    // The batch goes as binary parameters, cut apart in SQL: every digest one after the
-    // other, every body, and every message's words (their 64-bit hashes) as one int8[] that
-    // each row takes a slice of; no per-message string, text literal or escaping for
-    // PostgreSQL to parse. A conflict writes the row again only where it has no words: one
-    // with words is left as it is (a new version would index every word of it again) and
-    // is not returned.
-    const digests = Buffer.allocUnsafe(batch.length * 32);
-    const bodies = Buffer.allocUnsafe(bytes);
-    const lengths: number[] = [];
-    const wordCounts: number[] = [];
-    const words: Int32Array[] = [];
-    let end = 0;
-    for (let i = 0; i < batch.length; i++) {
-      const m = batch[i];
-      digests.set(m.digest, i * 32);
-      bodies.set(m.body, end);
-      end += m.body.length;
-      lengths.push(m.body.length);
-      const own = wordsOf(m.body);
-      words.push(own);
-      wordCounts.push(own.length >> 1);
-    }
-    const rows = await tx.query<{ digest: string; id: string }>(
-      `INSERT INTO tapedeck_store.messages AS m (tenant, digest, body, words)
-       SELECT $1, substring($2::bytea FROM (u.n - 1)::int * 32 + 1 FOR 32),
-              convert_from(substring($3::bytea FROM u.start::int + 1 FOR u.length), 'UTF8'),
-              ($5::bigint[])[u.word::int + 1 : (u.word + u.words)::int]
-         FROM (SELECT l.length, l.words, l.n, sum(l.length) OVER w - l.length AS start,
-                      sum(l.words) OVER w - l.words AS word
-                 FROM unnest($4::int[], $6::int[]) WITH ORDINALITY AS l(length, words, n)
-               WINDOW w AS (ORDER BY l.n)) u
-        ORDER BY u.n
-       ON CONFLICT (tenant, digest) DO UPDATE SET words = EXCLUDED.words WHERE m.words IS NULL
-       RETURNING encode(digest, 'hex') AS digest, id::text AS id`,
-      [tenant, digests, bodies, `{${lengths.join(',')}}`, int8ArrayBytes(words), `{${wordCounts.join(',')}}`],
-      PREPARED,
-    );
-    for (const r of rows) ids.set(r.digest, r.id);
+    await insertBatch(tx, tenant, batch, bytes, ids);
     // stored by a transaction that has committed since (ON CONFLICT waited for it): now seen
     const met = notIn(batch, ids);
     if (met.length > 0) await lookUpIds(tx, tenant, met, ids);
   }
   return ids;
+}
+
+/** Messages per block: a statement's new messages have ids block * BLOCK_SIZE + position. */
+export const BLOCK_SIZE = 4096;
+
+/**
+ * A word held by this many of a statement's new messages is posted, not in their `words`:
+ * below it a bitmap row costs PostgreSQL more than the GIN entries it replaces
+ * (docs/benchmarks.md, "Recall's words").
+ */
+export const POSTED_FROM = 8;
+
+/** Inserts one block's messages (`bytes` of bodies in all), adding their ids to `ids`. */
+async function insertBatch(
+  tx: Queryable,
+  tenant: string,
+  batch: readonly StoredMessage[],
+  bytes: number,
+  ids: Map<string, string>,
+): Promise<void> {
+  const split = splitWords(batch);
+  // The batch goes as binary parameters, cut apart in SQL: every digest one after the
+  // other, every body, and every message's words (their 64-bit hashes) as one int8[] that
+  // each row takes a slice of; no per-message string, text literal or escaping for
+  // PostgreSQL to parse. A conflict writes the row again only where it has no words: one
+  // with words is left as it is (a new version would index every word of it again) and
+  // is not returned.
+  const digests = Buffer.allocUnsafe(batch.length * 32);
+  const bodies = Buffer.allocUnsafe(bytes);
+  const lengths: number[] = [];
+  const wordCounts: number[] = [];
+  let end = 0;
+  for (let i = 0; i < batch.length; i++) {
+    const m = batch[i];
+    digests.set(m.digest, i * 32);
+    bodies.set(m.body, end);
+    end += m.body.length;
+    lengths.push(m.body.length);
+    wordCounts.push(split.kept[i].length >> 1);
+  }
+  const [{ block }] = await tx.query<{ block: string }>(NEXT_BLOCK, [], PREPARED);
+  const rows = await tx.query<{ digest: string; id: string }>(
+    `INSERT INTO tapedeck_store.messages AS m (tenant, digest, body, words, id)
+     SELECT $1, substring($2::bytea FROM (u.n - 1)::int * 32 + 1 FOR 32),
+            convert_from(substring($3::bytea FROM u.start::int + 1 FOR u.length), 'UTF8'),
+            ($5::bigint[])[u.word::int + 1 : (u.word + u.words)::int],
+            $7::bigint * ${BLOCK_SIZE} + u.n - 1
+       FROM (SELECT l.length, l.words, l.n, sum(l.length) OVER w - l.length AS start,
+                    sum(l.words) OVER w - l.words AS word
+               FROM unnest($4::int[], $6::int[]) WITH ORDINALITY AS l(length, words, n)
+             WINDOW w AS (ORDER BY l.n)) u
+      ORDER BY u.n
+     ON CONFLICT (tenant, digest) DO UPDATE SET words = EXCLUDED.words WHERE m.words IS NULL
+     RETURNING encode(digest, 'hex') AS digest, id::text AS id`,
+    [tenant, digests, bodies, `{${lengths.join(',')}}`, int8ArrayBytes(split.kept), `{${wordCounts.join(',')}}`, block],
+    PREPARED,
+  );
+  const first = BigInt(block) * BigInt(BLOCK_SIZE);
+  const inBlock = new Uint8Array(batch.length);
+  const position = new Map(batch.map((m, i) => [digestKey(m.digest), i]));
+  const reworded: number[] = [];
+  for (const r of rows) {
+    ids.set(r.digest, r.id);
+    const i = position.get(r.digest) ?? -1;
+    if (BigInt(r.id) === first + BigInt(i)) inBlock[i] = 1;
+    else if (i >= 0) reworded.push(i);
+  }
+  await postWords(tx, tenant, block, split, inBlock);
+  // A row stored before recall indexed messages keeps its id, outside this block: every word
+  // goes in its `words`.
+  for (const i of reworded)
+    await tx.query(
+      'UPDATE tapedeck_store.messages SET words = $3::bigint[] WHERE tenant = $1 AND id = $2',
+      [tenant, ids.get(digestKey(batch[i].digest)), int8ArrayBytes([split.all[i]])],
+      PREPARED,
+    );
+}
+
+const NEXT_BLOCK = `SELECT nextval('tapedeck_store.message_blocks')::text AS block`;
+
+/** A batch's words: each message's all, those it keeps in `words`, and the posted ones. */
+interface SplitWords {
+  /** per message, its words (lanes, in bigint order) */
+  all: Int32Array[];
+  /** per message, the words not posted (lanes, in bigint order) */
+  kept: Int32Array[];
+  /** the posted words (lanes) */
+  posted: Int32Array;
+  /** per message, the index in `posted` of each posted word it holds */
+  postedOf: Int32Array[];
+}
+
+/** The words of the batch's messages, split where POSTED_FROM of them hold a word. */
+function splitWords(batch: readonly StoredMessage[]): SplitWords {
+  const table = new WordTable();
+  let held = new Uint32Array(1024);
+  const all: Int32Array[] = [];
+  const numbers: Int32Array[] = [];
+  for (const m of batch) {
+    const own = wordsOf(m.body);
+    const of = new Int32Array(own.length >> 1);
+    for (let k = 0; k < of.length; k++) {
+      const n = table.add(own[2 * k], own[2 * k + 1]);
+      const number = n < 0 ? ~n : n;
+      if (number >= held.length) {
+        const grown = new Uint32Array(held.length * 2);
+        grown.set(held);
+        held = grown;
+      }
+      held[number]++;
+      of[k] = number;
+    }
+    all.push(own);
+    numbers.push(of);
+  }
+  // each posted word's index in `posted`, -1 for a kept one
+  const postedIndex = new Int32Array(table.size).fill(-1);
+  let postedCount = 0;
+  for (let n = 0; n < table.size; n++) if (held[n] >= POSTED_FROM) postedIndex[n] = postedCount++;
+  const lanes = table.lanes();
+  const posted = new Int32Array(postedCount * 2);
+  for (let n = 0; n < table.size; n++)
+    if (postedIndex[n] >= 0) {
+      posted[2 * postedIndex[n]] = lanes[2 * n];
+      posted[2 * postedIndex[n] + 1] = lanes[2 * n + 1];
+    }
+  const kept: Int32Array[] = [];
+  const postedOf: Int32Array[] = [];
+  for (let i = 0; i < all.length; i++) {
+    const own = all[i];
+    const of = numbers[i];
+    let postedHere = 0;
+    for (let k = 0; k < of.length; k++) if (postedIndex[of[k]] >= 0) postedHere++;
+    if (postedHere === 0) {
+      kept.push(own);
+      postedOf.push(EMPTY);
+      continue;
+    }
+    const keep = new Int32Array(own.length - postedHere * 2);
+    const post = new Int32Array(postedHere);
+    let k2 = 0;
+    let p = 0;
+    for (let k = 0; k < of.length; k++) {
+      const index = postedIndex[of[k]];
+      if (index >= 0) post[p++] = index;
+      else {
+        keep[k2++] = own[2 * k];
+        keep[k2++] = own[2 * k + 1];
+      }
+    }
+    kept.push(keep);
+    postedOf.push(post);
+  }
+  return { all, kept, posted, postedOf };
+}
+
+const EMPTY = new Int32Array(0);
+
+/**
+ * Writes the posted words' bitmaps over the block: bit i of a word's row set when the
+ * message at position i, inserted here (`inBlock`), holds it. A row ends with its last set
+ * bit's byte; one with no bit set (its messages all stored by another transaction) is not
+ * written.
+ */
+async function postWords(
+  tx: Queryable,
+  tenant: string,
+  block: string,
+  split: SplitWords,
+  inBlock: Uint8Array,
+): Promise<void> {
+  const count = split.posted.length >> 1;
+  if (count === 0) return;
+  const stride = (inBlock.length + 7) >> 3;
+  const bits = new Uint8Array(count * stride);
+  const last = new Int32Array(count).fill(-1);
+  for (let i = 0; i < inBlock.length; i++) {
+    if (inBlock[i] === 0) continue;
+    for (const index of split.postedOf[i]) {
+      bits[index * stride + (i >> 3)] |= 1 << (i & 7);
+      last[index] = i;
+    }
+  }
+  const words: Int32Array[] = [];
+  const lengths: number[] = [];
+  const parts: Uint8Array[] = [];
+  for (let index = 0; index < count; index++) {
+    if (last[index] < 0) continue;
+    const length = (last[index] >> 3) + 1;
+    words.push(split.posted.subarray(2 * index, 2 * index + 2));
+    lengths.push(length);
+    parts.push(bits.subarray(index * stride, index * stride + length));
+  }
+  if (words.length === 0) return;
+  await tx.query(
+    `INSERT INTO tapedeck_store.message_postings (tenant, word, block, bits)
+     SELECT $1, p.word, $2::bigint, substring($3::bytea FROM p.start::int + 1 FOR p.length)
+       FROM (SELECT l.word, l.length, sum(l.length) OVER (ORDER BY l.n) - l.length AS start
+               FROM unnest($4::bigint[], $5::int[]) WITH ORDINALITY AS l(word, length, n)) p`,
+    [tenant, block, Buffer.concat(parts), int8ArrayBytes(words), `{${lengths.join(',')}}`],
+    PREPARED,
+  );
 }
 
 // Loops and module functions, not callbacks made per call (docs/architecture.md, "Decisions
@@ -165,11 +340,39 @@ const BATCH_BYTES = 4 * 1024 * 1024;
  * it deleted: erasure/erase-rows.ts.)
  */
 export async function deleteUnreferencedMessages(db: Queryable): Promise<void> {
-  await db.query(
-    `DELETE FROM tapedeck_store.messages m
-      WHERE NOT EXISTS (SELECT 1 FROM tapedeck_store.steps st
-                         WHERE st.request_messages @> ARRAY[m.id] AND st.tenant = m.tenant)
-        AND NOT EXISTS (SELECT 1 FROM tapedeck_store.steps st
-                         WHERE st.response_messages @> ARRAY[m.id] AND st.tenant = m.tenant)`,
-  );
+  await db.query(deletingMessages(null));
+}
+
+/**
+ * The statement that deletes those of the messages `candidates` lists (a query of tenant and
+ * id; null: every message) no step references, and clears their bits from the postings (a
+ * row left with none goes); it returns how many messages went. The GIN indexes on the steps'
+ * message lists answer "still referenced?" without reading every step.
+ */
+export function deletingMessages(candidates: string | null): string {
+  const c = candidates === null ? 'm' : 'c';
+  return `WITH gone AS (
+      DELETE FROM tapedeck_store.messages m
+      ${candidates === null ? '' : `USING (${candidates}) c`}
+       WHERE ${candidates === null ? '' : 'm.tenant = c.tenant AND m.id = c.id AND'}
+             NOT EXISTS (SELECT 1 FROM tapedeck_store.steps st
+                          WHERE st.request_messages @> ARRAY[${c}.id] AND st.tenant = ${c}.tenant)
+         AND NOT EXISTS (SELECT 1 FROM tapedeck_store.steps st
+                          WHERE st.response_messages @> ARRAY[${c}.id] AND st.tenant = ${c}.tenant)
+      RETURNING m.tenant, m.id),
+    blocks AS (
+      SELECT tenant, id / ${BLOCK_SIZE} AS block, array_agg((id % ${BLOCK_SIZE})::int) AS at
+        FROM gone GROUP BY tenant, id / ${BLOCK_SIZE}),
+    cleared AS (
+      SELECT p.tenant, p.word, p.block, tapedeck_store.without_bits(p.bits, b.at) AS bits
+        FROM blocks b JOIN tapedeck_store.message_postings p ON p.tenant = b.tenant AND p.block = b.block),
+    kept AS (
+      UPDATE tapedeck_store.message_postings p SET bits = c.bits
+        FROM cleared c
+       WHERE p.tenant = c.tenant AND p.word = c.word AND p.block = c.block AND bit_count(c.bits) > 0),
+    emptied AS (
+      DELETE FROM tapedeck_store.message_postings p
+       USING cleared c
+       WHERE p.tenant = c.tenant AND p.word = c.word AND p.block = c.block AND bit_count(c.bits) = 0)
+    SELECT count(*) AS n FROM gone`;
 }

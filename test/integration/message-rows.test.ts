@@ -2,7 +2,9 @@
  * The message store's writer (src/tapes/message-rows.ts insertMessages), on PGlite and
  * PostgreSQL: every new message is stored with recall's words of its own text (ascending, so
  * that PostgreSQL's sort for the GIN entries finds them sorted), whatever the messages around
- * it in the statement (one with no words among them, several statements for one call); a
+ * it in the statement (one with no words among them, several statements for one call), a word
+ * enough of a statement's messages hold as one row of bits over its block, the others in each
+ * message's words, and a deleted message's bits cleared; a
  * message stored before keeps its row and id; a message of a few KB is kept whole in its row
  * (body and words, none of it in the TOAST table), a long one read back exactly; messages
  * are looked up by their key even when the statistics say the tenant holds only a few.
@@ -10,8 +12,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Bytes } from '../../src/json/canonical.js';
 import { messageWords } from '../../src/recall/recorded-text.js';
-import { wordIds } from '../../src/recall/word-hash.js';
-import { insertMessages, STORED_MESSAGE_IDS } from '../../src/tapes/message-rows.js';
+import { wordId, wordIds, wordHash } from '../../src/recall/word-hash.js';
+import {
+  BLOCK_SIZE,
+  deletingMessages,
+  insertMessages,
+  POSTED_FROM,
+  STORED_MESSAGE_IDS,
+} from '../../src/tapes/message-rows.js';
 import { digestKey, type StoredMessage } from '../../src/tapes/step-rows.js';
 import { createTestDatabase, databaseKinds, type TestDatabase } from '../helpers/databases.js';
 import { prng } from '../helpers/prng.js';
@@ -38,16 +46,39 @@ describe.each(databaseKinds)('insertMessages on %s', (kind) => {
     await t?.drop();
   });
 
+  /** Each message's row, its words those in `words` and those posted for it, ascending. */
   const stored = async (tenant: string) =>
     new Map(
       (
-        await t.db.query<{ digest: string; id: string; words: string | null }>(
-          `SELECT encode(digest, 'hex') AS digest, id::text AS id, words::text AS words
-             FROM tapedeck_store.messages WHERE tenant = $1`,
+        await t.db.query<{ digest: string; id: string; words: string | null; kept: string | null }>(
+          `SELECT encode(m.digest, 'hex') AS digest, m.id::text AS id, m.words::text AS kept,
+                  CASE WHEN m.words IS NOT NULL THEN (
+                    SELECT coalesce(array_agg(x.w ORDER BY x.w), '{}')
+                      FROM (SELECT unnest(m.words) AS w
+                            UNION ALL
+                            SELECT p.word FROM tapedeck_store.message_postings p
+                             WHERE p.tenant = m.tenant AND p.block = m.id / ${BLOCK_SIZE}
+                               AND CASE WHEN m.id % ${BLOCK_SIZE} < length(p.bits) * 8
+                                        THEN get_bit(p.bits, (m.id % ${BLOCK_SIZE})::int) = 1 END) x)::text
+                  END AS words
+             FROM tapedeck_store.messages m WHERE m.tenant = $1`,
           [tenant],
         )
       ).map((r) => [r.digest, r]),
     );
+
+  /** The posting rows of a tenant's word: block and the positions of its set bits. */
+  const postings = async (tenant: string, word: string) =>
+    (
+      await t.db.query<{ block: string; bits: Buffer }>(
+        `SELECT block::text AS block, bits FROM tapedeck_store.message_postings
+          WHERE tenant = $1 AND word = $2 ORDER BY block`,
+        [tenant, wordId(...wordHash(word))],
+      )
+    ).map((r) => ({
+      block: BigInt(r.block),
+      at: Array.from({ length: r.bits.length * 8 }, (_, i) => i).filter((i) => (r.bits[i >> 3] >> (i & 7)) & 1),
+    }));
 
   it("stores each message with its own words, in order, one with none among them ('{}', not NULL)", async () => {
     const messages = [
@@ -82,6 +113,49 @@ describe.each(databaseKinds)('insertMessages on %s', (kind) => {
     expect(rows.size).toBe(again.length);
     for (const m of again) expect(rows.get(digestKey(m.digest))!.words).toBe(expectedWords(m));
     for (const [digest, id] of before) expect(ids.get(digest)).toBe(id);
+    // a word every message holds is posted for the statements of a dozen or so, kept by the
+    // five the first call stored
+    expect((await postings('long', 'w7')).length).toBeGreaterThan(0);
+    for (const m of first.slice(0, 5)) expect(rows.get(digestKey(m.digest))!.kept).toContain(wordId(...wordHash('w7')));
+  });
+
+  it("posts a word enough of a statement's new messages hold as bits over its block, and clears a deleted one's", async () => {
+    const turn = (i: number, extra: string) => message({ role: 'user', content: `turn${i} common ${extra}` });
+    const earlier = turn(0, 'frequent');
+    await t.db.transaction((tx) => insertMessages(tx, 'bits', [earlier]));
+    // `frequent` in POSTED_FROM of the new ones (and the one stored before), `sometimes` in fewer
+    const batch = Array.from({ length: POSTED_FROM + 3 }, (_, i) =>
+      turn(i + 1, `${i < POSTED_FROM ? 'frequent' : ''} ${i < POSTED_FROM - 1 ? 'sometimes' : ''}`),
+    );
+    const ids = await t.db.transaction((tx) => insertMessages(tx, 'bits', [earlier, ...batch]));
+    const rows = await stored('bits');
+    for (const m of [earlier, ...batch]) expect(rows.get(digestKey(m.digest))!.words).toBe(expectedWords(m));
+
+    const idOf = (m: StoredMessage) => BigInt(ids.get(digestKey(m.digest))!);
+    const block = idOf(batch[0]) / BigInt(BLOCK_SIZE);
+    for (const m of batch) expect(idOf(m) / BigInt(BLOCK_SIZE)).toBe(block);
+    expect(idOf(earlier) / BigInt(BLOCK_SIZE)).toBeLessThan(block);
+    const at = (ms: StoredMessage[]) => ms.map((m) => Number(idOf(m) % BigInt(BLOCK_SIZE))).sort((a, b) => a - b);
+    expect(await postings('bits', 'common')).toEqual([{ block, at: at(batch) }]);
+    expect(await postings('bits', 'frequent')).toEqual([{ block, at: at(batch.slice(0, POSTED_FROM)) }]);
+    expect(await postings('bits', 'sometimes')).toEqual([]);
+    const sometimes = wordId(...wordHash('sometimes'));
+    for (const m of batch.slice(0, POSTED_FROM - 1)) expect(rows.get(digestKey(m.digest))!.kept).toContain(sometimes);
+    expect(rows.get(digestKey(earlier.digest))!.kept).toContain(wordId(...wordHash('frequent')));
+
+    // no step names them: deleting three clears their bits; deleting the rest, the rows
+    const gone = (ms: StoredMessage[]) =>
+      t.db.transaction((tx) =>
+        tx.query(deletingMessages(`SELECT 'bits'::text AS tenant, unnest($1::bigint[]) AS id`), [
+          ms.map((m) => idOf(m).toString()),
+        ]),
+      );
+    await gone(batch.slice(0, 3));
+    expect(await postings('bits', 'common')).toEqual([{ block, at: at(batch.slice(3)) }]);
+    expect(await postings('bits', 'frequent')).toEqual([{ block, at: at(batch.slice(3, POSTED_FROM)) }]);
+    await gone(batch.slice(3, POSTED_FROM));
+    expect(await postings('bits', 'frequent')).toEqual([]);
+    expect(await postings('bits', 'common')).toEqual([{ block, at: at(batch.slice(POSTED_FROM)) }]);
   });
 
   it('keeps a message of a few KB whole in its row, and reads a long one back exactly', async () => {
