@@ -32,10 +32,12 @@ export function messagesOf(steps: Iterable<StoredStep>): StoredMessage[] {
  * has. They are written in digest order, so two transactions storing some of the same
  * messages never wait on each other in a cycle.
  *
- * Each statement's new messages take the ids of one block (BLOCK_SIZE), and their words are
- * split (docs/architecture.md, "Recall's words"): a word POSTED_FROM or more of them hold is
- * written once, as a bitmap over the block (tapedeck_store.message_postings); each message's
- * other words go in its `words`, under the GIN.
+ * The new messages are written a block at a time (BLOCK_SIZE ids, BLOCK_BYTES of bodies), and
+ * a block's words are split (docs/architecture.md, "Recall's index"): a word POSTED_FROM or
+ * more of its messages hold is written once, as bits over the block
+ * (tapedeck_store.message_postings); each message's other words go in its `words`, under the
+ * GIN. The more messages a block has, the more words reach POSTED_FROM: a block is a whole
+ * call's new messages where they fit, though its statements are cut at BATCH_BYTES.
  */
 export async function insertMessages(
   tx: Queryable,
@@ -48,88 +50,66 @@ export async function insertMessages(
   await lookUpIds(tx, tenant, distinct, ids);
   const sorted = notIn(distinct, ids);
   for (let at = 0; at < sorted.length; ) {
-    const batch: StoredMessage[] = [];
+    const block: StoredMessage[] = [];
     let bytes = 0;
     while (
       at < sorted.length &&
-      batch.length < BLOCK_SIZE &&
-      (batch.length === 0 || bytes + sorted[at].body.length <= BATCH_BYTES)
+      block.length < BLOCK_SIZE &&
+      (block.length === 0 || bytes + sorted[at].body.length <= BLOCK_BYTES)
     ) {
       bytes += sorted[at].body.length;
-      batch.push(sorted[at++]);
+      block.push(sorted[at++]);
     }
-    await insertBatch(tx, tenant, batch, bytes, ids);
-    // stored by a transaction that has committed since (ON CONFLICT waited for it): now seen
-    const met = notIn(batch, ids);
-    if (met.length > 0) await lookUpIds(tx, tenant, met, ids);
+    await insertBlock(tx, tenant, block, ids);
   }
   return ids;
 }
 
-/** Messages per block: a statement's new messages have ids block * BLOCK_SIZE + position. */
+/** Messages per block: a block's messages have ids block * BLOCK_SIZE + position. */
 export const BLOCK_SIZE = 4096;
 
+/** Bodies per block at most: the words of a block's messages are held until it is written. */
+const BLOCK_BYTES = 32 * 1024 * 1024;
+
+/** Bodies per statement: a long conversation's messages go in a few statements, not one huge one. */
+const BATCH_BYTES = 4 * 1024 * 1024;
+
 /**
- * A word held by this many of a statement's new messages is posted, not in their `words`:
- * below it a bitmap row costs PostgreSQL more than the GIN entries it replaces
- * (docs/benchmarks.md, "Recall's words").
+ * A word held by this many of a block's new messages is posted, not in their `words`: below
+ * it a bitmap row costs PostgreSQL more than the GIN entries it replaces (docs/benchmarks.md,
+ * "Recall's words").
  */
 export const POSTED_FROM = 8;
 
-/** Inserts one block's messages (`bytes` of bodies in all), adding their ids to `ids`. */
-async function insertBatch(
+/** Inserts one block's messages, adding their ids to `ids`, then its postings. */
+async function insertBlock(
   tx: Queryable,
   tenant: string,
-  batch: readonly StoredMessage[],
-  bytes: number,
+  messages: readonly StoredMessage[],
   ids: Map<string, string>,
 ): Promise<void> {
-  const split = splitWords(batch);
-  // The batch goes as binary parameters, cut apart in SQL: every digest one after the
-  // other, every body, and every message's words (their 64-bit hashes) as one int8[] that
-  // each row takes a slice of; no per-message string, text literal or escaping for
-  // PostgreSQL to parse. A conflict writes the row again only where it has no words: one
-  // with words is left as it is (a new version would index every word of it again) and
-  // is not returned.
-  const digests = Buffer.allocUnsafe(batch.length * 32);
-  const bodies = Buffer.allocUnsafe(bytes);
-  const lengths: number[] = [];
-  const wordCounts: number[] = [];
-  let end = 0;
-  for (let i = 0; i < batch.length; i++) {
-    const m = batch[i];
-    digests.set(m.digest, i * 32);
-    bodies.set(m.body, end);
-    end += m.body.length;
-    lengths.push(m.body.length);
-    wordCounts.push(split.kept[i].length >> 1);
-  }
+  const split = splitWords(messages);
   const [{ block }] = await tx.query<{ block: string }>(NEXT_BLOCK, [], PREPARED);
-  const rows = await tx.query<{ digest: string; id: string }>(
-    `INSERT INTO tapedeck_store.messages AS m (tenant, digest, body, words, id)
-     SELECT $1, substring($2::bytea FROM (u.n - 1)::int * 32 + 1 FOR 32),
-            convert_from(substring($3::bytea FROM u.start::int + 1 FOR u.length), 'UTF8'),
-            ($5::bigint[])[u.word::int + 1 : (u.word + u.words)::int],
-            $7::bigint * ${BLOCK_SIZE} + u.n - 1
-       FROM (SELECT l.length, l.words, l.n, sum(l.length) OVER w - l.length AS start,
-                    sum(l.words) OVER w - l.words AS word
-               FROM unnest($4::int[], $6::int[]) WITH ORDINALITY AS l(length, words, n)
-             WINDOW w AS (ORDER BY l.n)) u
-      ORDER BY u.n
-     ON CONFLICT (tenant, digest) DO UPDATE SET words = EXCLUDED.words WHERE m.words IS NULL
-     RETURNING encode(digest, 'hex') AS digest, id::text AS id`,
-    [tenant, digests, bodies, `{${lengths.join(',')}}`, int8ArrayBytes(split.kept), `{${wordCounts.join(',')}}`, block],
-    PREPARED,
-  );
   const first = BigInt(block) * BigInt(BLOCK_SIZE);
-  const inBlock = new Uint8Array(batch.length);
-  const position = new Map(batch.map((m, i) => [digestKey(m.digest), i]));
+  const inBlock = new Uint8Array(messages.length);
   const reworded: number[] = [];
-  for (const r of rows) {
-    ids.set(r.digest, r.id);
-    const i = position.get(r.digest) ?? -1;
-    if (BigInt(r.id) === first + BigInt(i)) inBlock[i] = 1;
-    else if (i >= 0) reworded.push(i);
+  for (let at = 0; at < messages.length; ) {
+    const from = at;
+    let bytes = 0;
+    while (at < messages.length && (at === from || bytes + messages[at].body.length <= BATCH_BYTES))
+      bytes += messages[at++].body.length;
+    const rows = await insertBatch(tx, tenant, messages, from, at, bytes, split, first);
+    const position = new Map<string, number>();
+    for (let i = from; i < at; i++) position.set(digestKey(messages[i].digest), i);
+    for (const r of rows) {
+      ids.set(r.digest, r.id);
+      const i = position.get(r.digest) ?? -1;
+      if (BigInt(r.id) === first + BigInt(i)) inBlock[i] = 1;
+      else if (i >= 0) reworded.push(i);
+    }
+    // stored by a transaction that has committed since (ON CONFLICT waited for it): now seen
+    const met = notIn(messages.slice(from, at), ids);
+    if (met.length > 0) await lookUpIds(tx, tenant, met, ids);
   }
   await postWords(tx, tenant, block, split, inBlock);
   // A row stored before recall indexed messages keeps its id, outside this block: every word
@@ -137,9 +117,68 @@ async function insertBatch(
   for (const i of reworded)
     await tx.query(
       'UPDATE tapedeck_store.messages SET words = $3::bigint[] WHERE tenant = $1 AND id = $2',
-      [tenant, ids.get(digestKey(batch[i].digest)), int8ArrayBytes([split.all[i]])],
+      [tenant, ids.get(digestKey(messages[i].digest)), int8ArrayBytes([split.all[i]])],
       PREPARED,
     );
+}
+
+/**
+ * Inserts messages[from, to) (`bytes` of bodies) with the ids of their positions in the block
+ * that starts at id `first`; returns the rows written.
+ */
+async function insertBatch(
+  tx: Queryable,
+  tenant: string,
+  messages: readonly StoredMessage[],
+  from: number,
+  to: number,
+  bytes: number,
+  split: SplitWords,
+  first: bigint,
+): Promise<{ digest: string; id: string }[]> {
+  // The batch goes as binary parameters, cut apart in SQL: every digest one after the
+  // other, every body, and every message's words (their 64-bit hashes) as one int8[] that
+  // each row takes a slice of; no per-message string, text literal or escaping for
+  // PostgreSQL to parse. A conflict writes the row again only where it has no words: one
+  // with words is left as it is (a new version would index every word of it again) and
+  // is not returned.
+  const digests = Buffer.allocUnsafe((to - from) * 32);
+  const bodies = Buffer.allocUnsafe(bytes);
+  const lengths: number[] = [];
+  const wordCounts: number[] = [];
+  let end = 0;
+  for (let i = from; i < to; i++) {
+    const m = messages[i];
+    digests.set(m.digest, (i - from) * 32);
+    bodies.set(m.body, end);
+    end += m.body.length;
+    lengths.push(m.body.length);
+    wordCounts.push(split.kept[i].length >> 1);
+  }
+  return tx.query<{ digest: string; id: string }>(
+    `INSERT INTO tapedeck_store.messages AS m (tenant, digest, body, words, id)
+     SELECT $1, substring($2::bytea FROM (u.n - 1)::int * 32 + 1 FOR 32),
+            convert_from(substring($3::bytea FROM u.start::int + 1 FOR u.length), 'UTF8'),
+            ($5::bigint[])[u.word::int + 1 : (u.word + u.words)::int],
+            $7::bigint + u.n - 1
+       FROM (SELECT l.length, l.words, l.n, sum(l.length) OVER w - l.length AS start,
+                    sum(l.words) OVER w - l.words AS word
+               FROM unnest($4::int[], $6::int[]) WITH ORDINALITY AS l(length, words, n)
+             WINDOW w AS (ORDER BY l.n)) u
+      ORDER BY u.n
+     ON CONFLICT (tenant, digest) DO UPDATE SET words = EXCLUDED.words WHERE m.words IS NULL
+     RETURNING encode(digest, 'hex') AS digest, id::text AS id`,
+    [
+      tenant,
+      digests,
+      bodies,
+      `{${lengths.join(',')}}`,
+      int8ArrayBytes(split.kept.slice(from, to)),
+      `{${wordCounts.join(',')}}`,
+      (first + BigInt(from)).toString(),
+    ],
+    PREPARED,
+  );
 }
 
 const NEXT_BLOCK = `SELECT nextval('tapedeck_store.message_blocks')::text AS block`;
@@ -330,9 +369,6 @@ const LOOKUP_BATCH = 10_000;
 function wordsOf(body: Uint8Array): Int32Array {
   return messageWords(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
 }
-
-/** Bodies per statement: a long conversation's messages go in a few statements, not one huge one. */
-const BATCH_BYTES = 4 * 1024 * 1024;
 
 /**
  * Deletes the messages no step references: after a reindex, whose new reading of a span may

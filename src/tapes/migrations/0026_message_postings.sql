@@ -1,8 +1,8 @@
 -- Recall's words of a message are split where they are written (src/tapes/message-rows.ts):
--- a word many of one statement's new messages hold is stored once for all of them, as a row
+-- a word many of the messages one write stores hold is stored once for all of them, as a row
 -- here with a bit per message, where the GIN on messages.words took an entry per message and
 -- word (most of PostgreSQL's work at large prompts). The rest stay in the message's `words`.
--- A message written so has an id of its statement's block (block * 4096 + its position), so
+-- A message written so has an id of its write's block (block * 4096 + its position), so
 -- "does message m hold word w" is one probe of this key and one bit. Rows written before keep
 -- every word in `words` and ids below the first block: nothing is converted.
 CREATE TABLE tapedeck_store.message_postings (
