@@ -50,3 +50,5 @@ BEGIN
   END LOOP;
   RETURN p_bits;
 END $$;
+
+ALTER INDEX tapedeck_store.messages_words_idx SET (gin_pending_list_limit = 1024);
