@@ -77,7 +77,7 @@ const BATCH_BYTES = 4 * 1024 * 1024;
 /**
  * A word held by this many of a block's new messages is posted, not in their `words`: below
  * it a bitmap row costs PostgreSQL more than the GIN entries it replaces (docs/benchmarks.md,
- * "Recall's words").
+ * "What bounds deriving's share of raw").
  */
 export const POSTED_FROM = 8;
 
@@ -117,7 +117,7 @@ async function insertBlock(
   for (const i of reworded)
     await tx.query(
       'UPDATE tapedeck_store.messages SET words = $3::bigint[] WHERE tenant = $1 AND id = $2',
-      [tenant, ids.get(digestKey(messages[i].digest)), int8ArrayBytes([split.all[i]])],
+      [tenant, ids.get(digestKey(messages[i].digest)), int8ArrayBytes([wordsOfMessage(split, i, true)])],
       PREPARED,
     );
 }
@@ -146,6 +146,7 @@ async function insertBatch(
   const bodies = Buffer.allocUnsafe(bytes);
   const lengths: number[] = [];
   const wordCounts: number[] = [];
+  const kept: Int32Array[] = [];
   let end = 0;
   for (let i = from; i < to; i++) {
     const m = messages[i];
@@ -153,7 +154,8 @@ async function insertBatch(
     bodies.set(m.body, end);
     end += m.body.length;
     lengths.push(m.body.length);
-    wordCounts.push(split.kept[i].length >> 1);
+    kept.push(wordsOfMessage(split, i, false));
+    wordCounts.push(kept[kept.length - 1].length >> 1);
   }
   return tx.query<{ digest: string; id: string }>(
     `INSERT INTO tapedeck_store.messages AS m (tenant, digest, body, words, id)
@@ -173,7 +175,7 @@ async function insertBatch(
       digests,
       bodies,
       `{${lengths.join(',')}}`,
-      int8ArrayBytes(split.kept.slice(from, to)),
+      int8ArrayBytes(kept),
       `{${wordCounts.join(',')}}`,
       (first + BigInt(from)).toString(),
     ],
@@ -183,25 +185,27 @@ async function insertBatch(
 
 const NEXT_BLOCK = `SELECT nextval('tapedeck_store.message_blocks')::text AS block`;
 
-/** A batch's words: each message's all, those it keeps in `words`, and the posted ones. */
+/**
+ * A block's words, each numbered once: a message's words are held as their numbers (4 bytes
+ * a word, not the 8 of its hash), and its `words` are made from them a statement at a time.
+ */
 interface SplitWords {
-  /** per message, its words (lanes, in bigint order) */
-  all: Int32Array[];
-  /** per message, the words not posted (lanes, in bigint order) */
-  kept: Int32Array[];
-  /** the posted words (lanes) */
-  posted: Int32Array;
-  /** per message, the index in `posted` of each posted word it holds */
-  postedOf: Int32Array[];
+  /** per message, the numbers of its words, in bigint order */
+  numbers: Int32Array[];
+  /** each number's word (lanes: hi, lo, ...) */
+  lanes: Int32Array;
+  /** per number, its index among the posted words, -1 for a word kept in `words` */
+  postedIndex: Int32Array;
+  /** how many words are posted */
+  posted: number;
 }
 
-/** The words of the batch's messages, split where POSTED_FROM of them hold a word. */
-function splitWords(batch: readonly StoredMessage[]): SplitWords {
+/** The words of a block's messages, posted where POSTED_FROM of them hold one. */
+function splitWords(messages: readonly StoredMessage[]): SplitWords {
   const table = new WordTable();
   let held = new Uint32Array(1024);
-  const all: Int32Array[] = [];
   const numbers: Int32Array[] = [];
-  for (const m of batch) {
+  for (const m of messages) {
     const own = wordsOf(m.body);
     const of = new Int32Array(own.length >> 1);
     for (let k = 0; k < of.length; k++) {
@@ -215,51 +219,29 @@ function splitWords(batch: readonly StoredMessage[]): SplitWords {
       held[number]++;
       of[k] = number;
     }
-    all.push(own);
     numbers.push(of);
   }
-  // each posted word's index in `posted`, -1 for a kept one
   const postedIndex = new Int32Array(table.size).fill(-1);
-  let postedCount = 0;
-  for (let n = 0; n < table.size; n++) if (held[n] >= POSTED_FROM) postedIndex[n] = postedCount++;
-  const lanes = table.lanes();
-  const posted = new Int32Array(postedCount * 2);
-  for (let n = 0; n < table.size; n++)
-    if (postedIndex[n] >= 0) {
-      posted[2 * postedIndex[n]] = lanes[2 * n];
-      posted[2 * postedIndex[n] + 1] = lanes[2 * n + 1];
-    }
-  const kept: Int32Array[] = [];
-  const postedOf: Int32Array[] = [];
-  for (let i = 0; i < all.length; i++) {
-    const own = all[i];
-    const of = numbers[i];
-    let postedHere = 0;
-    for (let k = 0; k < of.length; k++) if (postedIndex[of[k]] >= 0) postedHere++;
-    if (postedHere === 0) {
-      kept.push(own);
-      postedOf.push(EMPTY);
-      continue;
-    }
-    const keep = new Int32Array(own.length - postedHere * 2);
-    const post = new Int32Array(postedHere);
-    let k2 = 0;
-    let p = 0;
-    for (let k = 0; k < of.length; k++) {
-      const index = postedIndex[of[k]];
-      if (index >= 0) post[p++] = index;
-      else {
-        keep[k2++] = own[2 * k];
-        keep[k2++] = own[2 * k + 1];
-      }
-    }
-    kept.push(keep);
-    postedOf.push(post);
-  }
-  return { all, kept, posted, postedOf };
+  let posted = 0;
+  for (let n = 0; n < table.size; n++) if (held[n] >= POSTED_FROM) postedIndex[n] = posted++;
+  return { numbers, lanes: table.lanes(), postedIndex, posted };
 }
 
-const EMPTY = new Int32Array(0);
+/** Message i's words (lanes, in bigint order): those it keeps in `words`, or all of them. */
+function wordsOfMessage(split: SplitWords, i: number, all: boolean): Int32Array {
+  const of = split.numbers[i];
+  let count = 0;
+  for (let k = 0; k < of.length; k++) if (all || split.postedIndex[of[k]] < 0) count++;
+  const out = new Int32Array(count * 2);
+  let at = 0;
+  for (let k = 0; k < of.length; k++) {
+    const n = of[k];
+    if (!all && split.postedIndex[n] >= 0) continue;
+    out[at++] = split.lanes[2 * n];
+    out[at++] = split.lanes[2 * n + 1];
+  }
+  return out;
+}
 
 /**
  * Writes the posted words' bitmaps over the block: bit i of a word's row set when the
@@ -274,35 +256,40 @@ async function postWords(
   split: SplitWords,
   inBlock: Uint8Array,
 ): Promise<void> {
-  const count = split.posted.length >> 1;
+  const count = split.posted;
   if (count === 0) return;
   const stride = (inBlock.length + 7) >> 3;
   const bits = new Uint8Array(count * stride);
   const last = new Int32Array(count).fill(-1);
   for (let i = 0; i < inBlock.length; i++) {
     if (inBlock[i] === 0) continue;
-    for (const index of split.postedOf[i]) {
+    for (const n of split.numbers[i]) {
+      const index = split.postedIndex[n];
+      if (index < 0) continue;
       bits[index * stride + (i >> 3)] |= 1 << (i & 7);
       last[index] = i;
     }
   }
-  const words: Int32Array[] = [];
+  const words = new Int32Array(count * 2);
   const lengths: number[] = [];
   const parts: Uint8Array[] = [];
-  for (let index = 0; index < count; index++) {
-    if (last[index] < 0) continue;
+  let at = 0;
+  for (let n = 0; n < split.postedIndex.length; n++) {
+    const index = split.postedIndex[n];
+    if (index < 0 || last[index] < 0) continue;
     const length = (last[index] >> 3) + 1;
-    words.push(split.posted.subarray(2 * index, 2 * index + 2));
+    words[at++] = split.lanes[2 * n];
+    words[at++] = split.lanes[2 * n + 1];
     lengths.push(length);
     parts.push(bits.subarray(index * stride, index * stride + length));
   }
-  if (words.length === 0) return;
+  if (lengths.length === 0) return;
   await tx.query(
     `INSERT INTO tapedeck_store.message_postings (tenant, word, block, bits)
      SELECT $1, p.word, $2::bigint, substring($3::bytea FROM p.start::int + 1 FOR p.length)
        FROM (SELECT l.word, l.length, sum(l.length) OVER (ORDER BY l.n) - l.length AS start
                FROM unnest($4::bigint[], $5::int[]) WITH ORDINALITY AS l(word, length, n)) p`,
-    [tenant, block, Buffer.concat(parts), int8ArrayBytes(words), `{${lengths.join(',')}}`],
+    [tenant, block, Buffer.concat(parts), int8ArrayBytes([words.subarray(0, at)]), `{${lengths.join(',')}}`],
     PREPARED,
   );
 }

@@ -22,6 +22,11 @@ ALTER TABLE tapedeck_store.message_postings ALTER COLUMN bits SET STORAGE PLAIN;
 CREATE SEQUENCE tapedeck_store.message_blocks;
 SELECT setval('tapedeck_store.message_blocks',
               coalesce((SELECT max(id) FROM tapedeck_store.messages), 0) / 4096 + 1, false);
+-- A row written without an id (by SQL of one's own) is a block of its own, so it never
+-- takes an id of a block ingest is writing.
+ALTER TABLE tapedeck_store.messages ALTER COLUMN id DROP IDENTITY;
+ALTER TABLE tapedeck_store.messages
+  ALTER COLUMN id SET DEFAULT nextval('tapedeck_store.message_blocks') * 4096;
 
 ALTER TABLE tapedeck_store.message_postings ENABLE ROW LEVEL SECURITY;
 CREATE POLICY tenant_rows ON tapedeck_store.message_postings
