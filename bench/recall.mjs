@@ -13,8 +13,11 @@
 // (span ids distinct across traces, as real ones are, so PostgreSQL plans with real statistics),
 // call k sending the system prompt and the run's whole history (u1, a1, ..., uk) and
 // receiving ak, as agents do; 10 % of runs failed at the root. Messages are written where
-// ingest keeps them: each once in tapedeck_store.messages with its words and id, the calls'
-// lists of ids in their steps, the GIN indexes built after the load. Each message holds 15 words
+// ingest keeps them: each once in tapedeck_store.messages with its id and words, the calls'
+// lists of ids in their steps, the GIN indexes built after the load. The new messages of
+// BLOCK_RUNS runs (about a 512-span request's) form a block, as a transaction's do: ids of
+// the block, and the words 8 or more of them hold posted (tapedeck_store.message_postings)
+// by ingest's own rule (BlockWords), the others in each message's words. Each message holds 15 words
 // drawn log-uniformly from w1..w1000000 (seeded, BENCH_SEED), the first its run's topic
 // word, some a phrase of the recall tests' fixtures or Chinese text.
 //
@@ -37,7 +40,8 @@ import { createRecallRoutes } from '../dist/src/recall/routes.js';
 import { firstMatches, queryWords, rarestFirst } from '../dist/src/recall/query.js';
 import { DEFAULT_RECALL_BOUNDS } from '../dist/src/recall/types.js';
 import { queryTerms } from '../dist/src/recall/tokenize.js';
-import { wordIds } from '../dist/src/recall/word-hash.js';
+import { wordIds, wordId } from '../dist/src/recall/word-hash.js';
+import { BLOCK_SIZE, BlockWords } from '../dist/src/tapes/message-rows.js';
 import {
   CALLS,
   PER_RUN,
@@ -63,6 +67,8 @@ const SYSTEM_ID = 1;
 /** Message ids as an int8[] value for binary COPY: their 32-bit halves. */
 const idArray = (ids) => Int32Array.from(ids.flatMap((id) => [Math.floor(id / 2 ** 32), (id % 2 ** 32) | 0]));
 const BATCH_RUNS = 1_000;
+/** Runs whose new messages form a block: 513 calls, a 512-span request's worth. */
+const BLOCK_RUNS = 27;
 
 /** The bench's own classes (counts at 1M spans, seed 1), then every query of the recall tests. */
 const CASES = [
@@ -234,24 +240,37 @@ async function generate(tx) {
     { name: 'request_messages', type: 'int8[]' },
     { name: 'response_messages', type: 'int8[]' },
   ];
+  const POSTING_COLUMNS = [
+    { name: 'tenant', type: 'text' },
+    { name: 'word', type: 'int8' },
+    { name: 'block', type: 'int8' },
+    { name: 'bits', type: 'bytea' },
+  ];
   let messages = [];
   let calls = [];
-  let nextId = SYSTEM_ID + 1;
+  let postings = [];
+  let blockRuns = [];
   const flush = async () => {
     if (tx) {
       await tx.copyRows('tapedeck_store.messages', MESSAGE_COLUMNS, messages);
       await tx.copyRows('bench_calls', CALL_COLUMNS, calls);
+      await tx.copyRows('tapedeck_store.message_postings', POSTING_COLUMNS, postings);
     }
     messages = [];
     calls = [];
+    postings = [];
   };
-  let r = 0;
-  for (const run of conversationRuns(SEED, RUNS)) {
-    oracle.observe(r, run);
-    if (tx) {
-      // ids as ingest's identity gives them: the system prompt's 1, then in order
-      const ids = run.map(() => nextId++);
-      run.forEach((m, i) => messages.push(['', ids[i], m.digest, m.body, m.words]));
+  // ids of blocks as ingest gives them, the system prompt's (1) below the first
+  let nextBlock = 1;
+  const writeBlock = () => {
+    const split = new BlockWords();
+    for (const [, run] of blockRuns) for (const m of run) split.add(m.words);
+    split.finish();
+    const block = nextBlock++;
+    let position = 0;
+    for (const [r, run] of blockRuns) {
+      const ids = run.map(() => block * BLOCK_SIZE + position++);
+      run.forEach((m, i) => messages.push(['', ids[i], m.digest, m.body, split.wordsOf(ids[i] - block * BLOCK_SIZE)]));
       const history = [SYSTEM_ID];
       for (let k = 1; k <= CALLS; k++) {
         history.push(ids[2 * k - 2]);
@@ -259,9 +278,26 @@ async function generate(tx) {
         history.push(ids[2 * k - 1]);
       }
     }
+    const { words, lengths, bits } = split.postings(new Uint8Array(position).fill(1));
+    let at = 0;
+    lengths.forEach((length, j) => {
+      postings.push(['', wordId(words[2 * j], words[2 * j + 1]), block, bits.subarray(at, at + length)]);
+      at += length;
+    });
+    blockRuns = [];
+  };
+  let r = 0;
+  for (const run of conversationRuns(SEED, RUNS)) {
+    oracle.observe(r, run);
+    if (tx) {
+      blockRuns.push([r, run]);
+      if (blockRuns.length === BLOCK_RUNS) writeBlock();
+    }
     if (++r % BATCH_RUNS === 0) await flush();
   }
+  if (blockRuns.length > 0) writeBlock();
   await flush();
+  if (tx) await tx.query("SELECT setval('tapedeck_store.message_blocks', $1::bigint)", [nextBlock]);
 }
 
 async function build() {
@@ -288,9 +324,6 @@ async function build() {
         [SYSTEM_ID, systemMessage.digest, systemMessage.body, wordIds(systemMessage.words)],
       );
       await generate(tx);
-      await tx.query(
-        "SELECT setval(pg_get_serial_sequence('tapedeck_store.messages', 'id'), (SELECT max(id) FROM tapedeck_store.messages))",
-      );
     }),
   );
   await timed('spans', () =>
@@ -330,15 +363,16 @@ async function build() {
     }
   });
   await timed('analyze', async () => {
-    for (const t of ['spans', 'steps', 'messages']) await db.query(`ANALYZE tapedeck_store.${t}`);
+    for (const t of ['spans', 'steps', 'messages', 'message_postings']) await db.query(`ANALYZE tapedeck_store.${t}`);
   });
   const [sizes] = await db.query(
     `SELECT pg_size_pretty(pg_total_relation_size('tapedeck_store.messages')) AS messages,
             pg_size_pretty(pg_total_relation_size('tapedeck_store.steps')) AS steps,
             pg_size_pretty(pg_relation_size('tapedeck_store.steps_request_messages_idx')) AS lists,
-            pg_size_pretty(pg_relation_size('tapedeck_store.messages_words_idx')) AS words`,
+            pg_size_pretty(pg_relation_size('tapedeck_store.messages_words_idx')) AS words,
+            pg_size_pretty(pg_total_relation_size('tapedeck_store.message_postings')) AS postings`,
   );
   console.log(
-    `messages ${sizes.messages}, steps ${sizes.steps} (with indexes); GIN: request lists ${sizes.lists}, messages' words ${sizes.words}`,
+    `messages ${sizes.messages}, steps ${sizes.steps} (with indexes); GIN: request lists ${sizes.lists}, messages' words ${sizes.words}; postings ${sizes.postings} (with indexes)`,
   );
 }

@@ -50,6 +50,20 @@ const holds = (id: string, words: string, w: string) => `(coalesce(${words} @> A
                   THEN get_bit(p.bits, (${id} % ${BLOCK_SIZE})::int) = 1 ELSE false END))`;
 
 /**
+ * Whether one of the messages of `list` (an SQL bigint[]) has word `w` posted: one probe of the
+ * word's posting for each block they are in (a conversation's messages share a few), where a
+ * probe per message read as many rows as the list has ids.
+ */
+const postedIn = (list: string, w: string) => `EXISTS (
+      SELECT 1
+        FROM (SELECT DISTINCT d.id / ${BLOCK_SIZE} AS block FROM unnest(${list}) AS d(id)) b
+        JOIN tapedeck_store.message_postings p ON p.tenant = $1 AND p.word = ${w} AND p.block = b.block
+       WHERE EXISTS (SELECT 1 FROM unnest(${list}) AS d(id)
+                      WHERE d.id / ${BLOCK_SIZE} = p.block
+                        AND CASE WHEN d.id % ${BLOCK_SIZE} < length(p.bits) * 8
+                                 THEN get_bit(p.bits, (d.id % ${BLOCK_SIZE})::int) = 1 ELSE false END))`;
+
+/**
  * Words counted at most, per word, to choose the one to start from (rarestFirst): enough to
  * tell a rare word from a common one without reading every row of a common one.
  */
@@ -209,11 +223,11 @@ const streamedMatches = (rare: number) => `${FIRST_WORD_STEPS},
      SELECT 1 FROM unnest(($2::bigint[])[2:]) WITH ORDINALITY AS q(w, i)
       WHERE NOT CASE
           WHEN q.i < ${rare} THEN coalesce(c.words @> ARRAY[q.w], false) OR ${inMessagesOf('rare_messages')}
-          ELSE coalesce(c.words @> ARRAY[q.w], false) OR EXISTS (
+          ELSE coalesce(c.words @> ARRAY[q.w], false) OR ${postedIn('c.messages', 'q.w')} OR EXISTS (
             SELECT 1
               FROM unnest(c.messages) AS d(id)
               JOIN tapedeck_store.messages m ON m.tenant = $1 AND m.id = d.id
-             WHERE ${holds('m.id', 'm.words', 'q.w')})
+             WHERE m.words @> ARRAY[q.w])
         END)
   UNION
   SELECT trace_id, span_id FROM found WHERE false)
@@ -229,14 +243,25 @@ const streamedMatches = (rare: number) => `${FIRST_WORD_STEPS},
  */
 const COLLECTED_MATCHES = `${FIRST_WORD_STEPS},
     candidates AS MATERIALIZED (SELECT * FROM first_word_steps),
+    candidate_ids AS MATERIALIZED (SELECT DISTINCT d.id FROM candidates c CROSS JOIN unnest(c.messages) AS d(id)),
     held AS MATERIALIZED (
-      SELECT q.w, array_agg(d.id) AS ids
-        FROM (SELECT DISTINCT d.id FROM candidates c CROSS JOIN unnest(c.messages) AS d(id)) d
-        -- each message by its key (PostgreSQL cannot tell how many there are)
-        CROSS JOIN LATERAL (SELECT m.words FROM tapedeck_store.messages m
-                             WHERE m.tenant = $1 AND m.id = d.id OFFSET 0) m
-        JOIN unnest(($2::bigint[])[2:]) AS q(w) ON ${holds('d.id', 'm.words', 'q.w')}
-       GROUP BY q.w)
+      SELECT h.w, array_agg(h.id) AS ids
+        FROM (SELECT q.w, d.id
+                FROM candidate_ids d
+                -- each message by its key (PostgreSQL cannot tell how many there are)
+                CROSS JOIN LATERAL (SELECT m.words FROM tapedeck_store.messages m
+                                     WHERE m.tenant = $1 AND m.id = d.id OFFSET 0) m
+                JOIN unnest(($2::bigint[])[2:]) AS q(w) ON m.words @> ARRAY[q.w]
+              UNION ALL
+              -- each word's posting once for each block the messages are in
+              SELECT q.w, d.id
+                FROM (SELECT DISTINCT d.id / ${BLOCK_SIZE} AS block FROM candidate_ids d) b
+                CROSS JOIN unnest(($2::bigint[])[2:]) AS q(w)
+                JOIN tapedeck_store.message_postings p ON p.tenant = $1 AND p.word = q.w AND p.block = b.block
+                JOIN candidate_ids d ON d.id / ${BLOCK_SIZE} = p.block
+                                    AND CASE WHEN d.id % ${BLOCK_SIZE} < length(p.bits) * 8
+                                             THEN get_bit(p.bits, (d.id % ${BLOCK_SIZE})::int) = 1 ELSE false END) h
+       GROUP BY h.w)
   SELECT DISTINCT c.trace_id, c.span_id
     FROM candidates c
    WHERE NOT EXISTS (

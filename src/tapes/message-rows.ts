@@ -117,7 +117,7 @@ async function insertBlock(
   for (const i of reworded)
     await tx.query(
       'UPDATE tapedeck_store.messages SET words = $3::bigint[] WHERE tenant = $1 AND id = $2',
-      [tenant, ids.get(digestKey(messages[i].digest)), int8ArrayBytes([wordsOfMessage(split, i, true)])],
+      [tenant, ids.get(digestKey(messages[i].digest)), int8ArrayBytes([split.wordsOf(i, true)])],
       PREPARED,
     );
 }
@@ -133,7 +133,7 @@ async function insertBatch(
   from: number,
   to: number,
   bytes: number,
-  split: SplitWords,
+  split: BlockWords,
   first: bigint,
 ): Promise<{ digest: string; id: string }[]> {
   // The batch goes as binary parameters, cut apart in SQL: every digest one after the
@@ -154,7 +154,7 @@ async function insertBatch(
     bodies.set(m.body, end);
     end += m.body.length;
     lengths.push(m.body.length);
-    kept.push(wordsOfMessage(split, i, false));
+    kept.push(split.wordsOf(i));
     wordCounts.push(kept[kept.length - 1].length >> 1);
   }
   return tx.query<{ digest: string; id: string }>(
@@ -188,108 +188,123 @@ const NEXT_BLOCK = `SELECT nextval('tapedeck_store.message_blocks')::text AS blo
 /**
  * A block's words, each numbered once: a message's words are held as their numbers (4 bytes
  * a word, not the 8 of its hash), and its `words` are made from them a statement at a time.
+ * A word POSTED_FROM or more of the block's messages hold is posted. Exported for the recall
+ * bench, which writes its store as ingest does.
  */
-interface SplitWords {
+export class BlockWords {
+  private readonly table = new WordTable();
+  private held = new Uint32Array(1024);
   /** per message, the numbers of its words, in bigint order */
-  numbers: Int32Array[];
-  /** each number's word (lanes: hi, lo, ...) */
-  lanes: Int32Array;
+  private readonly numbers: Int32Array[] = [];
+  private lanes: Int32Array = new Int32Array(0);
   /** per number, its index among the posted words, -1 for a word kept in `words` */
-  postedIndex: Int32Array;
+  private postedIndex = new Int32Array(0);
   /** how many words are posted */
-  posted: number;
-}
+  posted = 0;
 
-/** The words of a block's messages, posted where POSTED_FROM of them hold one. */
-function splitWords(messages: readonly StoredMessage[]): SplitWords {
-  const table = new WordTable();
-  let held = new Uint32Array(1024);
-  const numbers: Int32Array[] = [];
-  for (const m of messages) {
-    const own = wordsOf(m.body);
+  /** Adds the next message's words (lanes, in bigint order, each once). */
+  add(own: Int32Array): void {
     const of = new Int32Array(own.length >> 1);
     for (let k = 0; k < of.length; k++) {
-      const n = table.add(own[2 * k], own[2 * k + 1]);
+      const n = this.table.add(own[2 * k], own[2 * k + 1]);
       const number = n < 0 ? ~n : n;
-      if (number >= held.length) {
-        const grown = new Uint32Array(held.length * 2);
-        grown.set(held);
-        held = grown;
+      if (number >= this.held.length) {
+        const grown = new Uint32Array(this.held.length * 2);
+        grown.set(this.held);
+        this.held = grown;
       }
-      held[number]++;
+      this.held[number]++;
       of[k] = number;
     }
-    numbers.push(of);
+    this.numbers.push(of);
   }
-  const postedIndex = new Int32Array(table.size).fill(-1);
-  let posted = 0;
-  for (let n = 0; n < table.size; n++) if (held[n] >= POSTED_FROM) postedIndex[n] = posted++;
-  return { numbers, lanes: table.lanes(), postedIndex, posted };
+
+  /** Chooses the posted words, once every message is added. */
+  finish(): this {
+    const size = this.table.size;
+    this.postedIndex = new Int32Array(size).fill(-1);
+    for (let n = 0; n < size; n++) if (this.held[n] >= POSTED_FROM) this.postedIndex[n] = this.posted++;
+    this.lanes = this.table.lanes();
+    return this;
+  }
+
+  /** Message i's words (lanes, in bigint order): those it keeps in `words`, or all of them. */
+  wordsOf(i: number, all = false): Int32Array {
+    const of = this.numbers[i];
+    const postedIndex = this.postedIndex;
+    let count = 0;
+    for (let k = 0; k < of.length; k++) if (all || postedIndex[of[k]] < 0) count++;
+    const out = new Int32Array(count * 2);
+    let at = 0;
+    for (let k = 0; k < of.length; k++) {
+      const n = of[k];
+      if (!all && postedIndex[n] >= 0) continue;
+      out[at++] = this.lanes[2 * n];
+      out[at++] = this.lanes[2 * n + 1];
+    }
+    return out;
+  }
+
+  /**
+   * The posted words' rows over the block: bit i of a word's bits set when message i, written
+   * (`written[i]` 1), holds it. A row ends with its last set bit's byte; a word none of the
+   * written messages holds has none.
+   */
+  postings(written: Uint8Array): { words: Int32Array; lengths: number[]; bits: Buffer } {
+    const count = this.posted;
+    const stride = (written.length + 7) >> 3;
+    const bits = new Uint8Array(count * stride);
+    const last = new Int32Array(count).fill(-1);
+    for (let i = 0; i < written.length; i++) {
+      if (written[i] === 0) continue;
+      for (const n of this.numbers[i]) {
+        const index = this.postedIndex[n];
+        if (index < 0) continue;
+        bits[index * stride + (i >> 3)] |= 1 << (i & 7);
+        last[index] = i;
+      }
+    }
+    const words = new Int32Array(count * 2);
+    const lengths: number[] = [];
+    const parts: Uint8Array[] = [];
+    let at = 0;
+    for (let n = 0; n < this.postedIndex.length; n++) {
+      const index = this.postedIndex[n];
+      if (index < 0 || last[index] < 0) continue;
+      const length = (last[index] >> 3) + 1;
+      words[at++] = this.lanes[2 * n];
+      words[at++] = this.lanes[2 * n + 1];
+      lengths.push(length);
+      parts.push(bits.subarray(index * stride, index * stride + length));
+    }
+    return { words: words.subarray(0, at), lengths, bits: Buffer.concat(parts) };
+  }
 }
 
-/** Message i's words (lanes, in bigint order): those it keeps in `words`, or all of them. */
-function wordsOfMessage(split: SplitWords, i: number, all: boolean): Int32Array {
-  const of = split.numbers[i];
-  let count = 0;
-  for (let k = 0; k < of.length; k++) if (all || split.postedIndex[of[k]] < 0) count++;
-  const out = new Int32Array(count * 2);
-  let at = 0;
-  for (let k = 0; k < of.length; k++) {
-    const n = of[k];
-    if (!all && split.postedIndex[n] >= 0) continue;
-    out[at++] = split.lanes[2 * n];
-    out[at++] = split.lanes[2 * n + 1];
-  }
-  return out;
+/** The block's messages' words, tokenized. */
+function splitWords(messages: readonly StoredMessage[]): BlockWords {
+  const split = new BlockWords();
+  for (const m of messages) split.add(wordsOf(m.body));
+  return split.finish();
 }
 
-/**
- * Writes the posted words' bitmaps over the block: bit i of a word's row set when the
- * message at position i, inserted here (`inBlock`), holds it. A row ends with its last set
- * bit's byte; one with no bit set (its messages all stored by another transaction) is not
- * written.
- */
+/** Writes the posted words' rows over the block, of the messages written here (`written`). */
 async function postWords(
   tx: Queryable,
   tenant: string,
   block: string,
-  split: SplitWords,
-  inBlock: Uint8Array,
+  split: BlockWords,
+  written: Uint8Array,
 ): Promise<void> {
-  const count = split.posted;
-  if (count === 0) return;
-  const stride = (inBlock.length + 7) >> 3;
-  const bits = new Uint8Array(count * stride);
-  const last = new Int32Array(count).fill(-1);
-  for (let i = 0; i < inBlock.length; i++) {
-    if (inBlock[i] === 0) continue;
-    for (const n of split.numbers[i]) {
-      const index = split.postedIndex[n];
-      if (index < 0) continue;
-      bits[index * stride + (i >> 3)] |= 1 << (i & 7);
-      last[index] = i;
-    }
-  }
-  const words = new Int32Array(count * 2);
-  const lengths: number[] = [];
-  const parts: Uint8Array[] = [];
-  let at = 0;
-  for (let n = 0; n < split.postedIndex.length; n++) {
-    const index = split.postedIndex[n];
-    if (index < 0 || last[index] < 0) continue;
-    const length = (last[index] >> 3) + 1;
-    words[at++] = split.lanes[2 * n];
-    words[at++] = split.lanes[2 * n + 1];
-    lengths.push(length);
-    parts.push(bits.subarray(index * stride, index * stride + length));
-  }
+  if (split.posted === 0) return;
+  const { words, lengths, bits } = split.postings(written);
   if (lengths.length === 0) return;
   await tx.query(
     `INSERT INTO tapedeck_store.message_postings (tenant, word, block, bits)
      SELECT $1, p.word, $2::bigint, substring($3::bytea FROM p.start::int + 1 FOR p.length)
        FROM (SELECT l.word, l.length, sum(l.length) OVER (ORDER BY l.n) - l.length AS start
                FROM unnest($4::bigint[], $5::int[]) WITH ORDINALITY AS l(word, length, n)) p`,
-    [tenant, block, Buffer.concat(parts), int8ArrayBytes([words.subarray(0, at)]), `{${lengths.join(',')}}`],
+    [tenant, block, bits, int8ArrayBytes([words]), `{${lengths.join(',')}}`],
     PREPARED,
   );
 }
