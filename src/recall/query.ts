@@ -6,8 +6,8 @@
  *
  * A matching span is a step that holds every word of the query, in its own text
  * (tapedeck_store.steps.words) or in any message of its lists, reached through the steps'
- * message lists. A message holds a word in its `words` (the GIN) or in its statement's
- * postings (a bit; tapes/message-rows.ts): messagesWith and holds read both. Each word's
+ * message lists. A message holds a word in its `words` (the GIN) or in its block's
+ * postings (a bit; tapes/message-rows.ts): messagesWith, holds and postedIn read both. Each word's
  * steps are found through the indexes, and a step matches when it is found for every word. "Newest" is by the end of the
  * span, ties by trace and span id (descending), so pages are stable.
  */
@@ -161,8 +161,8 @@ const leads = (value: string) =>
 /**
  * The opening of every matching statement's WITH list: first_word_steps, the steps holding the
  * first word of $2 in their own words or in one of their messages (the messages through their
- * words' GIN index, their steps through the message lists', IDS_PER_GROUP squared ids at a
- * time), with their own words and the ids of their lists' messages. A step holding several
+ * words' GIN index and the word's postings, their steps through the message lists',
+ * IDS_PER_GROUP squared ids at a time), with their own words and the ids of their lists' messages. A step holding several
  * such messages is found once per list and chunk.
  */
 const FIRST_WORD_STEPS = `WITH RECURSIVE first_messages AS (

@@ -91,7 +91,7 @@ async function insertBlock(
   const split = splitWords(messages);
   const [{ block }] = await tx.query<{ block: string }>(NEXT_BLOCK, [], PREPARED);
   const first = BigInt(block) * BigInt(BLOCK_SIZE);
-  const inBlock = new Uint8Array(messages.length);
+  const written = new Uint8Array(messages.length);
   const reworded: number[] = [];
   for (let at = 0; at < messages.length; ) {
     const from = at;
@@ -104,14 +104,14 @@ async function insertBlock(
     for (const r of rows) {
       ids.set(r.digest, r.id);
       const i = position.get(r.digest) ?? -1;
-      if (BigInt(r.id) === first + BigInt(i)) inBlock[i] = 1;
+      if (BigInt(r.id) === first + BigInt(i)) written[i] = 1;
       else if (i >= 0) reworded.push(i);
     }
     // stored by a transaction that has committed since (ON CONFLICT waited for it): now seen
     const met = notIn(messages.slice(from, at), ids);
     if (met.length > 0) await lookUpIds(tx, tenant, met, ids);
   }
-  await postWords(tx, tenant, block, split, inBlock);
+  await postWords(tx, tenant, block, split, written);
   // A row stored before recall indexed messages keeps its id, outside this block: every word
   // goes in its `words`.
   for (const i of reworded)
