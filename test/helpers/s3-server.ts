@@ -75,6 +75,16 @@ export async function startS3Server(bucket = 'tapedeck-payloads'): Promise<TestS
     },
     async write(key, bytes) {
       await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: Buffer.from(bytes) }));
+      // s3rver can answer an overwrite before a read sees it (its file store): wait until one
+      // does, so a test that replaces an object reads the replacement
+      const wanted = Buffer.from(bytes);
+      for (let tries = 0; tries < 100; tries++) {
+        const object = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        const held = object.Body ? Buffer.from(await object.Body.transformToByteArray()) : Buffer.alloc(0);
+        if (held.equals(wanted)) return;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      throw new Error(`s3rver still serves the old bytes of ${key}`);
     },
     async close() {
       client.destroy();
