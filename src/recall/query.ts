@@ -40,14 +40,19 @@ const messagesWith = (w: string) => `SELECT m.id FROM tapedeck_store.messages m
      WHERE p.tenant = $1 AND p.word = ${w} AND get_bit(p.bits, b.at) = 1`;
 
 /**
+ * Whether the bit of message `id` (an SQL expression) is set in posting `p` of its block: a
+ * CASE, as get_bit fails past the end and AND does not promise to test the length first.
+ */
+const bitSet = (id: string) => `CASE WHEN ${id} % ${BLOCK_SIZE} < length(p.bits) * 8
+      THEN get_bit(p.bits, (${id} % ${BLOCK_SIZE})::int) = 1 ELSE false END`;
+
+/**
  * Whether message `id` (its `words` those) holds word `w` (SQL expressions; $1 the tenant):
  * in its words, or as a bit of the word's posting over its block.
  */
 const holds = (id: string, words: string, w: string) => `(coalesce(${words} @> ARRAY[${w}], false) OR EXISTS (
       SELECT 1 FROM tapedeck_store.message_postings p
-       WHERE p.tenant = $1 AND p.word = ${w} AND p.block = ${id} / ${BLOCK_SIZE}
-         AND CASE WHEN ${id} % ${BLOCK_SIZE} < length(p.bits) * 8
-                  THEN get_bit(p.bits, (${id} % ${BLOCK_SIZE})::int) = 1 ELSE false END))`;
+       WHERE p.tenant = $1 AND p.word = ${w} AND p.block = ${id} / ${BLOCK_SIZE} AND ${bitSet(id)}))`;
 
 /**
  * Whether one of the messages of `list` (an SQL bigint[]) has word `w` posted: one probe of the
@@ -59,9 +64,7 @@ const postedIn = (list: string, w: string) => `EXISTS (
         FROM (SELECT DISTINCT d.id / ${BLOCK_SIZE} AS block FROM unnest(${list}) AS d(id)) b
         JOIN tapedeck_store.message_postings p ON p.tenant = $1 AND p.word = ${w} AND p.block = b.block
        WHERE EXISTS (SELECT 1 FROM unnest(${list}) AS d(id)
-                      WHERE d.id / ${BLOCK_SIZE} = p.block
-                        AND CASE WHEN d.id % ${BLOCK_SIZE} < length(p.bits) * 8
-                                 THEN get_bit(p.bits, (d.id % ${BLOCK_SIZE})::int) = 1 ELSE false END))`;
+                      WHERE d.id / ${BLOCK_SIZE} = p.block AND ${bitSet('d.id')}))`;
 
 /**
  * Words counted at most, per word, to choose the one to start from (rarestFirst): enough to
@@ -258,9 +261,7 @@ const COLLECTED_MATCHES = `${FIRST_WORD_STEPS},
                 FROM (SELECT DISTINCT d.id / ${BLOCK_SIZE} AS block FROM candidate_ids d) b
                 CROSS JOIN unnest(($2::bigint[])[2:]) AS q(w)
                 JOIN tapedeck_store.message_postings p ON p.tenant = $1 AND p.word = q.w AND p.block = b.block
-                JOIN candidate_ids d ON d.id / ${BLOCK_SIZE} = p.block
-                                    AND CASE WHEN d.id % ${BLOCK_SIZE} < length(p.bits) * 8
-                                             THEN get_bit(p.bits, (d.id % ${BLOCK_SIZE})::int) = 1 ELSE false END) h
+                JOIN candidate_ids d ON d.id / ${BLOCK_SIZE} = p.block AND ${bitSet('d.id')}) h
        GROUP BY h.w)
   SELECT DISTINCT c.trace_id, c.span_id
     FROM candidates c

@@ -75,9 +75,9 @@ const BLOCK_BYTES = 32 * 1024 * 1024;
 const BATCH_BYTES = 4 * 1024 * 1024;
 
 /**
- * A word held by this many of a block's new messages is posted, not in their `words`: below
- * it a bitmap row costs PostgreSQL more than the GIN entries it replaces (docs/benchmarks.md,
- * "What bounds deriving's share of raw").
+ * A word held by this many of a block's new messages is posted, not in their `words`. 32
+ * served conversations of small messages a little better, and halved 64 KB prompts' ingest
+ * (docs/benchmarks.md, "Conversations, tape read, replay, replicas").
  */
 export const POSTED_FROM = 8;
 
