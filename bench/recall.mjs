@@ -269,8 +269,9 @@ async function generate(tx) {
     const block = nextBlock++;
     let position = 0;
     for (const [r, run] of blockRuns) {
+      const start = position;
       const ids = run.map(() => block * BLOCK_SIZE + position++);
-      run.forEach((m, i) => messages.push(['', ids[i], m.digest, m.body, split.wordsOf(ids[i] - block * BLOCK_SIZE)]));
+      run.forEach((m, i) => messages.push(['', ids[i], m.digest, m.body, split.wordsOf(start + i)]));
       const history = [SYSTEM_ID];
       for (let k = 1; k <= CALLS; k++) {
         history.push(ids[2 * k - 2]);

@@ -76,8 +76,8 @@ const BATCH_BYTES = 4 * 1024 * 1024;
 
 /**
  * A word held by this many of a block's new messages is posted, not in their `words`. 32
- * served conversations of small messages a little better, and halved 64 KB prompts' ingest
- * (docs/benchmarks.md, "Conversations, tape read, replay, replicas").
+ * halved 64 KB prompts' ingest, and did not serve conversations of small messages reliably
+ * better (docs/benchmarks.md, "Conversations, tape read, replay, replicas").
  */
 export const POSTED_FROM = 8;
 

@@ -75,8 +75,8 @@ export async function startS3Server(bucket = 'tapedeck-payloads'): Promise<TestS
     },
     async write(key, bytes) {
       await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: Buffer.from(bytes) }));
-      // s3rver can answer an overwrite before a read sees it (its file store): wait until one
-      // does, so a test that replaces an object reads the replacement
+      // A test that overwrote an object once read the old bytes back (why, not known): wait
+      // until a read gives the new ones, so a test that replaces an object reads the replacement
       const wanted = Buffer.from(bytes);
       for (let tries = 0; tries < 100; tries++) {
         const object = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
