@@ -14,6 +14,7 @@
  * memory a second time for no gain in throughput (docs/benchmarks.md, "The derive worker").
  */
 import { existsSync } from 'node:fs';
+import { setImmediate } from 'node:timers/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -143,7 +144,13 @@ function inProcess(thresholdBytes: number): Runner {
   return {
     // Here a chunk derived ahead runs no sooner: it would only hold memory.
     ahead: 1,
-    submit: async (req) => deriver.derive(req),
+    // A macrotask first, so the transaction's statements (its locks, then the spans' COPY)
+    // proceed between chunks: otherwise the chunks all run, one microtask after the other,
+    // before the transaction's first statement is answered, and PostgreSQL waits meanwhile.
+    submit: async (req) => {
+      await setImmediate();
+      return deriver.derive(req);
+    },
     cancel: () => {},
     close: async () => {},
   };

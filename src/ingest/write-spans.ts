@@ -9,7 +9,7 @@
  * 4. derive each span (normalize, offload, digests), write the messages of the steps' lists
  *    the message store does not hold yet (tapes/message-rows.ts), then the steps, which name
  *    their messages by id; each with recall's words: a step's own text's, a new message's
- *    (recall/recorded-text.ts).
+ *    (recall/recorded-text.ts; a message's read ahead, as its chunk is derived).
  *
  * Under the locks, the stored spans read in step 2 are exactly the rows an INSERT ... ON
  * CONFLICT would find, so where the adapter has copyTuples (PostgreSQL server) new spans and
@@ -44,7 +44,7 @@ import {
   upsertSteps,
 } from '../tapes/trace-store.js';
 import { fillMessageIds, ListedMessages, placeStep, stepCopyColumns } from '../derive/derive-chunk.js';
-import { insertMessages, messagesOf } from '../tapes/message-rows.js';
+import { insertMessages, messagesOf, readWordsAhead } from '../tapes/message-rows.js';
 import type { ChunkedDerive, DerivedChunk } from '../derive/derive-thread.js';
 import { runFactsOf } from '../normalize/normalize.js';
 import type { DeriveSpans, DerivedSpan } from '../tapes/derived-span.js';
@@ -322,6 +322,8 @@ class Derivation {
   private stopped = false;
   private failure: { error: unknown } | null = null;
   private readonly done: Promise<void>;
+  /** recall's words of the chunks' messages, read as each chunk comes (readWordsAhead) */
+  private readonly wordsRead = new Map<string, Int32Array>();
 
   constructor(source: AsyncGenerator<DerivedChunk>) {
     this.done = this.take(source);
@@ -331,6 +333,7 @@ class Derivation {
     try {
       for await (const chunk of source) {
         if (this.stopped) break; // ends the source, which cancels the rest of the job
+        readWordsAhead(chunk.messages, this.wordsRead);
         this.ready.push(chunk);
         this.readyBytes += byteLengthOf(chunk.steps);
         this.wakeReader?.();

@@ -62,7 +62,51 @@ export async function insertMessages(
     }
     await insertBlock(tx, tenant, block, ids);
   }
+  // Words read ahead are not kept with a message the deriver may still hold.
+  for (const m of messages) m.words = undefined;
+  for (const m of distinct) recentlyHeld.add(heldKey(m.digest));
+  trimRecentlyHeld();
   return ids;
+}
+
+/**
+ * Reads recall's words of the messages a transaction will store (each message's `words`),
+ * while it writes its spans: for a large transaction, derived on the ingest thread, that
+ * reading then overlaps PostgreSQL's COPY of the spans instead of following it. `read`: the
+ * words read so far in this transaction, by digest (one message derived from many spans is
+ * read once). A message stored by a recent transaction is passed over: it is likely held
+ * (insertMessages reads the words of one that is not).
+ */
+export function readWordsAhead(messages: readonly StoredMessage[], read: Map<string, Int32Array>): void {
+  for (const m of messages) {
+    if (m.words || recentlyHeld.has(heldKey(m.digest))) continue;
+    const key = digestKey(m.digest);
+    let words = read.get(key);
+    if (!words) {
+      words = wordsOf(m.body);
+      read.set(key, words);
+    }
+    m.words = words;
+  }
+}
+
+/**
+ * The messages recent transactions found stored or stored, by their digest's first 48 bits
+ * (a hint: a message taken for held has its words read when it is written), at most
+ * RECENTLY_HELD, oldest dropped first.
+ */
+const recentlyHeld = new Set<number>();
+const RECENTLY_HELD = 16_384;
+
+const heldKey = (digest: Uint8Array): number =>
+  ((digest[0] << 8) | digest[1]) * 2 ** 32 +
+  (((digest[2] << 24) | (digest[3] << 16) | (digest[4] << 8) | digest[5]) >>> 0);
+
+function trimRecentlyHeld(): void {
+  for (const key of recentlyHeld) {
+    if (recentlyHeld.size <= RECENTLY_HELD) return;
+    recentlyHeld.delete(key);
+  }
 }
 
 /** Messages per block: a block's messages have ids block * BLOCK_SIZE + position. */
@@ -284,11 +328,14 @@ export class BlockWords {
 /** The block's messages' words, tokenized. */
 function splitWords(messages: readonly StoredMessage[]): BlockWords {
   const split = new BlockWords();
-  for (const m of messages) split.add(wordsOf(m.body));
+  for (const m of messages) split.add(m.words ?? wordsOf(m.body));
   return split.finish();
 }
 
-/** Writes the posted words' rows over the block, of the messages written here (`written`). */
+/**
+ * Writes the posted words' rows over the block, of the messages written here (`written`), in
+ * word order: the key's B-tree then takes them leaf after leaf, not at random.
+ */
 async function postWords(
   tx: Queryable,
   tenant: string,
@@ -303,7 +350,8 @@ async function postWords(
     `INSERT INTO tapedeck_store.message_postings (tenant, word, block, bits)
      SELECT $1, p.word, $2::bigint, substring($3::bytea FROM p.start::int + 1 FOR p.length)
        FROM (SELECT l.word, l.length, sum(l.length) OVER (ORDER BY l.n) - l.length AS start
-               FROM unnest($4::bigint[], $5::int[]) WITH ORDINALITY AS l(word, length, n)) p`,
+               FROM unnest($4::bigint[], $5::int[]) WITH ORDINALITY AS l(word, length, n)) p
+      ORDER BY p.word`,
     [tenant, block, bits, int8ArrayBytes([words]), `{${lengths.join(',')}}`],
     PREPARED,
   );

@@ -45,6 +45,11 @@ export interface StoredStep {
 export interface StoredMessage {
   digest: Uint8Array;
   body: Uint8Array;
+  /**
+   * Recall's words of the message, read while its transaction writes the spans
+   * (message-rows.ts readWordsAhead) and dropped once it is stored; absent: read when written.
+   */
+  words?: Int32Array;
 }
 
 function textOf(value: unknown): unknown {

@@ -7,7 +7,10 @@
  * message's words, and a deleted message's bits cleared; a
  * message stored before keeps its row and id; a message of a few KB is kept whole in its row
  * (body and words, none of it in the TOAST table), a long one read back exactly; messages
- * are looked up by their key even when the statistics say the tenant holds only a few.
+ * are looked up by their key even when the statistics say the tenant holds only a few. Words
+ * read ahead (while a transaction writes its spans) are the ones stored, and dropped once
+ * stored; a message a recent transaction stored is passed over then, and still stored with
+ * its words when it turns out not to be held.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Bytes } from '../../src/json/canonical.js';
@@ -18,6 +21,7 @@ import {
   deletingMessages,
   insertMessages,
   POSTED_FROM,
+  readWordsAhead,
   STORED_MESSAGE_IDS,
 } from '../../src/tapes/message-rows.js';
 import { digestKey, type StoredMessage } from '../../src/tapes/step-rows.js';
@@ -219,5 +223,34 @@ describe.each(databaseKinds)('insertMessages on %s', (kind) => {
       const ids = await t.db.transaction((tx) => insertMessages(tx, 'stale', asked));
       expect(new Set(asked.map((m) => ids.get(digestKey(m.digest)))).size).toBe(asked.length);
     });
+  });
+
+  it('stores the words read ahead as they are, drops them once stored, and reads those of a message taken for held', async () => {
+    const a = message({ role: 'user', content: `read ahead on ${kind}: platform seven` });
+    const b = message({ role: 'user', content: `read ahead on ${kind}: platform nine` });
+    const read = new Map<string, Int32Array>();
+    readWordsAhead([a, b], read);
+    expect(a.words).toEqual(messageWords(a.body.toString()));
+    // the same message derived from another span: read once
+    const again = message({ role: 'user', content: `read ahead on ${kind}: platform seven` });
+    readWordsAhead([again], read);
+    expect(again.words).toBe(a.words);
+    // what is stored is what was read, not read again: b goes with a's words
+    b.words = a.words;
+    await t.db.transaction((tx) => insertMessages(tx, 'ahead', [a, again, b]));
+    const rows = await stored('ahead');
+    expect(rows.get(digestKey(a.digest))!.words).toBe(expectedWords(a));
+    expect(rows.get(digestKey(b.digest))!.words).toBe(expectedWords(a));
+    expect([a.words, again.words, b.words]).toEqual([undefined, undefined, undefined]);
+
+    // Stored by a recent transaction: passed over. Deleted since, it is written with its words.
+    const later = message({ role: 'user', content: `read ahead on ${kind}: platform seven` });
+    readWordsAhead([later], new Map());
+    expect(later.words).toBeUndefined();
+    await t.db.query(`DELETE FROM tapedeck_store.messages WHERE tenant = 'ahead' AND digest = $1`, [
+      Buffer.from(a.digest),
+    ]);
+    await t.db.transaction((tx) => insertMessages(tx, 'ahead', [later]));
+    expect((await stored('ahead')).get(digestKey(a.digest))!.words).toBe(expectedWords(a));
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The worker side of derive-thread.ts on its own: chunks come back in order and equal to what
- * the main thread derives; a worker that dies fails the transactions waiting on it as
+ * the main thread derives, which lets I/O run between its chunks; a worker that dies fails the transactions waiting on it as
  * unavailable (so senders retry), and the next transaction starts a new one.
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -90,6 +90,29 @@ describe('deriving on this thread', () => {
     }
     expect(lookedAtEachTake.slice(0, 3)).toEqual([2 * CHUNK_SPANS, 3 * CHUNK_SPANS, 4 * CHUNK_SPANS]);
     expect(looked).toBe(spans.length);
+  });
+  it("lets I/O run between chunks: a transaction's statements go on while it derives", async () => {
+    const spans = chatSpans(4 * CHUNK_SPANS);
+    const here = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, worker: false });
+    // turns of the event loop, as a statement's answer takes one (a callback after I/O)
+    let turns = 0;
+    let turning = true;
+    const turn = () => {
+      turns++;
+      if (turning) setImmediate(turn);
+    };
+    setImmediate(turn);
+    const turnsAtEachTake: number[] = [];
+    for await (const _ of here.chunks(
+      '',
+      spans,
+      () => true,
+      () => [],
+    ))
+      turnsAtEachTake.push(turns);
+    turning = false;
+    expect(turnsAtEachTake).toHaveLength(4);
+    for (let i = 1; i < 4; i++) expect(turnsAtEachTake[i]).toBeGreaterThan(turnsAtEachTake[i - 1]);
   });
 });
 
