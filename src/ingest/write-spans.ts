@@ -311,8 +311,9 @@ function* stepTuples(
  * A transaction's chunks, taken from the deriver as soon as they are ready (so the worker
  * derives while the spans are written) and handed to copySteps in order. At most
  * READ_AHEAD_BYTES of encoded steps wait here while the spans are written: past that, the
- * deriver waits for copySteps to start taking them (a request of 64 KB prompts encodes about
- * as many bytes of steps as it has of spans).
+ * deriver waits for copySteps to start taking them (steps name their messages by id, so it
+ * is a bound for values held inline, tool arguments say, rather than for prompts).
+ * Each chunk's messages have recall's words read as it comes (readWordsAhead).
  */
 class Derivation {
   private readonly ready: DerivedChunk[] = [];

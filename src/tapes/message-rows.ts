@@ -62,9 +62,17 @@ export async function insertMessages(
     }
     await insertBlock(tx, tenant, block, ids);
   }
-  // Words read ahead are not kept with a message the deriver may still hold.
-  for (const m of messages) m.words = undefined;
-  for (const m of distinct) recentlyHeld.add(heldKey(m.digest));
+  // Words read ahead are not kept with a message the deriver may still hold (a resent
+  // history's, say), which is taken for held from now on.
+  for (const m of messages) {
+    m.words = undefined;
+    storedBefore.add(m);
+  }
+  for (const m of distinct) {
+    const key = heldKey(m.digest);
+    recentlyHeld.delete(key);
+    recentlyHeld.add(key);
+  }
   trimRecentlyHeld();
   return ids;
 }
@@ -74,12 +82,13 @@ export async function insertMessages(
  * while it writes its spans: for a large transaction, derived on the ingest thread, that
  * reading then overlaps PostgreSQL's COPY of the spans instead of following it. `read`: the
  * words read so far in this transaction, by digest (one message derived from many spans is
- * read once). A message stored by a recent transaction is passed over: it is likely held
- * (insertMessages reads the words of one that is not).
+ * read once). A message a transaction stored or found held before is passed over, the very
+ * object (a resent history's) or one of a recent digest: it is likely held, and
+ * insertMessages reads the words of one that is not.
  */
 export function readWordsAhead(messages: readonly StoredMessage[], read: Map<string, Int32Array>): void {
   for (const m of messages) {
-    if (m.words || recentlyHeld.has(heldKey(m.digest))) continue;
+    if (m.words || storedBefore.has(m) || recentlyHeld.has(heldKey(m.digest))) continue;
     const key = digestKey(m.digest);
     let words = read.get(key);
     if (!words) {
@@ -90,10 +99,13 @@ export function readWordsAhead(messages: readonly StoredMessage[], read: Map<str
   }
 }
 
+/** The message objects transactions have found stored or stored (a hint, like recentlyHeld). */
+const storedBefore = new WeakSet<StoredMessage>();
+
 /**
- * The messages recent transactions found stored or stored, by their digest's first 48 bits
- * (a hint: a message taken for held has its words read when it is written), at most
- * RECENTLY_HELD, oldest dropped first.
+ * The messages recent transactions found stored or stored, whichever the tenant, by their
+ * digest's first 48 bits (a hint: a message taken for held has its words read when it is
+ * written), at most RECENTLY_HELD, the least recently seen dropped first.
  */
 const recentlyHeld = new Set<number>();
 const RECENTLY_HELD = 16_384;

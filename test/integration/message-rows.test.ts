@@ -242,6 +242,8 @@ describe.each(databaseKinds)('insertMessages on %s', (kind) => {
     expect(rows.get(digestKey(a.digest))!.words).toBe(expectedWords(a));
     expect(rows.get(digestKey(b.digest))!.words).toBe(expectedWords(a));
     expect([a.words, again.words, b.words]).toEqual([undefined, undefined, undefined]);
+    readWordsAhead([a], new Map());
+    expect(a.words).toBeUndefined();
 
     // Stored by a recent transaction: passed over. Deleted since, it is written with its words.
     const later = message({ role: 'user', content: `read ahead on ${kind}: platform seven` });
