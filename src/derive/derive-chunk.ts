@@ -17,7 +17,7 @@ import type { LogRecord, SpanRecord } from '../spans/span-record.js';
 import { BinaryCopyWriter, fillInt8Slots } from '../store/copy-binary.js';
 import { digestKey, idOf, type MessageIds, stepColumns, stepToRow, type StoredMessage } from '../tapes/step-rows.js';
 import { copyColumnsOf } from '../store/bulk-insert.js';
-import { DERIVE_FAILED, inlineStep, normalizeFacts } from './derive.js';
+import { DERIVE_FAILED, inlineStep, type NewMessage, normalizeFacts } from './derive.js';
 import type { DerivedSpan } from '../tapes/derived-span.js';
 import type { ResentTexts } from './resent-texts.js';
 
@@ -71,7 +71,11 @@ export interface PlacedSteps {
 
 /** Derives the chunks of many jobs. */
 export class ChunkDeriver {
-  constructor(private readonly thresholdBytes: number) {}
+  /** onNewMessage: told of each new message of a request as it is written (derive.ts inlineStep) */
+  constructor(
+    private readonly thresholdBytes: number,
+    private readonly onNewMessage?: NewMessage,
+  ) {}
 
   derive(req: DeriveChunkRequest): DeriveChunkResult {
     const out = {
@@ -110,7 +114,7 @@ export class ChunkDeriver {
         dialectErrors.push({ index, layout, error: asError(error) }),
       );
       if (!f.step) return;
-      const step = inlineStep(span, f.step, this.thresholdBytes);
+      const step = inlineStep(span, f.step, this.thresholdBytes, this.onNewMessage);
       if (!step) return void local.push(index);
       derived = { ownRun: f.ownRun, ownParentRun: f.parentRun, step };
     } catch (error) {

@@ -24,6 +24,7 @@ import type { AttributeValue, LogRecord, SpanRecord } from '../spans/span-record
 import { ChunkDeriver, type DeriveChunkRequest, type DeriveChunkResult, unpackMessages } from './derive-chunk.js';
 import type { DeriveWorkerAnswer, DeriveWorkerMessage } from './derive-worker.js';
 import { ResentTextSender } from './resent-texts.js';
+import { readValueWords } from '../tapes/message-rows.js';
 
 /** Spans per chunk sent to the worker. */
 export const CHUNK_SPANS = 64;
@@ -140,7 +141,9 @@ export function createChunkedDerive(settings: ChunkedDeriveSettings): ChunkedDer
 const nonEmpty = (logs: LogRecord[]): LogRecord[] | null => (logs.length > 0 ? logs : null);
 
 function inProcess(thresholdBytes: number): Runner {
-  const deriver = new ChunkDeriver(thresholdBytes);
+  // Here each new message's words are read from its value as it is written, not from its
+  // stored JSON decoded and parsed again later (message-rows.ts readWordsAhead).
+  const deriver = new ChunkDeriver(thresholdBytes, readValueWords);
   return {
     // Here a chunk derived ahead runs no sooner: it would only hold memory.
     ahead: 1,

@@ -84,14 +84,25 @@ export function normalizeFacts(span: SpanRecord, logs: readonly LogRecord[], onE
 }
 
 /**
+ * Told of a request's message written for the first time (not a resent one met before), with
+ * its stored form.
+ */
+export type NewMessage = (message: JsonValue, stored: StoredMessage) => void;
+
+/**
  * The stored step when its request and response both stay inline (nearly every step):
  * digests and fingerprint, with no payload store involved, so it runs on a
  * worker thread too (derive-worker.ts). undefined: a value is over the threshold, and
  * offloadedStep has to store it.
  */
-export function inlineStep(span: SpanRecord, draft: StepDraft, thresholdBytes: number): StoredStep | undefined {
+export function inlineStep(
+  span: SpanRecord,
+  draft: StepDraft,
+  thresholdBytes: number,
+  onNewMessage?: NewMessage,
+): StoredStep | undefined {
   if (draft.kind === 'llm') {
-    const request = inlineMessages(draft.request, thresholdBytes);
+    const request = inlineMessages(draft.request, thresholdBytes, onNewMessage);
     const response = request && inlineAnswers(draft.response, thresholdBytes);
     if (request && response) {
       const step = storedStep(
@@ -164,6 +175,7 @@ function storedStep(
 function inlineMessages(
   value: JsonValue | null,
   thresholdBytes: number,
+  onNewMessage?: NewMessage,
 ): { digest: string | null; messages?: StoredMessage[]; json: Uint8Array | null } | undefined {
   if (!isMessageList(value)) {
     const json = inlineJson(value, thresholdBytes);
@@ -186,9 +198,10 @@ function inlineMessages(
     if (bounds[i + 1] - bounds[i] > thresholdBytes) return undefined;
     // a copy: a view would keep the whole list's buffer for as long as the message is known
     const body = new Uint8Array(bytes.subarray(bounds[i], bounds[i + 1]));
-    const stored = { digest: sha256Bytes(body), body };
+    const stored: StoredMessage = { digest: sha256Bytes(body), body };
     storedForms.set(message, stored);
     messages.push(stored);
+    onNewMessage?.(message, stored);
   }
   // A short list is hashed at once: keeping a hash's state costs more than hashing it again.
   if (!prefix && bytes.length < KEPT_LIST_MIN_BYTES) return { digest: sha256Hex(bytes), messages, json: null };

@@ -14,7 +14,7 @@
 import { type JsonValue, storedJson } from '../json/json-value.js';
 import { isPayloadRef, type PayloadStore } from '../payloads/payload-store.js';
 import { createPayloadResolver } from '../payloads/resolve-payloads.js';
-import { indexWords } from './tokenize.js';
+import { indexWords, MAX_STEP_WORDS } from './tokenize.js';
 import { inInt8Order } from './word-hash.js';
 
 export interface RecordedStep {
@@ -85,6 +85,17 @@ export function stepOwnWords(step: RecordedStep, inMessages: { request: boolean;
  */
 export function messageWords(body: string): Int32Array {
   return inInt8Order(indexWords(messageTexts(JSON.parse(body) as JsonValue)));
+}
+
+/**
+ * messageWords of a message read from the value itself rather than its stored JSON, which
+ * holds the same strings and finite numbers (canonical JSON has no other): undefined when it
+ * has as many distinct words as a message keeps, where which ones are kept follows the order
+ * of its keys, which its stored JSON sorts.
+ */
+export function messageValueWords(message: JsonValue): Int32Array | undefined {
+  const words = indexWords(messageTexts(message));
+  return words.length >> 1 < MAX_STEP_WORDS ? inInt8Order(words) : undefined;
 }
 
 /** The searchable strings of one message of the message store (recordedTexts of a list holding it). */

@@ -8,7 +8,8 @@
  */
 import { PREPARED, type Queryable } from '../store/database.js';
 import { digestKey, type StoredMessage, type StoredStep } from './step-rows.js';
-import { messageWords } from '../recall/recorded-text.js';
+import { messageValueWords, messageWords } from '../recall/recorded-text.js';
+import type { JsonValue } from '../json/json-value.js';
 import { int8ArrayBytes } from '../store/copy-binary.js';
 import { WordTable } from '../recall/word-hash.js';
 
@@ -97,6 +98,15 @@ export function readWordsAhead(messages: readonly StoredMessage[], read: Map<str
     }
     m.words = words;
   }
+}
+
+/**
+ * Reads a new message's words from its value (recorded-text.ts messageValueWords), as the
+ * deriver writes its stored form, unless it is likely held (as readWordsAhead).
+ */
+export function readValueWords(message: JsonValue, m: StoredMessage): void {
+  if (m.words || recentlyHeld.has(heldKey(m.digest))) return;
+  m.words = messageValueWords(message);
 }
 
 /** The message objects transactions have found stored or stored (a hint, like recentlyHeld). */

@@ -1,6 +1,6 @@
 /**
  * The worker side of derive-thread.ts on its own: chunks come back in order and equal to what
- * the main thread derives, which lets I/O run between its chunks; a worker that dies fails the transactions waiting on it as
+ * the main thread derives, which lets I/O run between its chunks and reads new messages' words; a worker that dies fails the transactions waiting on it as
  * unavailable (so senders retry), and the next transaction starts a new one.
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -20,6 +20,7 @@ import type { SpanRecord } from '../../../src/spans/span-record.js';
 import { span } from '../../helpers/span-builder.js';
 import { conversationSpans } from '../../helpers/conversation-spans.js';
 import type { DeriveWorkerMessage } from '../../../src/derive/derive-worker.js';
+import { messageWords } from '../../../src/recall/recorded-text.js';
 
 const THRESHOLD = 256 * 1024;
 
@@ -91,6 +92,13 @@ describe('deriving on this thread', () => {
     expect(lookedAtEachTake.slice(0, 3)).toEqual([2 * CHUNK_SPANS, 3 * CHUNK_SPANS, 4 * CHUNK_SPANS]);
     expect(looked).toBe(spans.length);
   });
+  it('reads each new message’s words from its value as it writes it: those of its stored JSON', async () => {
+    const chunks = await all(createChunkedDerive({ payloadThresholdBytes: THRESHOLD, worker: false }), chatSpans(3));
+    const messages = chunks.flatMap((c) => c.messages);
+    expect(messages).toHaveLength(3);
+    for (const m of messages) expect(m.words).toEqual(messageWords(Buffer.from(m.body).toString('utf8')));
+  });
+
   it("lets I/O run between chunks: a transaction's statements go on while it derives", async () => {
     const spans = chatSpans(4 * CHUNK_SPANS);
     const here = createChunkedDerive({ payloadThresholdBytes: THRESHOLD, worker: false });
