@@ -1,7 +1,8 @@
 /**
  * The worker side of derive-thread.ts on its own: chunks come back in order and equal to what
- * the main thread derives, which lets I/O run between its chunks and reads new messages' words; a worker that dies fails the transactions waiting on it as
- * unavailable (so senders retry), and the next transaction starts a new one.
+ * the main thread derives (which lets I/O run between its chunks, and reads new messages'
+ * words); a worker that dies fails the transactions waiting on it as unavailable (so senders
+ * retry), and the next transaction starts a new one.
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -92,6 +93,7 @@ describe('deriving on this thread', () => {
     expect(lookedAtEachTake.slice(0, 3)).toEqual([2 * CHUNK_SPANS, 3 * CHUNK_SPANS, 4 * CHUNK_SPANS]);
     expect(looked).toBe(spans.length);
   });
+
   it('reads each new message’s words from its value as it writes it: those of its stored JSON', async () => {
     const chunks = await all(createChunkedDerive({ payloadThresholdBytes: THRESHOLD, worker: false }), chatSpans(3));
     const messages = chunks.flatMap((c) => c.messages);

@@ -1,8 +1,8 @@
 /**
- * A message's words read from its value (what ingest does as it writes the message) are the
- * words read from its stored, canonical JSON (what every other path does): the same strings
- * and numbers, in another key order, which matters only where a message has as many distinct
- * words as one keeps, and then the value gives none.
+ * A message's words read from its value (what ingest does where it derives a large request on
+ * its own thread) are the words read from its stored, canonical JSON (what every other path
+ * does): the same strings and numbers, in another key order, which matters only where a
+ * message has as many distinct words as one keeps, and then the value gives none.
  */
 import { describe, expect, it } from 'vitest';
 import { canonicalJsonBytes } from '../../../src/json/canonical.js';
