@@ -63,18 +63,7 @@ export async function insertMessages(
     }
     await insertBlock(tx, tenant, block, ids);
   }
-  // Words read ahead are not kept with a message the deriver may still hold (a resent
-  // history's, say), which is taken for held from now on.
-  for (const m of messages) {
-    m.words = undefined;
-    storedBefore.add(m);
-  }
-  for (const m of distinct) {
-    const key = heldKey(m.digest);
-    recentlyHeld.delete(key);
-    recentlyHeld.add(key);
-  }
-  trimRecentlyHeld();
+  rememberHeld(messages, distinct);
   return ids;
 }
 
@@ -89,7 +78,7 @@ export async function insertMessages(
  */
 export function readWordsAhead(messages: readonly StoredMessage[], read: Map<string, Int32Array>): void {
   for (const m of messages) {
-    if (m.words || storedBefore.has(m) || recentlyHeld.has(heldKey(m.digest))) continue;
+    if (m.words || likelyHeld(m)) continue;
     const key = digestKey(m.digest);
     let words = read.get(key);
     if (!words) {
@@ -105,8 +94,33 @@ export function readWordsAhead(messages: readonly StoredMessage[], read: Map<str
  * deriver writes its stored form, unless it is likely held (as readWordsAhead).
  */
 export function readValueWords(message: JsonValue, m: StoredMessage): void {
-  if (m.words || recentlyHeld.has(heldKey(m.digest))) return;
+  if (m.words || likelyHeld(m)) return;
   m.words = messageValueWords(message);
+}
+
+/** Whether a message is likely held: an object a transaction stored or found held, or a recent digest. */
+function likelyHeld(m: StoredMessage): boolean {
+  return storedBefore.has(m) || recentlyHeld.has(heldKey(m.digest));
+}
+
+/**
+ * Takes a transaction's messages for held from now on (`distinct`: one per digest), and drops
+ * their words read ahead: the deriver may still hold a message (a resent history's, say).
+ */
+function rememberHeld(messages: readonly StoredMessage[], distinct: readonly StoredMessage[]): void {
+  for (const m of messages) {
+    m.words = undefined;
+    storedBefore.add(m);
+  }
+  for (const m of distinct) {
+    const key = heldKey(m.digest);
+    recentlyHeld.delete(key);
+    recentlyHeld.add(key);
+  }
+  for (const key of recentlyHeld) {
+    if (recentlyHeld.size <= RECENTLY_HELD) return;
+    recentlyHeld.delete(key);
+  }
 }
 
 /** The message objects transactions have found stored or stored (a hint, like recentlyHeld). */
@@ -123,13 +137,6 @@ const RECENTLY_HELD = 16_384;
 const heldKey = (digest: Uint8Array): number =>
   ((digest[0] << 8) | digest[1]) * 2 ** 32 +
   (((digest[2] << 24) | (digest[3] << 16) | (digest[4] << 8) | digest[5]) >>> 0);
-
-function trimRecentlyHeld(): void {
-  for (const key of recentlyHeld) {
-    if (recentlyHeld.size <= RECENTLY_HELD) return;
-    recentlyHeld.delete(key);
-  }
-}
 
 /** Messages per block: a block's messages have ids block * BLOCK_SIZE + position. */
 export const BLOCK_SIZE = 4096;

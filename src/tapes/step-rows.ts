@@ -46,8 +46,9 @@ export interface StoredMessage {
   digest: Uint8Array;
   body: Uint8Array;
   /**
-   * Recall's words of the message, read while its transaction writes the spans
-   * (message-rows.ts readWordsAhead) and dropped once it is stored; absent: read when written.
+   * Recall's words of the message, read while its transaction writes the spans (from its value
+   * as it is derived on the ingest thread, else from this JSON: message-rows.ts readValueWords,
+   * readWordsAhead) and dropped once it is stored; absent: read when written.
    */
   words?: Int32Array;
 }

@@ -41,15 +41,18 @@ function chatSpans(count: number): SpanRecord[] {
   );
 }
 
-async function all(chunked: ChunkedDerive, spans: SpanRecord[]): Promise<DerivedChunk[]> {
+/** Every chunk of a transaction of new spans; `onTake` is told as each is taken. */
+async function all(chunked: ChunkedDerive, spans: SpanRecord[], onTake?: () => void): Promise<DerivedChunk[]> {
   const out: DerivedChunk[] = [];
   for await (const chunk of chunked.chunks(
     '',
     spans,
     () => true,
     () => [],
-  ))
+  )) {
+    onTake?.();
     out.push(chunk);
+  }
   return out;
 }
 
@@ -113,13 +116,7 @@ describe('deriving on this thread', () => {
     };
     setImmediate(turn);
     const turnsAtEachTake: number[] = [];
-    for await (const _ of here.chunks(
-      '',
-      spans,
-      () => true,
-      () => [],
-    ))
-      turnsAtEachTake.push(turns);
+    await all(here, spans, () => turnsAtEachTake.push(turns));
     turning = false;
     expect(turnsAtEachTake).toHaveLength(4);
     for (let i = 1; i < 4; i++) expect(turnsAtEachTake[i]).toBeGreaterThan(turnsAtEachTake[i - 1]);
