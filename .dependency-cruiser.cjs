@@ -9,7 +9,7 @@
  *                console/ (the web console's built files; it reads the API over HTTP)
  *   erasure      erasure/: erasing and retention delete from the store; replays hear of erasures
  *   composition  open-store.ts: the database, payload store and deriving, wired from config
- *   read side    cassettes/, diff/, recall/ (search), replay/, runs/   beside  ingest (ingest.ts, write-spans.ts)
+ *   read side    cassettes/, diff/, recall/ (search), replay/, runs/   beside  ingest (ingest.ts, write-spans.ts, arrival.ts)
  *                                                                       derive/
  *   tapes/       stored spans, steps and runs; tapes read back
  *   recall index recall's words (tokenizing, hashing), written with the steps and messages
@@ -33,7 +33,7 @@ const LAYERS = {
   recall: `^src/recall/(?!(${RECALL_INDEX})[.]ts$)`,
   replay: '^src/replay/',
   runs: '^src/runs/',
-  ingest: '^src/ingest/(ingest|write-spans)[.]ts$',
+  ingest: '^src/ingest/(ingest|write-spans|arrival)[.]ts$',
   derive: '^src/derive/',
   tapes: '^src/tapes/',
   recallIndex: `^src/recall/(${RECALL_INDEX})[.]ts$`,

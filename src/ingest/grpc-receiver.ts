@@ -25,6 +25,7 @@ import type { Logger } from '../logger.js';
 import type { Admission } from './admission.js';
 import type { IngestDeps } from './ingest.js';
 import { storeExportRequest } from './export-request.js';
+import { arrivalTime } from './arrival.js';
 import { observeRequest } from '../metrics/metrics.js';
 
 export interface GrpcReceiverDeps {
@@ -83,6 +84,7 @@ function handler(
   const { signal, decision, path } = service;
   return (call, callback) => {
     const started = performance.now();
+    const receivedAt = arrivalTime();
     const answered = (code: grpc.status) =>
       deps.ingest.metrics &&
       observeRequest(
@@ -113,7 +115,7 @@ function handler(
               'protobuf',
               async () => call.request,
               maxRecords,
-              { tenant: access?.tenant ?? '' },
+              { tenant: access?.tenant ?? '', receivedAt },
               deps.ingest,
             ),
           {

@@ -20,6 +20,7 @@ import { type ContentCoding, contentCodingOf } from './content-decoder.js';
 import { untouchedIncoming } from '../http/node-incoming.js';
 import type { IngestDeps, IngestMeta } from './ingest.js';
 import { storeExportRequest } from './export-request.js';
+import { arrivalTime } from './arrival.js';
 
 export interface HttpReceiverDeps {
   ingest: IngestDeps;
@@ -77,9 +78,10 @@ async function handleExport(
   const length = Number(c.req.header('content-length'));
   const announced = Number.isSafeInteger(length) && length >= 0 ? length : undefined; // absent: NaN
   const coding = contentCodingOf(c.req.header('content-encoding'));
+  const receivedAt = arrivalTime();
   return deps.admission.run(
     async (turn) => {
-      const meta: IngestMeta = { tenant: tenantOf(c) };
+      const meta: IngestMeta = { tenant: tenantOf(c), receivedAt };
       const read = () => readBody(c, coding, settings, announced, turn);
       const payload = await storeExportRequest(
         signal,

@@ -26,6 +26,7 @@ import { spanKey } from '../tapes/span-tree.js';
 import { distinct, lockTraces, readLogsFor, readSpans, upsertSteps } from '../tapes/trace-store.js';
 import type { ChunkedDerive } from '../derive/derive-thread.js';
 import { writeSpans } from './write-spans.js';
+import { arrivalTime } from './arrival.js';
 import { PayloadStoreUnavailableError } from '../payloads/payload-store.js';
 import type { Metrics } from '../metrics/metrics.js';
 
@@ -42,6 +43,8 @@ export interface IngestDeps {
 export interface IngestMeta {
   /** '' when the request carries no tenant */
   tenant: string;
+  /** when the request arrived (arrivalTime()); absent, when its records are stored */
+  receivedAt?: string;
 }
 
 export async function ingestSpans(
@@ -100,6 +103,7 @@ export async function ingestLogs(
   if (received.length === 0) return { stored: 0 };
   const logs = storableLogs(received);
   const keys = logRecordKeys(logs);
+  const receivedAt = meta.receivedAt ?? arrivalTime();
   const result = await withDatabase(() =>
     deps.db.transaction(async (tx) => {
       const traceIds = distinct(logs.flatMap((l) => (l.traceId ? [l.traceId] : [])));
@@ -108,7 +112,7 @@ export async function ingestLogs(
         tx,
         'tapedeck_store.logs',
         logColumns,
-        logs.map((l, i) => logToRow(meta.tenant, keys[i], l, i)),
+        logs.map((l, i) => logToRow(meta.tenant, keys[i], l, i, receivedAt)),
         'ON CONFLICT (tenant, record_key, time_ns) DO NOTHING RETURNING 1',
       );
       // Content that arrives after its span completes that span's step.

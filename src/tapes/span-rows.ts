@@ -197,9 +197,11 @@ export const logColumns: readonly Column[] = [
   { name: 'service_name' },
   { name: 'dropped_attributes_count', cast: 'integer' },
   { name: 'position', cast: 'integer' },
+  { name: 'received_at', cast: 'timestamptz' },
 ];
 
-export function logToRow(tenant: string, key: Buffer, l: LogRecord, position: number): unknown[] {
+/** A log record's row: `position` in its request, `receivedAt` when the request arrived. */
+export function logToRow(tenant: string, key: Buffer, l: LogRecord, position: number, receivedAt: string): unknown[] {
   return [
     tenant,
     key,
@@ -219,6 +221,7 @@ export function logToRow(tenant: string, key: Buffer, l: LogRecord, position: nu
     l.serviceName,
     l.droppedAttributesCount,
     position,
+    receivedAt,
   ];
 }
 
