@@ -26,7 +26,7 @@ import { readTape } from '../helpers/weather-conversation.js';
 
 /**
  * POSTs an OTLP/JSON body in two steps: the headers (asking `Expect: 100-continue`), then,
- * once `sendBody` is called, the body. `arrived` resolves when the server has taken the
+ * once `sendBody` is called, the body. `arrival` resolves when the server has taken the
  * request (it answered 100 Continue, which Node sends as it hands the request on).
  */
 function postInTwoSteps(url: string, body: string) {
