@@ -21,6 +21,7 @@ import {
   START_TIMEOUT_MS,
   startTestTapedeck,
   type TestTapedeck,
+  traceBody,
 } from '../helpers/tapedeck-server.js';
 import { readTape } from '../helpers/weather-conversation.js';
 
@@ -75,24 +76,6 @@ function messageEvent(traceId: string, spanId: string, event: string, content: s
   return JSON.stringify({ resourceLogs: [{ resource, scopeLogs: [{ scope, logRecords: [record] }] }] });
 }
 
-function chatSpan(traceId: string, spanId: string, run: string): string {
-  const span = {
-    traceId,
-    spanId,
-    name: 'chat gpt-4o-mini',
-    kind: 3,
-    startTimeUnixNano: String(AT_NS),
-    endTimeUnixNano: String(AT_NS + 17_000_000n),
-    attributes: [
-      attr('session.id', run),
-      attr('gen_ai.operation.name', 'chat'),
-      attr('gen_ai.system', 'openai'),
-      attr('gen_ai.request.model', 'gpt-4o-mini'),
-    ],
-  };
-  return JSON.stringify({ resourceSpans: [{ resource, scopeSpans: [{ scope, spans: [span] }] }] });
-}
-
 describe.each(databaseKinds)('log records of one instant in requests of their own (%s)', (kind) => {
   let t: TestTapedeck;
   beforeAll(async () => {
@@ -115,7 +98,18 @@ describe.each(databaseKinds)('log records of one instant in requests of their ow
     expect(second.status).toBe(200);
     first.sendBody();
     expect(await first.answer).toBe(200);
-    expect((await postOtlp(t, 'traces', chatSpan(traceId, spanId, run), JSON_TYPE)).status).toBe(200);
+    const chat = {
+      traceId,
+      spanId,
+      name: 'chat gpt-4o-mini',
+      attributes: {
+        'session.id': run,
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.system': 'openai',
+        'gen_ai.request.model': 'gpt-4o-mini',
+      },
+    };
+    expect((await postOtlp(t, 'traces', traceBody([chat], 'json'), JSON_TYPE)).status).toBe(200);
 
     const tape = await readTape(t, run);
     expect(tape.steps).toHaveLength(1);
